@@ -1,0 +1,328 @@
+//! A contract: an agent's JSON Schema, compiled once, that turns a context (or an answer) into
+//! either `Ok` or the structured retry error (seed 000, Fix 2).
+
+use crate::error::{ErrorKind, PathSegment, RetryError, Violation};
+use crate::limits::{Limits, truncate};
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{PatternOptions, ValidationError, Validator};
+use serde_json::Value;
+use std::io::Write;
+
+/// Which side of an agent a contract guards; decides the retry error's `error` text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ContractKind {
+    /// The context a caller sends.
+    Input,
+    /// The answer the agent gives.
+    Output,
+}
+
+impl ContractKind {
+    fn error_kind(self) -> ErrorKind {
+        match self {
+            Self::Input => ErrorKind::InputContract,
+            Self::Output => ErrorKind::OutputContract,
+        }
+    }
+}
+
+/// Why a schema could not become a contract. Schemas are developer files, so this is a
+/// start-up or build-time error, never something an LLM can trigger.
+#[derive(Debug, thiserror::Error)]
+pub enum ContractError {
+    /// The schema text is not JSON.
+    #[error("contract `{name}`: schema is not valid JSON: {source}")]
+    Json {
+        /// The contract's name.
+        name: String,
+        /// The parser's error, with line and column.
+        source: serde_json::Error,
+    },
+    /// The validator refused the schema (invalid schema, or an external `$ref`, which is never
+    /// fetched).
+    #[error("contract `{name}`: {message}")]
+    Schema {
+        /// The contract's name.
+        name: String,
+        /// The validator's message.
+        message: String,
+    },
+}
+
+/// A compiled JSON Schema contract.
+///
+/// Building one compiles the schema; keep it (generated code holds it in a `static`) and call
+/// [`Contract::check`] per call.
+#[derive(Debug)]
+pub struct Contract {
+    name: String,
+    kind: ContractKind,
+    schema: Value,
+    validator: Validator,
+    required: Vec<String>,
+    limits: Limits,
+}
+
+impl Contract {
+    /// Compiles `schema`. No remote or file `$ref` is ever fetched: the validator has no
+    /// resolver features and an offline retriever, so such a schema is an error here. Patterns
+    /// run on the linear-time `regex` engine, so no input can make a pattern backtrack.
+    pub fn new(
+        name: impl Into<String>,
+        kind: ContractKind,
+        schema: Value,
+    ) -> Result<Self, ContractError> {
+        let name = name.into();
+        let validator = validator_options()
+            .build(&schema)
+            .map_err(|e| ContractError::Schema {
+                name: name.clone(),
+                message: e.to_string(),
+            })?;
+        let required = required_of(&schema);
+        Ok(Self {
+            name,
+            kind,
+            schema,
+            validator,
+            required,
+            limits: Limits::default(),
+        })
+    }
+
+    /// Compiles a schema given as JSON text.
+    pub fn from_json_str(
+        name: impl Into<String>,
+        kind: ContractKind,
+        text: &str,
+    ) -> Result<Self, ContractError> {
+        let name = name.into();
+        let schema = serde_json::from_str(text).map_err(|source| ContractError::Json {
+            name: name.clone(),
+            source,
+        })?;
+        Self::new(name, kind, schema)
+    }
+
+    /// Replaces the limits used when building retry errors.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The contract's name (the agent's name).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Input or output.
+    pub fn kind(&self) -> ContractKind {
+        self.kind
+    }
+
+    /// The schema as written.
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    /// The root's `required` fields, in schema order.
+    pub fn required_fields(&self) -> &[String] {
+        &self.required
+    }
+
+    /// Validates `instance`. The valid path is one `is_valid` pass; only an invalid instance
+    /// pays for collecting errors, and at most `max_errors` of them, so building the retry
+    /// error takes bounded time.
+    pub fn check(&self, instance: &Value) -> Result<(), RetryError> {
+        if self.validator.is_valid(instance) {
+            return Ok(());
+        }
+        let violations: Vec<Violation> = self
+            .validator
+            .iter_errors(instance)
+            .take(self.limits.max_errors)
+            .map(|e| self.violation(&e))
+            .collect();
+        Err(self.retry_error(instance, violations))
+    }
+
+    /// The retry error for a value that passed the schema but not the typed deserialization
+    /// (a schema/type disagreement), in the same shape.
+    pub fn deserialize_error(&self, instance: &Value, error: &serde_json::Error) -> RetryError {
+        let message = truncate(&error.to_string(), self.limits.max_echo_bytes * 2).into_owned();
+        let violation = Violation {
+            path: Vec::new(),
+            message,
+            description: None,
+        };
+        self.retry_error(instance, vec![violation])
+    }
+
+    fn retry_error(&self, instance: &Value, violations: Vec<Violation>) -> RetryError {
+        let provided: Vec<String> = instance
+            .as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default();
+        let missing: Vec<String> = self
+            .required
+            .iter()
+            .filter(|f| !instance.as_object().is_some_and(|o| o.contains_key(*f)))
+            .cloned()
+            .collect();
+        let hint = hint(&missing, &violations);
+        let first = violations.first();
+        RetryError {
+            success: false,
+            error: self.kind.error_kind().to_string(),
+            validation_message: first.map(|v| v.message.clone()).unwrap_or_default(),
+            path: first.map(|v| v.path.clone()).unwrap_or_default(),
+            required_fields: self.required.clone(),
+            missing_fields: missing,
+            provided_fields: provided,
+            hint,
+            errors: violations,
+            kind: self.kind.error_kind(),
+        }
+    }
+
+    fn violation(&self, error: &ValidationError<'_>) -> Violation {
+        let path = error
+            .instance_path()
+            .iter()
+            .map(|s| match s {
+                jsonschema::paths::LocationSegment::Property(p) => PathSegment::Key(p.into_owned()),
+                jsonschema::paths::LocationSegment::Index(i) => PathSegment::Index(i),
+            })
+            .collect();
+        Violation {
+            path,
+            message: self.message(error),
+            description: self.description(error),
+        }
+    }
+
+    /// The validator's message, with the offending value cut to `max_echo_bytes`.
+    fn message(&self, error: &ValidationError<'_>) -> String {
+        let max = self.limits.max_echo_bytes;
+        let (prefix, complete) = bounded_json(error.instance(), max);
+        let message = if complete {
+            error.to_string()
+        } else {
+            error.masked_with(truncate(&prefix, max)).to_string()
+        };
+        // Keys named in a message (an unexpected property) are caller text too.
+        truncate(&message, max * 2).into_owned()
+    }
+
+    /// The `description` of the schema node the error is about: the missing property for
+    /// `required`, else the node that holds the failing keyword.
+    fn description(&self, error: &ValidationError<'_>) -> Option<String> {
+        let path: Vec<String> = error
+            .evaluation_path()
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let (_keyword, node_path) = path.split_last()?;
+        let node = resolve(&self.schema, node_path)?;
+        let node = match error.kind() {
+            ValidationErrorKind::Required { property } => {
+                node.get("properties")?.get(property.as_str()?)?
+            }
+            _ => node,
+        };
+        let described = match node.get("$ref") {
+            Some(Value::String(r)) if node.get("description").is_none() => {
+                local_ref(&self.schema, r).unwrap_or(node)
+            }
+            _ => node,
+        };
+        described
+            .get("description")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    }
+}
+
+/// The one validator configuration of the project: offline, linear-time patterns.
+fn validator_options() -> jsonschema::ValidationOptions<'static> {
+    jsonschema::options()
+        .offline()
+        .with_pattern_options(PatternOptions::regex())
+}
+
+fn required_of(schema: &Value) -> Vec<String> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+fn hint(missing: &[String], violations: &[Violation]) -> String {
+    if !missing.is_empty() {
+        return format!("Please provide all required fields: {}", missing.join(", "));
+    }
+    let mut fields: Vec<String> = Vec::new();
+    for v in violations {
+        if let Some(first) = v.path.first().map(ToString::to_string)
+            && !fields.contains(&first)
+        {
+            fields.push(first);
+        }
+    }
+    if fields.is_empty() {
+        "Please fix the call so that it matches the contract; see `errors`".to_owned()
+    } else {
+        format!("Please fix the invalid fields: {}", fields.join(", "))
+    }
+}
+
+/// Follows a schema evaluation path, resolving `$ref` segments through local pointers.
+fn resolve<'s>(root: &'s Value, path: &[String]) -> Option<&'s Value> {
+    let mut node = root;
+    for segment in path {
+        node = if segment == "$ref" {
+            local_ref(root, node.get("$ref")?.as_str()?)?
+        } else {
+            match node {
+                Value::Object(o) => o.get(segment)?,
+                Value::Array(a) => a.get(segment.parse::<usize>().ok()?)?,
+                _ => return None,
+            }
+        };
+    }
+    Some(node)
+}
+
+fn local_ref<'s>(root: &'s Value, reference: &str) -> Option<&'s Value> {
+    root.pointer(reference.strip_prefix('#')?)
+}
+
+/// The first `max + 1` bytes of `value` as JSON, and whether that was all of it; stops
+/// serializing once past the bound, so a huge value is never fully written out.
+fn bounded_json(value: &Value, max: usize) -> (String, bool) {
+    struct Capped {
+        buf: Vec<u8>,
+        cap: usize,
+    }
+    impl Write for Capped {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            let room = self.cap.saturating_sub(self.buf.len());
+            if room == 0 {
+                return Err(std::io::Error::other("full"));
+            }
+            let n = room.min(bytes.len());
+            self.buf.extend_from_slice(&bytes[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut out = Capped {
+        buf: Vec::new(),
+        cap: max + 1,
+    };
+    let complete = serde_json::to_writer(&mut out, value).is_ok() && out.buf.len() <= max;
+    (String::from_utf8_lossy(&out.buf).into_owned(), complete)
+}

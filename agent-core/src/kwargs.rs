@@ -1,0 +1,256 @@
+//! Tool-call kwargs: reserved keys apart, everything else merged into the context (seed 000,
+//! Fix 1).
+//!
+//! Parents pass data flat beside `task`; a sub-agent that only read `context` dropped it. Here
+//! every non-reserved key lands in the context, in the parent's order.
+
+use crate::error::{ErrorKind, RetryError};
+use crate::limits::{Limits, text_depth, value_depth_exceeds};
+use serde_json::{Map, Value};
+
+/// Keys of a tool call that are about the call, not data for the agent.
+pub const RESERVED_KEYS: [&str; 5] = [
+    "task",
+    "run_identifier",
+    "expected_outputs",
+    "output_contract_schema",
+    "context",
+];
+
+/// A parent's tool call, split into the reserved keys and the merged context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// What the parent asks the agent to do.
+    pub task: String,
+    /// The parent's identifier of the run, if given.
+    pub run_identifier: Option<String>,
+    /// The outputs the parent expects, passed through untouched.
+    pub expected_outputs: Option<Value>,
+    /// An output schema the parent sent along, passed through untouched.
+    pub output_contract_schema: Option<Value>,
+    /// Always a JSON object: the explicit `context` merged with every flat key.
+    context: Value,
+}
+
+impl ToolCall {
+    /// Parses kwargs text with the default [`Limits`].
+    pub fn from_json_str(text: &str) -> Result<Self, RetryError> {
+        Self::from_json_str_with(text, &Limits::default())
+    }
+
+    /// Parses kwargs text: size and depth are checked on the text before it is parsed, so an
+    /// oversized or 100,000-deep input costs one scan and no stack.
+    pub fn from_json_str_with(text: &str, limits: &Limits) -> Result<Self, RetryError> {
+        check_text(text, limits, 0)?;
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            RetryError::call(
+                ErrorKind::NotJson,
+                e.to_string(),
+                "Send the tool call arguments as one JSON object",
+            )
+        })?;
+        Self::from_checked_value(value, limits)
+    }
+
+    /// Splits an already parsed kwargs value; its depth is checked iteratively first.
+    pub fn from_value(value: Value, limits: &Limits) -> Result<Self, RetryError> {
+        if value_depth_exceeds(&value, limits.max_depth) {
+            return Err(too_deep(limits));
+        }
+        Self::from_checked_value(value, limits)
+    }
+
+    fn from_checked_value(value: Value, limits: &Limits) -> Result<Self, RetryError> {
+        let Value::Object(kwargs) = value else {
+            return Err(RetryError::call(
+                ErrorKind::NotObject,
+                format!("got {}", type_name(&value)),
+                "Send the tool call arguments as one JSON object with a `task` string",
+            ));
+        };
+        split(kwargs, limits)
+    }
+
+    /// A call built in code: `task` plus a context object.
+    pub fn new(task: impl Into<String>, context: Map<String, Value>) -> Self {
+        Self {
+            task: task.into(),
+            run_identifier: None,
+            expected_outputs: None,
+            output_contract_schema: None,
+            context: Value::Object(context),
+        }
+    }
+
+    /// The merged context; always a JSON object.
+    pub fn context(&self) -> &Value {
+        &self.context
+    }
+
+    /// The merged context as a map.
+    pub fn context_map(&self) -> &Map<String, Value> {
+        match &self.context {
+            Value::Object(map) => map,
+            _ => unreachable!("ToolCall::context is always an object"),
+        }
+    }
+
+    /// Takes the context out, leaving an empty object.
+    pub fn into_context(self) -> Map<String, Value> {
+        match self.context {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+}
+
+fn split(kwargs: Map<String, Value>, limits: &Limits) -> Result<ToolCall, RetryError> {
+    let task = match kwargs.get("task") {
+        Some(Value::String(task)) => task.clone(),
+        Some(other) => {
+            return Err(RetryError::call(
+                ErrorKind::TaskNotString,
+                format!("`task` is {}", type_name(other)),
+                "Pass `task` as a string describing what the agent should do",
+            ));
+        }
+        None => {
+            return Err(RetryError::call(
+                ErrorKind::MissingTask,
+                "\"task\" is a required property",
+                "Pass `task` as a string describing what the agent should do",
+            ));
+        }
+    };
+    let run_identifier = match kwargs.get("run_identifier") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => Some(id.clone()),
+        Some(other) => {
+            return Err(RetryError::call(
+                ErrorKind::RunIdentifierNotString,
+                format!("`run_identifier` is {}", type_name(other)),
+                "Pass `run_identifier` as a string, or leave it out",
+            ));
+        }
+    };
+    let mut call = ToolCall {
+        task,
+        run_identifier,
+        expected_outputs: None,
+        output_contract_schema: None,
+        context: Value::Null,
+    };
+    let mut context = Map::new();
+    let mut explicit: Option<Map<String, Value>> = None;
+    let mut explicit_at = 0;
+    for (key, value) in kwargs {
+        match key.as_str() {
+            "task" | "run_identifier" => {}
+            "expected_outputs" => call.expected_outputs = Some(value),
+            "output_contract_schema" => call.output_contract_schema = Some(value),
+            "context" => {
+                explicit = explicit_context(value, limits)?;
+                explicit_at = context.len();
+            }
+            _ => {
+                context.insert(key, value);
+            }
+        }
+    }
+    call.context = Value::Object(splice(context, explicit, explicit_at));
+    Ok(call)
+}
+
+/// Puts the explicit context's entries where `context` stood in the parent's call; a flat key
+/// of the same name wins and keeps its own place.
+fn splice(
+    flat: Map<String, Value>,
+    explicit: Option<Map<String, Value>>,
+    at: usize,
+) -> Map<String, Value> {
+    let Some(explicit) = explicit else {
+        return flat;
+    };
+    let mut merged = Map::with_capacity(flat.len() + explicit.len());
+    let mut flat = flat.into_iter();
+    for (key, value) in flat.by_ref().take(at) {
+        merged.insert(key, value);
+    }
+    // A map, not a list: the clash test must stay O(1) for a call with many keys.
+    let rest: Map<String, Value> = flat.collect();
+    for (key, value) in explicit {
+        let shadowed = merged.contains_key(&key) || rest.contains_key(&key);
+        if !shadowed {
+            merged.insert(key, value);
+        }
+    }
+    merged.extend(rest);
+    merged
+}
+
+/// `context` may be absent, null, an object, or a string holding an object (LLMs stringify).
+fn explicit_context(
+    value: Value,
+    limits: &Limits,
+) -> Result<Option<Map<String, Value>>, RetryError> {
+    let not_object = |found: &str| {
+        RetryError::call(
+            ErrorKind::ContextNotObject,
+            format!("`context` is {found}"),
+            "Pass the agent's data as top-level fields, or `context` as a JSON object",
+        )
+    };
+    match value {
+        Value::Null => Ok(None),
+        Value::Object(map) => Ok(Some(map)),
+        Value::String(text) => {
+            // The outer scan saw this as one string: its inner depth counts from level 1.
+            check_text(&text, limits, 1)?;
+            match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(map)) => Ok(Some(map)),
+                Ok(other) => Err(not_object(&format!("a string holding {}", type_name(&other)))),
+                Err(_) => Err(not_object("a string that is not JSON")),
+            }
+        }
+        other => Err(not_object(type_name(&other))),
+    }
+}
+
+fn check_text(text: &str, limits: &Limits, outer_depth: usize) -> Result<(), RetryError> {
+    if text.len() > limits.max_bytes {
+        let kind = ErrorKind::TooLarge {
+            size: text.len(),
+            limit: limits.max_bytes,
+        };
+        let message = kind.to_string();
+        return Err(RetryError::call(
+            kind,
+            message,
+            "Send less data: summarize or drop what the agent does not need",
+        ));
+    }
+    if outer_depth + text_depth(text) > limits.max_depth {
+        return Err(too_deep(limits));
+    }
+    Ok(())
+}
+
+fn too_deep(limits: &Limits) -> RetryError {
+    let kind = ErrorKind::TooDeep {
+        limit: limits.max_depth,
+    };
+    let message = kind.to_string();
+    RetryError::call(kind, message, "Flatten the data: nest it less deeply")
+}
+
+/// "an array", "a number", ...: for messages that must not echo the value itself.
+pub(crate) fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -1,0 +1,679 @@
+//! JSON to markdown in the format of seed 001: `- **key**: value` lines, `- [i]:` for compound
+//! array items, `*(empty)*` for empty arrays and objects, two spaces per level.
+//!
+//! It is a serde `Serializer`, so any `Serialize` value (a `serde_json::Value` or a typed
+//! input) renders without an intermediate tree, and numbers keep the exact text they had in the
+//! input (`serde_json`'s `arbitrary_precision` hands it over as a string).
+//!
+//! A value cannot forge the prompt's structure: every following line of a multi-line string or
+//! key is indented to its item's content column, and a line that would open a block (heading,
+//! list item, rule, fence, quote, HTML block, table row) has that opening escaped.
+
+use serde::ser::{self, Serialize};
+use std::fmt::{self, Write as _};
+
+/// Renders `value` as markdown; no trailing newline, so a template decides the line breaks.
+///
+/// ```
+/// let v = serde_json::json!({"name": "a", "tags": ["x"], "empty": {}});
+/// assert_eq!(
+///     agent_core::markdown::to_markdown(&v).unwrap(),
+///     "- **name**: a\n- **tags**:\n  - x\n- **empty**: *(empty)*"
+/// );
+/// ```
+pub fn to_markdown<T: Serialize + ?Sized>(value: &T) -> Result<String, MarkdownError> {
+    let mut out = String::new();
+    write_markdown(&mut out, value)?;
+    Ok(out)
+}
+
+/// Appends the markdown of `value` to `out`.
+pub fn write_markdown<T: Serialize + ?Sized>(
+    out: &mut String,
+    value: &T,
+) -> Result<(), MarkdownError> {
+    let start = out.len();
+    value.serialize(Md {
+        out,
+        start,
+        indent: 0,
+        slot: Slot::Root,
+    })
+}
+
+/// A value that has no markdown form (a map whose keys are not strings or numbers).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot render as markdown: {0}")]
+pub struct MarkdownError(String);
+
+impl ser::Error for MarkdownError {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        Self(msg.to_string())
+    }
+}
+
+const EMPTY: &str = "*(empty)*";
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+const RAW_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// Where a value sits: that decides its line's prefix.
+enum Slot {
+    Root,
+    Key(String),
+    Index(usize),
+}
+
+/// The serializer for one value at one place.
+struct Md<'o> {
+    out: &'o mut String,
+    /// Where this rendering began in `out`, so the first line gets no leading newline.
+    start: usize,
+    indent: usize,
+    slot: Slot,
+}
+
+impl<'o> Md<'o> {
+    fn begin_line(&mut self) {
+        if self.out.len() > self.start {
+            self.out.push('\n');
+        }
+        push_spaces(self.out, self.indent);
+    }
+
+    /// The item's prefix (`- **key**: `, `- `) or nothing at the root; returns whether the text
+    /// that follows starts a block (and so must not open one).
+    fn prefix(&mut self) -> bool {
+        self.begin_line();
+        match &self.slot {
+            Slot::Root => true,
+            Slot::Key(key) => {
+                self.out.push_str("- **");
+                write_text(self.out, key, self.indent + 2, false);
+                self.out.push_str("**: ");
+                false
+            }
+            Slot::Index(_) => {
+                self.out.push_str("- ");
+                true
+            }
+        }
+    }
+
+    fn scalar(mut self, text: &str) -> Result<(), MarkdownError> {
+        let at_block_start = self.prefix();
+        let column = if matches!(self.slot, Slot::Root) { self.indent } else { self.indent + 2 };
+        write_text(self.out, text, column, at_block_start);
+        Ok(())
+    }
+
+    fn string(self, text: &str) -> Result<(), MarkdownError> {
+        // An empty string shown as nothing would read like a nested header.
+        self.scalar(if text.is_empty() { "\"\"" } else { text })
+    }
+
+    /// The header line of a compound value, written once its first child arrives (or with
+    /// `*(empty)*` at the end), so no length is needed up front.
+    fn compound(self) -> Compound<'o> {
+        let root = matches!(self.slot, Slot::Root);
+        Compound {
+            child_indent: if root { self.indent } else { self.indent + 2 },
+            md: self,
+            count: 0,
+            header_written: root,
+            key: None,
+            number: false,
+        }
+    }
+}
+
+struct Compound<'o> {
+    md: Md<'o>,
+    child_indent: usize,
+    count: usize,
+    header_written: bool,
+    key: Option<String>,
+    /// This "struct" is serde_json's carrier of a number's exact text.
+    number: bool,
+}
+
+impl<'o> Compound<'o> {
+    fn write_header(&mut self, empty: bool) {
+        match &self.md.slot {
+            Slot::Root => self.md.out.push_str(if empty { EMPTY } else { "" }),
+            Slot::Key(_) => {
+                self.md.prefix();
+                let out = &mut *self.md.out;
+                out.truncate(out.len() - 1); // the space after the colon
+                if empty {
+                    out.push(' ');
+                    out.push_str(EMPTY);
+                }
+            }
+            Slot::Index(i) => {
+                let i = *i;
+                self.md.begin_line();
+                let _ = write!(self.md.out, "- [{i}]:");
+                if empty {
+                    self.md.out.push(' ');
+                    self.md.out.push_str(EMPTY);
+                }
+            }
+        }
+    }
+
+    fn child(&mut self, slot: Slot) -> Md<'_> {
+        if !self.header_written {
+            self.write_header(false);
+            self.header_written = true;
+        }
+        self.count += 1;
+        Md {
+            out: &mut *self.md.out,
+            start: self.md.start,
+            indent: self.child_indent,
+            slot,
+        }
+    }
+
+    fn item<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), MarkdownError> {
+        let index = self.count;
+        value.serialize(self.child(Slot::Index(index)))
+    }
+
+    fn entry<T: Serialize + ?Sized>(&mut self, key: String, value: &T) -> Result<(), MarkdownError> {
+        value.serialize(self.child(Slot::Key(key)))
+    }
+
+    fn finish(mut self) -> Result<(), MarkdownError> {
+        if self.count == 0 {
+            if matches!(self.md.slot, Slot::Root) {
+                self.md.begin_line();
+            }
+            self.write_header(true);
+        }
+        Ok(())
+    }
+}
+
+fn push_spaces(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n(' ', n));
+}
+
+/// Writes `text`, its following lines indented to `column`; a line that would open a block
+/// gets that opening escaped.
+fn write_text(out: &mut String, text: &str, column: usize, first_at_block_start: bool) {
+    for (i, line) in lines(text).enumerate() {
+        if i > 0 {
+            out.push('\n');
+            if !line.is_empty() {
+                push_spaces(out, column);
+            }
+        }
+        match (i > 0 || first_at_block_start)
+            .then(|| block_opening(line))
+            .flatten()
+        {
+            Some(at) => {
+                out.push_str(&line[..at]);
+                out.push('\\');
+                out.push_str(&line[at..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+}
+
+/// Splits on every CommonMark line ending: `\n`, `\r\n` and a lone `\r`.
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let s = rest?;
+        match s.find(['\n', '\r']) {
+            Some(at) => {
+                let skip = if s[at..].starts_with("\r\n") { 2 } else { 1 };
+                rest = Some(&s[at + skip..]);
+                Some(&s[..at])
+            }
+            None => {
+                rest = None;
+                Some(s)
+            }
+        }
+    })
+}
+
+/// Where to put a backslash so `line` cannot open a block, if it could.
+fn block_opening(line: &str) -> Option<usize> {
+    let spaces = line.len() - line.trim_start_matches(' ').len();
+    if spaces > 3 {
+        // Relative indentation of four or more continues the paragraph or is an indented code
+        // block: neither is structure.
+        return None;
+    }
+    let rest = &line[spaces..];
+    let first = rest.chars().next()?;
+    let after = |n: usize| rest[n..].chars().next();
+    let blank_after = |n: usize| after(n).is_none_or(|c| c == ' ' || c == '\t');
+    let only = |c: char| rest.chars().all(|x| x == c || x == ' ' || x == '\t');
+    let escape_first = match first {
+        '#' => {
+            let hashes = rest.len() - rest.trim_start_matches('#').len();
+            hashes <= 6 && blank_after(hashes)
+        }
+        '>' | '\t' => true,
+        '-' | '+' | '*' | '_' | '=' => blank_after(1) || only(first) || delimiter_row(rest),
+        '`' | '~' => rest.starts_with("```") || rest.starts_with("~~~"),
+        '<' => after(1).is_some_and(|c| c.is_ascii_alphabetic() || "/!?".contains(c)),
+        '|' | ':' => delimiter_row(rest),
+        '0'..='9' => return ordered_marker(rest).map(|at| spaces + at),
+        _ => false,
+    };
+    escape_first.then_some(spaces)
+}
+
+/// `1.` or `1)` followed by a blank: the offset of the `.`/`)` to escape.
+fn ordered_marker(rest: &str) -> Option<usize> {
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let mark = rest[digits..].chars().next()?;
+    let next = rest[digits + 1..].chars().next();
+    (digits <= 9 && (mark == '.' || mark == ')') && next.is_none_or(|c| c == ' ' || c == '\t'))
+        .then_some(digits)
+}
+
+/// A table delimiter row such as `|---|:-:|`.
+fn delimiter_row(rest: &str) -> bool {
+    rest.contains('-') && rest.chars().all(|c| "|:- \t".contains(c))
+}
+
+impl<'o> ser::Serializer for Md<'o> {
+    type Ok = ();
+    type Error = MarkdownError;
+    type SerializeSeq = Compound<'o>;
+    type SerializeTuple = Compound<'o>;
+    type SerializeTupleStruct = Compound<'o>;
+    type SerializeTupleVariant = Compound<'o>;
+    type SerializeMap = Compound<'o>;
+    type SerializeStruct = Compound<'o>;
+    type SerializeStructVariant = Compound<'o>;
+
+    fn serialize_bool(self, v: bool) -> Result<(), MarkdownError> {
+        self.scalar(if v { "true" } else { "false" })
+    }
+    fn serialize_i64(self, v: i64) -> Result<(), MarkdownError> {
+        self.scalar(&v.to_string())
+    }
+    fn serialize_i32(self, v: i32) -> Result<(), MarkdownError> {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_i16(self, v: i16) -> Result<(), MarkdownError> {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_i8(self, v: i8) -> Result<(), MarkdownError> {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_i128(self, v: i128) -> Result<(), MarkdownError> {
+        self.scalar(&v.to_string())
+    }
+    fn serialize_u64(self, v: u64) -> Result<(), MarkdownError> {
+        self.scalar(&v.to_string())
+    }
+    fn serialize_u32(self, v: u32) -> Result<(), MarkdownError> {
+        self.serialize_u64(v.into())
+    }
+    fn serialize_u16(self, v: u16) -> Result<(), MarkdownError> {
+        self.serialize_u64(v.into())
+    }
+    fn serialize_u8(self, v: u8) -> Result<(), MarkdownError> {
+        self.serialize_u64(v.into())
+    }
+    fn serialize_u128(self, v: u128) -> Result<(), MarkdownError> {
+        self.scalar(&v.to_string())
+    }
+    fn serialize_f64(self, v: f64) -> Result<(), MarkdownError> {
+        self.scalar(&v.to_string())
+    }
+    fn serialize_f32(self, v: f32) -> Result<(), MarkdownError> {
+        self.scalar(&v.to_string())
+    }
+    fn serialize_char(self, v: char) -> Result<(), MarkdownError> {
+        self.string(v.encode_utf8(&mut [0; 4]))
+    }
+    fn serialize_str(self, v: &str) -> Result<(), MarkdownError> {
+        self.string(v)
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Result<(), MarkdownError> {
+        ser::Serializer::collect_seq(self, v)
+    }
+    fn serialize_none(self) -> Result<(), MarkdownError> {
+        self.scalar("null")
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), MarkdownError> {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<(), MarkdownError> {
+        self.scalar("null")
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<(), MarkdownError> {
+        self.scalar("null")
+    }
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+    ) -> Result<(), MarkdownError> {
+        self.string(variant)
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<(), MarkdownError> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<(), MarkdownError> {
+        let mut map = self.compound();
+        map.entry(variant.to_owned(), value)?;
+        map.finish()
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Compound<'o>, MarkdownError> {
+        Ok(self.compound())
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Compound<'o>, MarkdownError> {
+        Ok(self.compound())
+    }
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Compound<'o>, MarkdownError> {
+        Ok(self.compound())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Compound<'o>, MarkdownError> {
+        Ok(self.compound())
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Compound<'o>, MarkdownError> {
+        Ok(self.compound())
+    }
+    fn serialize_struct(
+        self,
+        name: &'static str,
+        _: usize,
+    ) -> Result<Compound<'o>, MarkdownError> {
+        let number = name == NUMBER_TOKEN || name == RAW_TOKEN;
+        let mut compound = self.compound();
+        compound.number = number;
+        Ok(compound)
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Compound<'o>, MarkdownError> {
+        Ok(self.compound())
+    }
+}
+
+impl ser::SerializeSeq for Compound<'_> {
+    type Ok = ();
+    type Error = MarkdownError;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), MarkdownError> {
+        self.item(value)
+    }
+    fn end(self) -> Result<(), MarkdownError> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeTuple for Compound<'_> {
+    type Ok = ();
+    type Error = MarkdownError;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), MarkdownError> {
+        self.item(value)
+    }
+    fn end(self) -> Result<(), MarkdownError> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeTupleStruct for Compound<'_> {
+    type Ok = ();
+    type Error = MarkdownError;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), MarkdownError> {
+        self.item(value)
+    }
+    fn end(self) -> Result<(), MarkdownError> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeTupleVariant for Compound<'_> {
+    type Ok = ();
+    type Error = MarkdownError;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), MarkdownError> {
+        self.item(value)
+    }
+    fn end(self) -> Result<(), MarkdownError> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeMap for Compound<'_> {
+    type Ok = ();
+    type Error = MarkdownError;
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), MarkdownError> {
+        self.key = Some(key.serialize(KeyText)?);
+        Ok(())
+    }
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), MarkdownError> {
+        let key = self
+            .key
+            .take()
+            .ok_or_else(|| MarkdownError("map value without a key".into()))?;
+        self.entry(key, value)
+    }
+    fn end(self) -> Result<(), MarkdownError> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeStruct for Compound<'_> {
+    type Ok = ();
+    type Error = MarkdownError;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), MarkdownError> {
+        if self.number {
+            // serde_json's exact number text: a scalar here, not an entry.
+            let text = value.serialize(KeyText)?;
+            self.count += 1;
+            let md = Md {
+                out: &mut *self.md.out,
+                start: self.md.start,
+                indent: self.md.indent,
+                slot: std::mem::replace(&mut self.md.slot, Slot::Root),
+            };
+            return md.scalar(&text);
+        }
+        self.entry(key.to_owned(), value)
+    }
+    fn end(self) -> Result<(), MarkdownError> {
+        if self.number { Ok(()) } else { self.finish() }
+    }
+}
+
+impl ser::SerializeStructVariant for Compound<'_> {
+    type Ok = ();
+    type Error = MarkdownError;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), MarkdownError> {
+        self.entry(key.to_owned(), value)
+    }
+    fn end(self) -> Result<(), MarkdownError> {
+        self.finish()
+    }
+}
+
+/// Serializes a map key (or serde_json's number text) to a plain string.
+struct KeyText;
+
+impl ser::Serializer for KeyText {
+    type Ok = String;
+    type Error = MarkdownError;
+    type SerializeSeq = ser::Impossible<String, MarkdownError>;
+    type SerializeTuple = ser::Impossible<String, MarkdownError>;
+    type SerializeTupleStruct = ser::Impossible<String, MarkdownError>;
+    type SerializeTupleVariant = ser::Impossible<String, MarkdownError>;
+    type SerializeMap = ser::Impossible<String, MarkdownError>;
+    type SerializeStruct = ser::Impossible<String, MarkdownError>;
+    type SerializeStructVariant = ser::Impossible<String, MarkdownError>;
+
+    fn serialize_str(self, v: &str) -> Result<String, MarkdownError> {
+        Ok(v.to_owned())
+    }
+    fn serialize_char(self, v: char) -> Result<String, MarkdownError> {
+        Ok(v.to_string())
+    }
+    fn serialize_bool(self, v: bool) -> Result<String, MarkdownError> {
+        Ok(v.to_string())
+    }
+    fn serialize_i64(self, v: i64) -> Result<String, MarkdownError> {
+        Ok(v.to_string())
+    }
+    fn serialize_u64(self, v: u64) -> Result<String, MarkdownError> {
+        Ok(v.to_string())
+    }
+    fn serialize_i128(self, v: i128) -> Result<String, MarkdownError> {
+        Ok(v.to_string())
+    }
+    fn serialize_u128(self, v: u128) -> Result<String, MarkdownError> {
+        Ok(v.to_string())
+    }
+    fn serialize_i32(self, v: i32) -> Result<String, MarkdownError> {
+        Ok(v.to_string())
+    }
+    fn serialize_i16(self, v: i16) -> Result<String, MarkdownError> {
+        Ok(v.to_string())
+    }
+    fn serialize_i8(self, v: i8) -> Result<String, MarkdownError> {
+        Ok(v.to_string())
+    }
+    fn serialize_u32(self, v: u32) -> Result<String, MarkdownError> {
+        Ok(v.to_string())
+    }
+    fn serialize_u16(self, v: u16) -> Result<String, MarkdownError> {
+        Ok(v.to_string())
+    }
+    fn serialize_u8(self, v: u8) -> Result<String, MarkdownError> {
+        Ok(v.to_string())
+    }
+    fn serialize_f64(self, v: f64) -> Result<String, MarkdownError> {
+        Ok(v.to_string())
+    }
+    fn serialize_f32(self, v: f32) -> Result<String, MarkdownError> {
+        Ok(v.to_string())
+    }
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+    ) -> Result<String, MarkdownError> {
+        Ok(variant.to_owned())
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<String, MarkdownError> {
+        value.serialize(self)
+    }
+    fn serialize_bytes(self, _: &[u8]) -> Result<String, MarkdownError> {
+        Err(key_error())
+    }
+    fn serialize_none(self) -> Result<String, MarkdownError> {
+        Err(key_error())
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<String, MarkdownError> {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<String, MarkdownError> {
+        Err(key_error())
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<String, MarkdownError> {
+        Err(key_error())
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<String, MarkdownError> {
+        Err(key_error())
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, MarkdownError> {
+        Err(key_error())
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, MarkdownError> {
+        Err(key_error())
+    }
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, MarkdownError> {
+        Err(key_error())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, MarkdownError> {
+        Err(key_error())
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, MarkdownError> {
+        Err(key_error())
+    }
+    fn serialize_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStruct, MarkdownError> {
+        Err(key_error())
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, MarkdownError> {
+        Err(key_error())
+    }
+}
+
+fn key_error() -> MarkdownError {
+    MarkdownError("a map key must be a string, number, boolean or unit variant".into())
+}

@@ -1,0 +1,124 @@
+//! User prompts: the default template (seed 000, Fix 3) and the `|markdown` filter.
+//!
+//! Context goes into the user prompt, where the model reads it as the data of its task, not as
+//! a JSON dump in the system prompt.
+
+use askama::Template;
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// A prompt that could not be rendered.
+#[derive(Debug, thiserror::Error)]
+#[error("rendering the user prompt of `{agent}` failed: {source}")]
+pub struct PromptError {
+    /// The agent whose prompt failed.
+    pub agent: String,
+    /// Askama's error (a filter that failed, a formatting error).
+    #[source]
+    pub source: askama::Error,
+}
+
+/// The default user prompt: the task, and the context as pretty JSON in a fence that no value
+/// can close. With no context the prompt is the task alone.
+#[derive(Template)]
+#[template(path = "default_user_prompt.md", escape = "none")]
+pub struct DefaultUserPrompt<'a> {
+    task: &'a str,
+    context: Option<FencedJson<'a>>,
+}
+
+impl<'a> DefaultUserPrompt<'a> {
+    /// The prompt for `task` with `context` (an empty context means none).
+    pub fn new(task: &'a str, context: &'a Map<String, Value>) -> Self {
+        let context = (!context.is_empty()).then(|| FencedJson {
+            fence: fence_for(context),
+            map: context,
+        });
+        Self { task, context }
+    }
+}
+
+/// Renders the default user prompt.
+///
+/// ```
+/// let ctx = serde_json::json!({"target_url": "https://example.com"});
+/// let prompt = agent_core::prompt::default_user_prompt("Plan it", ctx.as_object().unwrap());
+/// assert_eq!(
+///     prompt,
+///     "Plan it\n\n## Context\n```json\n{\n  \"target_url\": \"https://example.com\"\n}\n```"
+/// );
+/// ```
+pub fn default_user_prompt(task: &str, context: &Map<String, Value>) -> String {
+    // Writing strings into a String cannot fail, and the template calls no fallible filter.
+    DefaultUserPrompt::new(task, context)
+        .render()
+        .unwrap_or_default()
+}
+
+/// Pretty JSON (2-space indent) written straight into the output, and its fence.
+struct FencedJson<'a> {
+    fence: String,
+    map: &'a Map<String, Value>,
+}
+
+impl fmt::Display for FencedJson<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut adapter = FmtWriter(f);
+        serde_json::to_writer_pretty(&mut adapter, self.map).map_err(|_| fmt::Error)
+    }
+}
+
+/// Lets serde_json write into a `fmt::Formatter`; it only ever writes valid UTF-8.
+struct FmtWriter<'a, 'b>(&'a mut fmt::Formatter<'b>);
+
+impl std::io::Write for FmtWriter<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = std::str::from_utf8(buf).map_err(std::io::Error::other)?;
+        self.0.write_str(text).map_err(std::io::Error::other)?;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A backtick fence longer than any backtick run in the JSON. Backticks can only stand inside
+/// strings and keys, and JSON escaping never touches them, so the strings are scanned (with an
+/// explicit stack) instead of the serialized text.
+fn fence_for(map: &Map<String, Value>) -> String {
+    let mut longest = 0;
+    let mut stack: Vec<&Value> = map.values().collect();
+    let mut run_of = |s: &str| {
+        let mut run = 0;
+        for c in s.chars() {
+            run = if c == '`' { run + 1 } else { 0 };
+            longest = longest.max(run);
+        }
+    };
+    map.keys().for_each(|k| run_of(k));
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) => run_of(s),
+            Value::Array(a) => stack.extend(a),
+            Value::Object(o) => {
+                o.keys().for_each(|k| run_of(k));
+                stack.extend(o.values());
+            }
+            _ => {}
+        }
+    }
+    "`".repeat((longest + 1).max(3))
+}
+
+/// Askama filters for prompt templates. Bring them into a template's module with
+/// `use agent_core::prompt::filters;`.
+#[allow(missing_docs, reason = "askama's `filter_fn` generates undocumented items")]
+pub mod filters {
+    use askama::Values;
+
+    /// `{{ value|markdown }}`: any `Serialize` value in the seed 001 markdown format.
+    #[askama::filter_fn]
+    pub fn markdown<T: serde::Serialize>(value: T, _: &dyn Values) -> askama::Result<String> {
+        crate::markdown::to_markdown(&value).map_err(|e| askama::Error::Custom(Box::new(e)))
+    }
+}
