@@ -48,6 +48,9 @@ pub enum ErrorKind {
         /// The configured limit.
         limit: usize,
     },
+    /// A tool call named a tool the caller does not have.
+    #[error("Unknown tool")]
+    UnknownTool,
     /// An answer that holds no JSON object at all.
     #[error("Output contains no JSON object")]
     OutputNotJson,
@@ -135,13 +138,10 @@ impl RetryError {
         }
     }
 
-    /// Fills in the contract's field lists, so a call-level error still tells the caller what
-    /// the contract wants.
+    /// Fills in the contract's required fields, so a call-level error still tells the caller
+    /// what the contract wants.
     pub fn with_required(mut self, required: &[String]) -> Self {
         self.required_fields = required.to_vec();
-        if self.missing_fields.is_empty() && self.provided_fields.is_empty() {
-            self.missing_fields = required.to_vec();
-        }
         self
     }
 

@@ -5,17 +5,27 @@
 pub mod agent;
 pub mod contract;
 pub mod error;
+pub mod extract;
 pub mod kwargs;
 pub mod limits;
 pub mod markdown;
+pub mod model;
 pub mod prompt;
+pub mod runtime;
+pub mod tool;
+pub mod transcript;
 
 pub use agent::{Agent, AgentInput, Checked, check_call, check_output};
 pub use contract::{Contract, ContractError, ContractKind};
 pub use error::{ErrorKind, PathSegment, RetryError, Violation};
 pub use kwargs::{RESERVED_KEYS, ToolCall};
 pub use limits::Limits;
+pub use model::{ChatModel, ChatRequest, Message, Role, ScriptedModel, ToolCallRequest};
+pub use runtime::{Outcome, RunConfig, RunError, Runtime, ToolResult};
 pub use prompt::{PromptError, default_user_prompt};
+#[cfg(feature = "derive")]
+pub use agent_macros::{Agent, AgentInput};
+pub use tool::{DynAgent, PrepareError, PreparedCall, ToolDefinition, ToolFormat};
 
 /// Items generated code reaches; not part of the public API.
 #[doc(hidden)]
@@ -24,4 +34,37 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
     pub use std::sync::OnceLock;
+
+    use crate::contract::{Contract, ContractKind};
+
+    /// Compiles a contract whose schema the codegen already parsed and compiled at build time,
+    /// with the same validator, so failing here means the build and the runtime disagree.
+    pub fn contract(name: &str, kind: ContractKind, schema: &str) -> Contract {
+        match Contract::from_json_str(name, kind, schema) {
+            Ok(contract) => contract,
+            Err(e) => panic!("contract checked at build time failed to compile: {e}"),
+        }
+    }
+
+    /// The contract of a code-first input: the schema schemars derives for `T`.
+    pub fn schemars_contract<T: schemars::JsonSchema>(name: &str) -> Contract {
+        let schema = schemars::schema_for!(T).to_value();
+        match Contract::new(name, ContractKind::Input, schema) {
+            Ok(contract) => contract,
+            Err(e) => panic!("schemars produced a schema the validator rejects: {e}"),
+        }
+    }
+
+    /// The default user prompt for a typed call.
+    pub fn default_prompt(call: &crate::ToolCall) -> String {
+        crate::prompt::default_user_prompt(&call.task, call.context_map())
+    }
+
+    /// Maps askama's error to the agent's prompt error.
+    pub fn prompt_error(agent: &str, source: askama::Error) -> crate::PromptError {
+        crate::PromptError {
+            agent: agent.to_owned(),
+            source,
+        }
+    }
 }

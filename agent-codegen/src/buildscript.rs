@@ -1,0 +1,229 @@
+//! The build-script front end: one `@generated` file with a module per agent folder.
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() {
+//!     if let Err(e) = agent_codegen::Builder::new("../schemas").write_to_out_dir("agents.rs") {
+//!         eprintln!("{e}");
+//!         std::process::exit(1);
+//!     }
+//! }
+//! ```
+//! and in the crate: `include!(concat!(env!("OUT_DIR"), "/agents.rs"));`
+
+use crate::agent::{AgentDef, PromptSource, SchemaSource, agent_impl, camel, contract_module};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Generates the agents of a `schemas/` folder: one folder per agent with
+/// `input.schema.json`, optionally `output.schema.json`, and optionally `agent.json`
+/// (`{"description": "...", "user_prompt": "agents/x_user.md"}`).
+#[derive(Debug, Clone)]
+pub struct Builder {
+    schemas: PathBuf,
+    runtime: syn::Path,
+}
+
+/// Everything that kept the folder from generating, all of it at once.
+#[derive(Debug)]
+pub struct BuildError(pub Vec<String>);
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for e in &self.0 {
+            writeln!(f, "error: {e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+impl Builder {
+    /// A builder over `schemas`, resolved against `CARGO_MANIFEST_DIR` when relative.
+    pub fn new(schemas: impl AsRef<Path>) -> Self {
+        let dir = schemas.as_ref();
+        let dir = match std::env::var_os("CARGO_MANIFEST_DIR") {
+            Some(root) if dir.is_relative() => PathBuf::from(root).join(dir),
+            _ => dir.to_path_buf(),
+        };
+        Self {
+            schemas: dir,
+            runtime: syn::parse_quote!(::agent_core),
+        }
+    }
+
+    /// Names the runtime crate by another path (for crates that re-export `agent_core`).
+    pub fn runtime(mut self, path: syn::Path) -> Self {
+        self.runtime = path;
+        self
+    }
+
+    /// Generates the file into `OUT_DIR`, prints `cargo:rerun-if-changed` for the folder and
+    /// every file read, and writes only when the content changed (so an unchanged schema
+    /// does not rebuild the crate).
+    pub fn write_to_out_dir(&self, file_name: &str) -> Result<PathBuf, BuildError> {
+        let out_dir = std::env::var_os("OUT_DIR")
+            .ok_or_else(|| BuildError(vec!["OUT_DIR is not set: call this from build.rs".into()]))?;
+        let (content, read) = self.generate_tracked()?;
+        println!("cargo:rerun-if-changed={}", self.schemas.display());
+        for file in read {
+            println!("cargo:rerun-if-changed={}", file.display());
+        }
+        let path = PathBuf::from(out_dir).join(file_name);
+        let old = std::fs::read_to_string(&path).ok();
+        if old.as_deref() != Some(content.as_str()) {
+            std::fs::write(&path, content)
+                .map_err(|e| BuildError(vec![format!("cannot write {}: {e}", path.display())]))?;
+        }
+        Ok(path)
+    }
+
+    /// The generated file's text: deterministic, agents in name order.
+    pub fn generate(&self) -> Result<String, BuildError> {
+        self.generate_tracked().map(|(text, _)| text)
+    }
+
+    fn generate_tracked(&self) -> Result<(String, Vec<PathBuf>), BuildError> {
+        let mut errors = Vec::new();
+        let mut read = Vec::new();
+        let mut agents = BTreeMap::new();
+        for dir in self.agent_dirs().map_err(|e| BuildError(vec![e]))? {
+            match self.load(&dir, &mut read) {
+                Ok(def) => {
+                    agents.insert(def.name.clone(), def);
+                }
+                Err(mut e) => errors.append(&mut e),
+            }
+        }
+        let mut items = TokenStream::new();
+        let mut registry = Vec::new();
+        for def in agents.values() {
+            match contract_module(def) {
+                Ok(code) => {
+                    let ident = format_ident!("{}", camel(&def.name));
+                    let doc = format!("The `{}` agent.", def.name);
+                    let module = &code.module;
+                    let agent_impl = agent_impl(def, &code, &quote!(#ident));
+                    items.extend(quote! {
+                        #module
+                        #[doc = #doc]
+                        #[derive(Debug, Clone, Copy, Default)]
+                        pub struct #ident;
+                        #agent_impl
+                    });
+                    registry.push(ident);
+                }
+                Err(located) => errors.extend(located.into_iter().map(|(_, e)| e.to_string())),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(BuildError(errors));
+        }
+        let runtime = &self.runtime;
+        items.extend(quote! {
+            /// Every agent of the folder, in name order.
+            pub static AGENTS: &[&dyn #runtime::DynAgent] = &[#(&#registry),*];
+        });
+        let body = crate::pretty(&items);
+        let header = "// @generated by agent-codegen from the schemas folder. Do not edit.\n\n";
+        Ok((format!("{header}{body}"), read))
+    }
+
+    fn agent_dirs(&self) -> Result<Vec<PathBuf>, String> {
+        let entries = std::fs::read_dir(&self.schemas)
+            .map_err(|e| format!("cannot read schemas folder {}: {e}", self.schemas.display()))?;
+        let mut dirs: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.join("input.schema.json").is_file())
+            .collect();
+        dirs.sort();
+        Ok(dirs)
+    }
+
+    fn load(&self, dir: &Path, read: &mut Vec<PathBuf>) -> Result<AgentDef, Vec<String>> {
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let meta = read_meta(dir, read)?;
+        let input = read_source(&dir.join("input.schema.json"), read)?;
+        let output_path = dir.join("output.schema.json");
+        let output = if output_path.is_file() {
+            Some(read_source(&output_path, read)?)
+        } else {
+            None
+        };
+        Ok(AgentDef {
+            name,
+            description: meta.description,
+            input,
+            output,
+            user_prompt: meta.user_prompt.map(|path| PromptSource {
+                path,
+                span: Span::call_site(),
+            }),
+            runtime: self.runtime.clone(),
+        })
+    }
+}
+
+#[derive(Default)]
+struct Meta {
+    description: String,
+    user_prompt: Option<String>,
+}
+
+fn read_meta(dir: &Path, read: &mut Vec<PathBuf>) -> Result<Meta, Vec<String>> {
+    let path = dir.join("agent.json");
+    read.push(path.clone());
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(Meta::default());
+    };
+    let bad = |m: String| vec![format!("{}: {m}", path.display())];
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let Some(object) = value.as_object() else {
+        return Err(bad("expected an object".into()));
+    };
+    let mut meta = Meta::default();
+    for (key, v) in object {
+        match (key.as_str(), v.as_str()) {
+            ("description", Some(s)) => meta.description = s.to_owned(),
+            ("user_prompt", Some(s)) => meta.user_prompt = Some(s.to_owned()),
+            _ => {
+                return Err(bad(format!(
+                    "unknown or non-string key `{key}`, expected `description` or `user_prompt`"
+                )));
+            }
+        }
+    }
+    Ok(meta)
+}
+
+fn read_source(path: &Path, read: &mut Vec<PathBuf>) -> Result<SchemaSource, Vec<String>> {
+    read.push(path.to_path_buf());
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| vec![format!("cannot read {}: {e}", path.display())])?;
+    Ok(SchemaSource {
+        text,
+        origin: origin_of(path),
+        include: None,
+        span: Span::call_site(),
+    })
+}
+
+/// `.../schemas/plan_generator_agent/input.schema.json` -> `plan_generator_agent/input.schema.json`:
+/// messages and generated docs stay the same on every machine.
+fn origin_of(path: &Path) -> String {
+    let parts: Vec<String> = path
+        .iter()
+        .rev()
+        .take(2)
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    parts.into_iter().rev().collect::<Vec<_>>().join("/")
+}

@@ -1,0 +1,269 @@
+//! `#[derive(Agent)]` and `#[derive(AgentInput)]`: parse the attributes into a model that
+//! keeps each token's span, validate, then expand through [`crate::agent`], the same code path
+//! build scripts use. Every problem of one derive is reported in one compile.
+
+use crate::agent::{AgentDef, PromptSource, SchemaSource, agent_impl, contract_module};
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use std::path::{Path, PathBuf};
+use syn::spanned::Spanned;
+use syn::{DeriveInput, LitStr};
+
+/// Collects errors so that all of them are reported together (serde's `Ctxt`).
+#[derive(Default)]
+struct Errors(Option<syn::Error>);
+
+impl Errors {
+    fn push(&mut self, error: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+    fn at(&mut self, span: Span, message: impl std::fmt::Display) {
+        self.push(syn::Error::new(span, message));
+    }
+}
+
+/// The `#[agent(...)]` keys as written, each with its literal (and so its span).
+#[derive(Default)]
+struct Attrs {
+    name: Option<LitStr>,
+    description: Option<LitStr>,
+    input: Option<LitStr>,
+    output: Option<LitStr>,
+    user_prompt: Option<LitStr>,
+    krate: Option<LitStr>,
+    /// Span of the first `#[agent]` attribute, for "missing key" errors.
+    span: Option<Span>,
+}
+
+const KEYS: &str = "`name`, `description`, `input`, `output`, `user_prompt`, `crate`";
+
+fn parse_attrs(input: &DeriveInput, errors: &mut Errors) -> Attrs {
+    let mut attrs = Attrs::default();
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("agent")) {
+        attrs.span.get_or_insert(attr.span());
+        let result = attr.parse_nested_meta(|meta| {
+            let slot = match meta.path.get_ident().map(|i| i.to_string()).as_deref() {
+                Some("name") => &mut attrs.name,
+                Some("description") => &mut attrs.description,
+                Some("input") => &mut attrs.input,
+                Some("output") => &mut attrs.output,
+                Some("user_prompt") => &mut attrs.user_prompt,
+                Some("crate") => &mut attrs.krate,
+                _ => {
+                    let path = &meta.path;
+                    let key = quote!(#path).to_string().replace(' ', "");
+                    errors.at(
+                        meta.path.span(),
+                        format!("unknown `agent` attribute key `{key}`, expected one of {KEYS}"),
+                    );
+                    // Skip the value so parsing goes on to the next key.
+                    if meta.input.peek(syn::Token![=]) {
+                        let _: syn::Expr = meta.value()?.parse()?;
+                    }
+                    return Ok(());
+                }
+            };
+            let lit: LitStr = meta.value()?.parse()?;
+            if slot.is_some() {
+                let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+                errors.at(meta.path.span(), format!("duplicate `agent` attribute key `{key}`"));
+            } else {
+                *slot = Some(lit);
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            errors.push(e);
+        }
+    }
+    attrs
+}
+
+/// Expands `#[derive(Agent)]`.
+pub fn derive_agent(input: &DeriveInput) -> TokenStream {
+    let mut errors = Errors::default();
+    if !matches!(&input.data, syn::Data::Struct(_)) {
+        errors.at(input.ident.span(), "`Agent` can only be derived for a struct");
+    }
+    if !input.generics.params.is_empty() {
+        // The compiled contract lives in one `static`, which generic impls would share.
+        errors.at(input.generics.span(), "`Agent` cannot be derived for a generic type");
+    }
+    let attrs = parse_attrs(input, &mut errors);
+    let def = model(input, &attrs, &mut errors);
+    let expanded = def.and_then(|def| match contract_module(&def) {
+        Ok(code) => {
+            let ident = &input.ident;
+            let agent = quote!(#ident);
+            let module = &code.module;
+            let agent_impl = agent_impl(&def, &code, &agent);
+            Some(quote! { #module #agent_impl })
+        }
+        Err(located) => {
+            for (span, e) in located {
+                errors.at(span, e);
+            }
+            None
+        }
+    });
+    match errors.0 {
+        Some(e) => e.to_compile_error(),
+        None => expanded.unwrap_or_default(),
+    }
+}
+
+fn model(input: &DeriveInput, attrs: &Attrs, errors: &mut Errors) -> Option<AgentDef> {
+    let root = manifest_dir();
+    let runtime = runtime_path(attrs.krate.as_ref(), errors);
+    let name = attrs
+        .name
+        .as_ref()
+        .map_or_else(|| snake_case(&input.ident.to_string()), LitStr::value);
+    let description = attrs
+        .description
+        .as_ref()
+        .map_or_else(|| doc_comment(input), LitStr::value);
+    let Some(input_lit) = &attrs.input else {
+        let span = attrs.span.unwrap_or_else(|| input.ident.span());
+        errors.at(span, "missing `input = \"path/to/input.schema.json\"` in `#[agent(...)]`");
+        attrs.output.as_ref().and_then(|o| read_schema(&root, o, errors));
+        return None;
+    };
+    let input_schema = read_schema(&root, input_lit, errors);
+    let output = attrs.output.as_ref().map(|o| read_schema(&root, o, errors));
+    let user_prompt = attrs.user_prompt.as_ref().map(|p| PromptSource {
+        path: p.value(),
+        span: p.span(),
+    });
+    Some(AgentDef {
+        name,
+        description,
+        input: input_schema?,
+        output: match output {
+            Some(o) => Some(o?),
+            None => None,
+        },
+        user_prompt,
+        runtime: runtime?,
+    })
+}
+
+/// Reads a schema file named in an attribute, relative to the crate's manifest directory.
+fn read_schema(root: &Path, lit: &LitStr, errors: &mut Errors) -> Option<SchemaSource> {
+    let rel = lit.value();
+    let path = root.join(&rel);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Some(SchemaSource {
+            text,
+            origin: rel,
+            include: Some(path),
+            span: lit.span(),
+        }),
+        Err(e) => {
+            errors.at(lit.span(), format!("cannot read schema file `{rel}`: {e}"));
+            None
+        }
+    }
+}
+
+fn runtime_path(krate: Option<&LitStr>, errors: &mut Errors) -> Option<syn::Path> {
+    match krate {
+        None => Some(syn::parse_quote!(::agent_core)),
+        Some(lit) => match lit.parse() {
+            Ok(path) => Some(path),
+            Err(_) => {
+                errors.at(lit.span(), "`crate` must be a path, such as `::my_crate::agents`");
+                None
+            }
+        },
+    }
+}
+
+fn manifest_dir() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from("."), PathBuf::from)
+}
+
+fn doc_comment(input: &DeriveInput) -> String {
+    let lines: Vec<String> = input
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value().trim().to_owned()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    lines.join(" ").trim().to_owned()
+}
+
+/// `PlanGeneratorAgent` -> `plan_generator_agent`.
+pub fn snake_case(ident: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in ident.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Expands `#[derive(AgentInput)]`: the contract is the schema schemars derives for the type.
+pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
+    let mut errors = Errors::default();
+    let mut krate = None;
+    let mut name = None;
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("agent")) {
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("crate") {
+                krate = Some(meta.value()?.parse::<LitStr>()?);
+            } else if meta.path.is_ident("name") {
+                name = Some(meta.value()?.parse::<LitStr>()?);
+            } else {
+                errors.at(
+                    meta.path.span(),
+                    "unknown `agent` attribute key for `AgentInput`, expected `name` or `crate`",
+                );
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            errors.push(e);
+        }
+    }
+    let runtime = runtime_path(krate.as_ref(), &mut errors);
+    if !input.generics.params.is_empty() {
+        errors.at(input.generics.span(), "`AgentInput` cannot be derived for a generic type");
+    }
+    if let Some(e) = errors.0 {
+        return e.to_compile_error();
+    }
+    let runtime = runtime.unwrap_or_else(|| syn::parse_quote!(::agent_core));
+    let ident = &input.ident;
+    let name = name.map_or_else(|| snake_case(&ident.to_string()), |n| n.value());
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl #runtime::AgentInput for #ident {
+                fn input_contract() -> &'static #runtime::Contract {
+                    static CONTRACT: #runtime::__private::OnceLock<#runtime::Contract> =
+                        #runtime::__private::OnceLock::new();
+                    CONTRACT.get_or_init(|| #runtime::__private::schemars_contract::<Self>(#name))
+                }
+            }
+        };
+    }
+}

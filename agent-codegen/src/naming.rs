@@ -1,0 +1,37 @@
+//! Predicts the Rust names typify 0.8 derives from schema names.
+//!
+//! typify keeps its `sanitize` private; the rejection rules need the same
+//! mapping to spot two schema names that would become one Rust name (typify
+//! then silently merges the types or emits duplicate fields). This mirrors
+//! `typify_impl::util::sanitize` of typify-impl 0.8.0.
+
+use heck::{ToPascalCase, ToSnakeCase};
+use unicode_ident::{is_xid_continue, is_xid_start};
+
+/// The type name typify picks for a `$defs` key or a `title`.
+pub(crate) fn type_name(name: &str) -> String {
+    sanitize(name, |s| s.to_pascal_case())
+}
+
+/// The field name typify picks for a property name.
+pub(crate) fn field_name(name: &str) -> String {
+    sanitize(name, |s| s.to_snake_case())
+}
+
+fn sanitize(input: &str, to_case: fn(&str) -> String) -> String {
+    let out = match input {
+        "+1" => "plus1".to_string(),
+        "-1" => "minus1".to_string(),
+        _ => to_case(&input.replace('\'', "").replace(|c| !is_xid_continue(c), "-")),
+    };
+    let out = match out.chars().next() {
+        Some(c) if is_xid_start(c) => out,
+        Some(_) => format!("{}{out}", to_case("x")),
+        None => to_case("x"),
+    };
+    if typify_impl::accept_as_ident(&out) {
+        out
+    } else {
+        format!("{out}_")
+    }
+}

@@ -1,0 +1,596 @@
+//! Rejection rules: schema constructs typify 0.8 cannot type faithfully.
+//!
+//! Each rule exists because an experiment showed typify panicking, failing,
+//! silently dropping data, or producing a type that deserializes into the
+//! wrong shape. Validation-only keywords that typify ignores but that leave
+//! the Rust type correct (`minItems`, `dependentRequired`, `const` on a
+//! property, ...) are accepted: the runtime validator enforces them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value};
+
+use crate::naming;
+use crate::walk::{self, Node, child_pointer, decode_token};
+
+/// Which side of an agent a contract describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ContractKind {
+    /// What the agent is called with: its top-level properties share the
+    /// tool-call object with the reserved keys in [`RESERVED_INPUT_KEYS`].
+    Input,
+    /// What the agent returns: no reserved keys.
+    Output,
+}
+
+/// Top-level keys of the tool call that input contracts may not use.
+pub const RESERVED_INPUT_KEYS: &[&str] = &[
+    "task",
+    "context",
+    "run_identifier",
+    "expected_outputs",
+    "output_contract_schema",
+];
+
+/// Keywords rejected wherever they appear, with the reason.
+const UNSUPPORTED: &[(&str, &str)] = &[
+    ("if", "typify cannot type conditional schemas (it panics on them)"),
+    ("then", "typify cannot type conditional schemas (it panics on them)"),
+    ("else", "typify cannot type conditional schemas (it panics on them)"),
+    ("prefixItems", "typify ignores it and types the array as `Vec<serde_json::Value>`"),
+    ("unevaluatedProperties", "typify ignores it, so the Rust type would not match the schema"),
+    ("unevaluatedItems", "typify ignores it, so the Rust type would not match the schema"),
+    ("dependentSchemas", "typify ignores it, so conditionally allowed properties would be dropped"),
+    ("contains", "typify cannot type arrays constrained by `contains`"),
+    ("$dynamicRef", "dynamic references cannot be resolved when generating code"),
+    ("$dynamicAnchor", "dynamic references cannot be resolved when generating code"),
+    ("$recursiveRef", "dynamic references cannot be resolved when generating code"),
+    ("$recursiveAnchor", "dynamic references cannot be resolved when generating code"),
+];
+
+/// One rejected construct: where it is and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Problem {
+    /// JSON pointer of the offending value.
+    pub pointer: String,
+    /// Lowercase message that names the keyword and the node's location.
+    pub message: String,
+}
+
+impl Problem {
+    fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            pointer: pointer.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Runs every rule over `root` and returns all problems, in document order.
+pub(crate) fn check(root: &Value, kind: ContractKind, root_name: &str) -> Vec<Problem> {
+    let mut problems = check_root(root, kind);
+    let walked = walk::walk(root);
+    for pointer in &walked.too_deep {
+        problems.push(Problem::new(
+            pointer,
+            format!(
+                "schema nesting at `{pointer}` is deeper than {} levels",
+                walk::MAX_DEPTH
+            ),
+        ));
+    }
+    for node in &walked.nodes {
+        check_node(root, node, &mut problems);
+    }
+    check_type_names(root, &walked.nodes, root_name, &mut problems);
+    problems
+}
+
+/// Rules about the root object alone.
+fn check_root(root: &Value, kind: ContractKind) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    if root.get("type") != Some(&Value::from("object")) {
+        problems.push(Problem::new("", "schema root must be an object type"));
+    }
+    if kind == ContractKind::Input {
+        problems.extend(reserved_keys(root));
+    }
+    problems.extend(conflicting_definitions(root));
+    problems
+}
+
+/// Input contracts may not declare the tool call's own keys.
+fn reserved_keys(root: &Value) -> Vec<Problem> {
+    let props = root.get("properties").and_then(Value::as_object);
+    let declared = props
+        .into_iter()
+        .flat_map(|p| p.keys())
+        .map(|name| (child_pointer("/properties", name), name.as_str()));
+    // Required names without a schema are typed too (as `serde_json::Value`).
+    let required_only = root
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(i, name)| Some((child_pointer("/required", &i.to_string()), name.as_str()?)))
+        .filter(|(_, name)| !props.is_some_and(|p| p.contains_key(*name)));
+    declared
+        .chain(required_only)
+        .filter(|(_, name)| RESERVED_INPUT_KEYS.contains(name))
+        .map(|(pointer, name)| {
+            Problem::new(
+                &pointer,
+                format!(
+                    "property `{name}` at `{pointer}` is reserved in input contracts: the tool call itself uses that key"
+                ),
+            )
+        })
+        .collect()
+}
+
+/// typify reads `$defs` and `definitions` as one namespace.
+fn conflicting_definitions(root: &Value) -> Vec<Problem> {
+    let (Some(defs), Some(definitions)) = (
+        root.get("$defs").and_then(Value::as_object),
+        root.get("definitions").and_then(Value::as_object),
+    ) else {
+        return Vec::new();
+    };
+    defs.iter()
+        .filter(|(name, schema)| definitions.get(*name).is_some_and(|other| other != *schema))
+        .map(|(name, _)| {
+            let pointer = child_pointer("/$defs", name);
+            Problem::new(
+                &pointer,
+                format!("definition `{name}` at `{pointer}` differs from `/definitions` entry of the same name"),
+            )
+        })
+        .collect()
+}
+
+/// Rules that look at one schema object.
+fn check_node(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>) {
+    unsupported_keywords(node, problems);
+    schema_dependencies(node, problems);
+    nested_id(node, problems);
+    reference(root, node, problems);
+    pattern_properties(node, problems);
+    tuple_items(node, problems);
+    mixed_enum(node, problems);
+    field_collisions(node, problems);
+    for keyword in ["oneOf", "anyOf"] {
+        const_discriminated(root, node, keyword, problems);
+    }
+    overlapping_any_of(root, node, problems);
+}
+
+fn unsupported_keywords(node: &Node<'_>, problems: &mut Vec<Problem>) {
+    for (keyword, reason) in UNSUPPORTED {
+        if node.schema.contains_key(*keyword) {
+            problems.push(Problem::new(
+                child_pointer(&node.pointer, keyword),
+                format!(
+                    "unsupported schema keyword `{keyword}` at `{}`: {reason}",
+                    display(&node.pointer)
+                ),
+            ));
+        }
+    }
+}
+
+/// Draft 7 `dependencies` with schema values is `dependentSchemas`; the
+/// array form (`dependentRequired`) only constrains presence and is fine.
+fn schema_dependencies(node: &Node<'_>, problems: &mut Vec<Problem>) {
+    let Some(deps) = node.schema.get("dependencies").and_then(Value::as_object) else {
+        return;
+    };
+    if deps.values().any(|v| !v.is_array()) {
+        problems.push(Problem::new(
+            child_pointer(&node.pointer, "dependencies"),
+            format!(
+                "unsupported schema keyword `dependencies` with schema values at `{}`: typify ignores it, so conditionally allowed properties would be dropped",
+                display(&node.pointer)
+            ),
+        ));
+    }
+}
+
+/// A nested `$id` changes the base `$ref`s resolve against; typify ignores it.
+fn nested_id(node: &Node<'_>, problems: &mut Vec<Problem>) {
+    if !node.pointer.is_empty() && node.schema.contains_key("$id") {
+        problems.push(Problem::new(
+            child_pointer(&node.pointer, "$id"),
+            format!(
+                "nested `$id` at `{}` is not supported: it changes how `$ref` resolves",
+                node.pointer
+            ),
+        ));
+    }
+}
+
+/// `$ref` must name a root `$defs`/`definitions` entry (or the root itself):
+/// typify keeps only the last pointer token and panics on what it cannot find.
+fn reference(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>) {
+    let Some(value) = node.schema.get("$ref") else {
+        return;
+    };
+    let pointer = child_pointer(&node.pointer, "$ref");
+    let at = display(&node.pointer);
+    let message = match value.as_str() {
+        None => format!("`$ref` at `{at}` must be a string"),
+        Some(target) if !target.starts_with('#') => format!(
+            "external `$ref` `{target}` at `{at}` is not supported: contracts are self-contained"
+        ),
+        Some(target) => match definition_name(target) {
+            _ if target == "#" => return,
+            None => format!(
+                "`$ref` `{target}` at `{at}` must point directly at a definition (`#/$defs/<name>`)"
+            ),
+            Some(_) if resolve(root, target).is_some() => return,
+            Some(_) => format!("`$ref` `{target}` at `{at}` points at a missing definition"),
+        },
+    };
+    problems.push(Problem::new(pointer, message));
+}
+
+/// `(map, name)` of `#/$defs/<name>` or `#/definitions/<name>`.
+fn definition_name(target: &str) -> Option<(&'static str, String)> {
+    ["$defs", "definitions"].into_iter().find_map(|map| {
+        let token = target.strip_prefix("#/")?.strip_prefix(map)?.strip_prefix('/')?;
+        (!token.contains('/')).then(|| (map, decode_token(token)))
+    })
+}
+
+/// The schema a local `$ref` points at (`#` or a definition).
+fn resolve<'a>(root: &'a Value, target: &str) -> Option<&'a Value> {
+    if target == "#" {
+        return Some(root);
+    }
+    let (map, name) = definition_name(target)?;
+    root.get(map)?.get(name)
+}
+
+/// typify only maps `patternProperties` to a key-checked map when the object
+/// is nothing else; with `properties` it drops them, and without
+/// `additionalProperties: false` it rejects keys the schema allows.
+fn pattern_properties(node: &Node<'_>, problems: &mut Vec<Problem>) {
+    let schema = node.schema;
+    let Some(patterns) = schema.get("patternProperties").and_then(Value::as_object) else {
+        return;
+    };
+    let mut values = patterns.values();
+    let first = values.next();
+    let alone = !schema.contains_key("properties")
+        && !schema.contains_key("required")
+        && !schema.contains_key("propertyNames")
+        && schema.get("additionalProperties") == Some(&Value::Bool(false))
+        && values.all(|v| Some(v) == first);
+    if first.is_some() && !alone {
+        problems.push(Problem::new(
+            child_pointer(&node.pointer, "patternProperties"),
+            format!(
+                "`patternProperties` at `{}` is only supported alone (no `properties`, `required` or `propertyNames`, one value schema, `additionalProperties: false`): typify drops or over-restricts it otherwise",
+                display(&node.pointer)
+            ),
+        ));
+    }
+}
+
+/// typify types array-form `items` only as a fixed-size tuple.
+fn tuple_items(node: &Node<'_>, problems: &mut Vec<Problem>) {
+    if !node.schema.get("items").is_some_and(Value::is_array) {
+        return;
+    }
+    let min = node.schema.get("minItems").and_then(Value::as_u64);
+    let max = node.schema.get("maxItems").and_then(Value::as_u64);
+    if min.is_none() || min != max || min == Some(0) {
+        problems.push(Problem::new(
+            child_pointer(&node.pointer, "items"),
+            format!(
+                "tuple-form `items` at `{}` needs equal, non-zero `minItems` and `maxItems`: typify cannot type open-ended tuples",
+                display(&node.pointer)
+            ),
+        ));
+    }
+}
+
+/// typify panics on an `enum` whose values have different JSON types.
+fn mixed_enum(node: &Node<'_>, problems: &mut Vec<Problem>) {
+    let Some(values) = node.schema.get("enum").and_then(Value::as_array) else {
+        return;
+    };
+    let kinds: BTreeSet<&str> = values.iter().filter_map(value_kind).collect();
+    if kinds.len() > 1 {
+        let kinds = kinds.into_iter().collect::<Vec<_>>().join("`, `");
+        problems.push(Problem::new(
+            child_pointer(&node.pointer, "enum"),
+            format!(
+                "`enum` at `{}` mixes value types (`{kinds}`): typify cannot type it",
+                display(&node.pointer)
+            ),
+        ));
+    }
+}
+
+/// JSON type of an `enum` value; `null` only makes the type optional.
+fn value_kind(value: &Value) -> Option<&'static str> {
+    match value {
+        Value::Null => None,
+        Value::Bool(_) => Some("boolean"),
+        Value::Number(_) => Some("number"),
+        Value::String(_) => Some("string"),
+        Value::Array(_) => Some("array"),
+        Value::Object(_) => Some("object"),
+    }
+}
+
+/// Two properties that typify turns into one Rust field name would produce a
+/// struct that does not compile.
+fn field_collisions(node: &Node<'_>, problems: &mut Vec<Problem>) {
+    let Some(props) = node.schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    let mut seen: BTreeMap<String, &str> = BTreeMap::new();
+    // typify adds a flattened `extra` field for a schema-valued
+    // `additionalProperties`.
+    if node
+        .schema
+        .get("additionalProperties")
+        .is_some_and(|v| !v.is_boolean())
+    {
+        seen.insert("extra".into(), "additionalProperties");
+    }
+    // typify drops properties whose schema is `false`.
+    for name in props.iter().filter(|(_, v)| **v != Value::Bool(false)).map(|(k, _)| k) {
+        let field = naming::field_name(name);
+        if let Some(first) = seen.get(&field) {
+            problems.push(Problem::new(
+                child_pointer(&child_pointer(&node.pointer, "properties"), name),
+                format!(
+                    "properties `{first}` and `{name}` at `{}` both become the Rust field `{field}`",
+                    display(&node.pointer)
+                ),
+            ));
+        } else {
+            seen.insert(field, name);
+        }
+    }
+}
+
+/// A `oneOf`/`anyOf` whose branches differ by a `const` property is only
+/// typed as a serde-tagged enum when every branch is an inline object that
+/// requires the same property with a distinct string `const`. Otherwise
+/// typify emits an untagged enum whose first matching branch wins, which
+/// picks the wrong branch whenever the shapes overlap (the `const` property
+/// becomes `serde_json::Value`).
+fn const_discriminated(root: &Value, node: &Node<'_>, keyword: &str, problems: &mut Vec<Problem>) {
+    // A single branch leaves nothing to tell apart.
+    let Some(branches) = node.schema.get(keyword).and_then(Value::as_array) else {
+        return;
+    };
+    if branches.len() < 2 {
+        return;
+    }
+    let resolved: Vec<Option<&Map<String, Value>>> = branches
+        .iter()
+        .map(|b| resolve_branch(root, b).and_then(Value::as_object))
+        .collect();
+    let has_const = resolved
+        .iter()
+        .flatten()
+        .any(|b| !const_properties(b).is_empty());
+    if !has_const || is_tagged(branches) {
+        return;
+    }
+    problems.push(Problem::new(
+        child_pointer(&node.pointer, keyword),
+        format!(
+            "`{keyword}` at `{}` tells its branches apart by `const` values, which typify only maps to a tagged enum when every branch is an inline object requiring the same property with a distinct string `const`",
+            display(&node.pointer)
+        ),
+    ));
+}
+
+/// Whether all branches are inline objects sharing a required string-`const`
+/// property with distinct values.
+fn is_tagged(branches: &[Value]) -> bool {
+    let objects: Option<Vec<&Map<String, Value>>> = branches
+        .iter()
+        .map(|b| b.as_object().filter(|o| !o.contains_key("$ref")))
+        .collect();
+    let Some(objects) = objects else {
+        return false;
+    };
+    const_properties(objects[0]).into_iter().any(|(tag, _)| {
+        let mut values = BTreeSet::new();
+        objects.iter().all(|branch| {
+            is_required(branch, tag) && string_const(branch, tag).is_some_and(|v| values.insert(v))
+        })
+    })
+}
+
+fn string_const<'a>(schema: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
+    const_properties(schema)
+        .into_iter()
+        .find(|(prop, _)| *prop == name)?
+        .1
+        .as_str()
+}
+
+/// Properties of an object schema pinned to one value by `const` or a
+/// one-value `enum`.
+fn const_properties(schema: &Map<String, Value>) -> Vec<(&str, &Value)> {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    props
+        .iter()
+        .filter_map(|(name, prop)| {
+            let value = prop.get("const").or_else(|| match prop.get("enum")?.as_array()?.as_slice() {
+                [single] => Some(single),
+                _ => None,
+            })?;
+            Some((name.as_str(), value))
+        })
+        .collect()
+}
+
+fn is_required(schema: &Map<String, Value>, name: &str) -> bool {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|req| req.iter().any(|r| r.as_str() == Some(name)))
+}
+
+/// Follows `$ref`s of a branch (a few hops, cycles give up).
+fn resolve_branch<'a>(root: &'a Value, branch: &'a Value) -> Option<&'a Value> {
+    let mut current = branch;
+    for _ in 0..8 {
+        match current.get("$ref").and_then(Value::as_str) {
+            Some(target) => current = resolve(root, target)?,
+            None => return Some(current),
+        }
+    }
+    None
+}
+
+/// typify turns an `anyOf` whose branches can match the same non-object
+/// value into a struct of flattened `Option`s, which serde cannot fill from
+/// a string, number or array (e.g. `anyOf` of two string schemas).
+fn overlapping_any_of(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>) {
+    let Some(branches) = node.schema.get("anyOf").and_then(Value::as_array) else {
+        return;
+    };
+    let mut seen = BTreeSet::new();
+    let mut shared = BTreeSet::new();
+    for branch in branches {
+        for kind in branch_kinds(root, branch) {
+            if !seen.insert(kind) {
+                shared.insert(kind);
+            }
+        }
+    }
+    if shared.is_empty() {
+        return;
+    }
+    let shared = shared.into_iter().collect::<Vec<_>>().join("`, `");
+    problems.push(Problem::new(
+        child_pointer(&node.pointer, "anyOf"),
+        format!(
+            "`anyOf` at `{}` has several branches of type `{shared}`: typify cannot type overlapping non-object branches (merge them, or use `oneOf`)",
+            display(&node.pointer)
+        ),
+    ));
+}
+
+/// Non-object, non-null JSON types a branch may match (`integer` counts as
+/// `number`); empty when unknown.
+fn branch_kinds(root: &Value, branch: &Value) -> BTreeSet<&'static str> {
+    let Some(schema) = resolve_branch(root, branch).and_then(Value::as_object) else {
+        return BTreeSet::new();
+    };
+    let kinds: BTreeSet<&'static str> = match schema.get("type") {
+        Some(Value::String(t)) => type_kind(t).into_iter().collect(),
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).filter_map(type_kind).collect(),
+        _ => {
+            let values = schema.get("const").into_iter().chain(
+                schema
+                    .get("enum")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten(),
+            );
+            values.filter_map(value_kind).collect()
+        }
+    };
+    kinds.into_iter().filter(|k| *k != "object").collect()
+}
+
+fn type_kind(name: &str) -> Option<&'static str> {
+    match name {
+        "string" => Some("string"),
+        "integer" | "number" => Some("number"),
+        "boolean" => Some("boolean"),
+        "array" => Some("array"),
+        "object" => Some("object"),
+        _ => None,
+    }
+}
+
+/// typify names types after the root name, `$defs` keys and `title`s, and
+/// silently reuses the first type when two different schemas share a name.
+fn check_type_names(root: &Value, nodes: &[Node<'_>], root_name: &str, problems: &mut Vec<Problem>) {
+    let mut seen: BTreeMap<String, (String, &Value)> = BTreeMap::new();
+    seen.insert(naming::type_name(root_name), ("the root type".into(), root));
+    for (pointer, source, schema) in named_schemas(root, nodes) {
+        let name = naming::type_name(&source);
+        match seen.get(&name) {
+            Some((first, other)) if *other != schema => problems.push(Problem::new(
+                &pointer,
+                format!(
+                    "{} at `{pointer}` and {first} both become the Rust type `{name}`: typify would merge the two different schemas into one type",
+                    describe(&pointer, &source)
+                ),
+            )),
+            Some(_) => {}
+            None => {
+                let first = format!("{} at `{pointer}`", describe(&pointer, &source));
+                seen.insert(name, (first, schema));
+            }
+        }
+    }
+}
+
+/// `(pointer, name source, schema)` of every schema typify names: the root
+/// definitions by key, every other (non-`$ref`) schema with a `title`.
+fn named_schemas<'a>(root: &'a Value, nodes: &[Node<'a>]) -> Vec<(String, String, &'a Value)> {
+    let mut out = Vec::new();
+    for map in ["$defs", "definitions"] {
+        let defs = root.get(map).and_then(Value::as_object).into_iter().flatten();
+        out.extend(defs.map(|(key, schema)| (child_pointer(&format!("/{map}"), key), key.clone(), schema)));
+    }
+    let defs: BTreeSet<&String> = out.iter().map(|(p, _, _)| p).collect();
+    let titled = nodes
+        .iter()
+        .filter(|n| !n.pointer.is_empty() && !defs.contains(&n.pointer) && defines_type(n.schema))
+        .filter_map(|n| {
+            let title = n.schema.get("title")?.as_str()?;
+            Some((n.pointer.clone(), title.to_string(), root.pointer(&n.pointer)?))
+        })
+        .collect::<Vec<_>>();
+    out.extend(titled);
+    out
+}
+
+/// Whether typify emits a named type (struct, enum or constrained newtype)
+/// for a schema, rather than a plain `String`, `Vec`, map or number, so a
+/// `title` on a plain property schema does not count.
+fn defines_type(schema: &Map<String, Value>) -> bool {
+    const NAMED: &[&str] = &[
+        "properties",
+        "enum",
+        "oneOf",
+        "anyOf",
+        "allOf",
+        "patternProperties",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "not",
+    ];
+    !schema.contains_key("$ref") && NAMED.iter().any(|k| schema.contains_key(*k))
+}
+
+fn describe(pointer: &str, source: &str) -> String {
+    if pointer.starts_with("/$defs/") || pointer.starts_with("/definitions/") {
+        format!("definition `{source}`")
+    } else {
+        format!("title `{source}`")
+    }
+}
+
+/// Pointer as shown in messages: the root's empty pointer reads as `#`.
+fn display(pointer: &str) -> &str {
+    if pointer.is_empty() { "#" } else { pointer }
+}

@@ -1,0 +1,283 @@
+//! Points typify's output at the runtime crate's re-exports.
+//!
+//! typify emits `::serde::..`, `::serde_json::..` and `::regress::..` paths,
+//! which would force every crate using a contract to depend on those crates
+//! directly. We reroute them through `<runtime>::__private`, and tell serde's
+//! derives where serde lives with `#[serde(crate = "..")]`.
+
+use proc_macro2::{TokenStream, TokenTree};
+use quote::{ToTokens, quote};
+use syn::punctuated::Punctuated;
+use syn::visit_mut::{self, VisitMut};
+use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Meta, Path, Token};
+
+/// Crates whose paths are rerouted through `<runtime>::__private`.
+const REROUTED: &[&str] = &["serde", "serde_json", "regress"];
+
+/// Crates the generated code must not name directly once rewritten.
+const FORBIDDEN: &[&str] = &["serde", "serde_json", "regress", "chrono", "uuid"];
+
+/// `#[serde(..)]` keys whose string value is a Rust path (the rest are data:
+/// `rename = "serde_json::x"` names a JSON property and must stay as is).
+const PATH_KEYS: &[&str] = &[
+    "default",
+    "skip_serializing_if",
+    "serialize_with",
+    "deserialize_with",
+    "with",
+    "from",
+    "try_from",
+    "into",
+];
+
+/// Rewrites every path of `file` that starts with a rerouted crate (with or
+/// without leading `::`) to `<runtime>::__private::<crate>::..`, and adds
+/// `#[serde(crate = "<runtime>::__private::serde")]` to serde-derived items.
+pub(crate) fn reroute(file: &mut syn::File, runtime: &Path) {
+    let mut private = runtime.clone();
+    private.segments.push(syn::parse_quote!(__private));
+    let serde_crate = format!("{}::serde", compact(&private));
+    Rerouter {
+        private,
+        serde_crate,
+    }
+    .visit_file_mut(file);
+}
+
+struct Rerouter {
+    private: Path,
+    serde_crate: String,
+}
+
+impl Rerouter {
+    /// Prefixes `path` with `<runtime>::__private` if it names a rerouted
+    /// crate. Single-segment paths (`serde` in `#[serde(..)]`) are left alone.
+    fn reroute_path(&self, path: &mut Path) -> bool {
+        let names_crate = path.segments.len() > 1
+            && REROUTED.iter().any(|c| path.segments[0].ident == c);
+        if names_crate {
+            let mut rerouted = self.private.clone();
+            rerouted.segments.extend(std::mem::take(&mut path.segments));
+            *path = rerouted;
+        }
+        names_crate
+    }
+
+    /// Rewrites the paths listed in `#[derive(..)]`.
+    fn reroute_derive(&mut self, attr: &mut Attribute) {
+        let parser = Punctuated::<Path, Token![,]>::parse_terminated;
+        let Ok(mut paths) = attr.parse_args_with(parser) else {
+            return;
+        };
+        let mut changed = false;
+        for path in &mut paths {
+            changed |= self.reroute_path(path);
+        }
+        if changed {
+            set_args(attr, paths.to_token_stream());
+        }
+    }
+
+    /// Rewrites path-valued strings in `#[serde(..)]`, e.g.
+    /// `skip_serializing_if = "::serde_json::Map::is_empty"`.
+    fn reroute_serde(&mut self, attr: &mut Attribute) {
+        let parser = Punctuated::<Meta, Token![,]>::parse_terminated;
+        let Ok(mut metas) = attr.parse_args_with(parser) else {
+            return;
+        };
+        let mut changed = false;
+        for meta in &mut metas {
+            changed |= self.reroute_serde_value(meta);
+        }
+        if changed {
+            set_args(attr, metas.to_token_stream());
+        }
+    }
+
+    fn reroute_serde_value(&mut self, meta: &mut Meta) -> bool {
+        let Meta::NameValue(nv) = meta else {
+            return false;
+        };
+        let Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) = &mut nv.value
+        else {
+            return false;
+        };
+        if !PATH_KEYS.iter().any(|k| nv.path.is_ident(k)) {
+            return false;
+        }
+        // `from`/`into` hold types, the others function paths; a type parser
+        // accepts both spellings typify uses.
+        let Ok(mut ty) = lit.parse::<syn::Type>() else {
+            return false;
+        };
+        let before = ty.to_token_stream().to_string();
+        self.visit_type_mut(&mut ty);
+        let after = ty.to_token_stream().to_string();
+        if before == after {
+            return false;
+        }
+        *lit = LitStr::new(&after, lit.span());
+        true
+    }
+
+    /// Adds `#[serde(crate = ..)]` after the derive that pulls in serde.
+    fn add_serde_crate(&self, attrs: &mut Vec<Attribute>) {
+        let Some(index) = attrs.iter().position(derives_serde) else {
+            return;
+        };
+        let krate = &self.serde_crate;
+        attrs.insert(index + 1, syn::parse_quote!(#[serde(crate = #krate)]));
+    }
+}
+
+impl VisitMut for Rerouter {
+    fn visit_path_mut(&mut self, path: &mut Path) {
+        self.reroute_path(path);
+        visit_mut::visit_path_mut(self, path);
+    }
+
+    // In `<T as ::serde::de::Error>::custom` the trait is the path's first `position`
+    // segments: prefixing the path must shift that boundary too.
+    fn visit_expr_path_mut(&mut self, expr: &mut syn::ExprPath) {
+        let before = expr.path.segments.len();
+        visit_mut::visit_expr_path_mut(self, expr);
+        if let Some(qself) = &mut expr.qself {
+            qself.position += expr.path.segments.len() - before;
+        }
+    }
+
+    fn visit_type_path_mut(&mut self, ty: &mut syn::TypePath) {
+        let before = ty.path.segments.len();
+        visit_mut::visit_type_path_mut(self, ty);
+        if let Some(qself) = &mut ty.qself {
+            qself.position += ty.path.segments.len() - before;
+        }
+    }
+
+    fn visit_attribute_mut(&mut self, attr: &mut Attribute) {
+        // Attribute arguments are opaque tokens to syn: parse the two kinds
+        // whose arguments carry paths.
+        if attr.path().is_ident("derive") {
+            self.reroute_derive(attr);
+        } else if attr.path().is_ident("serde") {
+            self.reroute_serde(attr);
+        }
+    }
+
+    fn visit_item_struct_mut(&mut self, item: &mut syn::ItemStruct) {
+        visit_mut::visit_item_struct_mut(self, item);
+        self.add_serde_crate(&mut item.attrs);
+    }
+
+    fn visit_item_enum_mut(&mut self, item: &mut syn::ItemEnum) {
+        visit_mut::visit_item_enum_mut(self, item);
+        self.add_serde_crate(&mut item.attrs);
+    }
+}
+
+/// Adds `Display` to typify's constrained-string newtypes (`pub struct X(String)` for a
+/// `minLength` or `pattern`), so a prompt template can print them as it prints a `String`.
+pub(crate) fn display_string_newtypes(file: &mut syn::File) {
+    let has_display: std::collections::BTreeSet<String> = file
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Impl(imp) if imp.trait_.as_ref().is_some_and(|(p, _)| {
+                p.segments.last().is_some_and(|s| s.ident == "Display")
+            }) => Some(imp.self_ty.to_token_stream().to_string()),
+            _ => None,
+        })
+        .collect();
+    let newtypes: Vec<syn::Ident> = file
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Struct(s) => match &s.fields {
+                syn::Fields::Unnamed(f)
+                    if f.unnamed.len() == 1
+                        && f.unnamed[0].ty.to_token_stream().to_string().ends_with("String") =>
+                {
+                    Some(s.ident.clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .filter(|ident| !has_display.contains(&ident.to_string()))
+        .collect();
+    for ident in newtypes {
+        file.items.push(syn::parse_quote! {
+            impl ::std::fmt::Display for #ident {
+                fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                    ::std::fmt::Display::fmt(&self.0, f)
+                }
+            }
+        });
+    }
+}
+
+/// Replaces the parenthesized arguments of a list attribute.
+fn set_args(attr: &mut Attribute, tokens: TokenStream) {
+    if let Meta::List(list) = &mut attr.meta {
+        list.tokens = tokens;
+    }
+}
+
+/// Whether `attr` is a derive of serde's `Serialize` or `Deserialize`.
+fn derives_serde(attr: &Attribute) -> bool {
+    let parser = Punctuated::<Path, Token![,]>::parse_terminated;
+    attr.path().is_ident("derive")
+        && attr.parse_args_with(parser).is_ok_and(|paths| {
+            paths.iter().any(|p| {
+                p.segments.iter().any(|s| s.ident == "serde")
+                    && p.segments
+                        .last()
+                        .is_some_and(|s| s.ident == "Serialize" || s.ident == "Deserialize")
+            })
+        })
+}
+
+/// `::a::b` without the spaces `to_string` puts around `::`.
+fn compact(path: &Path) -> String {
+    quote!(#path).to_string().replace(' ', "")
+}
+
+/// Names of crates the rewritten code still reaches directly (a path
+/// `crate::..` or `::crate::..` not under `__private`), for a final check.
+pub(crate) fn direct_crate_uses(tokens: TokenStream) -> Vec<String> {
+    let mut found = Vec::new();
+    scan(tokens, &mut found);
+    found.sort();
+    found.dedup();
+    found
+}
+
+fn scan(tokens: TokenStream, found: &mut Vec<String>) {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    for (i, tree) in trees.iter().enumerate() {
+        match tree {
+            TokenTree::Group(group) => scan(group.stream(), found),
+            TokenTree::Ident(ident) => {
+                let name = ident.to_string();
+                let starts_path = is_path_sep(&trees[i + 1..]);
+                let under_private = i >= 3
+                    && is_path_sep(&trees[i - 2..])
+                    && matches!(&trees[i - 3], TokenTree::Ident(p) if p == "__private");
+                if FORBIDDEN.contains(&name.as_str()) && starts_path && !under_private {
+                    found.push(name);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether `trees` starts with `::`.
+fn is_path_sep(trees: &[TokenTree]) -> bool {
+    matches!(
+        trees,
+        [TokenTree::Punct(a), TokenTree::Punct(b), ..] if a.as_char() == ':' && b.as_char() == ':'
+    )
+}

@@ -1,0 +1,417 @@
+//! Schema text -> Rust types, through typify.
+
+extern crate proc_macro;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use proc_macro2::TokenStream;
+use quote::ToTokens;
+use schemars08::schema::RootSchema;
+use serde_json::Value;
+use typify_impl::{TypeDetails, TypeId, TypeSpace, TypeSpaceSettings};
+
+use crate::error::SchemaError;
+use crate::locate::locate;
+use crate::reject::{self, ContractKind};
+use crate::rewrite;
+use crate::walk;
+
+/// Options of [`generate_types_with`].
+#[derive(Clone, Debug)]
+pub struct TypeOptions {
+    /// Input contracts reserve the tool call's own top-level keys.
+    pub kind: ContractKind,
+    /// Path of the runtime crate whose `__private` module re-exports serde,
+    /// serde_json and regress (`::agent_core` unless `#[agent(crate = ..)]`).
+    pub runtime: syn::Path,
+}
+
+impl Default for TypeOptions {
+    /// An input contract using `::agent_core`.
+    fn default() -> Self {
+        Self {
+            kind: ContractKind::Input,
+            runtime: syn::parse_quote!(::agent_core),
+        }
+    }
+}
+
+/// The Rust types generated for one contract schema.
+#[derive(Clone, Debug)]
+pub struct GeneratedTypes {
+    /// All generated items: the root type, the types it uses, and typify's
+    /// helper modules (`error`, sometimes `defaults`) that the items name
+    /// through `self::`, so they must all land in the same module.
+    pub tokens: TokenStream,
+    /// The root type's name (the `root_name` given).
+    pub root_ident: syn::Ident,
+    /// The root object's top-level properties, in schema order.
+    pub properties: Vec<Property>,
+}
+
+/// One top-level property of the root object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Property {
+    /// Name in the JSON document.
+    pub json_name: String,
+    /// Name of the Rust field typify chose (e.g. `type_` for `type`).
+    pub rust_name: String,
+    /// Whether the schema's `required` lists it. A property with a `default`
+    /// is not required even though typify then types it without `Option`.
+    pub required: bool,
+    /// The property schema's `description`.
+    pub description: Option<String>,
+}
+
+/// [`generate_types_with`] for an input contract using `::agent_core`.
+pub fn generate_types(
+    schema_text: &str,
+    origin: &str,
+    root_name: &str,
+) -> Result<GeneratedTypes, Vec<SchemaError>> {
+    generate_types_with(schema_text, origin, root_name, &TypeOptions::default())
+}
+
+/// Parses a contract schema, rejects what typify cannot type faithfully
+/// (reporting every problem at once), and generates its Rust types with the
+/// root type named `root_name`.
+///
+/// `origin` is the schema file's display path, used in error messages. The
+/// output is deterministic: the same input gives the same tokens.
+pub fn generate_types_with(
+    schema_text: &str,
+    origin: &str,
+    root_name: &str,
+    options: &TypeOptions,
+) -> Result<GeneratedTypes, Vec<SchemaError>> {
+    let error = |pointer: &str, message: String| {
+        SchemaError::new(origin, pointer, message).at(locate(schema_text, pointer))
+    };
+    let schema = parse(schema_text, origin).map_err(|e| vec![e])?;
+    let mut problems: Vec<SchemaError> = reject::check(&schema, options.kind, root_name)
+        .into_iter()
+        .map(|p| error(&p.pointer, p.message))
+        .collect();
+    if !is_type_name(root_name) {
+        let message = format!("root type name `{root_name}` is not a PascalCase Rust identifier");
+        problems.insert(0, SchemaError::new(origin, "", message));
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let generated = run_typify(typify_input(schema.clone(), root_name), root_name)
+        .map_err(|message| vec![SchemaError::new(origin, "", message)])?;
+    finish(generated, &schema, &options.runtime)
+        .map_err(|message| vec![SchemaError::new(origin, "", message)])
+}
+
+/// Renders tokens as formatted Rust source (for goldens and debugging).
+///
+/// # Panics
+///
+/// Panics if `tokens` is not a sequence of Rust items, which
+/// [`GeneratedTypes::tokens`] always is.
+pub fn pretty(tokens: &TokenStream) -> String {
+    let file: syn::File = syn::parse2(tokens.clone()).expect("generated tokens are Rust items");
+    prettyplease::unparse(&file)
+}
+
+/// Parses the schema text, reporting errors as `origin:line:col`.
+fn parse(text: &str, origin: &str) -> Result<Value, SchemaError> {
+    serde_json::from_str(text).map_err(|e| {
+        let full = e.to_string();
+        // serde_json appends " at line L column C", which we show as a prefix.
+        let message = full.rsplit_once(" at line ").map_or(full.as_str(), |(m, _)| m);
+        let excerpt = excerpt(text, e.line());
+        let message = format!("invalid JSON: {message}{excerpt}");
+        SchemaError::new(origin, "", message).at(Some((e.line(), e.column())))
+    })
+}
+
+/// ` (near `<line>`)` for a 1-based line, trimmed and shortened; empty if
+/// the line is blank or missing.
+fn excerpt(text: &str, line: usize) -> String {
+    const MAX: usize = 60;
+    let Some(content) = text.lines().nth(line.saturating_sub(1)).map(str::trim) else {
+        return String::new();
+    };
+    if content.is_empty() {
+        return String::new();
+    }
+    let short: String = content.chars().take(MAX).collect();
+    let ellipsis = if content.chars().count() > MAX { "..." } else { "" };
+    format!(" (near `{short}{ellipsis}`)")
+}
+
+/// Whether typify will name the root type exactly `name`.
+fn is_type_name(name: &str) -> bool {
+    syn::parse_str::<syn::Ident>(name).is_ok() && crate::naming::type_name(name) == name
+}
+
+/// The copy of the schema given to typify: schemars 0.8 reads draft 7, so
+/// `$defs` move to `definitions`; the root is titled `root_name` (typify's
+/// name source); and formats typify would type with chrono or uuid are
+/// dropped so the output needs no such dependency (they stay strings; the
+/// original schema still validates them).
+fn typify_input(mut schema: Value, root_name: &str) -> Value {
+    let pointers: Vec<String> = walk::walk(&schema)
+        .nodes
+        .iter()
+        .map(|node| node.pointer.clone())
+        .collect();
+    for pointer in pointers {
+        if let Some(Value::Object(node)) = schema.pointer_mut(&pointer) {
+            adapt_node(node);
+        }
+    }
+    let Value::Object(root) = &mut schema else {
+        return schema;
+    };
+    if let Some(Value::Object(defs)) = root.remove("$defs") {
+        let definitions = root
+            .entry("definitions")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if let Value::Object(definitions) = definitions {
+            // Same-named entries were checked to be identical.
+            definitions.extend(defs);
+        }
+    }
+    root.insert("title".into(), Value::from(root_name));
+    schema
+}
+
+/// Per-node rewrites of [`typify_input`].
+fn adapt_node(node: &mut serde_json::Map<String, Value>) {
+    if let Some(Value::String(target)) = node.get_mut("$ref")
+        && let Some(name) = target.strip_prefix("#/$defs/")
+    {
+        *target = format!("#/definitions/{name}");
+    }
+    if let Some(Value::String(format)) = node.get("format")
+        && matches!(format.as_str(), "date" | "date-time" | "uuid")
+    {
+        node.remove("format");
+    }
+}
+
+/// typify's output before post-processing. The code is text because
+/// tokens cannot leave the typify thread.
+struct Typified {
+    code: String,
+    root_name: String,
+    /// `(rust_name, description)` of the root struct's fields, if a struct.
+    fields: Option<Vec<(String, Option<String>)>>,
+}
+
+/// Stack of the typify thread used outside proc macros.
+const TYPIFY_STACK: usize = 64 << 20;
+
+/// Runs typify; its errors and panics become messages.
+///
+/// typify recurses once per schema level with large frames (about 60 KiB
+/// each in debug builds, which is how proc-macro dependencies are built).
+/// Inside a proc macro, tokens can only be made on the macro's own thread,
+/// which rustc gives 8 MiB: enough for [`walk::MAX_DEPTH`] levels. Elsewhere
+/// (build scripts, tests on 2 MiB threads) we run typify on a thread of its
+/// own with a generous stack.
+fn run_typify(input: Value, root_name: &str) -> Result<Typified, String> {
+    if proc_macro::is_available() {
+        return typify(input, root_name);
+    }
+    let root_name = root_name.to_string();
+    let stack = std::env::var("TYPIFY_STACK").ok().and_then(|s| s.parse().ok()).unwrap_or(TYPIFY_STACK);
+    std::thread::Builder::new()
+        .name("typify".into())
+        .stack_size(stack)
+        .spawn(move || typify(input, &root_name))
+        .map_err(|e| format!("cannot start the typify thread: {e}"))?
+        .join()
+        .unwrap_or_else(|panic| Err(format!("typify failed on this schema: {}", panic_message(&*panic))))
+}
+
+/// Runs typify on the current thread.
+fn typify(input: Value, root_name: &str) -> Result<Typified, String> {
+    let root: RootSchema = serde_json::from_value(input)
+        .map_err(|e| format!("schema does not have the shape of a JSON Schema: {e}"))?;
+    let mut settings = TypeSpaceSettings::default();
+    settings
+        .with_struct_builder(false)
+        .with_derive("PartialEq".into())
+        // Sorted maps serialize deterministically (rendered prompts, goldens).
+        .with_map_type("::std::collections::BTreeMap");
+    // typify still panics on some schemas the rules do not foresee; a panic
+    // must not take down the proc macro.
+    catch_unwind(AssertUnwindSafe(|| {
+        let mut space = TypeSpace::new(&settings);
+        let root_id = space
+            .add_root_schema(root)
+            .map_err(|e| format!("typify cannot type this schema: {}", first_line(&e.to_string())))?
+            .ok_or_else(|| "typify produced no root type".to_string())?;
+        describe(&space, &root_id, root_name)
+    }))
+    .unwrap_or_else(|panic| Err(format!("typify failed on this schema: {}", panic_message(&*panic))))
+}
+
+/// Collects what later steps need from the type space.
+fn describe(space: &TypeSpace, root_id: &TypeId, root_name: &str) -> Result<Typified, String> {
+    if space.uses_chrono() || space.uses_uuid() {
+        return Err("internal error: generated types need chrono or uuid".into());
+    }
+    let root = space
+        .get_type(root_id)
+        .map_err(|e| format!("internal error: {e}"))?;
+    let fields = match root.details() {
+        TypeDetails::Struct(details) => Some(
+            details
+                .properties_info()
+                .map(|p| (p.name.to_string(), p.description.map(str::to_string)))
+                .collect(),
+        ),
+        _ => None,
+    };
+    let name = root.name();
+    if name != root_name {
+        return Err(format!("typify named the root type `{name}` instead of `{root_name}`"));
+    }
+    Ok(Typified {
+        code: space.to_stream().to_string(),
+        root_name: name,
+        fields,
+    })
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default().trim_end_matches(':')
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    let text = panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("unknown panic");
+    first_line(text).chars().take(200).collect()
+}
+
+/// Reroutes crate paths, checks the result and lists the root properties.
+fn finish(
+    typified: Typified,
+    schema: &Value,
+    runtime: &syn::Path,
+) -> Result<GeneratedTypes, String> {
+    let mut file: syn::File = syn::parse_str(&typified.code)
+        .map_err(|e| format!("internal error: typify output does not parse: {e}"))?;
+    rewrite::reroute(&mut file, runtime);
+    rewrite::display_string_newtypes(&mut file);
+    check_items(&file)?;
+    let root_ident = syn::Ident::new(&typified.root_name, proc_macro2::Span::call_site());
+    let properties = match &typified.fields {
+        Some(fields) => properties(schema, fields, root_struct(&file, &root_ident)?)?,
+        None => Vec::new(),
+    };
+    Ok(GeneratedTypes {
+        tokens: file.into_token_stream(),
+        root_ident,
+        properties,
+    })
+}
+
+/// Catches what would only fail when the user's crate compiles.
+fn check_items(file: &syn::File) -> Result<(), String> {
+    let direct = rewrite::direct_crate_uses(file.to_token_stream());
+    if !direct.is_empty() {
+        return Err(format!(
+            "internal error: generated code still names `{}` directly",
+            direct.join("`, `")
+        ));
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for item in &file.items {
+        let ident = match item {
+            syn::Item::Struct(s) => &s.ident,
+            syn::Item::Enum(e) => &e.ident,
+            syn::Item::Mod(m) => &m.ident,
+            _ => continue,
+        };
+        if !names.insert(ident.to_string()) {
+            return Err(format!(
+                "the Rust type `{ident}` would be generated twice: rename a `$defs` entry or `title`"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn root_struct<'a>(file: &'a syn::File, ident: &syn::Ident) -> Result<&'a syn::ItemStruct, String> {
+    file.items
+        .iter()
+        .find_map(|item| match item {
+            syn::Item::Struct(s) if s.ident == *ident => Some(s),
+            _ => None,
+        })
+        .ok_or_else(|| format!("internal error: no struct `{ident}` in typify output"))
+}
+
+/// The root's properties in schema order: names and descriptions come from
+/// typify's struct details, the JSON-name mapping from the emitted
+/// `#[serde(rename)]` (typify keeps it private), `required` from the schema.
+fn properties(
+    schema: &Value,
+    fields: &[(String, Option<String>)],
+    root: &syn::ItemStruct,
+) -> Result<Vec<Property>, String> {
+    let renames = json_names(root);
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let declared = schema.get("properties").and_then(Value::as_object);
+    // Required names without a schema are fields too; typify drops `false`.
+    let names = declared
+        .into_iter()
+        .flatten()
+        .filter(|(_, s)| **s != Value::Bool(false))
+        .map(|(name, _)| name.as_str())
+        .chain(required.iter().copied().filter(|r| !declared.is_some_and(|d| d.contains_key(*r))));
+    names
+        .map(|json_name| {
+            let (rust_name, description) = renames
+                .iter()
+                .find(|(_, json)| json == json_name)
+                .and_then(|(rust, _)| fields.iter().find(|(name, _)| name == rust))
+                .ok_or_else(|| format!("internal error: no field for property `{json_name}`"))?;
+            Ok(Property {
+                json_name: json_name.to_string(),
+                rust_name: rust_name.clone(),
+                required: required.contains(&json_name),
+                description: description.clone(),
+            })
+        })
+        .collect()
+}
+
+/// `(rust_name, json_name)` of the struct's non-flattened fields.
+fn json_names(root: &syn::ItemStruct) -> Vec<(String, String)> {
+    root.fields
+        .iter()
+        .filter_map(|field| {
+            let rust = syn::ext::IdentExt::unraw(field.ident.as_ref()?).to_string();
+            let mut json = Some(rust.clone());
+            for attr in field.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+                // Unknown keys are skipped, not errors: only two matter here.
+                let _ = attr.parse_nested_meta(|meta| {
+                    if meta.path.is_ident("rename") {
+                        json = Some(meta.value()?.parse::<syn::LitStr>()?.value());
+                    } else if meta.path.is_ident("flatten") {
+                        json = None;
+                    } else if meta.input.peek(syn::Token![=]) {
+                        meta.value()?.parse::<syn::Expr>()?;
+                    }
+                    Ok(())
+                });
+            }
+            Some((rust, json?))
+        })
+        .collect()
+}

@@ -1,0 +1,431 @@
+//! Each rejection rule, on the smallest schema that triggers it, plus the
+//! accepted look-alikes that must keep working.
+
+use agent_codegen::{ContractKind, SchemaError, TypeOptions, generate_types, generate_types_with};
+use serde_json::{Value, json};
+
+/// Wraps `property` as the root's only (required) property `x`.
+fn with_property(property: Value) -> Value {
+    json!({ "type": "object", "required": ["x"], "properties": { "x": property } })
+}
+
+fn errors(schema: &Value) -> Vec<SchemaError> {
+    let text = serde_json::to_string_pretty(schema).unwrap();
+    match generate_types(&text, "test.schema.json", "Root") {
+        Ok(_) => panic!("schema was accepted: {text}"),
+        Err(errors) => errors,
+    }
+}
+
+/// Asserts exactly one error, at `pointer`, whose message contains `needle`.
+fn rejects(schema: Value, pointer: &str, needle: &str) {
+    let errors = errors(&schema);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(errors[0].pointer, pointer, "{errors:#?}");
+    assert!(errors[0].message.contains(needle), "{errors:#?}");
+}
+
+fn accepts(schema: Value) {
+    let text = serde_json::to_string_pretty(&schema).unwrap();
+    if let Err(errors) = generate_types(&text, "test.schema.json", "Root") {
+        panic!("schema was rejected: {errors:#?}");
+    }
+}
+
+#[test]
+fn conditional_keywords() {
+    let schema = with_property(json!({
+        "type": "object",
+        "properties": { "a": { "type": "string" } },
+        "if": { "properties": { "a": { "const": "k" } } },
+        "then": { "required": ["b"] },
+        "else": { "required": ["c"] }
+    }));
+    let errors = errors(&schema);
+    let pointers: Vec<&str> = errors.iter().map(|e| e.pointer.as_str()).collect();
+    assert_eq!(
+        pointers,
+        ["/properties/x/if", "/properties/x/then", "/properties/x/else"]
+    );
+    assert_eq!(
+        errors[0].message,
+        "unsupported schema keyword `if` at `/properties/x`: typify cannot type conditional schemas (it panics on them)"
+    );
+}
+
+#[test]
+fn unsupported_keywords() {
+    let cases = [
+        ("prefixItems", json!({ "type": "array", "prefixItems": [{ "type": "string" }] })),
+        ("unevaluatedProperties", json!({ "type": "object", "unevaluatedProperties": false })),
+        ("unevaluatedItems", json!({ "type": "array", "unevaluatedItems": false })),
+        ("dependentSchemas", json!({ "type": "object", "dependentSchemas": { "a": {} } })),
+        ("contains", json!({ "type": "array", "items": { "type": "string" }, "contains": { "const": "a" } })),
+        ("$dynamicRef", json!({ "$dynamicRef": "#node" })),
+        ("$dynamicAnchor", json!({ "type": "string", "$dynamicAnchor": "node" })),
+    ];
+    for (keyword, property) in cases {
+        rejects(
+            with_property(property),
+            &format!("/properties/x/{keyword}"),
+            &format!("unsupported schema keyword `{keyword}` at `/properties/x`"),
+        );
+    }
+}
+
+#[test]
+fn keyword_names_used_as_property_names_are_data() {
+    // A property called `if` is not the `if` keyword.
+    accepts(json!({
+        "type": "object",
+        "properties": { "if": { "type": "string" }, "contains": { "type": "integer" } },
+        "default": { "if": 1 }
+    }));
+}
+
+#[test]
+fn schema_valued_dependencies() {
+    rejects(
+        with_property(json!({ "type": "object", "dependencies": { "a": { "required": ["b"] } } })),
+        "/properties/x/dependencies",
+        "`dependencies` with schema values",
+    );
+    // The array form only constrains presence: the Option fields stay right.
+    accepts(with_property(json!({
+        "type": "object",
+        "properties": { "a": { "type": "string" }, "b": { "type": "string" } },
+        "dependencies": { "a": ["b"] },
+        "dependentRequired": { "b": ["a"] }
+    })));
+}
+
+#[test]
+fn external_ref() {
+    rejects(
+        with_property(json!({ "$ref": "https://example.com/thing.json" })),
+        "/properties/x/$ref",
+        "external `$ref` `https://example.com/thing.json` at `/properties/x` is not supported: contracts are self-contained",
+    );
+    rejects(
+        with_property(json!({ "$ref": "other.json#/$defs/a" })),
+        "/properties/x/$ref",
+        "external `$ref`",
+    );
+}
+
+#[test]
+fn local_refs_must_name_a_definition() {
+    let deep = json!({
+        "type": "object",
+        "properties": { "x": { "$ref": "#/$defs/a/properties/b" } },
+        "$defs": { "a": { "type": "object", "properties": { "b": { "type": "string" } } } }
+    });
+    rejects(deep, "/properties/x/$ref", "must point directly at a definition");
+    rejects(
+        with_property(json!({ "$ref": "#/$defs/missing" })),
+        "/properties/x/$ref",
+        "points at a missing definition",
+    );
+    rejects(
+        with_property(json!({ "$ref": "#anchor" })),
+        "/properties/x/$ref",
+        "must point directly at a definition",
+    );
+}
+
+#[test]
+fn accepted_refs() {
+    accepts(json!({
+        "type": "object",
+        "properties": {
+            "a": { "$ref": "#/$defs/A", "description": "sibling keywords are fine" },
+            "b": { "$ref": "#/definitions/B" },
+            "c": { "$ref": "#/$defs/with~1slash" },
+            "me": { "$ref": "#" }
+        },
+        "$defs": {
+            "A": { "type": "string", "enum": ["p", "q"] },
+            "with/slash": { "type": "integer" }
+        },
+        "definitions": { "B": { "type": "boolean" } }
+    }));
+}
+
+#[test]
+fn nested_id() {
+    rejects(
+        with_property(json!({ "$id": "https://example.com/x", "type": "string" })),
+        "/properties/x/$id",
+        "nested `$id` at `/properties/x`",
+    );
+}
+
+#[test]
+fn pattern_properties_next_to_properties() {
+    rejects(
+        json!({
+            "type": "object",
+            "properties": { "a": { "type": "string" } },
+            "patternProperties": { "^x-": { "type": "integer" } }
+        }),
+        "/patternProperties",
+        "`patternProperties` at `#` is only supported alone",
+    );
+    // Without `additionalProperties: false` typify's key check is stricter
+    // than the schema.
+    rejects(
+        with_property(json!({ "type": "object", "patternProperties": { "^x-": { "type": "integer" } } })),
+        "/properties/x/patternProperties",
+        "is only supported alone",
+    );
+    accepts(with_property(json!({
+        "type": "object",
+        "patternProperties": { "^x-": { "type": "integer" } },
+        "additionalProperties": false
+    })));
+}
+
+#[test]
+fn open_tuple_items() {
+    let tuple = |extra: Value| {
+        let mut schema = json!({ "type": "array", "items": [{ "type": "string" }, { "type": "integer" }] });
+        schema.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        with_property(schema)
+    };
+    rejects(tuple(json!({})), "/properties/x/items", "tuple-form `items`");
+    accepts(tuple(json!({ "minItems": 2, "maxItems": 2 })));
+}
+
+#[test]
+fn mixed_type_enum() {
+    rejects(
+        with_property(json!({ "enum": ["a", 1] })),
+        "/properties/x/enum",
+        "`enum` at `/properties/x` mixes value types (`number`, `string`)",
+    );
+    accepts(with_property(json!({ "enum": ["a", "b", null] })));
+}
+
+#[test]
+fn colliding_field_names() {
+    rejects(
+        json!({ "type": "object", "properties": { "a-b": { "type": "string" }, "a_b": { "type": "integer" } } }),
+        "/properties/a_b",
+        "properties `a-b` and `a_b` at `#` both become the Rust field `a_b`",
+    );
+    rejects(
+        json!({
+            "type": "object",
+            "properties": { "extra": { "type": "string" } },
+            "additionalProperties": { "type": "integer" }
+        }),
+        "/properties/extra",
+        "properties `additionalProperties` and `extra`",
+    );
+}
+
+fn tagged(kind_a: Value, kind_b: Value, required: Value) -> Value {
+    with_property(json!({ "oneOf": [
+        { "type": "object", "required": required.clone(),
+          "properties": { "kind": kind_a, "a": { "type": "string" } } },
+        { "type": "object", "required": required,
+          "properties": { "kind": kind_b, "b": { "type": "integer" } } }
+    ]}))
+}
+
+#[test]
+fn const_discriminated_one_of() {
+    // Integer tags: typify falls back to an untagged enum.
+    rejects(
+        tagged(json!({ "const": 1 }), json!({ "const": 2 }), json!(["kind"])),
+        "/properties/x/oneOf",
+        "`oneOf` at `/properties/x` tells its branches apart by `const` values",
+    );
+    // Tag not required: same.
+    rejects(
+        tagged(json!({ "const": "A" }), json!({ "const": "B" }), json!([])),
+        "/properties/x/oneOf",
+        "tells its branches apart",
+    );
+    // Same tag value twice.
+    rejects(
+        tagged(json!({ "const": "A" }), json!({ "const": "A" }), json!(["kind"])),
+        "/properties/x/oneOf",
+        "tells its branches apart",
+    );
+    // Branches through `$ref`: typify makes an untagged enum of the structs.
+    rejects(
+        json!({
+            "type": "object",
+            "properties": { "x": { "oneOf": [{ "$ref": "#/$defs/A" }, { "$ref": "#/$defs/B" }] } },
+            "$defs": {
+                "A": { "type": "object", "required": ["kind"], "properties": { "kind": { "const": "A" } } },
+                "B": { "type": "object", "required": ["kind"], "properties": { "kind": { "const": "B" } } }
+            }
+        }),
+        "/properties/x/oneOf",
+        "tells its branches apart",
+    );
+}
+
+#[test]
+fn string_tagged_one_of_becomes_a_tagged_enum() {
+    for (a, b) in [
+        (json!({ "const": "A" }), json!({ "const": "B" })),
+        (json!({ "type": "string", "enum": ["A"] }), json!({ "type": "string", "enum": ["B"] })),
+    ] {
+        let text = tagged(a, b, json!(["kind"])).to_string();
+        let generated = generate_types(&text, "test.schema.json", "Root").unwrap();
+        let code = agent_codegen::pretty(&generated.tokens);
+        assert!(code.contains(r#"#[serde(tag = "kind")]"#), "{code}");
+    }
+}
+
+#[test]
+fn overlapping_any_of() {
+    rejects(
+        with_property(json!({ "anyOf": [{ "type": "string", "format": "uri" }, { "type": "string", "minLength": 3 }] })),
+        "/properties/x/anyOf",
+        "`anyOf` at `/properties/x` has several branches of type `string`",
+    );
+    rejects(
+        with_property(json!({ "anyOf": [{ "type": "integer" }, { "type": "number" }] })),
+        "/properties/x/anyOf",
+        "of type `number`",
+    );
+    // Distinct types, nullable, objects: typify types these faithfully.
+    accepts(with_property(json!({ "anyOf": [{ "type": "string" }, { "type": "integer" }] })));
+    accepts(with_property(json!({ "anyOf": [{ "type": "string" }, { "type": "null" }] })));
+    accepts(with_property(json!({ "anyOf": [
+        { "type": "object", "properties": { "a": { "type": "string" } } },
+        { "type": "object", "properties": { "b": { "type": "string" } } }
+    ]})));
+}
+
+#[test]
+fn conflicting_type_names() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "a": { "title": "Item", "type": "object", "properties": { "x": { "type": "string" } } },
+            "b": { "title": "item", "type": "object", "properties": { "y": { "type": "integer" } } },
+            "c": { "$ref": "#/$defs/Root" }
+        },
+        "$defs": { "Root": { "type": "object", "properties": { "z": { "type": "string" } } } }
+    });
+    let errors = errors(&schema);
+    let messages: Vec<&str> = errors.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "definition `Root` at `/$defs/Root` and the root type both become the Rust type `Root`: typify would merge the two different schemas into one type",
+            "title `item` at `/properties/b` and title `Item` at `/properties/a` both become the Rust type `Item`: typify would merge the two different schemas into one type",
+        ]
+    );
+    // A title on a plain property schema names no type.
+    accepts(json!({
+        "type": "object",
+        "properties": {
+            "a": { "title": "Name", "type": "string" },
+            "b": { "title": "Name", "type": "integer" }
+        }
+    }));
+}
+
+#[test]
+fn root_must_be_an_object() {
+    for schema in [json!({ "type": "array" }), json!(true), json!({ "properties": {} })] {
+        rejects(schema, "", "schema root must be an object type");
+    }
+}
+
+#[test]
+fn reserved_keys_in_input_contracts() {
+    let schema = json!({
+        "type": "object",
+        "required": ["task", "run_identifier"],
+        "properties": { "task": { "type": "string" }, "context": { "type": "string" } }
+    });
+    let errors = errors(&schema);
+    let pointers: Vec<&str> = errors.iter().map(|e| e.pointer.as_str()).collect();
+    assert_eq!(pointers, ["/properties/task", "/properties/context", "/required/1"]);
+    assert_eq!(
+        errors[0].message,
+        "property `task` at `/properties/task` is reserved in input contracts: the tool call itself uses that key"
+    );
+
+    // Output contracts may use them.
+    let options = TypeOptions {
+        kind: ContractKind::Output,
+        ..TypeOptions::default()
+    };
+    let generated = generate_types_with(&schema.to_string(), "out.json", "Root", &options).unwrap();
+    assert_eq!(generated.properties.len(), 3);
+}
+
+#[test]
+fn root_name_must_be_a_type_name() {
+    let schema = json!({ "type": "object" }).to_string();
+    for name in ["root", "My Root", "Self", ""] {
+        let errors = generate_types(&schema, "x.json", name).unwrap_err();
+        assert!(errors[0].message.contains("is not a PascalCase Rust identifier"), "{errors:#?}");
+    }
+}
+
+#[test]
+fn all_problems_are_reported_together() {
+    let text = r#"{
+  "type": "object",
+  "properties": {
+    "task": { "type": "string" },
+    "x": { "if": {}, "then": {} },
+    "y": { "$ref": "https://example.com/y.json" },
+    "z": { "type": "array", "prefixItems": [] }
+  }
+}"#;
+    let errors = generate_types(text, "input.schema.json", "Root").unwrap_err();
+    let shown: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        shown,
+        [
+            "input.schema.json:4:5: property `task` at `/properties/task` is reserved in input contracts: the tool call itself uses that key",
+            "input.schema.json:5:12: unsupported schema keyword `if` at `/properties/x`: typify cannot type conditional schemas (it panics on them)",
+            "input.schema.json:5:22: unsupported schema keyword `then` at `/properties/x`: typify cannot type conditional schemas (it panics on them)",
+            "input.schema.json:6:12: external `$ref` `https://example.com/y.json` at `/properties/y` is not supported: contracts are self-contained",
+            "input.schema.json:7:31: unsupported schema keyword `prefixItems` at `/properties/z`: typify ignores it and types the array as `Vec<serde_json::Value>`",
+        ]
+    );
+}
+
+#[test]
+fn invalid_json_points_at_the_text() {
+    let text = "{\n  \"type\": \"object\"\n  \"properties\": {}\n}";
+    let errors = generate_types(text, "bad.json", "Root").unwrap_err();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].line_col, Some((3, 3)));
+    assert_eq!(
+        errors[0].to_string(),
+        "bad.json:3:3: invalid JSON: expected `,` or `}` (near `\"properties\": {}`)"
+    );
+}
+
+#[test]
+fn too_deep_schemas_are_rejected_without_overflow() {
+    // serde_json's recursion limit stops documents past 128 levels; below
+    // it, nested `not` chains still reach typify, so check one that fits.
+    let mut schema = json!({ "type": "string" });
+    for _ in 0..60 {
+        schema = json!({ "type": "array", "items": schema });
+    }
+    accepts(with_property(schema));
+    let deep = format!("{}1{}", "[".repeat(1000), "]".repeat(1000));
+    let errors = generate_types(&deep, "deep.json", "Root").unwrap_err();
+    assert!(errors[0].message.starts_with("invalid JSON: recursion limit exceeded"), "{errors:#?}");
+}
+
+#[test]
+fn display_without_position() {
+    let error = SchemaError::new("a.json", "/properties/x", "boom");
+    assert_eq!(error.to_string(), "a.json (at /properties/x): boom");
+    assert_eq!(SchemaError::new("a.json", "", "boom").to_string(), "a.json: boom");
+}

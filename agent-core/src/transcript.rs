@@ -1,0 +1,115 @@
+//! A readable record of a run: each message, tool call, retry error and rendered prompt under
+//! a header.
+
+use crate::model::{Message, Role};
+use serde_json::Value;
+use std::fmt;
+use std::sync::Mutex;
+
+/// One thing that happened.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A message of an agent's conversation.
+    Message {
+        /// Whose conversation.
+        agent: String,
+        /// The message.
+        message: Message,
+    },
+    /// A sub-agent's rendered user prompt.
+    RenderedPrompt {
+        /// The sub-agent.
+        agent: String,
+        /// The prompt.
+        prompt: String,
+    },
+    /// A call that broke a tool's input contract.
+    InputRetry {
+        /// Who called.
+        caller: String,
+        /// The tool.
+        tool: String,
+        /// The retry error sent back.
+        error: Value,
+    },
+    /// An answer that broke the agent's output contract.
+    OutputRetry {
+        /// The sub-agent.
+        agent: String,
+        /// The error sent back to it.
+        error: Value,
+    },
+}
+
+/// The events of a run, in order; shared by the runtime's tasks.
+#[derive(Debug, Default)]
+pub struct Transcript(Mutex<Vec<Event>>);
+
+impl Transcript {
+    /// Records an event.
+    pub fn push(&self, event: Event) {
+        self.lock().push(event);
+    }
+
+    /// A copy of the events so far.
+    pub fn events(&self) -> Vec<Event> {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl fmt::Display for Transcript {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for event in self.lock().iter() {
+            write!(f, "{event}")?;
+        }
+        Ok(())
+    }
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Message { agent, message } => write_message(f, agent, message),
+            Self::RenderedPrompt { agent, prompt } => {
+                writeln!(f, "=== [{agent}] rendered user prompt ===\n{prompt}\n")
+            }
+            Self::InputRetry { caller, tool, error } => writeln!(
+                f,
+                "=== [{caller}] retry error from {tool} (input contract) ===\n{}\n",
+                pretty(error)
+            ),
+            Self::OutputRetry { agent, error } => writeln!(
+                f,
+                "=== [{agent}] retry error (output contract) ===\n{}\n",
+                pretty(error)
+            ),
+        }
+    }
+}
+
+fn write_message(f: &mut fmt::Formatter<'_>, agent: &str, m: &Message) -> fmt::Result {
+    let role = match m.role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool result",
+    };
+    if !m.content.is_empty() || m.tool_calls.is_empty() {
+        writeln!(f, "=== [{agent}] {role} ===\n{}\n", m.content)?;
+    }
+    for call in &m.tool_calls {
+        let args = serde_json::from_str::<Value>(&call.arguments)
+            .map(|v| pretty(&v))
+            .unwrap_or_else(|_| call.arguments.clone());
+        writeln!(f, "=== [{agent}] tool call {} ===\n{args}\n", call.name)?;
+    }
+    Ok(())
+}

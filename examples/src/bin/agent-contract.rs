@@ -1,0 +1,160 @@
+//! `agent-contract`: the contracts compiled into this binary, from the command line.
+//!
+//! Exit codes: 0 success, 1 usage error (unknown agent, unreadable file), 2 the input broke the
+//! contract (the retry error JSON is on stdout).
+
+use agent_core::extract::extract_json;
+use agent_core::{DynAgent, Limits, PrepareError, ToolFormat};
+use agent_examples::agents;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::Read as _;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "agent-contract", about = "Inspect and exercise the agent contracts compiled into this binary")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print one agent name per line
+    List,
+    /// Print an agent's tool definition as JSON
+    Tool {
+        /// The agent's name
+        agent: String,
+        /// The provider format
+        #[arg(long, value_enum, default_value = "openai")]
+        format: Format,
+    },
+    /// Render the user prompt for kwargs JSON, or print the retry error (exit 2)
+    Render {
+        /// The agent's name
+        agent: String,
+        /// A file of kwargs JSON; `-` or nothing reads stdin
+        file: Option<String>,
+    },
+    /// Check kwargs (or, with --output, an answer) against the agent's contract
+    Validate {
+        /// The agent's name
+        agent: String,
+        /// A file of JSON; `-` or nothing reads stdin
+        file: Option<String>,
+        /// Check an answer against the output contract instead of kwargs against the input
+        #[arg(long)]
+        output: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Openai,
+    Anthropic,
+}
+
+/// A usage error: message on stderr, exit 1.
+struct Usage(String);
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version are not errors.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(1);
+        }
+    };
+    match run(cli.command) {
+        Ok(code) => code,
+        Err(Usage(message)) => {
+            eprintln!("agent-contract: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(command: Command) -> Result<ExitCode, Usage> {
+    match command {
+        Command::List => {
+            for agent in agents::AGENTS {
+                println!("{}", agent.name());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Tool { agent, format } => {
+            let format = match format {
+                Format::Openai => ToolFormat::OpenAi,
+                Format::Anthropic => ToolFormat::Anthropic,
+            };
+            let definition = find(&agent)?.tool_definition().to_format(format);
+            println!("{}", pretty(&definition));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Render { agent, file } => {
+            let agent = find(&agent)?;
+            let text = read_input(file.as_deref())?;
+            match agent.prepare(&text, &Limits::default()) {
+                Ok(prepared) => {
+                    println!("{}", prepared.user_prompt);
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(PrepareError::Retry(e)) => Ok(retry(&e.to_json())),
+                Err(PrepareError::Prompt(e)) => Err(Usage(e.to_string())),
+            }
+        }
+        Command::Validate { agent, file, output } => {
+            let agent = find(&agent)?;
+            let text = read_input(file.as_deref())?;
+            let result = if output {
+                extract_json(&text, &Limits::default())
+                    .and_then(|answer| agent.check_output(&answer))
+            } else {
+                agent.validate(&text, &Limits::default()).map(drop)
+            };
+            match result {
+                Ok(()) => {
+                    println!("{}", serde_json::json!({"success": true}));
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => Ok(retry(&e.to_json())),
+            }
+        }
+    }
+}
+
+fn find(name: &str) -> Result<&'static dyn DynAgent, Usage> {
+    agents::find(name).ok_or_else(|| {
+        let known: Vec<&str> = agents::AGENTS.iter().map(|a| a.name()).collect();
+        Usage(format!("unknown agent `{name}`; known agents: {}", known.join(", ")))
+    })
+}
+
+fn read_input(file: Option<&str>) -> Result<String, Usage> {
+    match file {
+        None | Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| Usage(format!("cannot read stdin: {e}")))?;
+            Ok(text)
+        }
+        Some(path) => {
+            std::fs::read_to_string(path).map_err(|e| Usage(format!("cannot read `{path}`: {e}")))
+        }
+    }
+}
+
+fn retry(error: &serde_json::Value) -> ExitCode {
+    println!("{}", pretty(error));
+    ExitCode::from(2)
+}
+
+fn pretty(value: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
+}

@@ -1,0 +1,146 @@
+//! The main job: a main agent runs the discovery, selector and accessibility sub-agents, then
+//! calls the plan generator with flat kwargs that lack `collected_information`, gets the retry
+//! error, calls again with everything, and the plan generator answers on its rendered prompt.
+//!
+//! The model is scripted, so the run is offline and deterministic; the script is what a real
+//! model would say at each turn.
+
+use crate::agents::{AccessibilityAgent, DiscoveryAgent, PlanGeneratorAgent, SelectorAgent};
+use agent_core::model::tool_calls;
+use agent_core::{DynAgent, Message, Outcome, RunError, Runtime, ScriptedModel};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// The main agent's name in requests and the transcript.
+pub const MAIN_AGENT: &str = "main_agent";
+
+const TARGET_URL: &str = "https://myapp.com/login";
+const TASK_NAME: &str = "login_form_automation";
+
+/// What each sub-agent answers. Numbers are kept as written (`0.60`), as a model wrote them.
+const DISCOVERY_OUTPUT: &str = r##"{
+  "page_title": "Login - MyApp",
+  "discovered_elements": [
+    {"element_id": "email-input", "type": "input",
+     "attributes": {"name": "email", "placeholder": "Enter email", "required": true},
+     "validation_rules": ["email_format", "not_empty"]},
+    {"element_id": "password-input", "type": "input",
+     "attributes": {"name": "password", "type": "password", "required": true},
+     "validation_rules": ["min_length_8"]}
+  ],
+  "forms_detected": 1,
+  "metadata": {"scan_duration_ms": 234, "framework_detected": "React"}
+}"##;
+
+const SELECTOR_OUTPUT: &str = r##"{
+  "selectors": {
+    "email-input": {
+      "primary": {"css": "#email-input", "xpath": "//input[@id='email-input']", "confidence": 0.95},
+      "fallback": [
+        {"css": "input[name='email']", "confidence": 0.85},
+        {"css": "form input:first-child", "confidence": 0.60}
+      ]
+    },
+    "password-input": {
+      "primary": {"css": "#password-input", "xpath": "//input[@type='password']", "confidence": 0.98},
+      "fallback": []
+    }
+  },
+  "strategy": "id-first-with-attribute-fallback",
+  "warnings": []
+}"##;
+
+const ACCESSIBILITY_OUTPUT: &str = r##"{
+  "overall_score": 78,
+  "compliance_level": "AA",
+  "issues": [
+    {"severity": "critical", "wcag_criterion": "1.1.1", "affected_elements": ["logo-image"],
+     "recommendation": "Add alt text to image", "auto_fixable": true},
+    {"severity": "warning", "wcag_criterion": "2.4.6", "affected_elements": ["submit-btn"],
+     "recommendation": "Improve button label descriptiveness", "auto_fixable": false}
+  ],
+  "passed_checks": {"keyboard_navigation": true, "color_contrast": true, "focus_indicators": false},
+  "audit_metadata": {"tool_version": "1.2.0", "rules_applied": 56, "elements_scanned": 124}
+}"##;
+
+const PLAN_OUTPUT: &str = r##"{
+  "plan_file_path": "plans/login_form_automation.md",
+  "status": "success",
+  "agent_response_content": "Plan: open the login page, fill #email-input and #password-input (fallbacks: input[name='email'], form input:first-child), submit. Risk: the submit button label is vague (WCAG 2.4.6)."
+}"##;
+
+/// The main agent's system prompt.
+pub const MAIN_SYSTEM: &str = "You are the main agent of a web crawling team. Use your sub-agents to study the page, then have the plan generator write a crawl plan from everything they found.";
+
+/// The user's request.
+pub const USER_REQUEST: &str = "Create a crawl plan for the login form at https://myapp.com/login (task: login_form_automation).";
+
+fn parse(text: &str) -> Value {
+    // The constants above are fixed, valid JSON.
+    serde_json::from_str(text).unwrap_or_default()
+}
+
+/// The call a well-behaved main agent makes after its retry: everything, passed flat.
+pub fn full_plan_kwargs() -> String {
+    let item = |agent: &str, description: &str, output: &str| {
+        json!({"agent_name": agent, "description": description, "output": parse(output)})
+    };
+    let kwargs = json!({
+        "task": "Generate Crawl Plan",
+        "run_identifier": "12345",
+        "target_url": TARGET_URL,
+        "task_name": TASK_NAME,
+        "collected_information": [
+            item("discovery_agent", "Discovered interactive elements and page structure for login form", DISCOVERY_OUTPUT),
+            item("selector_agent", "Generated robust CSS and XPath selectors for identified elements", SELECTOR_OUTPUT),
+            item("accessibility_agent", "Accessibility audit results with WCAG compliance scores", ACCESSIBILITY_OUTPUT),
+        ],
+    });
+    kwargs.to_string()
+}
+
+/// The scripted model of the main job.
+pub fn scripted_model() -> ScriptedModel {
+    let discovery = json!({"task": "Discover the login form's interactive elements", "target_url": TARGET_URL, "focus": "login form"}).to_string();
+    let selectors = json!({"task": "Generate selectors for the login form", "target_url": TARGET_URL, "element_ids": ["email-input", "password-input"]}).to_string();
+    let audit = json!({"task": "Audit the login page's accessibility", "target_url": TARGET_URL, "wcag_level": "AA"}).to_string();
+    // The seed's failure: data passed flat, and `collected_information` forgotten.
+    let incomplete = json!({"task": "Generate Crawl Plan", "run_identifier": "12345", "target_url": TARGET_URL, "task_name": TASK_NAME}).to_string();
+    let full = full_plan_kwargs();
+    ScriptedModel::new()
+        .script(
+            MAIN_AGENT,
+            [
+                tool_calls([("run_discovery_agent", discovery.as_str())]),
+                tool_calls([("run_selector_agent", selectors.as_str())]),
+                tool_calls([("run_accessibility_agent", audit.as_str())]),
+                tool_calls([("run_plan_generator_agent", incomplete.as_str())]),
+                tool_calls([("run_plan_generator_agent", full.as_str())]),
+                Message::assistant(
+                    "The crawl plan is written to plans/login_form_automation.md: it fills the email and password inputs by id with attribute fallbacks, and flags the vague submit button label.",
+                ),
+            ],
+        )
+        .script("discovery_agent", [Message::assistant(DISCOVERY_OUTPUT)])
+        .script(
+            "selector_agent",
+            [Message::assistant(format!("Here are the selectors:\n```json\n{SELECTOR_OUTPUT}\n```"))],
+        )
+        .script(
+            "accessibility_agent",
+            [Message::assistant(format!("The audit found two issues. {ACCESSIBILITY_OUTPUT} That is all."))],
+        )
+        .script("plan_generator_agent", [Message::assistant(PLAN_OUTPUT)])
+}
+
+/// The sub-agents the main agent may call.
+pub fn tools() -> [&'static dyn DynAgent; 4] {
+    [&DiscoveryAgent, &SelectorAgent, &AccessibilityAgent, &PlanGeneratorAgent]
+}
+
+/// Runs the main job on `model`; the runtime keeps the transcript.
+pub async fn run(model: Arc<ScriptedModel>) -> (Runtime, Result<Outcome, RunError>) {
+    let runtime = Runtime::new(model);
+    let outcome = runtime.run_loop(MAIN_AGENT, MAIN_SYSTEM, USER_REQUEST, &tools()).await;
+    (runtime, outcome)
+}
