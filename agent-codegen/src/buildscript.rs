@@ -1,12 +1,10 @@
 //! The build-script front end: one `@generated` file with a module per agent folder.
 //!
 //! ```no_run
-//! // build.rs
-//! fn main() {
-//!     if let Err(e) = agent_codegen::Builder::new("../schemas").write_to_out_dir("agents.rs") {
-//!         eprintln!("{e}");
-//!         std::process::exit(1);
-//!     }
+//! // in build.rs's `main`:
+//! if let Err(e) = agent_codegen::Builder::new("../schemas").write_to_out_dir("agents.rs") {
+//!     eprintln!("{e}");
+//!     std::process::exit(1);
 //! }
 //! ```
 //! and in the crate: `include!(concat!(env!("OUT_DIR"), "/agents.rs"));`

@@ -99,10 +99,18 @@ pub fn generate_types_with(
     if !problems.is_empty() {
         return Err(problems);
     }
-    let generated = run_typify(typify_input(schema.clone(), root_name), root_name)
-        .map_err(|message| vec![SchemaError::new(origin, "", message)])?;
-    finish(generated, &schema, &options.runtime)
-        .map_err(|message| vec![SchemaError::new(origin, "", message)])
+    let input = typify_input(schema.clone(), root_name);
+    let internal = |message: String| vec![SchemaError::new(origin, "", message)];
+    let built = run_build(input, schema, root_name, &options.runtime).map_err(internal)?;
+    let tokens = built
+        .code
+        .parse::<TokenStream>()
+        .map_err(|e| internal(format!("internal error: generated code does not lex: {e}")))?;
+    Ok(GeneratedTypes {
+        tokens,
+        root_ident: syn::Ident::new(&built.root_name, proc_macro2::Span::call_site()),
+        properties: built.properties,
+    })
 }
 
 /// Renders tokens as formatted Rust source (for goldens and debugging).
@@ -203,30 +211,45 @@ struct Typified {
     fields: Option<Vec<(String, Option<String>)>>,
 }
 
-/// Stack of the typify thread used outside proc macros.
-const TYPIFY_STACK: usize = 64 << 20;
+/// What the typify stage hands back. The code is text because tokens cannot
+/// cross threads.
+struct Built {
+    code: String,
+    root_name: String,
+    properties: Vec<Property>,
+}
 
-/// Runs typify; its errors and panics become messages.
+/// Stack of the thread that runs typify outside proc macros.
+const BUILD_STACK: usize = 64 << 20;
+
+/// Runs typify and the post-processing; errors and panics become messages.
 ///
-/// typify recurses once per schema level with large frames (about 60 KiB
-/// each in debug builds, which is how proc-macro dependencies are built).
-/// Inside a proc macro, tokens can only be made on the macro's own thread,
-/// which rustc gives 8 MiB: enough for [`walk::MAX_DEPTH`] levels. Elsewhere
-/// (build scripts, tests on 2 MiB threads) we run typify on a thread of its
-/// own with a generous stack.
-fn run_typify(input: Value, root_name: &str) -> Result<Typified, String> {
-    if proc_macro::is_available() {
-        return typify(input, root_name);
-    }
+/// typify and syn recurse once per schema level with large frames (about
+/// 55 KiB per level in debug builds, which is how proc-macro dependencies
+/// are built). Inside a proc macro, tokens can only be made on the macro's
+/// own thread, which rustc gives 8 MiB: [`walk::MAX_DEPTH`] is set to fit.
+/// Elsewhere (build scripts, tests on 2 MiB threads) the work runs on a
+/// thread of its own with a generous stack.
+fn run_build(input: Value, schema: Value, root_name: &str, runtime: &syn::Path) -> Result<Built, String> {
+    let runtime = runtime.to_token_stream().to_string();
     let root_name = root_name.to_string();
-    let stack = std::env::var("TYPIFY_STACK").ok().and_then(|s| s.parse().ok()).unwrap_or(TYPIFY_STACK);
+    let job = move || build(input, &schema, &root_name, &runtime);
+    if proc_macro::is_available() {
+        return job();
+    }
     std::thread::Builder::new()
-        .name("typify".into())
-        .stack_size(stack)
-        .spawn(move || typify(input, &root_name))
-        .map_err(|e| format!("cannot start the typify thread: {e}"))?
+        .name("agent-codegen".into())
+        .stack_size(BUILD_STACK)
+        .spawn(job)
+        .map_err(|e| format!("cannot start the code generation thread: {e}"))?
         .join()
         .unwrap_or_else(|panic| Err(format!("typify failed on this schema: {}", panic_message(&*panic))))
+}
+
+fn build(input: Value, schema: &Value, root_name: &str, runtime: &str) -> Result<Built, String> {
+    let runtime: syn::Path =
+        syn::parse_str(runtime).map_err(|e| format!("runtime path `{runtime}` is not a path: {e}"))?;
+    finish(typify(input, root_name)?, schema, &runtime)
 }
 
 /// Runs typify on the current thread.
@@ -298,7 +321,7 @@ fn finish(
     typified: Typified,
     schema: &Value,
     runtime: &syn::Path,
-) -> Result<GeneratedTypes, String> {
+) -> Result<Built, String> {
     let mut file: syn::File = syn::parse_str(&typified.code)
         .map_err(|e| format!("internal error: typify output does not parse: {e}"))?;
     rewrite::reroute(&mut file, runtime);
@@ -309,9 +332,9 @@ fn finish(
         Some(fields) => properties(schema, fields, root_struct(&file, &root_ident)?)?,
         None => Vec::new(),
     };
-    Ok(GeneratedTypes {
-        tokens: file.into_token_stream(),
-        root_ident,
+    Ok(Built {
+        code: file.into_token_stream().to_string(),
+        root_name: typified.root_name,
         properties,
     })
 }

@@ -5,10 +5,14 @@
 
 use serde_json::{Map, Value};
 
-/// Deepest schema nesting we visit; deeper nodes are reported, not walked.
-/// serde_json's own recursion limit (128 arrays/objects) is usually hit
-/// first, but the walker must not rely on its input's origin.
-pub(crate) const MAX_DEPTH: usize = 256;
+/// Deepest schema nesting accepted; deeper nodes are reported, not walked.
+///
+/// typify recurses once per level, about 55 KiB of stack per level in debug
+/// builds (how proc-macro dependencies are built): 64 levels need about
+/// 4 MiB, which fits the 8 MiB thread rustc runs proc macros on. Contracts
+/// nest a handful of levels; serde_json's own limit (128 nested arrays or
+/// objects) caps most documents near this anyway.
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// Keywords whose value is a single subschema.
 const SINGLE: &[&str] = &[

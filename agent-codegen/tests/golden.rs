@@ -53,3 +53,8 @@ fn plan_generator_output() {
         ContractKind::Output,
     );
 }
+
+#[test]
+fn kitchen_sink() {
+    check_golden("kitchen_sink", "KitchenSink", ContractKind::Input);
+}

@@ -1,7 +1,7 @@
 //! A contract: an agent's JSON Schema, compiled once, that turns a context (or an answer) into
 //! either `Ok` or the structured retry error (seed 000, Fix 2).
 
-use crate::error::{ErrorKind, PathSegment, RetryError, Violation};
+use crate::error::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
 use crate::limits::{Limits, truncate};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{PatternOptions, ValidationError, Validator};
@@ -159,9 +159,14 @@ impl Contract {
     }
 
     fn retry_error(&self, instance: &Value, violations: Vec<Violation>) -> RetryError {
+        // Keys are caller text too: each is cut to the echo bound.
         let provided: Vec<String> = instance
             .as_object()
-            .map(|o| o.keys().cloned().collect())
+            .map(|o| {
+                o.keys()
+                    .map(|k| truncate(k, self.limits.max_echo_bytes).into_owned())
+                    .collect()
+            })
             .unwrap_or_default();
         let missing: Vec<String> = self
             .required
@@ -171,7 +176,7 @@ impl Contract {
             .collect();
         let hint = hint(&missing, &violations);
         let first = violations.first();
-        RetryError {
+        RetryDetails {
             success: false,
             error: self.kind.error_kind().to_string(),
             validation_message: first.map(|v| v.message.clone()).unwrap_or_default(),
@@ -183,6 +188,7 @@ impl Contract {
             errors: violations,
             kind: self.kind.error_kind(),
         }
+        .into()
     }
 
     fn violation(&self, error: &ValidationError<'_>) -> Violation {
@@ -204,6 +210,19 @@ impl Contract {
     /// The validator's message, with the offending value cut to `max_echo_bytes`.
     fn message(&self, error: &ValidationError<'_>) -> String {
         let max = self.limits.max_echo_bytes;
+        match error.kind() {
+            // Unexpected keys are caller text the validator writes out whole: list them within
+            // the echo bound, and keep the message's end.
+            ValidationErrorKind::AdditionalProperties { unexpected } => {
+                return unexpected_message("Additional", unexpected, max);
+            }
+            ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+                return unexpected_message("Unevaluated", unexpected, max);
+            }
+            // The inner error is about the key as a value: mask it like any value.
+            ValidationErrorKind::PropertyNames { error } => return self.message(error),
+            _ => {}
+        }
         let (prefix, complete) = bounded_json(error.instance(), max);
         let message = if complete {
             error.to_string()
@@ -275,6 +294,28 @@ fn hint(missing: &[String], violations: &[Violation]) -> String {
     } else {
         format!("Please fix the invalid fields: {}", fields.join(", "))
     }
+}
+
+/// "Additional properties are not allowed ('a', 'b' were unexpected)", echoing at most `max`
+/// bytes of the keys.
+fn unexpected_message(what: &str, unexpected: &[String], max: usize) -> String {
+    let mut list = String::new();
+    for key in unexpected {
+        if list.len() > max {
+            break;
+        }
+        if !list.is_empty() {
+            list.push_str(", ");
+        }
+        list.push('\'');
+        list.push_str(&truncate(key, max));
+        list.push('\'');
+    }
+    let verb = if unexpected.len() == 1 { "was" } else { "were" };
+    format!(
+        "{what} properties are not allowed ({} {verb} unexpected)",
+        truncate(&list, max)
+    )
 }
 
 /// Follows a schema evaluation path, resolving `$ref` segments through local pointers.

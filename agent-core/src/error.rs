@@ -90,9 +90,16 @@ pub struct Violation {
 /// The tool result returned to a caller whose call (or answer) cannot be used.
 ///
 /// Serializes with exactly the keys `success`, `error`, `validation_message`, `path`,
-/// `required_fields`, `missing_fields`, `provided_fields`, `hint` and `errors`.
+/// `required_fields`, `missing_fields`, `provided_fields`, `hint` and `errors`. Its fields are
+/// those of [`RetryDetails`], reached through `Deref`; the box keeps every `Result` that may
+/// hold one small.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RetryError {
+#[serde(transparent)]
+pub struct RetryError(Box<RetryDetails>);
+
+/// The fields of a [`RetryError`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RetryDetails {
     /// Always `false`.
     pub success: bool,
     /// What kind of problem this is, as text (the `Display` of [`RetryError::kind`]).
@@ -116,11 +123,30 @@ pub struct RetryError {
     pub kind: ErrorKind,
 }
 
+impl From<RetryDetails> for RetryError {
+    fn from(details: RetryDetails) -> Self {
+        Self(Box::new(details))
+    }
+}
+
+impl std::ops::Deref for RetryError {
+    type Target = RetryDetails;
+    fn deref(&self) -> &RetryDetails {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for RetryError {
+    fn deref_mut(&mut self) -> &mut RetryDetails {
+        &mut self.0
+    }
+}
+
 impl RetryError {
     /// An error about the call as a whole (not JSON, no task, too deep, ...): no field details.
     pub fn call(kind: ErrorKind, message: impl Into<String>, hint: impl Into<String>) -> Self {
         let message = message.into();
-        Self {
+        RetryDetails {
             success: false,
             error: kind.to_string(),
             validation_message: message.clone(),
@@ -136,6 +162,7 @@ impl RetryError {
             }],
             kind,
         }
+        .into()
     }
 
     /// Fills in the contract's required fields, so a call-level error still tells the caller

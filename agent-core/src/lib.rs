@@ -17,7 +17,7 @@ pub mod transcript;
 
 pub use agent::{Agent, AgentInput, Checked, check_call, check_output};
 pub use contract::{Contract, ContractError, ContractKind};
-pub use error::{ErrorKind, PathSegment, RetryError, Violation};
+pub use error::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
 pub use kwargs::{RESERVED_KEYS, ToolCall};
 pub use limits::Limits;
 pub use model::{ChatModel, ChatRequest, Message, Role, ScriptedModel, ToolCallRequest};

@@ -210,7 +210,7 @@ fn write_text(out: &mut String, text: &str, column: usize, first_at_block_start:
             }
         }
         match (i > 0 || first_at_block_start)
-            .then(|| block_opening(line))
+            .then(|| block_opening(line, column))
             .flatten()
         {
             Some(at) => {
@@ -242,10 +242,20 @@ fn lines(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// Where to put a backslash so `line` cannot open a block, if it could.
-fn block_opening(line: &str) -> Option<usize> {
-    let spaces = line.len() - line.trim_start_matches(' ').len();
-    if spaces > 3 {
+/// Where to put a backslash so `line`, written at `column`, cannot open a block, if it could.
+fn block_opening(line: &str, column: usize) -> Option<usize> {
+    // Leading blanks in columns: a tab advances to the next tab stop of the output line, so its
+    // width depends on where it stands. A backslash before a blank would stay visible text.
+    let (mut spaces, mut width) = (0, 0);
+    for b in line.bytes() {
+        match b {
+            b' ' => width += 1,
+            b'\t' => width += 4 - (column + width) % 4,
+            _ => break,
+        }
+        spaces += 1;
+    }
+    if width > 3 {
         // Relative indentation of four or more continues the paragraph or is an indented code
         // block: neither is structure.
         return None;
@@ -260,7 +270,9 @@ fn block_opening(line: &str) -> Option<usize> {
             let hashes = rest.len() - rest.trim_start_matches('#').len();
             hashes <= 6 && blank_after(hashes)
         }
-        '>' | '\t' => true,
+        '>' => true,
+        // A link reference or footnote definition (its label may go on on the next line).
+        '[' => rest.contains("]:") || !rest.contains(']'),
         '-' | '+' | '*' | '_' | '=' => blank_after(1) || only(first) || delimiter_row(rest),
         '`' | '~' => rest.starts_with("```") || rest.starts_with("~~~"),
         '<' => after(1).is_some_and(|c| c.is_ascii_alphabetic() || "/!?".contains(c)),

@@ -367,11 +367,71 @@ fn a_huge_unexpected_key_is_not_echoed() {
     let e = output().check(&answer).unwrap_err();
     assert_eq!(e.errors.len(), 1);
     assert_echo_bounded(&e, &huge);
-    assert!(
-        e.validation_message
-            .starts_with("Additional properties are not allowed ('kkk"),
-        "{}",
-        e.validation_message
+    assert_eq!(
+        e.validation_message,
+        format!(
+            "Additional properties are not allowed ('{}… was unexpected)",
+            "k".repeat(199)
+        )
+    );
+    // The key is caller text in `provided_fields` too.
+    assert_eq!(
+        e.provided_fields,
+        [
+            "plan_file_path".to_owned(),
+            "status".to_owned(),
+            "agent_response_content".to_owned(),
+            format!("{}…", "k".repeat(200)),
+        ]
+    );
+}
+
+#[test]
+fn many_unexpected_keys_are_listed_within_the_bound() {
+    let mut answer = json!({
+        "plan_file_path": "plans/a.md",
+        "status": "success",
+        "agent_response_content": "done",
+        "x": 1,
+        "y": 2,
+    });
+    let e = output().check(&answer).unwrap_err();
+    assert_eq!(
+        e.validation_message,
+        "Additional properties are not allowed ('x', 'y' were unexpected)"
+    );
+    for i in 0..100 {
+        answer[format!("extra_{i:04}")] = json!(i);
+    }
+    let e = output().check(&answer).unwrap_err();
+    let list: String = ["'x'".to_owned(), "'y'".to_owned()]
+        .into_iter()
+        .chain((0..100).map(|i| format!("'extra_{i:04}'")))
+        .collect::<Vec<_>>()
+        .join(", ");
+    assert_eq!(
+        e.validation_message,
+        format!(
+            "Additional properties are not allowed ({}… were unexpected)",
+            &list[..200]
+        )
+    );
+}
+
+#[test]
+fn a_huge_key_failing_property_names_is_masked() {
+    let contract = Contract::new(
+        "keys",
+        ContractKind::Input,
+        json!({"type": "object", "propertyNames": {"maxLength": 3}}),
+    )
+    .unwrap();
+    let huge = "k".repeat(10 * 1024);
+    let e = contract.check(&json!({ huge.as_str(): 1 })).unwrap_err();
+    assert_echo_bounded(&e, &huge);
+    assert_eq!(
+        e.validation_message,
+        format!("\"{}… is longer than 3 characters", "k".repeat(199))
     );
 }
 
@@ -389,7 +449,7 @@ fn a_wrong_answer_breaks_the_output_contract() {
         json!({
             "success": false,
             "error": "Output contract validation failed",
-            "validation_message": "Additional properties are not allowed ('extra' was unexpected)",
+            "validation_message": "\"agent_response_content\" is a required property",
             "path": [],
             "required_fields": ["plan_file_path", "status", "agent_response_content"],
             "missing_fields": ["agent_response_content"],
@@ -398,8 +458,8 @@ fn a_wrong_answer_breaks_the_output_contract() {
             "errors": [
                 {
                     "path": [],
-                    "message": "Additional properties are not allowed ('extra' was unexpected)",
-                    "description": output_schema["description"],
+                    "message": "\"agent_response_content\" is a required property",
+                    "description": describe("agent_response_content"),
                 },
                 {
                     "path": ["plan_file_path"],
@@ -413,8 +473,8 @@ fn a_wrong_answer_breaks_the_output_contract() {
                 },
                 {
                     "path": [],
-                    "message": "\"agent_response_content\" is a required property",
-                    "description": describe("agent_response_content"),
+                    "message": "Additional properties are not allowed ('extra' was unexpected)",
+                    "description": output_schema["description"],
                 },
             ],
         })

@@ -275,7 +275,7 @@ fn an_attacker_heading_stays_inside_its_item() {
 }
 
 /// Block openings a value may hold; each must stay text inside its item.
-const PAYLOADS: [&str; 32] = [
+const PAYLOADS: [&str; 34] = [
     "x\n## From attacker",
     "# z",
     "###### z",
@@ -304,10 +304,12 @@ const PAYLOADS: [&str; 32] = [
     "x\n<div>\ny",
     "| a | b |\n|---|---|\n| 1 | 2 |",
     "x\n:---|",
-    "\ty",
     "a\n\n# b",
     "[x]: /url",
+    "[x\ny]: /url",
+    "x\n\n[x]: /url",
     "[^1]: note",
+    "- [ ] task",
 ];
 
 /// The text a parser should find for `payload`: its lines, soft-broken; a blank line starts a
@@ -324,19 +326,28 @@ fn block_openings_in_values_stay_text() {
     for payload in PAYLOADS {
         let rendered = md(&json!({"a": payload, "b": [payload], "c": {"d": payload}}));
         let text = expected_text(payload);
+        // A blank line in a value makes its lists loose: every item's text is a paragraph.
+        let loose = payload.contains("\n\n");
         let item = |prefix: &str| {
-            if payload.contains("\n\n") {
-                // A loose item: its text is in paragraphs.
-                let (first, rest) = text.split_once("]p[").unwrap();
-                format!("{}{prefix}{}]p[{rest}", &first[..2], &first[2..])
+            if loose {
+                format!("p[{prefix}{}", &text[2..])
             } else {
                 format!("{prefix}{}", &text[2..text.len() - 1])
             }
         };
+        let header = |key: &str| {
+            if loose {
+                format!("p[**{key}**:]")
+            } else {
+                format!("**{key}**:")
+            }
+        };
         let expected = format!(
-            "ul[li[{}]li[**b**:ul[li[{}]]]li[**c**:ul[li[{}]]]]",
+            "ul[li[{}]li[{}ul[li[{}]]]li[{}ul[li[{}]]]]",
             item("**a**: "),
+            header("b"),
             item(""),
+            header("c"),
             item("**d**: "),
         );
         assert_eq!(
@@ -364,4 +375,33 @@ fn block_openings_in_keys_stay_text() {
         let expected = format!("ul[li[**{first}⏎{}**: 1]]", rest.replace('\n', "⏎"));
         assert_eq!(outline(&rendered), expected, "key {payload:?}:\n{rendered}");
     }
+}
+
+#[test]
+fn leading_blanks_are_measured_in_columns() {
+    // A tab reaches the next tab stop of the output line: after two spaces of indentation it is
+    // two columns wide, so `\t# z` there would be a heading and is escaped; four columns or
+    // more can only continue a paragraph or be code inside the item, so the text stays raw.
+    let value = json!({
+        "a": "x\n\t# z",
+        "b": "x\n\n\t# z",
+        "c": ["\t# z", "\ty"],
+        "d": "x\n   # z",
+        "e": "x\n    # z",
+        "f": ["   # z"],
+    });
+    let rendered = md(&value);
+    assert_eq!(
+        rendered,
+        "- **a**: x\n  \t\\# z\n- **b**: x\n\n  \t\\# z\n- **c**:\n  - \t# z\n  - \ty\n\
+         - **d**: x\n     \\# z\n- **e**: x\n      # z\n- **f**:\n  -    \\# z"
+    );
+    assert_eq!(
+        outline(&rendered),
+        "ul[li[p[**a**: x⏎# z]]li[p[**b**: x]p[# z]]\
+         li[p[**c**:]ul[li[indented[# z\n]]li[indented[y\n]]]]\
+         li[p[**d**: x⏎# z]]li[p[**e**: x⏎# z]]li[p[**f**:]ul[li[# z]]]]"
+    );
+    // No backslash is left visible before a blank.
+    assert!(!rendered.contains("\\\t") && !rendered.contains("\\ "));
 }

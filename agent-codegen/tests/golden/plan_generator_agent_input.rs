@@ -161,7 +161,7 @@ for PlanGeneratorAgentInputTargetUrl {
         ::std::string::String::deserialize(deserializer)?
             .parse()
             .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::agent_core::__private::serde>::de::Error::custom(
+                <D::Error as ::agent_core::__private::serde::de::Error>::custom(
                     e.to_string(),
                 )
             })
@@ -228,7 +228,7 @@ for PlanGeneratorAgentInputTaskName {
         ::std::string::String::deserialize(deserializer)?
             .parse()
             .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::agent_core::__private::serde>::de::Error::custom(
+                <D::Error as ::agent_core::__private::serde::de::Error>::custom(
                     e.to_string(),
                 )
             })
@@ -264,5 +264,15 @@ pub mod error {
         fn from(value: String) -> Self {
             Self(value.into())
         }
+    }
+}
+impl ::std::fmt::Display for PlanGeneratorAgentInputTargetUrl {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        ::std::fmt::Display::fmt(&self.0, f)
+    }
+}
+impl ::std::fmt::Display for PlanGeneratorAgentInputTaskName {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        ::std::fmt::Display::fmt(&self.0, f)
     }
 }

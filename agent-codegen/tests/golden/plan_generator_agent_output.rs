@@ -79,7 +79,7 @@ for PlanGeneratorAgentOutputPlanFilePath {
         ::std::string::String::deserialize(deserializer)?
             .parse()
             .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::agent_core::__private::serde>::de::Error::custom(
+                <D::Error as ::agent_core::__private::serde::de::Error>::custom(
                     e.to_string(),
                 )
             })
@@ -175,5 +175,10 @@ pub mod error {
         fn from(value: String) -> Self {
             Self(value.into())
         }
+    }
+}
+impl ::std::fmt::Display for PlanGeneratorAgentOutputPlanFilePath {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        ::std::fmt::Display::fmt(&self.0, f)
     }
 }
