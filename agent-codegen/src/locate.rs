@@ -16,7 +16,11 @@ pub(crate) fn locate(text: &str, pointer: &str) -> Option<(usize, usize)> {
     };
     scanner.skip_ws();
     if !pointer.is_empty() {
-        let tokens: Vec<String> = pointer.strip_prefix('/')?.split('/').map(decode_token).collect();
+        let tokens: Vec<String> = pointer
+            .strip_prefix('/')?
+            .split('/')
+            .map(decode_token)
+            .collect();
         for token in &tokens {
             scanner.enter(token)?;
         }

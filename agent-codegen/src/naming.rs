@@ -22,7 +22,11 @@ fn sanitize(input: &str, to_case: fn(&str) -> String) -> String {
     let out = match input {
         "+1" => "plus1".to_string(),
         "-1" => "minus1".to_string(),
-        _ => to_case(&input.replace('\'', "").replace(|c| !is_xid_continue(c), "-")),
+        _ => to_case(
+            &input
+                .replace('\'', "")
+                .replace(|c| !is_xid_continue(c), "-"),
+        ),
     };
     let out = match out.chars().next() {
         Some(c) if is_xid_start(c) => out,

@@ -34,18 +34,54 @@ pub const RESERVED_INPUT_KEYS: &[&str] = &[
 
 /// Keywords rejected wherever they appear, with the reason.
 const UNSUPPORTED: &[(&str, &str)] = &[
-    ("if", "typify cannot type conditional schemas (it panics on them)"),
-    ("then", "typify cannot type conditional schemas (it panics on them)"),
-    ("else", "typify cannot type conditional schemas (it panics on them)"),
-    ("prefixItems", "typify ignores it and types the array as `Vec<serde_json::Value>`"),
-    ("unevaluatedProperties", "typify ignores it, so the Rust type would not match the schema"),
-    ("unevaluatedItems", "typify ignores it, so the Rust type would not match the schema"),
-    ("dependentSchemas", "typify ignores it, so conditionally allowed properties would be dropped"),
-    ("contains", "typify cannot type arrays constrained by `contains`"),
-    ("$dynamicRef", "dynamic references cannot be resolved when generating code"),
-    ("$dynamicAnchor", "dynamic references cannot be resolved when generating code"),
-    ("$recursiveRef", "dynamic references cannot be resolved when generating code"),
-    ("$recursiveAnchor", "dynamic references cannot be resolved when generating code"),
+    (
+        "if",
+        "typify cannot type conditional schemas (it panics on them)",
+    ),
+    (
+        "then",
+        "typify cannot type conditional schemas (it panics on them)",
+    ),
+    (
+        "else",
+        "typify cannot type conditional schemas (it panics on them)",
+    ),
+    (
+        "prefixItems",
+        "typify ignores it and types the array as `Vec<serde_json::Value>`",
+    ),
+    (
+        "unevaluatedProperties",
+        "typify ignores it, so the Rust type would not match the schema",
+    ),
+    (
+        "unevaluatedItems",
+        "typify ignores it, so the Rust type would not match the schema",
+    ),
+    (
+        "dependentSchemas",
+        "typify ignores it, so conditionally allowed properties would be dropped",
+    ),
+    (
+        "contains",
+        "typify cannot type arrays constrained by `contains`",
+    ),
+    (
+        "$dynamicRef",
+        "dynamic references cannot be resolved when generating code",
+    ),
+    (
+        "$dynamicAnchor",
+        "dynamic references cannot be resolved when generating code",
+    ),
+    (
+        "$recursiveRef",
+        "dynamic references cannot be resolved when generating code",
+    ),
+    (
+        "$recursiveAnchor",
+        "dynamic references cannot be resolved when generating code",
+    ),
 ];
 
 /// One rejected construct: where it is and why.
@@ -66,7 +102,8 @@ impl Problem {
     }
 }
 
-/// Runs every rule over `root` and returns all problems, in document order.
+/// Runs every rule over `root` and returns all problems: root rules first,
+/// then per-node rules in document order, then type-name clashes.
 pub(crate) fn check(root: &Value, kind: ContractKind, root_name: &str) -> Vec<Problem> {
     let mut problems = check_root(root, kind);
     let walked = walk::walk(root);
@@ -219,17 +256,18 @@ fn reference(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>) {
     let at = display(&node.pointer);
     let message = match value.as_str() {
         None => format!("`$ref` at `{at}` must be a string"),
+        // The root itself: typify resolves it to the root type.
+        Some("#") => return,
         Some(target) if !target.starts_with('#') => format!(
             "external `$ref` `{target}` at `{at}` is not supported: contracts are self-contained"
         ),
-        Some(target) => match definition_name(target) {
-            _ if target == "#" => return,
-            None => format!(
-                "`$ref` `{target}` at `{at}` must point directly at a definition (`#/$defs/<name>`)"
-            ),
-            Some(_) if resolve(root, target).is_some() => return,
-            Some(_) => format!("`$ref` `{target}` at `{at}` points at a missing definition"),
-        },
+        Some(target) if definition_name(target).is_none() => format!(
+            "`$ref` `{target}` at `{at}` must point directly at a definition (`#/$defs/<name>`)"
+        ),
+        Some(target) if resolve(root, target).is_none() => {
+            format!("`$ref` `{target}` at `{at}` points at a missing definition")
+        }
+        Some(_) => return,
     };
     problems.push(Problem::new(pointer, message));
 }
@@ -237,7 +275,10 @@ fn reference(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>) {
 /// `(map, name)` of `#/$defs/<name>` or `#/definitions/<name>`.
 fn definition_name(target: &str) -> Option<(&'static str, String)> {
     ["$defs", "definitions"].into_iter().find_map(|map| {
-        let token = target.strip_prefix("#/")?.strip_prefix(map)?.strip_prefix('/')?;
+        let token = target
+            .strip_prefix("#/")?
+            .strip_prefix(map)?
+            .strip_prefix('/')?;
         (!token.contains('/')).then(|| (map, decode_token(token)))
     })
 }
@@ -342,7 +383,11 @@ fn field_collisions(node: &Node<'_>, problems: &mut Vec<Problem>) {
         seen.insert("extra".into(), "additionalProperties");
     }
     // typify drops properties whose schema is `false`.
-    for name in props.iter().filter(|(_, v)| **v != Value::Bool(false)).map(|(k, _)| k) {
+    for name in props
+        .iter()
+        .filter(|(_, v)| **v != Value::Bool(false))
+        .map(|(k, _)| k)
+    {
         let field = naming::field_name(name);
         if let Some(first) = seen.get(&field) {
             problems.push(Problem::new(
@@ -365,10 +410,10 @@ fn field_collisions(node: &Node<'_>, problems: &mut Vec<Problem>) {
 /// picks the wrong branch whenever the shapes overlap (the `const` property
 /// becomes `serde_json::Value`).
 fn const_discriminated(root: &Value, node: &Node<'_>, keyword: &str, problems: &mut Vec<Problem>) {
-    // A single branch leaves nothing to tell apart.
     let Some(branches) = node.schema.get(keyword).and_then(Value::as_array) else {
         return;
     };
+    // A single branch leaves nothing to tell apart.
     if branches.len() < 2 {
         return;
     }
@@ -427,10 +472,12 @@ fn const_properties(schema: &Map<String, Value>) -> Vec<(&str, &Value)> {
     props
         .iter()
         .filter_map(|(name, prop)| {
-            let value = prop.get("const").or_else(|| match prop.get("enum")?.as_array()?.as_slice() {
-                [single] => Some(single),
-                _ => None,
-            })?;
+            let value =
+                prop.get("const")
+                    .or_else(|| match prop.get("enum")?.as_array()?.as_slice() {
+                        [single] => Some(single),
+                        _ => None,
+                    })?;
             Some((name.as_str(), value))
         })
         .collect()
@@ -492,7 +539,11 @@ fn branch_kinds(root: &Value, branch: &Value) -> BTreeSet<&'static str> {
     };
     let kinds: BTreeSet<&'static str> = match schema.get("type") {
         Some(Value::String(t)) => type_kind(t).into_iter().collect(),
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).filter_map(type_kind).collect(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .filter_map(type_kind)
+            .collect(),
         _ => {
             let values = schema.get("const").into_iter().chain(
                 schema
@@ -520,7 +571,12 @@ fn type_kind(name: &str) -> Option<&'static str> {
 
 /// typify names types after the root name, `$defs` keys and `title`s, and
 /// silently reuses the first type when two different schemas share a name.
-fn check_type_names(root: &Value, nodes: &[Node<'_>], root_name: &str, problems: &mut Vec<Problem>) {
+fn check_type_names(
+    root: &Value,
+    nodes: &[Node<'_>],
+    root_name: &str,
+    problems: &mut Vec<Problem>,
+) {
     let mut seen: BTreeMap<String, (String, &Value)> = BTreeMap::new();
     seen.insert(naming::type_name(root_name), ("the root type".into(), root));
     for (pointer, source, schema) in named_schemas(root, nodes) {
@@ -547,8 +603,14 @@ fn check_type_names(root: &Value, nodes: &[Node<'_>], root_name: &str, problems:
 fn named_schemas<'a>(root: &'a Value, nodes: &[Node<'a>]) -> Vec<(String, String, &'a Value)> {
     let mut out = Vec::new();
     for map in ["$defs", "definitions"] {
-        let defs = root.get(map).and_then(Value::as_object).into_iter().flatten();
-        out.extend(defs.map(|(key, schema)| (child_pointer(&format!("/{map}"), key), key.clone(), schema)));
+        let defs = root
+            .get(map)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten();
+        out.extend(
+            defs.map(|(key, schema)| (child_pointer(&format!("/{map}"), key), key.clone(), schema)),
+        );
     }
     let defs: BTreeSet<&String> = out.iter().map(|(p, _, _)| p).collect();
     let titled = nodes
@@ -556,7 +618,11 @@ fn named_schemas<'a>(root: &'a Value, nodes: &[Node<'a>]) -> Vec<(String, String
         .filter(|n| !n.pointer.is_empty() && !defs.contains(&n.pointer) && defines_type(n.schema))
         .filter_map(|n| {
             let title = n.schema.get("title")?.as_str()?;
-            Some((n.pointer.clone(), title.to_string(), root.pointer(&n.pointer)?))
+            Some((
+                n.pointer.clone(),
+                title.to_string(),
+                root.pointer(&n.pointer)?,
+            ))
         })
         .collect::<Vec<_>>();
     out.extend(titled);

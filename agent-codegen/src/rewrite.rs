@@ -53,8 +53,8 @@ impl Rerouter {
     /// Prefixes `path` with `<runtime>::__private` if it names a rerouted
     /// crate. Single-segment paths (`serde` in `#[serde(..)]`) are left alone.
     fn reroute_path(&self, path: &mut Path) -> bool {
-        let names_crate = path.segments.len() > 1
-            && REROUTED.iter().any(|c| path.segments[0].ident == c);
+        let names_crate =
+            path.segments.len() > 1 && REROUTED.iter().any(|c| path.segments[0].ident == c);
         if names_crate {
             let mut rerouted = self.private.clone();
             rerouted.segments.extend(std::mem::take(&mut path.segments));
@@ -184,9 +184,13 @@ pub(crate) fn display_string_newtypes(file: &mut syn::File) {
         .items
         .iter()
         .filter_map(|item| match item {
-            syn::Item::Impl(imp) if imp.trait_.as_ref().is_some_and(|(p, _)| {
-                p.segments.last().is_some_and(|s| s.ident == "Display")
-            }) => Some(imp.self_ty.to_token_stream().to_string()),
+            syn::Item::Impl(imp)
+                if imp.trait_.as_ref().is_some_and(|(p, _)| {
+                    p.segments.last().is_some_and(|s| s.ident == "Display")
+                }) =>
+            {
+                Some(imp.self_ty.to_token_stream().to_string())
+            }
             _ => None,
         })
         .collect();
@@ -197,7 +201,11 @@ pub(crate) fn display_string_newtypes(file: &mut syn::File) {
             syn::Item::Struct(s) => match &s.fields {
                 syn::Fields::Unnamed(f)
                     if f.unnamed.len() == 1
-                        && f.unnamed[0].ty.to_token_stream().to_string().ends_with("String") =>
+                        && f.unnamed[0]
+                            .ty
+                            .to_token_stream()
+                            .to_string()
+                            .ends_with("String") =>
                 {
                     Some(s.ident.clone())
                 }
@@ -280,4 +288,49 @@ fn is_path_sep(trees: &[TokenTree]) -> bool {
         trees,
         [TokenTree::Punct(a), TokenTree::Punct(b), ..] if a.as_char() == ':' && b.as_char() == ':'
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reroutes_paths_with_and_without_leading_colons() {
+        let mut file: syn::File = syn::parse_quote! {
+            #[derive(serde::Serialize, ::serde::Deserialize, Clone)]
+            #[serde(rename = "serde_json::x", default = "serde_json::Map::new")]
+            pub struct A {
+                v: serde_json::Value,
+                w: ::regress::Regex,
+            }
+            impl<'de> ::serde::Deserialize<'de> for B {}
+        };
+        reroute(&mut file, &syn::parse_quote!(::rt));
+        let code = file.to_token_stream().to_string();
+        let expected = [
+            "# [derive (:: rt :: __private :: serde :: Serialize , :: rt :: __private :: serde :: Deserialize , Clone)]",
+            "# [serde (crate = \"::rt::__private::serde\")]",
+            // A property name is data, a `default` function is a path.
+            "# [serde (rename = \"serde_json::x\" , default = \":: rt :: __private :: serde_json :: Map :: new\")]",
+            "v : :: rt :: __private :: serde_json :: Value",
+            "w : :: rt :: __private :: regress :: Regex",
+            "impl < 'de > :: rt :: __private :: serde :: Deserialize < 'de > for B",
+        ];
+        for part in expected {
+            assert!(code.contains(part), "{part}\nnot in\n{code}");
+        }
+        assert!(
+            direct_crate_uses(file.to_token_stream()).is_empty(),
+            "{code}"
+        );
+    }
+
+    #[test]
+    fn finds_direct_crate_uses() {
+        let tokens = quote! {
+            #[serde(default)]
+            struct A { a: ::serde_json::Value, b: x::__private::serde::Y, c: chrono::Utc }
+        };
+        assert_eq!(direct_crate_uses(tokens), ["chrono", "serde_json"]);
+    }
 }

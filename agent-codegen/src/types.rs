@@ -115,6 +115,9 @@ pub fn generate_types_with(
 
 /// Renders tokens as formatted Rust source (for goldens and debugging).
 ///
+/// This parses on the calling thread: types nested dozens of levels deep
+/// need more than a test thread's default 2 MiB stack.
+///
 /// # Panics
 ///
 /// Panics if `tokens` is not a sequence of Rust items, which
@@ -129,7 +132,9 @@ fn parse(text: &str, origin: &str) -> Result<Value, SchemaError> {
     serde_json::from_str(text).map_err(|e| {
         let full = e.to_string();
         // serde_json appends " at line L column C", which we show as a prefix.
-        let message = full.rsplit_once(" at line ").map_or(full.as_str(), |(m, _)| m);
+        let message = full
+            .rsplit_once(" at line ")
+            .map_or(full.as_str(), |(m, _)| m);
         let excerpt = excerpt(text, e.line());
         let message = format!("invalid JSON: {message}{excerpt}");
         SchemaError::new(origin, "", message).at(Some((e.line(), e.column())))
@@ -147,7 +152,11 @@ fn excerpt(text: &str, line: usize) -> String {
         return String::new();
     }
     let short: String = content.chars().take(MAX).collect();
-    let ellipsis = if content.chars().count() > MAX { "..." } else { "" };
+    let ellipsis = if content.chars().count() > MAX {
+        "..."
+    } else {
+        ""
+    };
     format!(" (near `{short}{ellipsis}`)")
 }
 
@@ -230,7 +239,12 @@ const BUILD_STACK: usize = 64 << 20;
 /// own thread, which rustc gives 8 MiB: [`walk::MAX_DEPTH`] is set to fit.
 /// Elsewhere (build scripts, tests on 2 MiB threads) the work runs on a
 /// thread of its own with a generous stack.
-fn run_build(input: Value, schema: Value, root_name: &str, runtime: &syn::Path) -> Result<Built, String> {
+fn run_build(
+    input: Value,
+    schema: Value,
+    root_name: &str,
+    runtime: &syn::Path,
+) -> Result<Built, String> {
     let runtime = runtime.to_token_stream().to_string();
     let root_name = root_name.to_string();
     let job = move || build(input, &schema, &root_name, &runtime);
@@ -243,12 +257,17 @@ fn run_build(input: Value, schema: Value, root_name: &str, runtime: &syn::Path) 
         .spawn(job)
         .map_err(|e| format!("cannot start the code generation thread: {e}"))?
         .join()
-        .unwrap_or_else(|panic| Err(format!("typify failed on this schema: {}", panic_message(&*panic))))
+        .unwrap_or_else(|panic| {
+            Err(format!(
+                "typify failed on this schema: {}",
+                panic_message(&*panic)
+            ))
+        })
 }
 
 fn build(input: Value, schema: &Value, root_name: &str, runtime: &str) -> Result<Built, String> {
-    let runtime: syn::Path =
-        syn::parse_str(runtime).map_err(|e| format!("runtime path `{runtime}` is not a path: {e}"))?;
+    let runtime: syn::Path = syn::parse_str(runtime)
+        .map_err(|e| format!("runtime path `{runtime}` is not a path: {e}"))?;
     finish(typify(input, root_name)?, schema, &runtime)
 }
 
@@ -268,11 +287,21 @@ fn typify(input: Value, root_name: &str) -> Result<Typified, String> {
         let mut space = TypeSpace::new(&settings);
         let root_id = space
             .add_root_schema(root)
-            .map_err(|e| format!("typify cannot type this schema: {}", first_line(&e.to_string())))?
+            .map_err(|e| {
+                format!(
+                    "typify cannot type this schema: {}",
+                    first_line(&e.to_string())
+                )
+            })?
             .ok_or_else(|| "typify produced no root type".to_string())?;
         describe(&space, &root_id, root_name)
     }))
-    .unwrap_or_else(|panic| Err(format!("typify failed on this schema: {}", panic_message(&*panic))))
+    .unwrap_or_else(|panic| {
+        Err(format!(
+            "typify failed on this schema: {}",
+            panic_message(&*panic)
+        ))
+    })
 }
 
 /// Collects what later steps need from the type space.
@@ -294,7 +323,9 @@ fn describe(space: &TypeSpace, root_id: &TypeId, root_name: &str) -> Result<Typi
     };
     let name = root.name();
     if name != root_name {
-        return Err(format!("typify named the root type `{name}` instead of `{root_name}`"));
+        return Err(format!(
+            "typify named the root type `{name}` instead of `{root_name}`"
+        ));
     }
     Ok(Typified {
         code: space.to_stream().to_string(),
@@ -304,7 +335,10 @@ fn describe(space: &TypeSpace, root_id: &TypeId, root_name: &str) -> Result<Typi
 }
 
 fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or_default().trim_end_matches(':')
+    text.lines()
+        .next()
+        .unwrap_or_default()
+        .trim_end_matches(':')
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
@@ -317,11 +351,7 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Reroutes crate paths, checks the result and lists the root properties.
-fn finish(
-    typified: Typified,
-    schema: &Value,
-    runtime: &syn::Path,
-) -> Result<Built, String> {
+fn finish(typified: Typified, schema: &Value, runtime: &syn::Path) -> Result<Built, String> {
     let mut file: syn::File = syn::parse_str(&typified.code)
         .map_err(|e| format!("internal error: typify output does not parse: {e}"))?;
     rewrite::reroute(&mut file, runtime);
@@ -396,7 +426,12 @@ fn properties(
         .flatten()
         .filter(|(_, s)| **s != Value::Bool(false))
         .map(|(name, _)| name.as_str())
-        .chain(required.iter().copied().filter(|r| !declared.is_some_and(|d| d.contains_key(*r))));
+        .chain(
+            required
+                .iter()
+                .copied()
+                .filter(|r| !declared.is_some_and(|d| d.contains_key(*r))),
+        );
     names
         .map(|json_name| {
             let (rust_name, description) = renames

@@ -19,8 +19,13 @@ fn check_golden(name: &str, root_name: &str, kind: ContractKind) {
         kind,
         ..TypeOptions::default()
     };
-    let generated = generate_types_with(&schema, &schema_path.display().to_string(), root_name, &options)
-        .unwrap_or_else(|errors| panic!("golden schema rejected: {errors:#?}"));
+    let generated = generate_types_with(
+        &schema,
+        &schema_path.display().to_string(),
+        root_name,
+        &options,
+    )
+    .unwrap_or_else(|errors| panic!("golden schema rejected: {errors:#?}"));
     let actual = pretty(&generated.tokens);
     let golden_path = dir.join(format!("{name}.rs"));
     if std::env::var_os("UPDATE_GOLDEN").is_some() {

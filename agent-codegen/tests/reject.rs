@@ -45,7 +45,11 @@ fn conditional_keywords() {
     let pointers: Vec<&str> = errors.iter().map(|e| e.pointer.as_str()).collect();
     assert_eq!(
         pointers,
-        ["/properties/x/if", "/properties/x/then", "/properties/x/else"]
+        [
+            "/properties/x/if",
+            "/properties/x/then",
+            "/properties/x/else"
+        ]
     );
     assert_eq!(
         errors[0].message,
@@ -56,13 +60,31 @@ fn conditional_keywords() {
 #[test]
 fn unsupported_keywords() {
     let cases = [
-        ("prefixItems", json!({ "type": "array", "prefixItems": [{ "type": "string" }] })),
-        ("unevaluatedProperties", json!({ "type": "object", "unevaluatedProperties": false })),
-        ("unevaluatedItems", json!({ "type": "array", "unevaluatedItems": false })),
-        ("dependentSchemas", json!({ "type": "object", "dependentSchemas": { "a": {} } })),
-        ("contains", json!({ "type": "array", "items": { "type": "string" }, "contains": { "const": "a" } })),
+        (
+            "prefixItems",
+            json!({ "type": "array", "prefixItems": [{ "type": "string" }] }),
+        ),
+        (
+            "unevaluatedProperties",
+            json!({ "type": "object", "unevaluatedProperties": false }),
+        ),
+        (
+            "unevaluatedItems",
+            json!({ "type": "array", "unevaluatedItems": false }),
+        ),
+        (
+            "dependentSchemas",
+            json!({ "type": "object", "dependentSchemas": { "a": {} } }),
+        ),
+        (
+            "contains",
+            json!({ "type": "array", "items": { "type": "string" }, "contains": { "const": "a" } }),
+        ),
         ("$dynamicRef", json!({ "$dynamicRef": "#node" })),
-        ("$dynamicAnchor", json!({ "type": "string", "$dynamicAnchor": "node" })),
+        (
+            "$dynamicAnchor",
+            json!({ "type": "string", "$dynamicAnchor": "node" }),
+        ),
     ];
     for (keyword, property) in cases {
         rejects(
@@ -120,7 +142,11 @@ fn local_refs_must_name_a_definition() {
         "properties": { "x": { "$ref": "#/$defs/a/properties/b" } },
         "$defs": { "a": { "type": "object", "properties": { "b": { "type": "string" } } } }
     });
-    rejects(deep, "/properties/x/$ref", "must point directly at a definition");
+    rejects(
+        deep,
+        "/properties/x/$ref",
+        "must point directly at a definition",
+    );
     rejects(
         with_property(json!({ "$ref": "#/$defs/missing" })),
         "/properties/x/$ref",
@@ -174,7 +200,9 @@ fn pattern_properties_next_to_properties() {
     // Without `additionalProperties: false` typify's key check is stricter
     // than the schema.
     rejects(
-        with_property(json!({ "type": "object", "patternProperties": { "^x-": { "type": "integer" } } })),
+        with_property(
+            json!({ "type": "object", "patternProperties": { "^x-": { "type": "integer" } } }),
+        ),
         "/properties/x/patternProperties",
         "is only supported alone",
     );
@@ -188,11 +216,19 @@ fn pattern_properties_next_to_properties() {
 #[test]
 fn open_tuple_items() {
     let tuple = |extra: Value| {
-        let mut schema = json!({ "type": "array", "items": [{ "type": "string" }, { "type": "integer" }] });
-        schema.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let mut schema =
+            json!({ "type": "array", "items": [{ "type": "string" }, { "type": "integer" }] });
+        schema
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
         with_property(schema)
     };
-    rejects(tuple(json!({})), "/properties/x/items", "tuple-form `items`");
+    rejects(
+        tuple(json!({})),
+        "/properties/x/items",
+        "tuple-form `items`",
+    );
     accepts(tuple(json!({ "minItems": 2, "maxItems": 2 })));
 }
 
@@ -237,7 +273,11 @@ fn tagged(kind_a: Value, kind_b: Value, required: Value) -> Value {
 fn const_discriminated_one_of() {
     // Integer tags: typify falls back to an untagged enum.
     rejects(
-        tagged(json!({ "const": 1 }), json!({ "const": 2 }), json!(["kind"])),
+        tagged(
+            json!({ "const": 1 }),
+            json!({ "const": 2 }),
+            json!(["kind"]),
+        ),
         "/properties/x/oneOf",
         "`oneOf` at `/properties/x` tells its branches apart by `const` values",
     );
@@ -249,7 +289,11 @@ fn const_discriminated_one_of() {
     );
     // Same tag value twice.
     rejects(
-        tagged(json!({ "const": "A" }), json!({ "const": "A" }), json!(["kind"])),
+        tagged(
+            json!({ "const": "A" }),
+            json!({ "const": "A" }),
+            json!(["kind"]),
+        ),
         "/properties/x/oneOf",
         "tells its branches apart",
     );
@@ -272,7 +316,10 @@ fn const_discriminated_one_of() {
 fn string_tagged_one_of_becomes_a_tagged_enum() {
     for (a, b) in [
         (json!({ "const": "A" }), json!({ "const": "B" })),
-        (json!({ "type": "string", "enum": ["A"] }), json!({ "type": "string", "enum": ["B"] })),
+        (
+            json!({ "type": "string", "enum": ["A"] }),
+            json!({ "type": "string", "enum": ["B"] }),
+        ),
     ] {
         let text = tagged(a, b, json!(["kind"])).to_string();
         let generated = generate_types(&text, "test.schema.json", "Root").unwrap();
@@ -284,7 +331,9 @@ fn string_tagged_one_of_becomes_a_tagged_enum() {
 #[test]
 fn overlapping_any_of() {
     rejects(
-        with_property(json!({ "anyOf": [{ "type": "string", "format": "uri" }, { "type": "string", "minLength": 3 }] })),
+        with_property(
+            json!({ "anyOf": [{ "type": "string", "format": "uri" }, { "type": "string", "minLength": 3 }] }),
+        ),
         "/properties/x/anyOf",
         "`anyOf` at `/properties/x` has several branches of type `string`",
     );
@@ -294,8 +343,12 @@ fn overlapping_any_of() {
         "of type `number`",
     );
     // Distinct types, nullable, objects: typify types these faithfully.
-    accepts(with_property(json!({ "anyOf": [{ "type": "string" }, { "type": "integer" }] })));
-    accepts(with_property(json!({ "anyOf": [{ "type": "string" }, { "type": "null" }] })));
+    accepts(with_property(
+        json!({ "anyOf": [{ "type": "string" }, { "type": "integer" }] }),
+    ));
+    accepts(with_property(
+        json!({ "anyOf": [{ "type": "string" }, { "type": "null" }] }),
+    ));
     accepts(with_property(json!({ "anyOf": [
         { "type": "object", "properties": { "a": { "type": "string" } } },
         { "type": "object", "properties": { "b": { "type": "string" } } }
@@ -334,7 +387,11 @@ fn conflicting_type_names() {
 
 #[test]
 fn root_must_be_an_object() {
-    for schema in [json!({ "type": "array" }), json!(true), json!({ "properties": {} })] {
+    for schema in [
+        json!({ "type": "array" }),
+        json!(true),
+        json!({ "properties": {} }),
+    ] {
         rejects(schema, "", "schema root must be an object type");
     }
 }
@@ -348,7 +405,10 @@ fn reserved_keys_in_input_contracts() {
     });
     let errors = errors(&schema);
     let pointers: Vec<&str> = errors.iter().map(|e| e.pointer.as_str()).collect();
-    assert_eq!(pointers, ["/properties/task", "/properties/context", "/required/1"]);
+    assert_eq!(
+        pointers,
+        ["/properties/task", "/properties/context", "/required/1"]
+    );
     assert_eq!(
         errors[0].message,
         "property `task` at `/properties/task` is reserved in input contracts: the tool call itself uses that key"
@@ -368,7 +428,12 @@ fn root_name_must_be_a_type_name() {
     let schema = json!({ "type": "object" }).to_string();
     for name in ["root", "My Root", "Self", ""] {
         let errors = generate_types(&schema, "x.json", name).unwrap_err();
-        assert!(errors[0].message.contains("is not a PascalCase Rust identifier"), "{errors:#?}");
+        assert!(
+            errors[0]
+                .message
+                .contains("is not a PascalCase Rust identifier"),
+            "{errors:#?}"
+        );
     }
 }
 
@@ -424,16 +489,27 @@ fn deep_schemas_do_not_overflow_the_stack() {
     accepts(nested_arrays(60));
     let errors = errors(&nested_arrays(70));
     assert_eq!(errors.len(), 1, "{errors:#?}");
-    assert!(errors[0].message.ends_with("is deeper than 64 levels"), "{errors:#?}");
+    assert!(
+        errors[0].message.ends_with("is deeper than 64 levels"),
+        "{errors:#?}"
+    );
     // serde_json refuses documents nested past 128 arrays or objects.
     let deep = format!("{}1{}", "[".repeat(1000), "]".repeat(1000));
     let errors = generate_types(&deep, "deep.json", "Root").unwrap_err();
-    assert!(errors[0].message.starts_with("invalid JSON: recursion limit exceeded"), "{errors:#?}");
+    assert!(
+        errors[0]
+            .message
+            .starts_with("invalid JSON: recursion limit exceeded"),
+        "{errors:#?}"
+    );
 }
 
 #[test]
 fn display_without_position() {
     let error = SchemaError::new("a.json", "/properties/x", "boom");
     assert_eq!(error.to_string(), "a.json (at /properties/x): boom");
-    assert_eq!(SchemaError::new("a.json", "", "boom").to_string(), "a.json: boom");
+    assert_eq!(
+        SchemaError::new("a.json", "", "boom").to_string(),
+        "a.json: boom"
+    );
 }

@@ -164,6 +164,7 @@ impl Contract {
             .as_object()
             .map(|o| {
                 o.keys()
+                    .take(self.limits.max_listed_fields)
                     .map(|k| truncate(k, self.limits.max_echo_bytes).into_owned())
                     .collect()
             })

@@ -140,6 +140,12 @@ fn split(kwargs: Map<String, Value>, limits: &Limits) -> Result<ToolCall, RetryE
         output_contract_schema: None,
         context: Value::Null,
     };
+    // A top-level key wins over the same key inside `context`, reserved keys included: a
+    // parent that copied its whole call into `context` must not hand `task` over as data.
+    let shadowing: Vec<&str> = RESERVED_KEYS
+        .into_iter()
+        .filter(|k| *k != "context" && kwargs.contains_key(*k))
+        .collect();
     let mut context = Map::new();
     let mut explicit: Option<Map<String, Value>> = None;
     let mut explicit_at = 0;
@@ -150,6 +156,9 @@ fn split(kwargs: Map<String, Value>, limits: &Limits) -> Result<ToolCall, RetryE
             "output_contract_schema" => call.output_contract_schema = Some(value),
             "context" => {
                 explicit = explicit_context(value, limits)?;
+                if let Some(map) = &mut explicit {
+                    map.retain(|k, _| !shadowing.contains(&k.as_str()));
+                }
                 explicit_at = context.len();
             }
             _ => {

@@ -16,6 +16,9 @@ pub struct Limits {
     pub max_errors: usize,
     /// Most bytes of an offending value echoed in any message (default 200).
     pub max_echo_bytes: usize,
+    /// Most caller keys listed in `provided_fields` (default 100), so a call with a million
+    /// small keys does not get them all echoed back.
+    pub max_listed_fields: usize,
 }
 
 impl Default for Limits {
@@ -25,6 +28,7 @@ impl Default for Limits {
             max_depth: 64,
             max_errors: 20,
             max_echo_bytes: 200,
+            max_listed_fields: 100,
         }
     }
 }

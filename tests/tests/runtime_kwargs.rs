@@ -172,6 +172,25 @@ fn a_top_level_key_wins_over_the_same_key_in_context_and_keeps_its_place() {
 }
 
 #[test]
+fn top_level_reserved_keys_win_over_the_same_keys_in_context() {
+    // A parent that copied its whole call into `context`: `task` is not data.
+    let c = call(
+        r#"{"task": "t", "run_identifier": "r", "context":
+            "{\"task\": \"t\", \"run_identifier\": \"r\", \"a\": 1, \"context\": 2}"}"#,
+    );
+    assert_eq!(c.task, "t");
+    assert_eq!(
+        serde_json::to_string(c.context()).unwrap(),
+        r#"{"a":1,"context":2}"#
+    );
+    // A reserved name the parent did not use at the top level stays data.
+    assert_eq!(
+        context_text(r#"{"task": "t", "context": {"expected_outputs": [1], "b": 2}}"#),
+        r#"{"expected_outputs":[1],"b":2}"#
+    );
+}
+
+#[test]
 fn numbers_keep_their_text_through_merging() {
     let text = r#"{"task": "t", "a": 0.60, "context": {"b": 12345678901234567890, "c": 3.14159265358979323846264338327950288},
         "d": -0.0}"#;

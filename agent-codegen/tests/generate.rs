@@ -1,0 +1,179 @@
+//! What `generate_types` returns for schemas it accepts.
+
+use agent_codegen::{
+    ContractKind, Property, TypeOptions, generate_types, generate_types_with, pretty,
+};
+use serde_json::json;
+
+fn kitchen_sink() -> String {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/golden/kitchen_sink.schema.json"
+    );
+    std::fs::read_to_string(path).unwrap()
+}
+
+fn code(schema: &str, options: &TypeOptions) -> String {
+    let generated = generate_types_with(schema, "test.schema.json", "Root", options)
+        .unwrap_or_else(|errors| panic!("{errors:#?}"));
+    pretty(&generated.tokens)
+}
+
+#[test]
+fn output_is_deterministic() {
+    let schema = kitchen_sink();
+    let first = generate_types(&schema, "a.json", "KitchenSink").unwrap();
+    for _ in 0..3 {
+        let again = generate_types(&schema, "a.json", "KitchenSink").unwrap();
+        assert_eq!(first.tokens.to_string(), again.tokens.to_string());
+        assert_eq!(first.properties, again.properties);
+    }
+}
+
+#[test]
+fn properties_follow_schema_order_with_typify_field_names() {
+    let generated = generate_types(&kitchen_sink(), "a.json", "KitchenSink").unwrap();
+    assert_eq!(generated.root_ident, "KitchenSink");
+    let names: Vec<(&str, &str, bool)> = generated
+        .properties
+        .iter()
+        .map(|p| (p.json_name.as_str(), p.rust_name.as_str(), p.required))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("type", "type_", true),
+            ("mode", "mode", true),
+            ("steps", "steps", true),
+            ("run-id", "run_id", false),
+            ("created_at", "created_at", false),
+            // Not required even though the default makes it a plain `u64`.
+            ("retries", "retries", false),
+            ("labels", "labels", false),
+            ("note", "note", false),
+            ("metadata", "metadata", false),
+        ]
+    );
+    assert_eq!(
+        generated.properties[0].description.as_deref(),
+        Some("A Rust keyword as a property name.")
+    );
+    assert_eq!(generated.properties[1].description, None);
+}
+
+#[test]
+fn required_properties_without_schema_are_listed_last() {
+    let schema = json!({
+        "type": "object",
+        "required": ["b", "free"],
+        "properties": { "b": { "type": "string" }, "a": { "type": "integer" }, "gone": false }
+    });
+    let generated = generate_types(&schema.to_string(), "a.json", "Root").unwrap();
+    let expected = [("b", true), ("a", false), ("free", true)].map(|(name, required)| Property {
+        json_name: name.into(),
+        rust_name: name.into(),
+        required,
+        description: None,
+    });
+    assert_eq!(generated.properties, expected);
+}
+
+#[test]
+fn a_root_map_has_no_properties() {
+    let schema = json!({ "type": "object", "additionalProperties": { "type": "string" } });
+    let generated = generate_types(&schema.to_string(), "a.json", "Root").unwrap();
+    assert!(generated.properties.is_empty());
+}
+
+/// Counts of `<crate>::` against `__private::<crate>::`, which must match.
+fn assert_all_rerouted(code: &str) {
+    for krate in ["serde", "serde_json", "regress"] {
+        let all = code.matches(&format!(" {krate}::")).count()
+            + code.matches(&format!(":{krate}::")).count();
+        let rerouted = code.matches(&format!("__private::{krate}::")).count();
+        assert!(rerouted > 0, "no `{krate}` path in:\n{code}");
+        assert_eq!(all, rerouted, "direct `{krate}` path in:\n{code}");
+    }
+    assert!(
+        !code.contains("::chrono") && !code.contains("::uuid"),
+        "{code}"
+    );
+}
+
+#[test]
+fn crate_paths_go_through_the_runtime() {
+    let code = code(&kitchen_sink(), &TypeOptions::default());
+    assert_all_rerouted(&code);
+    assert!(code.contains("<D::Error as ::agent_core::__private::serde::de::Error>::custom"));
+    assert!(code.contains(
+        r#"skip_serializing_if = ":: agent_core :: __private :: serde_json :: Map :: is_empty""#
+    ));
+    // Every serde-derived item says where serde is.
+    let derives = code.matches("__private::serde::Serialize,").count();
+    let crate_attrs = code
+        .matches(r#"#[serde(crate = "::agent_core::__private::serde")]"#)
+        .count();
+    assert_eq!(derives, crate_attrs);
+}
+
+#[test]
+fn the_runtime_path_is_a_parameter() {
+    let options = TypeOptions {
+        kind: ContractKind::Output,
+        runtime: syn::parse_quote!(crate::rt),
+    };
+    let code = code(&kitchen_sink(), &options);
+    assert!(!code.contains("agent_core"), "{code}");
+    assert!(
+        code.contains(r#"#[serde(crate = "crate::rt::__private::serde")]"#),
+        "{code}"
+    );
+    assert!(
+        code.contains("crate::rt::__private::regress::Regex::new"),
+        "{code}"
+    );
+}
+
+#[test]
+fn date_formats_stay_strings() {
+    let schema = json!({
+        "type": "object",
+        "required": ["a", "b", "c"],
+        "properties": {
+            "a": { "type": "string", "format": "date-time" },
+            "b": { "type": "string", "format": "date" },
+            "c": { "type": "string", "format": "uuid" }
+        }
+    });
+    let code = code(&schema.to_string(), &TypeOptions::default());
+    assert!(code.contains("pub a: ::std::string::String,"), "{code}");
+    assert!(code.contains("pub c: ::std::string::String,"), "{code}");
+}
+
+#[test]
+fn maps_are_sorted() {
+    let schema = json!({
+        "type": "object",
+        "properties": { "m": { "type": "object", "additionalProperties": { "type": "integer" } } }
+    });
+    let code = code(&schema.to_string(), &TypeOptions::default());
+    assert!(
+        code.contains("::std::collections::BTreeMap<::std::string::String, i64>"),
+        "{code}"
+    );
+}
+
+#[test]
+fn typify_panics_become_errors() {
+    // No rule covers `not` (typify handles some forms); this one panics it.
+    let schema =
+        json!({ "type": "object", "properties": { "v": { "not": { "type": "string" } } } });
+    let errors = generate_types(&schema.to_string(), "a.json", "Root").unwrap_err();
+    assert_eq!(errors.len(), 1);
+    assert!(
+        errors[0]
+            .message
+            .starts_with("typify failed on this schema: not yet implemented"),
+        "{errors:#?}"
+    );
+}

@@ -1,0 +1,278 @@
+//! The default user prompt (spec item 4), and one prompt whatever way the parent sent the data
+//! (spec item 6).
+
+use agent_core::__private::askama::Template;
+use agent_core::prompt::{DefaultUserPrompt, filters};
+use agent_core::{ToolCall, default_user_prompt};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+fn map(json: &str) -> Map<String, Value> {
+    serde_json::from_str(json).unwrap()
+}
+
+// ---- 4. the default user prompt -----------------------------------------------------------
+
+#[test]
+fn task_then_context_as_pretty_json_in_a_fence() {
+    assert_eq!(
+        default_user_prompt("Plan it", &map(r#"{"a": 1, "b": "x"}"#)),
+        "Plan it\n\n## Context\n```json\n{\n  \"a\": 1,\n  \"b\": \"x\"\n}\n```"
+    );
+}
+
+#[test]
+fn nested_context_is_indented_by_two_spaces() {
+    assert_eq!(
+        default_user_prompt(
+            "T",
+            &map(r#"{"o": {"p": [1, {}], "e": [], "n": null}, "t": true}"#)
+        ),
+        "T\n\n## Context\n```json\n{\n  \"o\": {\n    \"p\": [\n      1,\n      {}\n    ],\n    \
+         \"e\": [],\n    \"n\": null\n  },\n  \"t\": true\n}\n```"
+    );
+}
+
+#[test]
+fn no_context_is_the_task_alone() {
+    assert_eq!(default_user_prompt("Plan it", &Map::new()), "Plan it");
+    assert_eq!(default_user_prompt("", &Map::new()), "");
+    let call = ToolCall::from_json_str(r#"{"task": "Plan it", "context": {}}"#).unwrap();
+    assert_eq!(
+        default_user_prompt(&call.task, call.context_map()),
+        "Plan it"
+    );
+}
+
+#[test]
+fn the_task_is_written_as_is() {
+    assert_eq!(
+        default_user_prompt("# Do <this> & \"that\"\n\nnow", &map(r#"{"a": 1}"#)),
+        "# Do <this> & \"that\"\n\nnow\n\n## Context\n```json\n{\n  \"a\": 1\n}\n```"
+    );
+}
+
+#[test]
+fn the_fence_is_longer_than_any_backtick_run() {
+    assert_eq!(
+        default_user_prompt("T", &map(r#"{"code": "`````"}"#)),
+        "T\n\n## Context\n``````json\n{\n  \"code\": \"`````\"\n}\n``````"
+    );
+    assert_eq!(
+        default_user_prompt("T", &map(r#"{"code": "a ``` b"}"#)),
+        "T\n\n## Context\n````json\n{\n  \"code\": \"a ``` b\"\n}\n````"
+    );
+    // Fewer than three backticks keep the usual fence.
+    assert_eq!(
+        default_user_prompt("T", &map(r#"{"code": "``"}"#)),
+        "T\n\n## Context\n```json\n{\n  \"code\": \"``\"\n}\n```"
+    );
+    // Runs in keys and deep inside arrays count too; the longest run wins.
+    assert_eq!(
+        default_user_prompt("T", &map(r#"{"k````": [{"x": ["``````` and ``"]}]}"#)),
+        "T\n\n## Context\n````````json\n{\n  \"k````\": [\n    {\n      \"x\": [\n        \
+         \"``````` and ``\"\n      ]\n    }\n  ]\n}\n````````"
+    );
+}
+
+#[test]
+fn numbers_keep_their_text() {
+    assert_eq!(
+        default_user_prompt(
+            "T",
+            &map(r#"{"c": 0.60, "n": 12345678901234567890, "m": -0.0, "l": [1.50, 100]}"#)
+        ),
+        "T\n\n## Context\n```json\n{\n  \"c\": 0.60,\n  \"n\": 12345678901234567890,\n  \
+         \"m\": -0.0,\n  \"l\": [\n    1.50,\n    100\n  ]\n}\n```"
+    );
+}
+
+#[test]
+fn strings_are_json_escaped_inside_the_fence() {
+    assert_eq!(
+        default_user_prompt("T", &map(r#"{"s": "é \"q\"\n```\n## x\u0001"}"#)),
+        "T\n\n## Context\n````json\n{\n  \"s\": \"é \\\"q\\\"\\n```\\n## x\\u0001\"\n}\n````"
+    );
+}
+
+#[test]
+fn the_template_type_renders_the_same() {
+    let context = map(r#"{"a": [1]}"#);
+    assert_eq!(
+        DefaultUserPrompt::new("T", &context).render().unwrap(),
+        default_user_prompt("T", &context)
+    );
+}
+
+#[test]
+fn the_plan_generator_call_gives_the_golden_default_prompt() {
+    let call =
+        ToolCall::from_json_str(include_str!("../fixtures/plan_generator/kwargs.json")).unwrap();
+    assert_eq!(
+        default_user_prompt(&call.task, call.context_map()),
+        include_str!("../fixtures/runtime/plan_generator_default_prompt.md")
+    );
+}
+
+// ---- 6. the same data, sent four ways -----------------------------------------------------
+
+#[derive(Deserialize)]
+struct Item {
+    agent_name: String,
+    description: String,
+    output: Map<String, Value>,
+}
+
+/// The hand-written plan generator template of `markdown_path.rs`.
+#[derive(Template)]
+#[template(path = "agents/plan_generator_user.md", escape = "none", askama = agent_core::__private::askama)]
+struct Prompt<'a> {
+    task: &'a str,
+    target_url: &'a str,
+    task_name: &'a str,
+    collected_information: Vec<Item>,
+}
+
+fn template_prompt(call: &ToolCall) -> String {
+    let ctx = call.context_map();
+    Prompt {
+        task: &call.task,
+        target_url: ctx["target_url"].as_str().unwrap(),
+        task_name: ctx["task_name"].as_str().unwrap(),
+        collected_information: Vec::<Item>::deserialize(&ctx["collected_information"]).unwrap(),
+    }
+    .render()
+    .unwrap()
+}
+
+/// The fixture's kwargs, and its three data fields.
+fn fixture() -> (Map<String, Value>, Value, Value, Value) {
+    let kwargs = map(include_str!("../fixtures/plan_generator/kwargs.json"));
+    let field = |k: &str| kwargs[k].clone();
+    let parts = (
+        field("target_url"),
+        field("task_name"),
+        field("collected_information"),
+    );
+    (kwargs, parts.0, parts.1, parts.2)
+}
+
+/// Kwargs text from (key, value) pairs, in that order.
+fn kwargs(pairs: Vec<(&str, Value)>) -> String {
+    let map: Map<String, Value> = pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+    serde_json::to_string_pretty(&map).unwrap()
+}
+
+#[test]
+fn flat_nested_stringified_and_mixed_data_give_one_prompt() {
+    let (flat, url, name, info) = fixture();
+    let task = || json!("Generate Crawl Plan");
+    let id = || json!("12345");
+    let context = json!({"target_url": url, "task_name": name, "collected_information": info});
+    let stringified = Value::String(serde_json::to_string(&context).unwrap());
+    let forms = [
+        ("flat", serde_json::to_string(&flat).unwrap()),
+        (
+            "in context",
+            kwargs(vec![
+                ("task", task()),
+                ("run_identifier", id()),
+                ("context", context.clone()),
+            ]),
+        ),
+        (
+            "stringified context",
+            kwargs(vec![
+                ("context", stringified),
+                ("task", task()),
+                ("run_identifier", id()),
+            ]),
+        ),
+        (
+            "mixed",
+            kwargs(vec![
+                ("task", task()),
+                ("target_url", url.clone()),
+                (
+                    "context",
+                    json!({"task_name": name, "collected_information": info}),
+                ),
+                ("run_identifier", id()),
+            ]),
+        ),
+        (
+            "mixed, stringified",
+            kwargs(vec![
+                ("target_url", url.clone()),
+                ("task_name", name.clone()),
+                ("task", task()),
+                (
+                    "context",
+                    Value::String(
+                        serde_json::to_string(&json!({"collected_information": info})).unwrap(),
+                    ),
+                ),
+            ]),
+        ),
+        (
+            "mixed, null context",
+            kwargs(vec![
+                ("task", task()),
+                ("target_url", url.clone()),
+                ("task_name", name.clone()),
+                ("context", Value::Null),
+                ("collected_information", info.clone()),
+            ]),
+        ),
+    ];
+    let golden_default = include_str!("../fixtures/runtime/plan_generator_default_prompt.md");
+    let golden_template = include_str!("../fixtures/plan_generator/expected_user_prompt.md");
+    for (form, text) in &forms {
+        let call = ToolCall::from_json_str(text).unwrap_or_else(|e| panic!("{form}: {e}"));
+        assert_eq!(call.task, "Generate Crawl Plan", "{form}");
+        assert_eq!(
+            serde_json::to_string(call.context()).unwrap(),
+            serde_json::to_string(&context).unwrap(),
+            "{form}"
+        );
+        assert_eq!(
+            default_user_prompt(&call.task, call.context_map()),
+            golden_default,
+            "{form}"
+        );
+        assert_eq!(template_prompt(&call), golden_template, "{form}");
+    }
+}
+
+#[test]
+fn a_flat_key_overrides_a_stale_one_in_context() {
+    let (_, url, name, info) = fixture();
+    let text = kwargs(vec![
+        ("task", json!("Generate Crawl Plan")),
+        (
+            "context",
+            json!({"target_url": "https://stale.example", "task_name": name,
+                   "collected_information": info}),
+        ),
+        ("target_url", url),
+    ]);
+    let call = ToolCall::from_json_str(&text).unwrap();
+    assert_eq!(
+        template_prompt(&call),
+        include_str!("../fixtures/plan_generator/expected_user_prompt.md")
+    );
+}
+
+#[test]
+fn the_markdown_filter_is_usable_from_templates() {
+    #[derive(Template)]
+    #[template(source = "{{ v|markdown }}", ext = "md", escape = "none", askama = agent_core::__private::askama)]
+    struct One<'a> {
+        v: &'a Value,
+    }
+    let v = json!({"a": [0.5, {}], "b": "x\n# y"});
+    assert_eq!(
+        One { v: &v }.render().unwrap(),
+        "- **a**:\n  - 0.5\n  - [1]: *(empty)*\n- **b**: x\n  \\# y"
+    );
+}
