@@ -193,6 +193,7 @@ fn check_node(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>) {
     nested_id(node, problems);
     reference(root, node, problems);
     pattern_properties(node, problems);
+    linear_patterns(node, problems);
     tuple_items(node, problems);
     mixed_enum(node, problems);
     field_collisions(node, problems);
@@ -315,6 +316,31 @@ fn pattern_properties(node: &Node<'_>, problems: &mut Vec<Problem>) {
                 display(&node.pointer)
             ),
         ));
+    }
+}
+
+/// Generated types check `pattern` (and `patternProperties` keys) with the linear-time `regex`
+/// engine, the one the runtime validator uses, so no input can make a check backtrack; a
+/// pattern that engine cannot compile (backreferences, lookaround) is refused here rather
+/// than failing at run time.
+fn linear_patterns(node: &Node<'_>, problems: &mut Vec<Problem>) {
+    let schema = node.schema;
+    let mut patterns: Vec<(String, &str)> = Vec::new();
+    if let Some(p) = schema.get("pattern").and_then(Value::as_str) {
+        patterns.push((child_pointer(&node.pointer, "pattern"), p));
+    }
+    if let Some(map) = schema.get("patternProperties").and_then(Value::as_object) {
+        let at = child_pointer(&node.pointer, "patternProperties");
+        patterns.extend(map.keys().map(|k| (child_pointer(&at, k), k.as_str())));
+    }
+    for (pointer, pattern) in patterns {
+        if let Err(e) = regex::Regex::new(pattern) {
+            let reason = e.to_string().lines().last().unwrap_or_default().trim().to_owned();
+            problems.push(Problem::new(
+                &pointer,
+                format!("pattern `{pattern}` at `{pointer}` is not supported by the linear-time regex engine: {reason}"),
+            ));
+        }
     }
 }
 

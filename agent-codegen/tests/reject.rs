@@ -513,3 +513,18 @@ fn display_without_position() {
         "a.json: boom"
     );
 }
+
+#[test]
+fn patterns_the_linear_engine_cannot_run() {
+    rejects(
+        with_property(json!({ "type": "string", "pattern": "^(a)\\1$" })),
+        "/properties/x/pattern",
+        "not supported by the linear-time regex engine",
+    );
+    rejects(
+        with_property(json!({ "type": "string", "pattern": "^(?=a)a$" })),
+        "/properties/x/pattern",
+        "not supported by the linear-time regex engine",
+    );
+    accepts(with_property(json!({ "type": "string", "pattern": "^(a+)+$" })));
+}

@@ -35,6 +35,26 @@ pub mod __private {
     pub use serde_json;
     pub use std::sync::OnceLock;
 
+    /// What typify's generated pattern checks call, backed by the linear-time `regex` crate
+    /// instead of the backtracking `regress`: `^(a+)+$` on a long input stays linear.
+    pub mod regress {
+        /// A compiled pattern.
+        #[derive(Debug, Clone)]
+        pub struct Regex(regex::Regex);
+
+        impl Regex {
+            /// Compiles `pattern`; the codegen already refused patterns this engine rejects.
+            pub fn new(pattern: &str) -> Result<Self, regex::Error> {
+                regex::Regex::new(pattern).map(Self)
+            }
+
+            /// The first match in `text`, if any.
+            pub fn find<'t>(&self, text: &'t str) -> Option<regex::Match<'t>> {
+                self.0.find(text)
+            }
+        }
+    }
+
     use crate::contract::{Contract, ContractKind};
 
     /// Compiles a contract whose schema the codegen already parsed and compiled at build time,
