@@ -14,6 +14,7 @@ pub mod prompt;
 pub mod runtime;
 pub mod tool;
 pub mod transcript;
+pub mod workflow;
 
 pub use agent::{Agent, AgentInput, Checked, check_call, check_output};
 pub use contract::{Contract, ContractError, ContractKind};

@@ -13,4 +13,5 @@ pub mod agents {
     }
 }
 
+pub mod event_planning;
 pub mod pipeline;

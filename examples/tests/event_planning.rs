@@ -1,0 +1,116 @@
+//! The event-planning workflow: what each agent saw, and pause/serialize/resume.
+
+use agent_core::workflow::{WorkflowOutcome, WorkflowState};
+use agent_core::{Role, ScriptedModel};
+use agent_examples::event_planning::{self, HUMAN_ANSWER, PLAN, REQUEST};
+use std::sync::Arc;
+
+fn text_of(request: &agent_core::ChatRequest) -> String {
+    request.messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n")
+}
+
+async fn run_to_question(model: Arc<ScriptedModel>) -> WorkflowState {
+    let workflow = event_planning::workflow();
+    let runner = workflow.runner(model);
+    match runner.start(REQUEST).await.unwrap() {
+        WorkflowOutcome::NeedsInput { request, state } => {
+            assert_eq!(request.requesting_agent, "catering_agent");
+            assert_eq!(request.prompt, "Do any guests have dietary restrictions?");
+            assert_eq!(request.conversation, state.conversation);
+            assert_eq!(request.conversation[0].content, REQUEST);
+            state
+        }
+        other => panic!("expected a question, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn every_agent_sees_the_conversation_and_synthesis_sees_all_outputs() {
+    let model = Arc::new(event_planning::scripted_model());
+    let state = run_to_question(model.clone()).await;
+    let workflow = event_planning::workflow();
+    let runner = workflow.runner(model.clone());
+    let WorkflowOutcome::Finished { output, state } = runner.resume(state, HUMAN_ANSWER).await.unwrap() else {
+        panic!("expected the plan");
+    };
+    assert_eq!(output, PLAN);
+
+    // The budget agent sees the user's "$5000", which only the first message holds.
+    let budget = &model.requests_of("budget_agent")[0];
+    assert_eq!(budget.messages[1].role, Role::User);
+    assert_eq!(budget.messages[1].content, REQUEST);
+    assert!(text_of(budget).contains("$5000"));
+
+    // The catering agent sees the venue and budget outputs, in its routed prompt's context.
+    let catering = &model.requests_of("catering_agent")[0];
+    let routed = &catering.messages.last().unwrap().content;
+    assert!(routed.starts_with("Plan the catering within its allocation\n\n## Context\n```json\n"));
+    assert!(routed.contains("\"venue_name\": \"The Lakeview Loft\""));
+    assert!(routed.contains("\"catering\": 2000"));
+    // After the human answer, the same agent continues with the feedback appended.
+    let second = &model.requests_of("catering_agent")[1];
+    assert_eq!(second.messages.len(), catering.messages.len() + 2);
+    assert!(second.messages.last().unwrap().content.starts_with(&format!("User provided the following input: {HUMAN_ANSWER}")));
+
+    // The synthesis sees every specialist's output, and the instruction last.
+    let synthesis = &model.requests_of("synthesis")[0];
+    let all = text_of(synthesis);
+    for needle in ["The Lakeview Loft", "\"contingency\": 500", "Roasted squash soup", "10:30pm wrap-up", REQUEST] {
+        assert!(all.contains(needle), "synthesis request lacks {needle}");
+    }
+    assert_eq!(synthesis.messages.last().unwrap().content, event_planning::SYNTHESIS);
+    assert_eq!(
+        state.context.keys().collect::<Vec<_>>(),
+        ["venue_agent_output", "budget_agent_output", "catering_agent_output", "logistics_agent_output"]
+    );
+}
+
+#[tokio::test]
+async fn pause_serialize_resume_gives_the_same_plan() {
+    // Uninterrupted: the same process answers.
+    let model = Arc::new(event_planning::scripted_model());
+    let state = run_to_question(model.clone()).await;
+    let workflow = event_planning::workflow();
+    let direct = workflow.runner(model.clone()).resume(state.clone(), HUMAN_ANSWER).await.unwrap();
+
+    // Resumed from JSON, on a fresh model that only knows the rest of the script, as a new
+    // process would.
+    let saved = serde_json::to_string(&state).unwrap();
+    let fresh = event_planning::workflow();
+    let restored = fresh.parse_state(&saved).unwrap();
+    assert_eq!(restored, state);
+    let rest = Arc::new(event_planning::script_after_question(ScriptedModel::new()));
+    let resumed = fresh.runner(rest.clone()).resume(restored, HUMAN_ANSWER).await.unwrap();
+
+    let (WorkflowOutcome::Finished { output: a, state: sa }, WorkflowOutcome::Finished { output: b, state: sb }) =
+        (direct, resumed)
+    else {
+        panic!("both runs must finish");
+    };
+    assert_eq!(a, b);
+    assert_eq!(sa, sb);
+    assert_eq!(model.requests_of("synthesis"), rest.requests_of("synthesis"));
+}
+
+#[tokio::test]
+async fn malformed_or_truncated_states_are_clear_errors() {
+    let model = Arc::new(event_planning::scripted_model());
+    let state = run_to_question(model).await;
+    let saved = serde_json::to_string(&state).unwrap();
+    let workflow = event_planning::workflow();
+    let cases: Vec<(String, &str)> = vec![
+        (saved[..saved.len() / 2].to_owned(), "state is not a valid workflow state: EOF while parsing"),
+        ("42".into(), "state is not a valid workflow state: invalid type: integer `42`"),
+        (saved.replace("\"event_planning\"", "\"other\""), "the state belongs to workflow `other`"),
+        (saved.replace("\"current\":{\"agent\":\"catering_agent\"", "\"current\":{\"agent\":\"ghost\""), "the state's current agent `ghost` is unknown"),
+        (saved.replace("\"phase\":\"answering\"", "\"phase\":\"routing\""), "the state has a pending question but is not answering"),
+        ("[".repeat(100_000), "state nesting exceeds 68 levels"),
+    ];
+    for (text, expected) in cases {
+        let error = workflow.parse_state(&text).unwrap_err().to_string();
+        assert!(
+            error.starts_with(&format!("cannot resume workflow `event_planning`: {expected}")),
+            "{error}"
+        );
+    }
+}
