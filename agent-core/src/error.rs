@@ -102,7 +102,7 @@ pub struct RetryError(Box<RetryDetails>);
 pub struct RetryDetails {
     /// Always `false`.
     pub success: bool,
-    /// What kind of problem this is, as text (the `Display` of [`RetryError::kind`]).
+    /// What kind of problem this is, as text (the `Display` of [`RetryDetails::kind`]).
     pub error: String,
     /// The first problem found.
     pub validation_message: String,
@@ -176,6 +176,16 @@ impl RetryError {
     pub fn to_json(&self) -> serde_json::Value {
         // Serializing plain strings and vectors cannot fail.
         serde_json::to_value(self).unwrap_or_default()
+    }
+
+    /// The error as a tool result of the agent call `context_id`: the keys of
+    /// [`RetryError::to_json`], then `context_id`.
+    pub fn to_json_with_context_id(&self, context_id: &crate::ids::ContextId) -> serde_json::Value {
+        let mut json = self.to_json();
+        if let serde_json::Value::Object(map) = &mut json {
+            map.insert("context_id".into(), context_id.to_string().into());
+        }
+        json
     }
 }
 

@@ -4,20 +4,31 @@
 
 pub mod agent;
 pub mod contract;
+pub mod contributor;
 pub mod error;
 pub mod extract;
+pub mod ids;
 pub mod kwargs;
 pub mod limits;
 pub mod markdown;
 pub mod model;
 pub mod prompt;
+pub mod rerun;
 pub mod runtime;
 pub mod tool;
 pub mod transcript;
+pub mod upstream;
 pub mod workflow;
 
 pub use agent::{Agent, AgentInput, Checked, check_call, check_output};
 pub use contract::{Contract, ContractError, ContractKind};
+pub use contributor::{
+    AppliesTo, AssemblyError, ContributorError, ContributorRegistry, PromptContext,
+    PromptContributor, TemplateContributor,
+};
+pub use ids::{ContextId, ContextIdError, ContextIdGenerator, Timestamp};
+pub use rerun::{AgentOutput, CallOptions, PreviousAttempt};
+pub use upstream::{Upstream, UpstreamContext, UpstreamError};
 pub use error::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
 pub use kwargs::{RESERVED_KEYS, ToolCall};
 pub use limits::Limits;
@@ -86,6 +97,24 @@ pub mod __private {
         crate::PromptError {
             agent: agent.to_owned(),
             source,
+        }
+    }
+
+    /// The typed input of an agent whose derive failed: the derive still implements `Agent`
+    /// with it, so that code using the agent reports no errors beyond the derive's own.
+    /// Uninhabited, so nothing can call the impl.
+    #[derive(Debug)]
+    pub enum Unusable {}
+
+    impl<'de> serde::Deserialize<'de> for Unusable {
+        fn deserialize<D: serde::Deserializer<'de>>(_: D) -> Result<Self, D::Error> {
+            Err(serde::de::Error::custom("the agent's derive failed"))
+        }
+    }
+
+    impl crate::AgentInput for Unusable {
+        fn input_contract() -> &'static Contract {
+            unreachable!("an agent whose derive failed does not compile")
         }
     }
 }

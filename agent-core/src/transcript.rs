@@ -32,6 +32,15 @@ pub enum Event {
         /// The retry error sent back.
         error: Value,
     },
+    /// An agent call began: its context ID, and its attempt number (above 1 for a rerun).
+    AgentCall {
+        /// The agent.
+        agent: String,
+        /// The call's ID.
+        context_id: crate::ids::ContextId,
+        /// The first attempt of the call, from 1.
+        attempt: u32,
+    },
     /// An answer that broke the agent's output contract.
     OutputRetry {
         /// The sub-agent.
@@ -57,7 +66,9 @@ impl Transcript {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -81,11 +92,26 @@ impl fmt::Display for Event {
             Self::RenderedPrompt { agent, prompt } => {
                 writeln!(f, "=== [{agent}] rendered user prompt ===\n{prompt}\n")
             }
-            Self::InputRetry { caller, tool, error } => writeln!(
+            Self::InputRetry {
+                caller,
+                tool,
+                error,
+            } => writeln!(
                 f,
                 "=== [{caller}] retry error from {tool} (input contract) ===\n{}\n",
                 pretty(error)
             ),
+            Self::AgentCall {
+                agent,
+                context_id,
+                attempt,
+            } => {
+                let rerun = if *attempt > 1 { ", a rerun" } else { "" };
+                writeln!(
+                    f,
+                    "=== [{agent}] agent call {context_id} (attempt {attempt}{rerun}) ===\n"
+                )
+            }
             Self::OutputRetry { agent, error } => writeln!(
                 f,
                 "=== [{agent}] retry error (output contract) ===\n{}\n",

@@ -13,16 +13,19 @@
 //! - An agent may ask the user for input: the workflow pauses with a [`HumanFeedbackRequest`]
 //!   and a [`WorkflowState`] that serializes to JSON and resumes, in another process too.
 
+use crate::contributor::{ContributorRegistry, PromptContext};
 use crate::error::RetryError;
 use crate::extract::extract_json;
+use crate::ids::{ContextId, ContextIdError, ContextIdGenerator};
 use crate::limits::{Limits, text_depth};
 use crate::model::{ChatModel, ChatRequest, Message, ModelError, ToolCallRequest};
-use crate::runtime::system_prompt;
 use crate::tool::{DynAgent, PrepareError, ToolDefinition};
 use crate::transcript::{Event, Transcript};
+use crate::upstream::UpstreamContext;
 use crate::{PromptError, ToolCall};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
+use tracing::Instrument as _;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -107,6 +110,7 @@ pub struct Workflow {
     handoffs: Vec<Handoff>,
     synthesis: Option<String>,
     config: WorkflowConfig,
+    contributors: ContributorRegistry,
 }
 
 /// One declared step: which agent does what.
@@ -145,8 +149,15 @@ pub struct HumanFeedbackRequest {
 pub struct WorkflowState {
     /// The workflow's name, checked on resume.
     pub workflow: String,
-    /// The accumulated context (`<agent>_output` entries).
-    pub context: Map<String, Value>,
+    /// The run's ID: the first segment of every context ID of the run.
+    pub run_id: String,
+    /// Context IDs issued per agent type, so a resumed run keeps numbering densely.
+    pub issued: BTreeMap<String, u64>,
+    /// Each agent's output, with the agent and the context ID of the call that produced it;
+    /// the next agent's context is its `<agent>_output` map.
+    pub upstream: UpstreamContext,
+    /// The context ID of the current agent's call, once it was routed to.
+    pub current_call: Option<ContextId>,
     /// The shared conversation.
     pub conversation: Vec<Message>,
     /// The current step, `None` once the declared steps are done.
@@ -260,6 +271,12 @@ pub enum WorkflowError {
     /// A prompt template failed.
     #[error(transparent)]
     Prompt(#[from] PromptError),
+    /// A context ID could not be issued (an agent name that cannot be an ID segment).
+    #[error(transparent)]
+    ContextId(#[from] ContextIdError),
+    /// A prompt contributor failed while assembling a system prompt.
+    #[error(transparent)]
+    Contributor(#[from] crate::contributor::AssemblyError),
 }
 
 impl Workflow {
@@ -272,7 +289,14 @@ impl Workflow {
             handoffs: Vec::new(),
             synthesis: None,
             config: WorkflowConfig::default(),
+            contributors: ContributorRegistry::standard(),
         }
+    }
+
+    /// Replaces the contributors that assemble each agent's system prompt.
+    pub fn contributors(mut self, contributors: ContributorRegistry) -> Self {
+        self.contributors = contributors;
+        self
     }
 
     /// Adds an agent.
@@ -378,6 +402,9 @@ impl Workflow {
         if state.workflow != self.name {
             return Err(format!("the state belongs to workflow `{}`", crate::limits::truncate(&state.workflow, 100)));
         }
+        if let Err(e) = ContextIdGenerator::resume(state.run_id.clone(), state.issued.clone()) {
+            return Err(format!("the state's context id counters are invalid: {e}"));
+        }
         if let Some(step) = &state.current
             && !self.members.contains_key(&step.agent)
         {
@@ -415,12 +442,21 @@ impl Runner<'_> {
 
     /// Starts a run on the user's request: it is the conversation's first message.
     pub async fn start(&self, request: &str) -> Result<WorkflowOutcome, WorkflowError> {
+        self.start_run(ContextIdGenerator::fresh().run_id(), request).await
+    }
+
+    /// Starts a run with a given run ID (the first segment of its context IDs).
+    pub async fn start_run(&self, run_id: &str, request: &str) -> Result<WorkflowOutcome, WorkflowError> {
         self.workflow.check()?;
+        ContextIdGenerator::new(run_id)?;
         let first = Message::user(request);
         self.record("user", &first);
         let state = WorkflowState {
             workflow: self.workflow.name.clone(),
-            context: Map::new(),
+            run_id: run_id.to_owned(),
+            issued: BTreeMap::new(),
+            upstream: UpstreamContext::new(),
+            current_call: None,
             conversation: vec![first],
             current: self.workflow.steps.first().cloned(),
             step_index: (!self.workflow.steps.is_empty()).then_some(0),
@@ -489,7 +525,11 @@ impl Runner<'_> {
                 continue;
             }
             tracing::debug!(agent = %step.agent, "stored output in context");
-            state.context.insert(format!("{}_output", step.agent), output);
+            let id = state.current_call.take().ok_or_else(|| WorkflowError::BadState {
+                workflow: self.workflow.name.clone(),
+                reason: "the current call has no context id".into(),
+            })?;
+            state.upstream.push(step.agent.clone(), id, output);
             state.step_index = next.as_ref().and_then(|(_, index)| *index);
             state.current = next.map(|(step, _)| step);
             state.phase = Phase::Routing;
@@ -502,9 +542,14 @@ impl Runner<'_> {
     /// rendered prompt to the conversation as the routing message.
     fn route_to(&self, member: &Member, step: &Step, state: &mut WorkflowState) -> Result<(), WorkflowError> {
         let agent = member.agent;
-        let keys: Vec<&String> = state.context.keys().collect();
-        tracing::info!(agent = agent.name(), ?keys, "context received");
-        let call = ToolCall::new(step.task.clone(), state.context.clone());
+        let ids = ContextIdGenerator::resume(state.run_id.clone(), state.issued.clone())?;
+        let id = ids.next(agent.name())?;
+        state.issued.insert(agent.name().to_owned(), id.sequence());
+        let context = state.upstream.to_context_map();
+        let keys: Vec<&String> = context.keys().collect();
+        tracing::info!(agent = agent.name(), context_id = %id, ?keys, "context received");
+        state.current_call = Some(id);
+        let call = ToolCall::new(step.task.clone(), context);
         let prepared = agent.prepare_call(call).map_err(|e| match e {
             PrepareError::Retry(error) => WorkflowError::InputContract {
                 agent: agent.name().to_owned(),
@@ -528,15 +573,24 @@ impl Runner<'_> {
         let name = agent.name();
         let tools: Vec<ToolDefinition> = member.tools.iter().map(|t| t.definition()).collect();
         let mut tool_turns = 0;
+        let id = state.current_call.clone().ok_or_else(|| WorkflowError::BadState {
+            workflow: self.workflow.name.clone(),
+            reason: "the current agent has no call".into(),
+        })?;
+        let span = tracing::info_span!("agent_call", context_id = %id, agent = name);
+        let system = self.workflow.contributors.assemble(&PromptContext {
+            upstream: Some(&state.upstream),
+            ..PromptContext::for_agent(agent, &id)
+        })?;
         loop {
-            let mut messages = vec![Message::system(system_prompt(agent))];
+            let mut messages = vec![Message::system(system.clone())];
             messages.extend(state.conversation.iter().cloned());
             let request = ChatRequest {
                 agent: name.to_owned(),
                 messages,
                 tools: tools.clone(),
             };
-            let reply = self.model.complete(&request).await?;
+            let reply = self.model.complete(&request).instrument(span.clone()).await?;
             self.record(name, &reply);
             state.conversation.push(reply.clone());
             if !reply.tool_calls.is_empty() {

@@ -19,7 +19,8 @@ fn list_prints_one_agent_per_line() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         stdout(&out),
-        "accessibility_agent\ndiscovery_agent\nplan_generator_agent\nselector_agent\n"
+        "accessibility_agent\nbudget_agent\ncatering_agent\nconsolidation\ndelegation\n\
+         discovery_agent\nlogistics_agent\nplan_generator_agent\nselector_agent\nvenue_agent\n"
     );
 }
 

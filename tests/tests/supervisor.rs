@@ -89,7 +89,19 @@ async fn each_agent_receives_the_accumulated_context() {
         json!({"database_agent_output": rows, "analysis_agent_output": {"insights": ["widget leads"]}})
     );
     // A non-JSON answer is stored as the raw string.
-    assert_eq!(state.context["reporting_agent_output"], "Widgets outsell gadgets 3:2.");
+    assert_eq!(state.upstream.latest("reporting_agent").unwrap().value, "Widgets outsell gadgets 3:2.");
+    // Each part records the call that produced it: `{run}/{agent}/{sequence}/{timestamp}`.
+    let ids: Vec<String> = state
+        .upstream
+        .context_ids()
+        .iter()
+        .map(|id| format!("{}/{}/{}", id.run_id(), id.agent_type(), id.sequence()))
+        .collect();
+    let run = &state.run_id;
+    assert_eq!(
+        ids,
+        [format!("{run}/database_agent/1"), format!("{run}/analysis_agent/1"), format!("{run}/reporting_agent/1")]
+    );
 }
 
 #[tokio::test]

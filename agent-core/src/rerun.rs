@@ -1,0 +1,192 @@
+//! Reruns: what an agent that runs again learns about its previous attempt, and what a call
+//! of a sub-agent returns so it can be traced, stored upstream, or redone.
+//!
+//! When a sub-agent runs again (an output retry, or a redo a human asked for) its prompt gets
+//! a "Previous attempt" section (`templates/previous_attempt.md`): the attempt's number, its
+//! context ID, the error, and its output (as markdown when it is JSON, else verbatim in a
+//! fence). So no rerun is sent the prompt its previous attempt got.
+//!
+//! An output retry continues the call's conversation: the section follows the retry error in
+//! the user message, and names the call's own context ID. A redo
+//! ([`Runtime::rerun_sub_agent`](crate::Runtime::rerun_sub_agent)) is a new call with a new
+//! context ID: the prepared user prompt, then the section naming the redone call.
+
+use crate::error::RetryError;
+use crate::ids::{ContextId, Timestamp};
+use crate::upstream::{Upstream, UpstreamContext};
+use askama::Template;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The previous attempt of an agent that runs again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreviousAttempt {
+    /// The call the attempt belonged to.
+    pub context_id: ContextId,
+    /// What the attempt answered: its JSON output, or the raw text when it had none.
+    pub serialized_output: String,
+    /// Why it was rejected, if it was (a contract error, or the reason a human gave).
+    pub error_message: Option<String>,
+    /// The attempt's number, from 1: the rerun is attempt `attempt + 1`.
+    pub attempt: u32,
+    /// When it was rejected.
+    pub at: Timestamp,
+}
+
+impl PreviousAttempt {
+    /// Attempt `attempt` of the call `context_id`, which answered `serialized_output`,
+    /// rejected now.
+    pub fn new(context_id: ContextId, serialized_output: impl Into<String>, attempt: u32) -> Self {
+        Self {
+            context_id,
+            serialized_output: serialized_output.into(),
+            error_message: None,
+            attempt,
+            at: Timestamp::now(),
+        }
+    }
+
+    /// The same attempt, rejected for `message`.
+    pub fn with_error(mut self, message: impl Into<String>) -> Self {
+        self.error_message = Some(message.into());
+        self
+    }
+
+    /// The "Previous attempt" section of the rerun's user prompt.
+    ///
+    /// Fails only when the previous output is JSON the markdown renderer refuses.
+    pub fn render(&self) -> Result<String, askama::Error> {
+        let output = match serde_json::from_str::<Value>(&self.serialized_output) {
+            Ok(value @ (Value::Object(_) | Value::Array(_))) => PreviousOutput::Json(value),
+            _ if self.serialized_output.trim().is_empty() => PreviousOutput::Empty,
+            _ => PreviousOutput::Raw(Fenced::new(&self.serialized_output)),
+        };
+        PreviousAttemptSection {
+            attempt: self.attempt,
+            context_id: &self.context_id,
+            at: self.at,
+            error: self.error_message.as_deref().map(Fenced::new),
+            output,
+        }
+        .render()
+    }
+
+    /// `prompt`, then a blank line and the "Previous attempt" section.
+    pub fn append_to(&self, prompt: &str) -> Result<String, askama::Error> {
+        Ok(format!("{prompt}\n\n{}", self.render()?))
+    }
+}
+
+/// The "Previous attempt" section.
+#[derive(Template)]
+#[template(path = "previous_attempt.md", escape = "none")]
+struct PreviousAttemptSection<'a> {
+    attempt: u32,
+    context_id: &'a ContextId,
+    at: Timestamp,
+    error: Option<Fenced<'a>>,
+    output: PreviousOutput<'a>,
+}
+
+enum PreviousOutput<'a> {
+    Json(Value),
+    Raw(Fenced<'a>),
+    Empty,
+}
+
+/// Text and a backtick fence longer than any backtick run in it.
+struct Fenced<'a> {
+    fence: String,
+    text: &'a str,
+}
+
+impl<'a> Fenced<'a> {
+    fn new(text: &'a str) -> Self {
+        let mut longest = 0;
+        let mut run = 0;
+        for c in text.chars() {
+            run = if c == '`' { run + 1 } else { 0 };
+            longest = longest.max(run);
+        }
+        Self {
+            fence: "`".repeat((longest + 1).max(3)),
+            text,
+        }
+    }
+}
+
+mod filters {
+    pub use crate::prompt::filters::*;
+}
+
+/// A retry error as the text of [`PreviousAttempt::error_message`]: the problem, then each
+/// violation with its location.
+pub fn describe_retry_error(error: &RetryError) -> String {
+    let mut text = error.to_string();
+    let single = error.errors.len() == 1 && error.errors[0].message == error.validation_message;
+    if !single {
+        for violation in &error.errors {
+            let path: Vec<String> = violation.path.iter().map(ToString::to_string).collect();
+            text.push_str(&format!(
+                "\n- at `/{}`: {}",
+                path.join("/"),
+                violation.message
+            ));
+        }
+    }
+    text
+}
+
+/// What a sub-agent call returned: its validated output and the call it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentOutput {
+    /// The sub-agent.
+    pub agent: String,
+    /// The call.
+    pub context_id: ContextId,
+    /// The output that passed the output contract.
+    pub output: Value,
+    /// The attempt that gave it, from 1 (output retries and reruns count up).
+    pub attempt: u32,
+}
+
+impl AgentOutput {
+    /// The output as an upstream part, for the agents that consume it.
+    pub fn to_upstream(&self) -> Upstream<Value> {
+        Upstream::new(
+            self.agent.clone(),
+            self.context_id.clone(),
+            self.output.clone(),
+        )
+    }
+
+    /// Records the output in `upstream`.
+    pub fn store_in(&self, upstream: &mut UpstreamContext) {
+        upstream.push(
+            self.agent.clone(),
+            self.context_id.clone(),
+            self.output.clone(),
+        );
+    }
+
+    /// This output as the previous attempt of a redo, rejected for `reason` (if given).
+    pub fn to_previous_attempt(&self, reason: Option<&str>) -> PreviousAttempt {
+        let output = serde_json::to_string(&self.output).unwrap_or_default();
+        let previous = PreviousAttempt::new(self.context_id.clone(), output, self.attempt);
+        match reason {
+            Some(reason) => previous.with_error(reason),
+            None => previous,
+        }
+    }
+}
+
+/// What a sub-agent call knows beyond its prepared call; it reaches the prompt contributors.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions<'a> {
+    /// The upstream parts the call's context was built from.
+    pub upstream: Option<&'a UpstreamContext>,
+    /// The attempt this call redoes: the user prompt gets the "Previous attempt" section.
+    pub previous: Option<&'a PreviousAttempt>,
+    /// Anything else the contributors may use.
+    pub metadata: Map<String, Value>,
+}
