@@ -7,7 +7,9 @@ use crate::error::SchemaError;
 use crate::{ContractKind, GeneratedTypes, TypeOptions, generate_types_with};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+mod template;
 
 /// One agent's declaration, from `#[agent(...)]` or from a `schemas/<agent>/` folder.
 #[derive(Debug, Clone)]
@@ -60,6 +62,8 @@ pub struct AgentCode {
     /// Paths of the typed input and output, relative to where the module sits.
     input_ty: TokenStream,
     output_ty: Option<TokenStream>,
+    /// Fields of the typed input, if it is a struct with named fields.
+    input_fields: Option<Vec<String>>,
 }
 
 /// An error about one agent, and the span it belongs to.
@@ -81,7 +85,12 @@ pub fn camel(name: &str) -> String {
 /// Generates the contract module; every schema problem is returned, not just the first.
 pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
     let stem = camel(&def.name);
-    let input = types_for(def, &def.input, &format!("{stem}Input"), ContractKind::Input);
+    let input = types_for(
+        def,
+        &def.input,
+        &format!("{stem}Input"),
+        ContractKind::Input,
+    );
     let output = def
         .output
         .as_ref()
@@ -98,16 +107,25 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
     let module_ident = format_ident!("{}", snake_ident(&def.name));
     let name = &def.name;
     let input_ident = &input.root_ident;
-    let input_tokens = &input.tokens;
+    let input_tokens = with_prelude(&input.tokens);
     let input_schema = embed(&def.input);
-    let input_doc = format!("Typed input of `{name}`, generated from `{}`.", def.input.origin);
+    let input_doc = format!(
+        "Typed input of `{name}`, generated from `{}`.",
+        def.input.origin
+    );
     let output_items = output.as_ref().map(|o| {
-        let tokens = &o.tokens;
+        let tokens = with_prelude(&o.tokens);
         let ident = &o.root_ident;
-        let schema = embed(def.output.as_ref().expect("output types come from an output"));
+        let schema = embed(
+            def.output
+                .as_ref()
+                .expect("output types come from an output"),
+        );
         quote! {
             /// Types of the output contract.
             pub mod output {
+                #[allow(unused_imports)]
+                use ::std::prelude::rust_2021::*;
                 #[allow(unused_imports)]
                 use #runtime::__private::serde::{Deserialize as _, Serialize as _};
                 #tokens
@@ -123,6 +141,8 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
         pub mod #module_ident {
             /// Types of the input contract.
             pub mod input {
+                #[allow(unused_imports)]
+                use ::std::prelude::rust_2021::*;
                 // typify's code calls `String::deserialize` and the like.
                 #[allow(unused_imports)]
                 use #runtime::__private::serde::{Deserialize as _, Serialize as _};
@@ -154,6 +174,7 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
         quote!(#module_ident::#ident)
     });
     Ok(AgentCode {
+        input_fields: struct_fields(&input),
         input_ty: quote!(#module_ident::#input_ident),
         output_ty,
         module,
@@ -230,12 +251,24 @@ fn prompt_template(
 ) -> (TokenStream, TokenStream) {
     let path = syn::LitStr::new(&prompt.path, prompt.span);
     let askama = quote!(#runtime::__private::askama);
+    let askama_at = respan(askama.clone(), prompt.span);
     let items = quote_spanned! {prompt.span=>
+        // askama's code calls trait methods (`into_iter`, `T::default`) that a module with
+        // `#![no_implicit_prelude]` lacks; `as _` brings the traits in without names that
+        // could clash with the user's items.
+        #[allow(unused_imports)]
+        use ::std::prelude::rust_2021::{
+            AsMut as _, AsRef as _, Clone as _, Default as _, DoubleEndedIterator as _,
+            ExactSizeIterator as _, Extend as _, From as _, FromIterator as _, Into as _,
+            IntoIterator as _, Iterator as _, Ord as _, PartialEq as _, PartialOrd as _,
+            ToOwned as _, ToString as _, TryFrom as _, TryInto as _,
+        };
+
         mod filters {
             pub use #runtime::prompt::filters::*;
         }
 
-        #[derive(#askama::Template)]
+        #[derive(#askama_at::Template)]
         #[template(path = #path, escape = "none", askama = #askama)]
         struct UserPrompt<'a> {
             task: &'a str,
@@ -257,6 +290,95 @@ fn prompt_template(
     (items, render)
 }
 
+/// Names the prompt template reads that the template struct lacks, each as a message for
+/// the `user_prompt` literal: `path:line:col`, the name, the fields there are. Templates are
+/// found in askama's folders for the crate at `root` (its `CARGO_MANIFEST_DIR`). Empty when
+/// the agent has no template, or when the template is beyond the check (askama then reports).
+pub fn prompt_errors(def: &AgentDef, code: &AgentCode, root: &Path) -> Vec<(Span, String)> {
+    let (Some(prompt), Some(fields)) = (&def.user_prompt, &code.input_fields) else {
+        return Vec::new();
+    };
+    let Some(file) = template::find(root, &prompt.path) else {
+        return Vec::new();
+    };
+    let mut known: Vec<&str> = vec!["task", "input"];
+    known.extend(fields.iter().map(String::as_str));
+    let unknown = template::unknown_names(&file.source, &known).unwrap_or_default();
+    let expected = fields
+        .iter()
+        .map(|f| format!("`{f}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    unknown
+        .iter()
+        .map(|u| {
+            let (line, col) = template::line_col(&file.source, u.offset);
+            let path = file.display.display();
+            let mut message = format!(
+                "{path}:{line}:{col}: template uses `{}`, which is not a field of the contract: \
+                 expected `task` or one of {expected}",
+                u.name
+            );
+            let candidates = std::iter::once("task").chain(fields.iter().map(String::as_str));
+            if let Some(close) = closest(u.name, candidates) {
+                message.push_str(&format!(" (did you mean `{close}`?)"));
+            }
+            (prompt.span, message)
+        })
+        .collect()
+}
+
+/// The candidate closest to `name`, if it is close enough to be a typo of it.
+pub(crate) fn closest<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let limit = (name.chars().count() / 3).max(1);
+    candidates
+        .filter_map(|c| {
+            let distance = edit_distance(name, c);
+            let near = distance <= limit || (name.len() >= 3 && c.contains(name));
+            near.then_some((distance, c))
+        })
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substituted = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substituted.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
+/// Named fields of the generated root struct, as the template names them.
+fn struct_fields(types: &GeneratedTypes) -> Option<Vec<String>> {
+    let file: syn::File = syn::parse2(types.tokens.clone()).ok()?;
+    file.items.iter().find_map(|item| match item {
+        syn::Item::Struct(s) if s.ident == types.root_ident => match &s.fields {
+            syn::Fields::Named(named) => Some(
+                named
+                    .named
+                    .iter()
+                    .filter_map(|f| f.ident.as_ref())
+                    .map(|i| syn::ext::IdentExt::unraw(i).to_string())
+                    .collect(),
+            ),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
 fn types_for(
     def: &AgentDef,
     source: &SchemaSource,
@@ -269,6 +391,39 @@ fn types_for(
     };
     generate_types_with(&source.text, &source.origin, root, &options)
         .map_err(|errors| errors.into_iter().map(|e| (source.span, e)).collect())
+}
+
+/// typify's code names prelude items (`Clone`, `Ok`, `From`, `String`) unqualified, and
+/// `#![no_implicit_prelude]` on the user's module reaches the generated modules too: each
+/// module of the types (`error`, `defaults`) imports the prelude explicitly. Items the user
+/// defines never reach these modules, so shadowing needs nothing more.
+fn with_prelude(tokens: &TokenStream) -> TokenStream {
+    fn visit(items: &mut [syn::Item]) {
+        for item in items {
+            if let syn::Item::Mod(syn::ItemMod {
+                content: Some((_, items)),
+                ..
+            }) = item
+            {
+                visit(items);
+                items.insert(
+                    0,
+                    syn::parse_quote! {
+                        #[allow(unused_imports)]
+                        use ::std::prelude::rust_2021::*;
+                    },
+                );
+            }
+        }
+    }
+    match syn::parse2::<syn::File>(tokens.clone()) {
+        Ok(mut file) => {
+            visit(&mut file.items);
+            quote!(#file)
+        }
+        // Not items: leave it to rustc to say so.
+        Err(_) => tokens.clone(),
+    }
 }
 
 fn embed(source: &SchemaSource) -> TokenStream {
@@ -289,10 +444,36 @@ fn embed(source: &SchemaSource) -> TokenStream {
 pub fn snake_ident(name: &str) -> String {
     let mut s: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .collect();
     if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert(0, '_');
     }
     s
+}
+
+/// `tokens` with every span set to `span`. rustc reports errors in askama's generated code
+/// (which uses the call site's span) at the `#[derive(..)]` path that invoked askama; giving
+/// that path the literal's span puts them at `user_prompt = "..."`, not at `Agent`.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tree| {
+            if let proc_macro2::TokenTree::Group(group) = &tree {
+                let mut g =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                g.set_span(span);
+                tree = g.into();
+            } else {
+                tree.set_span(span);
+            }
+            tree
+        })
+        .collect()
 }

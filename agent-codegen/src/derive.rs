@@ -2,7 +2,11 @@
 //! keeps each token's span, validate, then expand through [`crate::agent`], the same code path
 //! build scripts use. Every problem of one derive is reported in one compile.
 
-use crate::agent::{AgentDef, PromptSource, SchemaSource, agent_impl, contract_module};
+use crate::agent::{
+    AgentDef, PromptSource, SchemaSource, agent_impl, camel, closest, contract_module,
+    prompt_errors,
+};
+use crate::{ContractKind, TypeOptions, generate_types_with};
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use std::path::{Path, PathBuf};
@@ -34,16 +38,23 @@ struct Attrs {
     output: Option<LitStr>,
     user_prompt: Option<LitStr>,
     krate: Option<LitStr>,
-    /// Span of the first `#[agent]` attribute, for "missing key" errors.
+    /// Span of the first `#[agent]` attribute's `agent`, for "missing key" errors.
     span: Option<Span>,
 }
 
-const KEYS: &str = "`name`, `description`, `input`, `output`, `user_prompt`, `crate`";
+const KEYS: [&str; 6] = [
+    "name",
+    "description",
+    "input",
+    "output",
+    "user_prompt",
+    "crate",
+];
 
 fn parse_attrs(input: &DeriveInput, errors: &mut Errors) -> Attrs {
     let mut attrs = Attrs::default();
     for attr in input.attrs.iter().filter(|a| a.path().is_ident("agent")) {
-        attrs.span.get_or_insert(attr.span());
+        attrs.span.get_or_insert(attr.path().span());
         let result = attr.parse_nested_meta(|meta| {
             let slot = match meta.path.get_ident().map(|i| i.to_string()).as_deref() {
                 Some("name") => &mut attrs.name,
@@ -55,10 +66,7 @@ fn parse_attrs(input: &DeriveInput, errors: &mut Errors) -> Attrs {
                 _ => {
                     let path = &meta.path;
                     let key = quote!(#path).to_string().replace(' ', "");
-                    errors.at(
-                        meta.path.span(),
-                        format!("unknown `agent` attribute key `{key}`, expected one of {KEYS}"),
-                    );
+                    errors.at(meta.path.span(), unknown_key(&key));
                     // Skip the value so parsing goes on to the next key.
                     if meta.input.peek(syn::Token![=]) {
                         let _: syn::Expr = meta.value()?.parse()?;
@@ -68,8 +76,15 @@ fn parse_attrs(input: &DeriveInput, errors: &mut Errors) -> Attrs {
             };
             let lit: LitStr = meta.value()?.parse()?;
             if slot.is_some() {
-                let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
-                errors.at(meta.path.span(), format!("duplicate `agent` attribute key `{key}`"));
+                let key = meta
+                    .path
+                    .get_ident()
+                    .map(|i| i.to_string())
+                    .unwrap_or_default();
+                errors.at(
+                    meta.path.span(),
+                    format!("duplicate `agent` attribute key `{key}`"),
+                );
             } else {
                 *slot = Some(lit);
             }
@@ -82,73 +97,196 @@ fn parse_attrs(input: &DeriveInput, errors: &mut Errors) -> Attrs {
     attrs
 }
 
+/// "unknown key" with the keys there are, and the one meant if it is a near miss.
+fn unknown_key(key: &str) -> String {
+    let expected: Vec<String> = KEYS.iter().map(|k| format!("`{k}`")).collect();
+    let mut message = format!(
+        "unknown `agent` attribute key `{key}`, expected one of {}",
+        expected.join(", ")
+    );
+    if let Some(close) = closest(key, KEYS.into_iter()) {
+        message.push_str(&format!(" (did you mean `{close}`?)"));
+    }
+    message
+}
+
 /// Expands `#[derive(Agent)]`.
 pub fn derive_agent(input: &DeriveInput) -> TokenStream {
     let mut errors = Errors::default();
+    check_shape(input, &mut errors);
+    let attrs = parse_attrs(input, &mut errors);
+    let runtime = runtime_path(attrs.krate.as_ref(), &mut errors);
+    let module = match model(input, &attrs, runtime.clone(), &mut errors) {
+        Some(def) => match expand(input, &def, &mut errors) {
+            Ok(expanded) => return expanded,
+            Err(module) => module,
+        },
+        None => None,
+    };
+    let mut expanded = errors.0.map(|e| e.to_compile_error()).unwrap_or_default();
+    expanded.extend(module);
+    if let Some(runtime) = runtime.filter(|_| input.generics.params.is_empty()) {
+        expanded.extend(fallback(input, &agent_name(input, &attrs), &runtime));
+    }
+    expanded
+}
+
+fn check_shape(input: &DeriveInput, errors: &mut Errors) {
     if !matches!(&input.data, syn::Data::Struct(_)) {
-        errors.at(input.ident.span(), "`Agent` can only be derived for a struct");
+        errors.at(
+            input.ident.span(),
+            "`Agent` can only be derived for a struct",
+        );
     }
     if !input.generics.params.is_empty() {
         // The compiled contract lives in one `static`, which generic impls would share.
-        errors.at(input.generics.span(), "`Agent` cannot be derived for a generic type");
-    }
-    let attrs = parse_attrs(input, &mut errors);
-    let def = model(input, &attrs, &mut errors);
-    let expanded = def.and_then(|def| match contract_module(&def) {
-        Ok(code) => {
-            let ident = &input.ident;
-            let agent = quote!(#ident);
-            let module = &code.module;
-            let agent_impl = agent_impl(&def, &code, &agent);
-            Some(quote! { #module #agent_impl })
-        }
-        Err(located) => {
-            for (span, e) in located {
-                errors.at(span, e);
-            }
-            None
-        }
-    });
-    match errors.0 {
-        Some(e) => e.to_compile_error(),
-        None => expanded.unwrap_or_default(),
+        errors.at(
+            input.generics.span(),
+            "`Agent` cannot be derived for a generic type",
+        );
     }
 }
 
-fn model(input: &DeriveInput, attrs: &Attrs, errors: &mut Errors) -> Option<AgentDef> {
-    let root = manifest_dir();
-    let runtime = runtime_path(attrs.krate.as_ref(), errors);
-    let name = attrs
+/// The contract module and the `Agent` impl, if no error was found; else the contract
+/// module if it could be generated (only the prompt is wrong), so code naming the typed
+/// input still compiles.
+fn expand(
+    input: &DeriveInput,
+    def: &AgentDef,
+    errors: &mut Errors,
+) -> Result<TokenStream, Option<TokenStream>> {
+    let code = contract_module(def).map_err(|located| {
+        for (span, e) in located {
+            errors.at(span, e);
+        }
+        None
+    })?;
+    for (span, e) in prompt_errors(def, &code, &manifest_dir()) {
+        errors.at(span, e);
+    }
+    if errors.0.is_some() {
+        return Err(Some(code.module));
+    }
+    let ident = &input.ident;
+    let module = &code.module;
+    let agent_impl = agent_impl(def, &code, &quote!(#ident));
+    Ok(quote! { #module #agent_impl })
+}
+
+/// After an error, an `Agent` impl that compiles, so that code using the agent does not
+/// pile up errors of its own (thiserror's `fallback.rs`). Its input type is uninhabited.
+fn fallback(input: &DeriveInput, name: &str, runtime: &syn::Path) -> TokenStream {
+    let ident = &input.ident;
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl #runtime::Agent for #ident {
+                const NAME: &'static str = #name;
+                const DESCRIPTION: &'static str = "";
+                type Input = #runtime::__private::Unusable;
+                type Output = #runtime::__private::serde_json::Value;
+
+                fn output_contract() -> ::core::option::Option<&'static #runtime::Contract> {
+                    ::core::option::Option::None
+                }
+
+                fn render_user_prompt(
+                    _: &#runtime::ToolCall,
+                    input: &Self::Input,
+                ) -> ::core::result::Result<::std::string::String, #runtime::PromptError> {
+                    match *input {}
+                }
+            }
+        };
+    }
+}
+
+fn agent_name(input: &DeriveInput, attrs: &Attrs) -> String {
+    attrs
         .name
         .as_ref()
-        .map_or_else(|| snake_case(&input.ident.to_string()), LitStr::value);
+        .map_or_else(|| snake_case(&input.ident.to_string()), LitStr::value)
+}
+
+/// The agent's model; `None` after any error, once every file it names has been read and
+/// every schema that could be read has been checked.
+fn model(
+    input: &DeriveInput,
+    attrs: &Attrs,
+    runtime: Option<syn::Path>,
+    errors: &mut Errors,
+) -> Option<AgentDef> {
+    let root = manifest_dir();
+    let name = agent_name(input, attrs);
     let description = attrs
         .description
         .as_ref()
         .map_or_else(|| doc_comment(input), LitStr::value);
-    let Some(input_lit) = &attrs.input else {
-        let span = attrs.span.unwrap_or_else(|| input.ident.span());
-        errors.at(span, "missing `input = \"path/to/input.schema.json\"` in `#[agent(...)]`");
-        attrs.output.as_ref().and_then(|o| read_schema(&root, o, errors));
-        return None;
-    };
-    let input_schema = read_schema(&root, input_lit, errors);
+    if attrs.input.is_none() {
+        match attrs.span {
+            Some(span) => errors.at(
+                span,
+                "missing `input = \"path/to/input.schema.json\"` in `#[agent(...)]`",
+            ),
+            None => errors.at(
+                Span::call_site(),
+                "`#[derive(Agent)]` needs `#[agent(input = \"path/to/input.schema.json\")]`",
+            ),
+        }
+    }
+    let input_schema = attrs.input.as_ref().map(|i| read_schema(&root, i, errors));
     let output = attrs.output.as_ref().map(|o| read_schema(&root, o, errors));
     let user_prompt = attrs.user_prompt.as_ref().map(|p| PromptSource {
         path: p.value(),
         span: p.span(),
     });
-    Some(AgentDef {
-        name,
-        description,
-        input: input_schema?,
-        output: match output {
-            Some(o) => Some(o?),
-            None => None,
-        },
-        user_prompt,
-        runtime: runtime?,
-    })
+    match (input_schema, output, runtime) {
+        (Some(Some(input)), output @ (None | Some(Some(_))), Some(runtime)) => Some(AgentDef {
+            name,
+            description,
+            input,
+            output: output.flatten(),
+            user_prompt,
+            runtime,
+        }),
+        (input, output, runtime) => {
+            // The agent cannot be generated, but its schemas can still be checked.
+            let runtime = runtime.unwrap_or_else(|| syn::parse_quote!(::agent_core));
+            let stem = camel(&name);
+            let schemas = [
+                (input.flatten(), ContractKind::Input, format!("{stem}Input")),
+                (
+                    output.flatten(),
+                    ContractKind::Output,
+                    format!("{stem}Output"),
+                ),
+            ];
+            for (source, kind, root_name) in schemas {
+                if let Some(source) = source {
+                    check_schema(&source, kind, &root_name, &runtime, errors);
+                }
+            }
+            None
+        }
+    }
+}
+
+fn check_schema(
+    source: &SchemaSource,
+    kind: ContractKind,
+    root_name: &str,
+    runtime: &syn::Path,
+    errors: &mut Errors,
+) {
+    let options = TypeOptions {
+        kind,
+        runtime: runtime.clone(),
+    };
+    if let Err(problems) = generate_types_with(&source.text, &source.origin, root_name, &options) {
+        for problem in problems {
+            errors.at(source.span, problem);
+        }
+    }
 }
 
 /// Reads a schema file named in an attribute, relative to the crate's manifest directory.
@@ -175,7 +313,10 @@ fn runtime_path(krate: Option<&LitStr>, errors: &mut Errors) -> Option<syn::Path
         Some(lit) => match lit.parse() {
             Ok(path) => Some(path),
             Err(_) => {
-                errors.at(lit.span(), "`crate` must be a path, such as `::my_crate::agents`");
+                errors.at(
+                    lit.span(),
+                    "`crate` must be a path, such as `::my_crate::agents`",
+                );
                 None
             }
         },
@@ -246,7 +387,10 @@ pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
     }
     let runtime = runtime_path(krate.as_ref(), &mut errors);
     if !input.generics.params.is_empty() {
-        errors.at(input.generics.span(), "`AgentInput` cannot be derived for a generic type");
+        errors.at(
+            input.generics.span(),
+            "`AgentInput` cannot be derived for a generic type",
+        );
     }
     if let Some(e) = errors.0 {
         return e.to_compile_error();

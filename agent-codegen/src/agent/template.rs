@@ -1,0 +1,300 @@
+//! Checks the names a prompt template reads against the contract before askama does.
+//!
+//! askama compiles `{{ target_ur }}` to `self.target_ur`, and rustc's "no field" error can
+//! only point at the `user_prompt = "..."` literal: it cannot say where in the template the
+//! name is or which names exist. This check can. It is best effort and errs on the side of
+//! silence: anything it cannot follow (custom syntaxes, glob template folders, `extends`,
+//! `include`, `import`, macros, blocks, `is defined` tests, a template that does not parse)
+//! skips the check and leaves the error to askama and rustc, which still reject the template.
+
+use askama_parser::{Ast, Expr, Filter, LetValueOrBlock, Node, Syntax, Target, WithSpan};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// A template file found the way askama finds it.
+pub(crate) struct TemplateFile {
+    /// The path to show: the template folder as configured, joined with the template's name.
+    pub display: PathBuf,
+    pub source: String,
+}
+
+/// Finds `name` in askama's template folders of the crate at `root`: `askama.toml`'s
+/// `[general] dirs`, else `templates/`. `None` when the configuration is beyond this check.
+pub(crate) fn find(root: &Path, name: &str) -> Option<TemplateFile> {
+    let dirs = match std::fs::read_to_string(root.join("askama.toml")) {
+        Ok(text) => config_dirs(&text)?,
+        Err(_) => vec!["templates".to_owned()],
+    };
+    dirs.iter().find_map(|dir| {
+        let source = std::fs::read_to_string(root.join(dir).join(name)).ok()?;
+        let display = Path::new(dir).join(name);
+        Some(TemplateFile { display, source })
+    })
+}
+
+/// The folders of an `askama.toml` that uses the default syntax and no globs.
+fn config_dirs(text: &str) -> Option<Vec<String>> {
+    let config: serde_json::Value = basic_toml::from_str(text).ok()?;
+    if config.get("syntax").is_some() || config.pointer("/general/default_syntax").is_some() {
+        return None;
+    }
+    let Some(dirs) = config.pointer("/general/dirs") else {
+        return Some(vec!["templates".to_owned()]);
+    };
+    dirs.as_array()?
+        .iter()
+        .map(|d| d.as_str().filter(|d| !d.contains('*')).map(str::to_owned))
+        .collect()
+}
+
+/// A name the template reads from the template struct, and its byte offset.
+pub(crate) struct Unknown<'a> {
+    pub name: &'a str,
+    pub offset: usize,
+}
+
+/// The names `source` reads that are neither bound in the template nor in `known`.
+/// `None` when the template does not parse or uses what this check cannot follow.
+pub(crate) fn unknown_names<'a>(source: &'a str, known: &[&str]) -> Option<Vec<Unknown<'a>>> {
+    let ast = Ast::from_str(source, None, &Syntax::default()).ok()?;
+    let mut walk = Walk::default();
+    walk.nodes(ast.nodes())?;
+    if walk.conditional {
+        return None;
+    }
+    let unknown = walk
+        .used
+        .into_iter()
+        .filter(|(name, _)| !walk.bound.contains(name) && !known.contains(name))
+        .map(|(name, offset)| Unknown { name, offset })
+        .collect();
+    Some(unknown)
+}
+
+/// Collects the variables a template reads and every name it binds anywhere. Scopes are
+/// ignored on purpose: a name bound anywhere counts as bound everywhere, so the check can
+/// miss a typo (rustc still reports it) but never rejects a valid template.
+#[derive(Default)]
+struct Walk<'a> {
+    bound: BTreeSet<&'a str>,
+    used: Vec<(&'a str, usize)>,
+    /// `x is defined` drops code at compile time, so an unknown name may be fine.
+    conditional: bool,
+}
+
+impl<'a> Walk<'a> {
+    fn nodes(&mut self, nodes: &[Box<Node<'a>>]) -> Option<()> {
+        nodes.iter().try_for_each(|node| self.node(node))
+    }
+
+    fn node(&mut self, node: &Node<'a>) -> Option<()> {
+        match node {
+            Node::Lit(_) | Node::Comment(_) | Node::Raw(_) | Node::Break(_) | Node::Continue(_) => {
+            }
+            Node::Expr(_, expr) => self.expr(expr),
+            Node::Let(l) => {
+                self.target(&l.var);
+                match &l.val {
+                    LetValueOrBlock::Value(value) => self.expr(value),
+                    LetValueOrBlock::Block { nodes, .. } => self.nodes(nodes)?,
+                }
+            }
+            Node::Declare(d) => {
+                self.bound.insert(*d.var_name);
+            }
+            Node::Compound(c) => {
+                self.expr(&c.op.lhs);
+                self.expr(&c.op.rhs);
+            }
+            Node::If(i) => {
+                for branch in &i.branches {
+                    if let Some(test) = &branch.cond {
+                        test.target.iter().for_each(|t| self.target(t));
+                        self.expr(&test.expr);
+                    }
+                    self.nodes(&branch.nodes)?;
+                }
+            }
+            Node::Match(m) => {
+                self.expr(&m.expr);
+                for arm in &m.arms {
+                    arm.target.iter().for_each(|t| self.target(t));
+                    self.nodes(&arm.nodes)?;
+                }
+            }
+            Node::Loop(l) => {
+                self.target(&l.var);
+                self.bound.insert("loop");
+                self.expr(&l.iter);
+                l.cond.iter().for_each(|c| self.expr(c));
+                self.nodes(&l.body)?;
+                self.nodes(&l.else_nodes)?;
+            }
+            Node::FilterBlock(f) => {
+                self.filter(&f.filters);
+                self.nodes(&f.nodes)?;
+            }
+            // Names these bring in live in other templates or macro scopes.
+            Node::Call(_)
+            | Node::Extends(_)
+            | Node::BlockDef(_)
+            | Node::Include(_)
+            | Node::Import(_)
+            | Node::Macro(_) => return None,
+        }
+        Some(())
+    }
+
+    fn expr(&mut self, expr: &WithSpan<Box<Expr<'a>>>) {
+        match &***expr {
+            // `self` is the template struct itself.
+            Expr::Var("self") => {}
+            Expr::Var(name) => {
+                let offset = expr.span().byte_range().map_or(0, |r| r.start);
+                self.used.push((name, offset));
+            }
+            Expr::Array(items) | Expr::Tuple(items) | Expr::Concat(items) => {
+                items.iter().for_each(|e| self.expr(e));
+            }
+            Expr::ArrayRepeat(a, b) | Expr::Index(a, b) => {
+                self.expr(a);
+                self.expr(b);
+            }
+            Expr::AssociatedItem(inner, _)
+            | Expr::As(inner, _)
+            | Expr::Unary(_, inner)
+            | Expr::Group(inner)
+            | Expr::Try(inner)
+            | Expr::NamedArgument(_, inner) => self.expr(inner),
+            Expr::Filter(filter) => self.filter(filter),
+            Expr::BinOp(op) => {
+                self.expr(&op.lhs);
+                self.expr(&op.rhs);
+            }
+            Expr::Range(range) => range
+                .lhs
+                .iter()
+                .chain(&range.rhs)
+                .for_each(|e| self.expr(e)),
+            Expr::Call(call) => {
+                // `name(..)` is a method of the template struct (through `Deref`, the typed
+                // input's), or a local closure: neither is a field.
+                if !matches!(&**call.path, Expr::Var(_)) {
+                    self.expr(&call.path);
+                }
+                call.args.iter().for_each(|e| self.expr(e));
+            }
+            Expr::Struct(s) => {
+                s.fields
+                    .iter()
+                    .filter_map(|f| f.value.as_ref())
+                    .for_each(|e| self.expr(e));
+                s.base.iter().for_each(|e| self.expr(e));
+            }
+            Expr::LetCond(test) => {
+                test.target.iter().for_each(|t| self.target(t));
+                self.expr(&test.expr);
+            }
+            Expr::BoolLit(_)
+            | Expr::NumLit(..)
+            | Expr::StrLit(_)
+            | Expr::CharLit(_)
+            | Expr::Path(_)
+            | Expr::RustMacro(..)
+            | Expr::FilterSource
+            | Expr::ArgumentPlaceholder => {}
+            Expr::IsDefined(_) | Expr::IsNotDefined(_) => self.conditional = true,
+        }
+    }
+
+    fn filter(&mut self, filter: &Filter<'a>) {
+        filter.arguments.iter().for_each(|e| self.expr(e));
+    }
+
+    fn target(&mut self, target: &Target<'a>) {
+        match target {
+            Target::Name(name) => {
+                self.bound.insert(**name);
+            }
+            Target::Tuple(tuple) => tuple.1.iter().for_each(|t| self.target(t)),
+            Target::Array(items) | Target::OrChain(items) => {
+                items.iter().for_each(|t| self.target(t))
+            }
+            Target::Struct(s) => s.1.iter().for_each(|field| self.target(&field.dest)),
+            Target::Rest(rest) => {
+                if let Some(name) = &**rest {
+                    self.bound.insert(**name);
+                }
+            }
+            Target::NumLit(..)
+            | Target::StrLit(_)
+            | Target::CharLit(_)
+            | Target::BoolLit(_)
+            | Target::Path(_)
+            | Target::Placeholder(_) => {}
+        }
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+pub(crate) fn line_col(source: &str, offset: usize) -> (usize, usize) {
+    let before = source.get(..offset).unwrap_or(source);
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rsplit('\n')
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .count()
+        + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unknown(source: &str) -> Option<Vec<&str>> {
+        let known = ["task", "target_url", "items"];
+        unknown_names(source, &known).map(|u| u.into_iter().map(|u| u.name).collect())
+    }
+
+    #[test]
+    fn reports_only_names_neither_known_nor_bound() {
+        let source = "{{ task }} {{ target_ur }}\n{% for item in items %}{{ item.name }}\
+                      {{ loop.index }}{% let x = 1 %}{{ x|markdown(y) }}{% endfor %}";
+        assert_eq!(unknown(source), Some(vec!["target_ur", "y"]));
+    }
+
+    #[test]
+    fn calls_and_paths_are_not_fields() {
+        let source = "{{ helper(target_url) }}{{ CONST }}{{ a::b }}{{ self.task }}";
+        assert_eq!(unknown(source), Some(vec![]));
+    }
+
+    #[test]
+    fn skips_what_it_cannot_follow() {
+        assert!(unknown("{% include \"x.md\" %}{{ nope }}").is_none());
+        assert!(unknown("{% macro m(a) %}{{ a }}{% endmacro %}").is_none());
+        assert!(unknown("{% for x in items %}").is_none());
+        // The block is dropped at compile time when `z` is not a field.
+        assert!(unknown("{% if z is defined %}{{ z }}{% endif %}").is_none());
+    }
+
+    #[test]
+    fn line_and_column_count_characters() {
+        assert_eq!(line_col("ab\ncé{{ x }}", 8), (2, 5));
+        assert_eq!(line_col("{{ x }}", 3), (1, 4));
+    }
+
+    #[test]
+    fn config_dirs_follow_askama() {
+        assert_eq!(
+            config_dirs("[general]\ndirs = [\"a\", \"../b\"]"),
+            Some(vec!["a".into(), "../b".into()])
+        );
+        assert_eq!(config_dirs(""), Some(vec!["templates".into()]));
+        assert_eq!(config_dirs("[general]\ndirs = [\"t/*\"]"), None);
+        assert_eq!(config_dirs("[[syntax]]\nname = \"x\""), None);
+    }
+}

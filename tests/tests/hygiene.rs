@@ -1,0 +1,71 @@
+//! Generated code names std items by absolute paths: a module that shadows the prelude's
+//! `Result`, `Ok`, `Err`, `Option`, `Some` and `None` still derives, and so does a module
+//! without the implicit prelude.
+
+mod shadowing {
+    #![allow(
+        dead_code,
+        non_snake_case,
+        reason = "the point is to shadow prelude names"
+    )]
+
+    struct Result;
+    struct Option;
+    struct String;
+    struct Vec;
+    struct Box;
+    fn Ok() {}
+    fn Err() {}
+    fn Some() {}
+    fn None() {}
+    trait Clone {}
+    trait Default {}
+    trait Deserialize {}
+    trait Serialize {}
+
+    /// Generates a crawl plan from the sub-agents' collected information
+    #[derive(::agent_core::Agent)]
+    #[agent(
+        name = "plan_generator_agent",
+        input = "../schemas/plan_generator_agent/input.schema.json",
+        output = "../schemas/plan_generator_agent/output.schema.json",
+        user_prompt = "agents/plan_generator_user.md"
+    )]
+    pub struct PlanGeneratorAgent;
+
+    /// A code-first contract.
+    #[derive(::serde::Deserialize, ::schemars::JsonSchema, ::agent_core::AgentInput)]
+    pub struct Search {
+        pub query: ::std::string::String,
+    }
+}
+
+#[path = "hygiene/no_prelude.rs"]
+mod no_prelude;
+
+const KWARGS: &str = include_str!("../fixtures/plan_generator/kwargs.json");
+const EXPECTED: &str = include_str!("../fixtures/plan_generator/expected_user_prompt.md");
+
+#[test]
+fn shadowed_prelude_names_still_derive() {
+    use agent_core::DynAgent;
+    let prepared = shadowing::PlanGeneratorAgent
+        .prepare(KWARGS, &Default::default())
+        .unwrap();
+    assert_eq!(prepared.user_prompt, EXPECTED);
+    let call = agent_core::ToolCall::from_json_str(r#"{"task": "x", "query": "rust"}"#).unwrap();
+    let search = <shadowing::Search as agent_core::AgentInput>::from_call(&call).unwrap();
+    assert_eq!(search.query, "rust");
+}
+
+#[test]
+fn no_implicit_prelude_still_derives() {
+    use agent_core::DynAgent;
+    let prepared = no_prelude::PlanGeneratorAgent
+        .prepare(KWARGS, &Default::default())
+        .unwrap();
+    assert_eq!(prepared.user_prompt, EXPECTED);
+    let call = agent_core::ToolCall::from_json_str(r#"{"task": "x", "query": "rust"}"#).unwrap();
+    let search = <no_prelude::Search as agent_core::AgentInput>::from_call(&call).unwrap();
+    assert_eq!(search.query, "rust");
+}

@@ -1,0 +1,36 @@
+//! Derives in a module without the implicit prelude (its own file, because
+//! `#![no_implicit_prelude]` is an inner attribute of the module it applies to).
+
+#![no_implicit_prelude]
+
+/// Generates a crawl plan from the sub-agents' collected information
+#[derive(::agent_core::Agent)]
+#[agent(
+    name = "plan_generator_agent",
+    input = "../schemas/plan_generator_agent/input.schema.json",
+    output = "../schemas/plan_generator_agent/output.schema.json",
+    user_prompt = "agents/plan_generator_user.md"
+)]
+pub struct PlanGeneratorAgent;
+
+/// A code-first contract. Its schema is written by hand: schemars' derive expands serde_json's
+/// `json!`, which calls `.into()` and so needs the prelude (not this crate's concern).
+#[derive(::serde::Deserialize, ::agent_core::AgentInput)]
+pub struct Search {
+    pub query: ::std::string::String,
+}
+
+impl ::schemars::JsonSchema for Search {
+    fn schema_name() -> ::std::borrow::Cow<'static, str> {
+        ::std::borrow::Cow::Borrowed("Search")
+    }
+
+    fn json_schema(_: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+        let schema = r#"{
+            "type": "object",
+            "required": ["query"],
+            "properties": {"query": {"type": "string"}}
+        }"#;
+        ::serde_json::from_str(schema).expect("the schema is valid JSON")
+    }
+}

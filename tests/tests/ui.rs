@@ -1,0 +1,59 @@
+//! Compile-fail tests: the diagnostics of `#[derive(Agent)]` are part of its contract. One
+//! minimal case per failure under `ui/<category>/`, each with its checked-in `.stderr`;
+//! regenerate them with `TRYBUILD=overwrite cargo test -p agent-tests --test ui`.
+//!
+//! The gotcha: trybuild compiles the cases as binaries of a crate of its own, in
+//! `<target>/tests/trybuild/agent-tests/`, and cargo gives them that directory as
+//! `CARGO_MANIFEST_DIR`. The derive resolves schema paths against it, and askama looks there
+//! for `askama.toml` (and, without one, for `templates/`). So before running the cases, this
+//! test mirrors what they name into that directory: `ui/schemas/` (so `input =
+//! "ui/schemas/x.json"` means the same there as here) and an `askama.toml` whose template
+//! folders are this crate's, as absolute paths.
+
+use std::path::{Path, PathBuf};
+
+#[test]
+fn ui() {
+    mirror_into_trybuild_project();
+    let cases = trybuild::TestCases::new();
+    cases.compile_fail("ui/*/*.rs");
+}
+
+/// Where trybuild puts its crate: `<target>/tests/trybuild/<this crate's name>/`.
+fn trybuild_project() -> PathBuf {
+    let target_tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let target = target_tmp
+        .parent()
+        .expect("CARGO_TARGET_TMPDIR is `<target>/tmp`");
+    target.join("tests/trybuild").join(env!("CARGO_PKG_NAME"))
+}
+
+fn mirror_into_trybuild_project() {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let project = trybuild_project();
+    copy_dir(&here.join("ui/schemas"), &project.join("ui/schemas"));
+    // The same folders as `askama.toml` here, resolved against this crate.
+    let dirs = [here.join("../templates"), here.join("templates")];
+    let dirs: Vec<String> = dirs
+        .iter()
+        .map(|d| format!("{:?}", d.canonicalize().expect("template folder exists")))
+        .collect();
+    let config = format!("[general]\ndirs = [{}]\n", dirs.join(", "));
+    write_if_changed(&project.join("askama.toml"), &config);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create the mirrored folder");
+    for entry in std::fs::read_dir(from).expect("read the folder to mirror") {
+        let path = entry.expect("read a folder entry").path();
+        let text = std::fs::read_to_string(&path).expect("read a file to mirror");
+        write_if_changed(&to.join(path.file_name().expect("a file name")), &text);
+    }
+}
+
+/// Writes only on change, so trybuild's crate is not rebuilt for nothing.
+fn write_if_changed(path: &Path, text: &str) {
+    if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
+        std::fs::write(path, text).expect("write into trybuild's crate");
+    }
+}

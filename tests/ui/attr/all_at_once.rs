@@ -1,0 +1,15 @@
+//! Every problem of one derive is reported by one compile.
+
+use agent_core::Agent;
+
+#[derive(Agent)]
+#[agent(
+    input = "ui/schemas/does_not_exist.schema.json",
+    output = "ui/schemas/not_object.schema.json",
+    name = "crawler",
+    name = "crawler_again",
+    prompt = "ui/ok.md"
+)]
+struct Crawler;
+
+fn main() {}

@@ -1,0 +1,8 @@
+use agent_core::Agent;
+
+#[derive(Agent)]
+#[agent(input = "ui/schemas/ok.schema.json", name = "crawler")]
+#[agent(name = "crawler_again")]
+struct Crawler;
+
+fn main() {}

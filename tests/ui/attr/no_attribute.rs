@@ -1,0 +1,6 @@
+use agent_core::Agent;
+
+#[derive(Agent)]
+struct Crawler;
+
+fn main() {}

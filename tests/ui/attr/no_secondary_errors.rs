@@ -1,0 +1,12 @@
+//! A failed derive still implements `Agent`, so code using the agent adds no errors of its own.
+
+use agent_core::{Agent, DynAgent};
+
+#[derive(Agent)]
+#[agent(input = "ui/schemas/not_object.schema.json")]
+struct Crawler;
+
+fn main() {
+    let _ = Crawler.prepare(r#"{"task": "crawl"}"#, &Default::default());
+    let _: &str = <Crawler as Agent>::NAME;
+}

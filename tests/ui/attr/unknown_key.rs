@@ -1,0 +1,7 @@
+use agent_core::Agent;
+
+#[derive(Agent)]
+#[agent(input = "ui/schemas/ok.schema.json", prompt = "ui/ok.md")]
+struct Crawler;
+
+fn main() {}

@@ -1,0 +1,7 @@
+use agent_core::Agent;
+
+#[derive(Agent)]
+#[agent(input = "ui/schemas/invalid_json.schema.json")]
+struct InvalidJson;
+
+fn main() {}

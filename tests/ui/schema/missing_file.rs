@@ -1,0 +1,7 @@
+use agent_core::Agent;
+
+#[derive(Agent)]
+#[agent(input = "ui/schemas/does_not_exist.schema.json")]
+struct MissingSchema;
+
+fn main() {}

@@ -1,0 +1,7 @@
+use agent_core::Agent;
+
+#[derive(Agent)]
+#[agent(input = "ui/schemas/not_object.schema.json")]
+struct RootNotObject;
+
+fn main() {}

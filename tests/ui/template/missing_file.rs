@@ -1,0 +1,10 @@
+use agent_core::Agent;
+
+#[derive(Agent)]
+#[agent(
+    input = "ui/schemas/ok.schema.json",
+    user_prompt = "ui/does_not_exist.md"
+)]
+struct Crawler;
+
+fn main() {}
