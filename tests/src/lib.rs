@@ -1,1 +1,56 @@
+//! Fixtures shared by the integration tests in `tests/`: the derived agents, the plan
+//! generator's fixture texts, the retry error's keys, and a tiny executor.
 
+use agent_core::Agent;
+use std::future::Future;
+use std::task::{Context, Poll, Waker};
+
+/// Generates a crawl plan from the sub-agents' collected information
+#[derive(Agent)]
+#[agent(
+    name = "plan_generator_agent",
+    input = "../schemas/plan_generator_agent/input.schema.json",
+    output = "../schemas/plan_generator_agent/output.schema.json",
+    user_prompt = "agents/plan_generator_user.md"
+)]
+pub struct PlanGeneratorAgent;
+
+/// Discovers the interactive elements and page structure of a target page
+#[derive(Agent)]
+#[agent(
+    name = "discovery_agent",
+    input = "../schemas/discovery_agent/input.schema.json",
+    output = "../schemas/discovery_agent/output.schema.json"
+)]
+pub struct DiscoveryAgent;
+
+/// The plan generator's kwargs fixture (seed 001's collected information, passed flat).
+pub const KWARGS: &str = include_str!("../fixtures/plan_generator/kwargs.json");
+
+/// The user prompt those kwargs must render, byte for byte.
+pub const GOLDEN: &str = include_str!("../fixtures/plan_generator/expected_user_prompt.md");
+
+/// The keys of a retry error, in order: seed 000's eight, then `errors`.
+pub const RETRY_KEYS: [&str; 9] = [
+    "success",
+    "error",
+    "validation_message",
+    "path",
+    "required_fields",
+    "missing_fields",
+    "provided_fields",
+    "hint",
+    "errors",
+];
+
+/// Runs a future that never waits on anything real (the scripted model answers at once).
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::yield_now();
+    }
+}

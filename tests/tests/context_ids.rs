@@ -6,34 +6,12 @@ use agent_core::ids::{ContextId, ContextIdError, ContextIdGenerator, Segment, Ti
 use agent_core::model::tool_calls;
 use agent_core::transcript::Event;
 use agent_core::upstream::{Upstream, UpstreamContext, UpstreamError};
-use agent_core::{Agent, Message, Role, Runtime, ScriptedModel};
+use agent_core::{Message, Role, Runtime, ScriptedModel};
+use agent_tests::{DiscoveryAgent, block_on};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
-use std::future::Future;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
-
-/// Discovers the interactive elements and page structure of a target page
-#[derive(Agent)]
-#[agent(
-    name = "discovery_agent",
-    input = "../schemas/discovery_agent/input.schema.json",
-    output = "../schemas/discovery_agent/output.schema.json"
-)]
-struct DiscoveryAgent;
-
-/// Runs a future that never waits on anything real (the scripted model answers at once).
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-        std::thread::yield_now();
-    }
-}
 
 const ID: &str = "run-20260119T101500Z-1a2b3c4d/discovery_agent/12/2026-01-19T10:15:00.123Z";
 

@@ -8,32 +8,11 @@ use agent_core::contributor::{
 };
 use agent_core::ids::ContextId;
 use agent_core::upstream::UpstreamContext;
-use agent_core::{Agent, DynAgent, Message, RunError, Runtime, ScriptedModel};
+use agent_core::{DynAgent, Message, RunError, Runtime, ScriptedModel};
+use agent_tests::{DiscoveryAgent, block_on};
 use serde_json::{Map, Value, json};
 use std::fmt;
-use std::future::Future;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
-
-/// Discovers the interactive elements and page structure of a target page
-#[derive(Agent)]
-#[agent(
-    name = "discovery_agent",
-    input = "../schemas/discovery_agent/input.schema.json",
-    output = "../schemas/discovery_agent/output.schema.json"
-)]
-struct DiscoveryAgent;
-
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-        std::thread::yield_now();
-    }
-}
 
 /// A contributor with fixed answers.
 struct Fixed {

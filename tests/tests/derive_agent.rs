@@ -2,36 +2,24 @@
 //! derive's typed input, output and tool definition.
 
 use agent_core::{Agent, DynAgent, ToolFormat};
-
-/// Generates a crawl plan from the sub-agents' collected information
-#[derive(Agent)]
-#[agent(
-    name = "plan_generator_agent",
-    description = "Generates a crawl plan from the sub-agents' collected information",
-    input = "../schemas/plan_generator_agent/input.schema.json",
-    output = "../schemas/plan_generator_agent/output.schema.json",
-    user_prompt = "agents/plan_generator_user.md"
-)]
-pub struct PlanGeneratorAgent;
-
-/// Discovers the interactive elements of a page.
-#[derive(Agent)]
-#[agent(input = "../schemas/discovery_agent/input.schema.json")]
-pub struct DiscoveryAgent;
-
-const KWARGS: &str = include_str!("../fixtures/plan_generator/kwargs.json");
-const EXPECTED: &str = include_str!("../fixtures/plan_generator/expected_user_prompt.md");
+use agent_tests::{DiscoveryAgent, GOLDEN as EXPECTED, KWARGS, PlanGeneratorAgent};
 
 #[test]
 fn derive_renders_the_golden_prompt() {
-    let prepared = PlanGeneratorAgent.prepare(KWARGS, &Default::default()).unwrap();
+    let prepared = PlanGeneratorAgent
+        .prepare(KWARGS, &Default::default())
+        .unwrap();
     assert_eq!(prepared.user_prompt, EXPECTED);
 }
 
 #[test]
 fn typed_input_has_the_contract_fields() {
-    let checked = agent_core::check_call::<PlanGeneratorAgent>(KWARGS, &Default::default()).unwrap();
-    assert_eq!(checked.input.target_url.to_string(), "https://myapp.com/login");
+    let checked =
+        agent_core::check_call::<PlanGeneratorAgent>(KWARGS, &Default::default()).unwrap();
+    assert_eq!(
+        checked.input.target_url.to_string(),
+        "https://myapp.com/login"
+    );
     assert_eq!(checked.input.collected_information.len(), 3);
     let first = &checked.input.collected_information[0];
     assert_eq!(first.agent_name.to_string(), "discovery_agent");
@@ -46,7 +34,10 @@ fn default_prompt_without_user_prompt() {
         "Scan it\n\n## Context\n```json\n{\n  \"target_url\": \"https://myapp.com/login\"\n}\n```"
     );
     assert_eq!(<DiscoveryAgent as Agent>::NAME, "discovery_agent");
-    assert_eq!(<DiscoveryAgent as Agent>::DESCRIPTION, "Discovers the interactive elements of a page.");
+    assert_eq!(
+        <DiscoveryAgent as Agent>::DESCRIPTION,
+        "Discovers the interactive elements and page structure of a target page"
+    );
 }
 
 #[test]
@@ -61,7 +52,16 @@ fn tool_definition_in_both_formats() {
         serde_json::json!(["task", "target_url", "task_name", "collected_information"])
     );
     let keys: Vec<&String> = params["properties"].as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["task", "run_identifier", "target_url", "task_name", "collected_information"]);
+    assert_eq!(
+        keys,
+        [
+            "task",
+            "run_identifier",
+            "target_url",
+            "task_name",
+            "collected_information"
+        ]
+    );
     assert!(params["$defs"]["agentOutput"].is_object());
     assert_eq!(
         openai["function"]["description"],

@@ -4,43 +4,10 @@
 use agent_core::ids::{ContextId, ContextIdGenerator};
 use agent_core::rerun::{PreviousAttempt, describe_retry_error};
 use agent_core::transcript::Event;
-use agent_core::{Agent, DynAgent, Message, Role, RunConfig, RunError, Runtime, ScriptedModel};
-use std::future::Future;
+use agent_core::{DynAgent, Message, Role, RunConfig, RunError, Runtime, ScriptedModel};
+use agent_tests::{DiscoveryAgent, GOLDEN, KWARGS, PlanGeneratorAgent, block_on};
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
 
-/// Generates a crawl plan from the sub-agents' collected information
-#[derive(Agent)]
-#[agent(
-    name = "plan_generator_agent",
-    input = "../schemas/plan_generator_agent/input.schema.json",
-    output = "../schemas/plan_generator_agent/output.schema.json",
-    user_prompt = "agents/plan_generator_user.md"
-)]
-struct PlanGeneratorAgent;
-
-/// Discovers the interactive elements and page structure of a target page
-#[derive(Agent)]
-#[agent(
-    name = "discovery_agent",
-    input = "../schemas/discovery_agent/input.schema.json",
-    output = "../schemas/discovery_agent/output.schema.json"
-)]
-struct DiscoveryAgent;
-
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-        std::thread::yield_now();
-    }
-}
-
-const KWARGS: &str = include_str!("../fixtures/plan_generator/kwargs.json");
-const GOLDEN: &str = include_str!("../fixtures/plan_generator/expected_user_prompt.md");
 const BAD_PLAN: &str =
     r#"{"plan_file_path": "", "status": "done", "agent_response_content": "ok"}"#;
 const PLAN: &str =

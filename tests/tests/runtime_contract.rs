@@ -2,22 +2,11 @@
 //! and 7).
 
 use agent_core::{Contract, ContractKind, ErrorKind, PathSegment, RetryError, ToolCall};
+use agent_tests::RETRY_KEYS;
 use serde_json::{Value, json};
 
 const INPUT_SCHEMA: &str = include_str!("../../schemas/plan_generator_agent/input.schema.json");
 const OUTPUT_SCHEMA: &str = include_str!("../../schemas/plan_generator_agent/output.schema.json");
-
-const RETRY_KEYS: [&str; 9] = [
-    "success",
-    "error",
-    "validation_message",
-    "path",
-    "required_fields",
-    "missing_fields",
-    "provided_fields",
-    "hint",
-    "errors",
-];
 
 fn input() -> Contract {
     Contract::from_json_str("plan_generator_agent", ContractKind::Input, INPUT_SCHEMA).unwrap()

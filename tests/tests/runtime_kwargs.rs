@@ -2,21 +2,10 @@
 //! turned into a retry error of one shape (spec items 1 and 3).
 
 use agent_core::{ErrorKind, Limits, RetryError, ToolCall};
+use agent_tests::RETRY_KEYS;
 use serde_json::{Value, json};
 
 /// The retry error's JSON keys, in order.
-const RETRY_KEYS: [&str; 9] = [
-    "success",
-    "error",
-    "validation_message",
-    "path",
-    "required_fields",
-    "missing_fields",
-    "provided_fields",
-    "hint",
-    "errors",
-];
-
 fn call(text: &str) -> ToolCall {
     ToolCall::from_json_str(text).unwrap_or_else(|e| panic!("{text}: {e}"))
 }

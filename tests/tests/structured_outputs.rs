@@ -9,10 +9,9 @@ use agent_core::{
     Agent, ChatModel, ChatRequest, DynAgent, Message, PathSegment, Role, Runtime, ScriptedModel,
     check_output,
 };
+use agent_tests::block_on;
 use serde_json::{Value, json};
-use std::future::Future;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
 
 /// Orchestrator: splits a goal among the available agents and answers with a versioned
 /// delegation template (schemaVersion 1.0.0)
@@ -33,17 +32,6 @@ struct DelegationAgent;
     output = "../schemas/consolidation/output.schema.json"
 )]
 struct ConsolidationAgent;
-
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-        std::thread::yield_now();
-    }
-}
 
 const RESULT_ID: &str = "run-7/delegation/1/2026-01-19T10:15:00.000Z";
 const UPSTREAM_ID: &str = "run-7/main_agent/1/2026-01-19T10:14:59.000Z";
