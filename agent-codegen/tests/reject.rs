@@ -526,5 +526,178 @@ fn patterns_the_linear_engine_cannot_run() {
         "/properties/x/pattern",
         "not supported by the linear-time regex engine",
     );
-    accepts(with_property(json!({ "type": "string", "pattern": "^(a+)+$" })));
+    accepts(with_property(
+        json!({ "type": "string", "pattern": "^(a+)+$" }),
+    ));
+}
+
+/// A `$defs` node whose branches overlap and that refers back to itself through them.
+fn recursive_overlap(keyword: &str, second: Value) -> Value {
+    json!({
+        "type": "object",
+        "required": ["x"],
+        "properties": { "x": { "$ref": "#/$defs/node" } },
+        "$defs": {
+            "node": {
+                keyword: [
+                    {
+                        "type": "object",
+                        "properties": { "child": { "$ref": "#/$defs/node" } }
+                    },
+                    second
+                ]
+            }
+        }
+    })
+}
+
+#[test]
+fn recursive_overlapping_combinators() {
+    for keyword in ["anyOf", "oneOf"] {
+        // Both branches accept objects.
+        rejects(
+            recursive_overlap(keyword, json!({ "type": "object", "required": ["leaf"] })),
+            &format!("/$defs/node/{keyword}"),
+            &format!(
+                "`{keyword}` at `/$defs/node` has overlapping branches (several may accept `object`) and refers back to itself"
+            ),
+        );
+        // A branch that says nothing about its type may accept anything.
+        rejects(
+            recursive_overlap(keyword, json!({ "description": "anything" })),
+            &format!("/$defs/node/{keyword}"),
+            "exponential in the depth",
+        );
+        // Disjoint branches (an object or a string) are fine, and so is the null of an
+        // optional recursion (which typify happens to refuse for another reason).
+        accepts(recursive_overlap(keyword, json!({ "type": "string" })));
+        let text = recursive_overlap(keyword, json!({ "type": "null" })).to_string();
+        if let Err(errors) = generate_types(&text, "test.schema.json", "Root") {
+            assert!(
+                errors
+                    .iter()
+                    .all(|e| !e.message.contains("overlapping branches")),
+                "{errors:#?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn recursion_through_another_definition_and_arrays() {
+    // node -> anyOf branch -> items -> $ref list -> oneOf branch -> $ref node: a cycle through
+    // two combinators, each with overlapping array branches.
+    let schema = json!({
+        "type": "object",
+        "properties": { "x": { "$ref": "#/$defs/node" } },
+        "$defs": {
+            "node": {
+                "anyOf": [
+                    { "type": "array", "items": { "$ref": "#/$defs/list" } },
+                    { "type": "array", "maxItems": 0 }
+                ]
+            },
+            "list": {
+                "oneOf": [
+                    { "$ref": "#/$defs/node" },
+                    { "type": "integer" }
+                ]
+            }
+        }
+    });
+    let errors = errors(&schema);
+    let pointers: Vec<&str> = errors.iter().map(|e| e.pointer.as_str()).collect();
+    assert!(pointers.contains(&"/$defs/node/anyOf"), "{errors:#?}");
+    assert!(
+        errors
+            .iter()
+            .all(|e| !e.message.contains("`oneOf` at `/$defs/list`")),
+        "the oneOf's branches (array, integer) are disjoint: {errors:#?}"
+    );
+}
+
+#[test]
+fn recursion_outside_the_branches_is_fine() {
+    // The node recurses through `properties`, not through its `anyOf`: each level checks the
+    // (overlapping) branches once, so the time stays linear.
+    accepts(json!({
+        "type": "object",
+        "properties": { "x": { "$ref": "#/$defs/node" } },
+        "$defs": {
+            "node": {
+                "type": "object",
+                "properties": { "child": { "$ref": "#/$defs/node" } },
+                "anyOf": [ { "required": ["a"] }, { "required": ["b"] } ]
+            }
+        }
+    }));
+    // Overlapping branches without recursion are the existing rules' business: objects are
+    // accepted.
+    accepts(with_property(json!({
+        "anyOf": [
+            { "type": "object", "properties": { "a": { "type": "string" } } },
+            { "type": "object", "properties": { "b": { "type": "string" } } }
+        ]
+    })));
+    // A recursive JSON-like value whose branches have distinct types is fine.
+    accepts(json!({
+        "type": "object",
+        "properties": { "x": { "$ref": "#/$defs/json" } },
+        "$defs": {
+            "json": {
+                "anyOf": [
+                    { "type": "string" },
+                    { "type": "number" },
+                    { "type": "boolean" },
+                    { "type": "array", "items": { "$ref": "#/$defs/json" } },
+                    { "type": "object", "additionalProperties": { "$ref": "#/$defs/json" } }
+                ]
+            }
+        }
+    }));
+}
+
+#[test]
+fn recursion_through_the_root() {
+    rejects(
+        json!({
+            "type": "object",
+            "properties": {
+                "next": {
+                    "anyOf": [
+                        { "$ref": "#" },
+                        { "type": "object", "properties": { "end": { "type": "boolean" } } }
+                    ]
+                }
+            }
+        }),
+        "/properties/next/anyOf",
+        "refers back to itself",
+    );
+}
+
+#[test]
+fn custom_meta_schemas() {
+    let mut schema = with_property(json!({ "type": "string" }));
+    schema["$schema"] = json!("https://example.com/my-meta.json");
+    rejects(
+        schema.clone(),
+        "/$schema",
+        "`$schema` \"https://example.com/my-meta.json\" at `#` is not a published JSON Schema draft",
+    );
+    schema["$schema"] = json!(7);
+    rejects(
+        schema.clone(),
+        "/$schema",
+        "is not a published JSON Schema draft",
+    );
+    for draft in [
+        "https://json-schema.org/draft/2020-12/schema",
+        "http://json-schema.org/draft/2020-12/schema#",
+        "https://json-schema.org/draft/2019-09/schema",
+        "http://json-schema.org/draft-07/schema#",
+    ] {
+        schema["$schema"] = json!(draft);
+        accepts(schema.clone());
+    }
 }

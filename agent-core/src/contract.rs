@@ -79,15 +79,56 @@ impl Contract {
                 name: name.clone(),
                 message: e.to_string(),
             })?;
+        Ok(Self::from_validator(name, kind, schema, validator))
+    }
+
+    /// Compiles `schema` together with the documents it refers to, held in memory by URI (a
+    /// contract split over several files that the caller has loaded). Still nothing is
+    /// fetched: a `$ref` to a URI that is not among `documents` is an error, as with
+    /// [`Contract::new`]. Generated contracts are single, self-contained documents; this is
+    /// for contracts assembled at run time.
+    pub fn with_documents<I, U>(
+        name: impl Into<String>,
+        kind: ContractKind,
+        schema: Value,
+        documents: I,
+    ) -> Result<Self, ContractError>
+    where
+        I: IntoIterator<Item = (U, Value)>,
+        U: AsRef<str>,
+    {
+        let name = name.into();
+        let error = |e: &dyn std::fmt::Display| ContractError::Schema {
+            name: name.clone(),
+            message: e.to_string(),
+        };
+        let registry = jsonschema::Registry::new()
+            .retriever(NoFetch)
+            .extend(documents)
+            .and_then(|builder| builder.prepare())
+            .map_err(|e| error(&e))?;
+        let validator = validator_options()
+            .with_registry(&registry)
+            .build(&schema)
+            .map_err(|e| error(&e))?;
+        Ok(Self::from_validator(name, kind, schema, validator))
+    }
+
+    fn from_validator(
+        name: String,
+        kind: ContractKind,
+        schema: Value,
+        validator: Validator,
+    ) -> Self {
         let required = required_of(&schema);
-        Ok(Self {
+        Self {
             name,
             kind,
             schema,
             validator,
             required,
             limits: Limits::default(),
-        })
+        }
     }
 
     /// Compiles a schema given as JSON text.
@@ -193,11 +234,15 @@ impl Contract {
     }
 
     fn violation(&self, error: &ValidationError<'_>) -> Violation {
+        // Keys in the path are caller text (under `additionalProperties` or
+        // `patternProperties`): each is cut to the echo bound like any echoed value.
         let path = error
             .instance_path()
             .iter()
             .map(|s| match s {
-                jsonschema::paths::LocationSegment::Property(p) => PathSegment::Key(p.into_owned()),
+                jsonschema::paths::LocationSegment::Property(p) => {
+                    PathSegment::Key(truncate(&p, self.limits.max_echo_bytes).into_owned())
+                }
                 jsonschema::paths::LocationSegment::Index(i) => PathSegment::Index(i),
             })
             .collect();
@@ -264,17 +309,35 @@ impl Contract {
 }
 
 /// The one validator configuration of the project: offline, linear-time patterns.
-fn validator_options() -> jsonschema::ValidationOptions<'static> {
+fn validator_options<'a>() -> jsonschema::ValidationOptions<'a> {
     jsonschema::options()
         .offline()
         .with_pattern_options(PatternOptions::regex())
+}
+
+/// The retriever of in-memory registries: like the validator's own offline retriever, it
+/// fetches nothing.
+struct NoFetch;
+
+impl jsonschema::Retrieve for NoFetch {
+    fn retrieve(
+        &self,
+        uri: &jsonschema::Uri<String>,
+    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        Err(format!("Retrieval is disabled, cannot fetch {uri}").into())
+    }
 }
 
 fn required_of(schema: &Value) -> Vec<String> {
     schema
         .get("required")
         .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
         .unwrap_or_default()
 }
 

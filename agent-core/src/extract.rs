@@ -18,14 +18,22 @@ pub fn extract_json(answer: &str, limits: &Limits) -> Result<Value, RetryError> 
             limit: limits.max_bytes,
         };
         let message = kind.to_string();
-        return Err(RetryError::call(kind, message, "Answer with a shorter JSON object"));
+        return Err(RetryError::call(
+            kind,
+            message,
+            "Answer with a shorter JSON object",
+        ));
     }
     if text_depth(answer) > limits.max_depth {
         let kind = ErrorKind::TooDeep {
             limit: limits.max_depth,
         };
         let message = kind.to_string();
-        return Err(RetryError::call(kind, message, "Answer with a less deeply nested JSON object"));
+        return Err(RetryError::call(
+            kind,
+            message,
+            "Answer with a less deeply nested JSON object",
+        ));
     }
     let trimmed = answer.trim();
     if let Ok(value @ Value::Object(_)) = serde_json::from_str(trimmed) {
@@ -84,8 +92,14 @@ mod tests {
     #[test]
     fn plain_fenced_and_embedded() {
         assert_eq!(get(r#" {"a": 1} "#), serde_json::json!({"a": 1}));
-        assert_eq!(get("Here:\n```json\n{\"a\": 2}\n```\nDone."), serde_json::json!({"a": 2}));
-        assert_eq!(get("I think {\"a\": 3} is right. {x}"), serde_json::json!({"a": 3}));
+        assert_eq!(
+            get("Here:\n```json\n{\"a\": 2}\n```\nDone."),
+            serde_json::json!({"a": 2})
+        );
+        assert_eq!(
+            get("I think {\"a\": 3} is right. {x}"),
+            serde_json::json!({"a": 3})
+        );
     }
 
     #[test]

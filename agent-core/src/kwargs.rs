@@ -217,7 +217,10 @@ fn explicit_context(
             check_text(&text, limits, 1)?;
             match serde_json::from_str::<Value>(&text) {
                 Ok(Value::Object(map)) => Ok(Some(map)),
-                Ok(other) => Err(not_object(&format!("a string holding {}", type_name(&other)))),
+                Ok(other) => Err(not_object(&format!(
+                    "a string holding {}",
+                    type_name(&other)
+                ))),
                 Err(_) => Err(not_object("a string that is not JSON")),
             }
         }

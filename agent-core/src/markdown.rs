@@ -27,6 +27,30 @@ pub fn to_markdown<T: Serialize + ?Sized>(value: &T) -> Result<String, MarkdownE
     Ok(out)
 }
 
+/// Renders `value` as markdown on one line, for a place inside a line of a template (such as a
+/// heading): the line breaks of [`to_markdown`]'s output, with the indentation after them,
+/// become single spaces, so the template's text after the value stays on its line and no
+/// line of the value can open a block.
+///
+/// ```
+/// let v = serde_json::json!("https://x.y/\n# forged\n");
+/// assert_eq!(agent_core::markdown::to_markdown_line(&v).unwrap(), "https://x.y/ \\# forged");
+/// ```
+pub fn to_markdown_line<T: Serialize + ?Sized>(value: &T) -> Result<String, MarkdownError> {
+    let rendered = to_markdown(value)?;
+    let mut line = String::with_capacity(rendered.len());
+    for part in rendered.split('\n').map(|l| l.trim_start_matches(' ')) {
+        if part.is_empty() {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(part);
+    }
+    Ok(line)
+}
+
 /// Appends the markdown of `value` to `out`.
 pub fn write_markdown<T: Serialize + ?Sized>(
     out: &mut String,
@@ -80,35 +104,65 @@ impl<'o> Md<'o> {
         push_spaces(self.out, self.indent);
     }
 
-    /// The item's prefix (`- **key**: `, `- `) or nothing at the root; returns whether the text
-    /// that follows starts a block (and so must not open one).
-    fn prefix(&mut self) -> bool {
+    /// The item's prefix (`- **key**: `, `- `) or nothing at the root; returns where the text
+    /// that follows stands.
+    fn prefix(&mut self) -> Start {
         self.begin_line();
         match &self.slot {
-            Slot::Root => true,
+            Slot::Root => Start::Block,
             Slot::Key(key) => {
                 self.out.push_str("- **");
-                write_text(self.out, key, self.indent + 2, false);
+                match stars_only_first_line(key) {
+                    // `- **` and a first line of `*`s would read as `- ***`: a rule.
+                    Some(at) => {
+                        let escaped = format!("{}\\{}", &key[..at], &key[at..]);
+                        write_text(self.out, &escaped, self.indent + 2, Start::Inline);
+                    }
+                    None => write_text(self.out, key, self.indent + 2, Start::Inline),
+                }
+                if key.ends_with(['\n', '\r']) {
+                    // The `**: ` that closes the key goes on its last (empty) line: indent it
+                    // to the item, or it would stand at the margin, outside the list.
+                    push_spaces(self.out, self.indent + 2);
+                }
                 self.out.push_str("**: ");
-                false
+                Start::Inline
             }
             Slot::Index(_) => {
                 self.out.push_str("- ");
-                true
+                Start::AfterDash(self.indent + 2)
             }
         }
     }
 
     fn scalar(mut self, text: &str) -> Result<(), MarkdownError> {
-        let at_block_start = self.prefix();
-        let column = if matches!(self.slot, Slot::Root) { self.indent } else { self.indent + 2 };
-        write_text(self.out, text, column, at_block_start);
+        let start = self.prefix();
+        let column = match self.slot {
+            Slot::Root => self.indent,
+            Slot::Key(_) => self.indent + 2,
+            Slot::Index(_) => {
+                let first = lines(text).next().unwrap_or_default();
+                let blanks = leading_width(first, self.indent + 2);
+                // One to three columns of blanks after `- ` move the item's content column.
+                self.indent + 2 + if blanks <= 3 { blanks } else { 0 }
+            }
+        };
+        write_text(self.out, text, column, start);
         Ok(())
     }
 
     fn string(self, text: &str) -> Result<(), MarkdownError> {
-        // An empty string shown as nothing would read like a nested header.
-        self.scalar(if text.is_empty() { "\"\"" } else { text })
+        // An empty or blank string shown as is would read like a nested header. An array item
+        // whose first line is blank starts with a blank line, and such an item cannot interrupt
+        // a paragraph: after its parent's header line, `- ` would be a setext underline and
+        // make that line a heading. Both are shown as JSON strings, on one line.
+        let blank = |line: &str| line.chars().all(is_blank);
+        let first_line_blank = lines(text).next().is_some_and(blank);
+        if blank(text) || (matches!(self.slot, Slot::Index(_)) && first_line_blank) {
+            let quoted = serde_json::to_string(text).map_err(ser::Error::custom)?;
+            return self.scalar(&quoted);
+        }
+        self.scalar(text)
     }
 
     /// The header line of a compound value, written once its first child arrives (or with
@@ -180,7 +234,11 @@ impl<'o> Compound<'o> {
         value.serialize(self.child(Slot::Index(index)))
     }
 
-    fn entry<T: Serialize + ?Sized>(&mut self, key: String, value: &T) -> Result<(), MarkdownError> {
+    fn entry<T: Serialize + ?Sized>(
+        &mut self,
+        key: String,
+        value: &T,
+    ) -> Result<(), MarkdownError> {
         value.serialize(self.child(Slot::Key(key)))
     }
 
@@ -199,9 +257,21 @@ fn push_spaces(out: &mut String, n: usize) {
     out.extend(std::iter::repeat_n(' ', n));
 }
 
+/// Where the first line of a text stands.
+#[derive(Clone, Copy)]
+enum Start {
+    /// Inside a line (a key after `- **`, a value after `**: `): it cannot open a block.
+    Inline,
+    /// At the start of a block, at the column of the following lines.
+    Block,
+    /// After an item's `- `, at the given column: at the start of a block, and the dash is
+    /// part of the line.
+    AfterDash(usize),
+}
+
 /// Writes `text`, its following lines indented to `column`; a line that would open a block
 /// gets that opening escaped.
-fn write_text(out: &mut String, text: &str, column: usize, first_at_block_start: bool) {
+fn write_text(out: &mut String, text: &str, column: usize, start: Start) {
     for (i, line) in lines(text).enumerate() {
         if i > 0 {
             out.push('\n');
@@ -209,10 +279,14 @@ fn write_text(out: &mut String, text: &str, column: usize, first_at_block_start:
                 push_spaces(out, column);
             }
         }
-        match (i > 0 || first_at_block_start)
-            .then(|| block_opening(line, column))
-            .flatten()
-        {
+        let opening = match (i, start) {
+            (0, Start::Inline) => None,
+            (0, Start::AfterDash(at)) => {
+                block_opening(line, at).or_else(|| delimiter_after_dash(line))
+            }
+            _ => block_opening(line, column),
+        };
+        match opening {
             Some(at) => {
                 out.push_str(&line[..at]);
                 out.push('\\');
@@ -221,6 +295,17 @@ fn write_text(out: &mut String, text: &str, column: usize, first_at_block_start:
             None => out.push_str(line),
         }
     }
+}
+
+/// If `key` goes on past its first line and that line holds only `*`s and blanks, so that after
+/// the `**` that opens the key the line would be a thematic break (`- ***`): its first `*`.
+fn stars_only_first_line(key: &str) -> Option<usize> {
+    let first = &key[..key.find(['\n', '\r'])?];
+    let star = first.find('*')?;
+    first
+        .chars()
+        .all(|c| c == '*' || is_blank(c))
+        .then_some(star)
 }
 
 /// Splits on every CommonMark line ending: `\n`, `\r\n` and a lone `\r`.
@@ -246,16 +331,8 @@ fn lines(text: &str) -> impl Iterator<Item = &str> {
 fn block_opening(line: &str, column: usize) -> Option<usize> {
     // Leading blanks in columns: a tab advances to the next tab stop of the output line, so its
     // width depends on where it stands. A backslash before a blank would stay visible text.
-    let (mut spaces, mut width) = (0, 0);
-    for b in line.bytes() {
-        match b {
-            b' ' => width += 1,
-            b'\t' => width += 4 - (column + width) % 4,
-            _ => break,
-        }
-        spaces += 1;
-    }
-    if width > 3 {
+    let spaces = line.len() - line.trim_start_matches([' ', '\t']).len();
+    if leading_width(line, column) > 3 {
         // Relative indentation of four or more continues the paragraph or is an indented code
         // block: neither is structure.
         return None;
@@ -263,8 +340,8 @@ fn block_opening(line: &str, column: usize) -> Option<usize> {
     let rest = &line[spaces..];
     let first = rest.chars().next()?;
     let after = |n: usize| rest[n..].chars().next();
-    let blank_after = |n: usize| after(n).is_none_or(|c| c == ' ' || c == '\t');
-    let only = |c: char| rest.chars().all(|x| x == c || x == ' ' || x == '\t');
+    let blank_after = |n: usize| after(n).is_none_or(is_blank);
+    let only = |c: char| rest.chars().all(|x| x == c || is_blank(x));
     let escape_first = match first {
         '#' => {
             let hashes = rest.len() - rest.trim_start_matches('#').len();
@@ -283,18 +360,48 @@ fn block_opening(line: &str, column: usize) -> Option<usize> {
     escape_first.then_some(spaces)
 }
 
+/// Width in columns of the leading spaces and tabs of `line` written at `column`: a tab
+/// advances to the next tab stop of the output line, so its width depends on where it stands.
+fn leading_width(line: &str, column: usize) -> usize {
+    let mut width = 0;
+    for b in line.bytes() {
+        match b {
+            b' ' => width += 1,
+            b'\t' => width += 4 - (column + width) % 4,
+            _ => break,
+        }
+    }
+    width
+}
+
 /// `1.` or `1)` followed by a blank: the offset of the `.`/`)` to escape.
 fn ordered_marker(rest: &str) -> Option<usize> {
     let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    let mark = rest[digits..].chars().next()?;
-    let next = rest[digits + 1..].chars().next();
-    (digits <= 9 && (mark == '.' || mark == ')') && next.is_none_or(|c| c == ' ' || c == '\t'))
-        .then_some(digits)
+    // The character after the digits may be any width (`1é`): step over it by chars.
+    let mut after = rest[digits..].chars();
+    let mark = after.next()?;
+    let next = after.next();
+    (digits <= 9 && (mark == '.' || mark == ')') && next.is_none_or(is_blank)).then_some(digits)
+}
+
+/// Where to escape a line that, after an item's `- `, would make `- |:` a table delimiter row
+/// under its parent's header line.
+fn delimiter_after_dash(line: &str) -> Option<usize> {
+    let at = line.find(|c: char| !is_blank(c))?;
+    line.chars()
+        .all(|c| "|:-".contains(c) || is_blank(c))
+        .then_some(at)
 }
 
 /// A table delimiter row such as `|---|:-:|`.
 fn delimiter_row(rest: &str) -> bool {
-    rest.contains('-') && rest.chars().all(|c| "|:- \t".contains(c))
+    rest.contains('-') && rest.chars().all(|c| "|:-".contains(c) || is_blank(c))
+}
+
+/// Blank within a line: space and tab, and the vertical tab and form feed that some parsers
+/// (pulldown-cmark among them) also take as whitespace.
+fn is_blank(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\x0b' | '\x0c')
 }
 
 impl<'o> ser::Serializer for Md<'o> {
@@ -419,11 +526,7 @@ impl<'o> ser::Serializer for Md<'o> {
     fn serialize_map(self, _: Option<usize>) -> Result<Compound<'o>, MarkdownError> {
         Ok(self.compound())
     }
-    fn serialize_struct(
-        self,
-        name: &'static str,
-        _: usize,
-    ) -> Result<Compound<'o>, MarkdownError> {
+    fn serialize_struct(self, name: &'static str, _: usize) -> Result<Compound<'o>, MarkdownError> {
         let number = name == NUMBER_TOKEN || name == RAW_TOKEN;
         let mut compound = self.compound();
         compound.number = number;

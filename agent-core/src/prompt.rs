@@ -112,7 +112,10 @@ fn fence_for(map: &Map<String, Value>) -> String {
 
 /// Askama filters for prompt templates. Bring them into a template's module with
 /// `use agent_core::prompt::filters;`.
-#[allow(missing_docs, reason = "askama's `filter_fn` generates undocumented items")]
+#[allow(
+    missing_docs,
+    reason = "askama's `filter_fn` generates undocumented items"
+)]
 pub mod filters {
     use askama::Values;
 
@@ -120,5 +123,12 @@ pub mod filters {
     #[askama::filter_fn]
     pub fn markdown<T: serde::Serialize>(value: T, _: &dyn Values) -> askama::Result<String> {
         crate::markdown::to_markdown(&value).map_err(|e| askama::Error::Custom(Box::new(e)))
+    }
+
+    /// `{{ value|inline }}`: the same markdown on one line, for a value inside a line of the
+    /// template (a heading), so that no line of the value can open a block.
+    #[askama::filter_fn]
+    pub fn inline<T: serde::Serialize>(value: T, _: &dyn Values) -> askama::Result<String> {
+        crate::markdown::to_markdown_line(&value).map_err(|e| askama::Error::Custom(Box::new(e)))
     }
 }
