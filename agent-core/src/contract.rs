@@ -267,6 +267,11 @@ impl Contract {
             }
             // The inner error is about the key as a value: mask it like any value.
             ValidationErrorKind::PropertyNames { error } => return self.message(error),
+            // Names the schema's property, never the instance: nothing to mask, and no need to
+            // serialize the instance (often the whole context) to find that out.
+            ValidationErrorKind::Required { .. } => {
+                return truncate(&error.to_string(), max * 2).into_owned();
+            }
             _ => {}
         }
         let (prefix, complete) = bounded_json(error.instance(), max);

@@ -5,7 +5,7 @@
 //! every non-reserved key lands in the context, in the parent's order.
 
 use crate::error::{ErrorKind, RetryError};
-use crate::limits::{Limits, text_depth, value_depth_exceeds};
+use crate::limits::{Limits, text_depth};
 use serde_json::{Map, Value};
 
 /// Keys of a tool call that are about the call, not data for the agent.
@@ -38,23 +38,23 @@ impl ToolCall {
         Self::from_json_str_with(text, &Limits::default())
     }
 
-    /// Parses kwargs text: size and depth are checked on the text before it is parsed, so an
-    /// oversized or 100,000-deep input costs one scan and no stack.
+    /// Parses kwargs text within `limits`: the size is checked before parsing, the depth on the
+    /// parsed value (see [`parse_within`]), so an oversized or 100,000-deep input costs no stack.
     pub fn from_json_str_with(text: &str, limits: &Limits) -> Result<Self, RetryError> {
-        check_text(text, limits, 0)?;
-        let value: Value = serde_json::from_str(text).map_err(|e| {
-            RetryError::call(
+        let value = parse_within(text, limits, 0).map_err(|e| match e {
+            Unparsed::Limit(e) => e,
+            Unparsed::NotJson(e) => RetryError::call(
                 ErrorKind::NotJson,
                 e.to_string(),
                 "Send the tool call arguments as one JSON object",
-            )
+            ),
         })?;
         Self::from_checked_value(value, limits)
     }
 
     /// Splits an already parsed kwargs value; its depth is checked iteratively first.
     pub fn from_value(value: Value, limits: &Limits) -> Result<Self, RetryError> {
-        if value_depth_exceeds(&value, limits.max_depth) {
+        if deeper_than(&value, limits.max_depth) {
             return Err(too_deep(limits));
         }
         Self::from_checked_value(value, limits)
@@ -104,13 +104,51 @@ impl ToolCall {
     }
 }
 
-fn split(kwargs: Map<String, Value>, limits: &Limits) -> Result<ToolCall, RetryError> {
-    let task = match kwargs.get("task") {
-        Some(Value::String(task)) => task.clone(),
+fn split(mut kwargs: Map<String, Value>, limits: &Limits) -> Result<ToolCall, RetryError> {
+    // One pass takes the reserved keys out; what stays is the flat context, in the parent's
+    // order, without a second map being built (or a key hashed again).
+    let [
+        mut task,
+        mut run_identifier,
+        mut expected_outputs,
+        mut output_contract_schema,
+    ] = [None, None, None, None];
+    let (mut context_value, mut explicit_at, mut kept) = (None, 0, 0);
+    kwargs.retain(|key, value| {
+        let slot = match key.as_str() {
+            "task" => &mut task,
+            "run_identifier" => &mut run_identifier,
+            "expected_outputs" => &mut expected_outputs,
+            "output_contract_schema" => &mut output_contract_schema,
+            "context" => {
+                explicit_at = kept;
+                &mut context_value
+            }
+            _ => {
+                kept += 1;
+                return true;
+            }
+        };
+        *slot = Some(std::mem::take(value));
+        false
+    });
+    // A top-level key wins over the same key inside `context`, reserved keys included: a
+    // parent that copied its whole call into `context` must not hand `task` over as data.
+    let shadowing: Vec<&str> = [
+        ("task", task.is_some()),
+        ("run_identifier", run_identifier.is_some()),
+        ("expected_outputs", expected_outputs.is_some()),
+        ("output_contract_schema", output_contract_schema.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(key, present)| present.then_some(key))
+    .collect();
+    let task = match task {
+        Some(Value::String(task)) => task,
         Some(other) => {
             return Err(RetryError::call(
                 ErrorKind::TaskNotString,
-                format!("`task` is {}", type_name(other)),
+                format!("`task` is {}", type_name(&other)),
                 "Pass `task` as a string describing what the agent should do",
             ));
         }
@@ -122,52 +160,31 @@ fn split(kwargs: Map<String, Value>, limits: &Limits) -> Result<ToolCall, RetryE
             ));
         }
     };
-    let run_identifier = match kwargs.get("run_identifier") {
+    let run_identifier = match run_identifier {
         None | Some(Value::Null) => None,
-        Some(Value::String(id)) => Some(id.clone()),
+        Some(Value::String(id)) => Some(id),
         Some(other) => {
             return Err(RetryError::call(
                 ErrorKind::RunIdentifierNotString,
-                format!("`run_identifier` is {}", type_name(other)),
+                format!("`run_identifier` is {}", type_name(&other)),
                 "Pass `run_identifier` as a string, or leave it out",
             ));
         }
     };
-    let mut call = ToolCall {
+    let explicit = match context_value {
+        Some(value) => explicit_context(value, limits)?.map(|mut map| {
+            map.retain(|k, _| !shadowing.contains(&k.as_str()));
+            map
+        }),
+        None => None,
+    };
+    Ok(ToolCall {
         task,
         run_identifier,
-        expected_outputs: None,
-        output_contract_schema: None,
-        context: Value::Null,
-    };
-    // A top-level key wins over the same key inside `context`, reserved keys included: a
-    // parent that copied its whole call into `context` must not hand `task` over as data.
-    let shadowing: Vec<&str> = RESERVED_KEYS
-        .into_iter()
-        .filter(|k| *k != "context" && kwargs.contains_key(*k))
-        .collect();
-    let mut context = Map::new();
-    let mut explicit: Option<Map<String, Value>> = None;
-    let mut explicit_at = 0;
-    for (key, value) in kwargs {
-        match key.as_str() {
-            "task" | "run_identifier" => {}
-            "expected_outputs" => call.expected_outputs = Some(value),
-            "output_contract_schema" => call.output_contract_schema = Some(value),
-            "context" => {
-                explicit = explicit_context(value, limits)?;
-                if let Some(map) = &mut explicit {
-                    map.retain(|k, _| !shadowing.contains(&k.as_str()));
-                }
-                explicit_at = context.len();
-            }
-            _ => {
-                context.insert(key, value);
-            }
-        }
-    }
-    call.context = Value::Object(splice(context, explicit, explicit_at));
-    Ok(call)
+        expected_outputs,
+        output_contract_schema,
+        context: Value::Object(splice(kwargs, explicit, explicit_at)),
+    })
 }
 
 /// Puts the explicit context's entries where `context` stood in the parent's call; a flat key
@@ -213,38 +230,77 @@ fn explicit_context(
         Value::Null => Ok(None),
         Value::Object(map) => Ok(Some(map)),
         Value::String(text) => {
-            // The outer scan saw this as one string: its inner depth counts from level 1.
-            check_text(&text, limits, 1)?;
-            match serde_json::from_str::<Value>(&text) {
+            // The outer parse saw this as one string: its inner depth counts from level 1.
+            match parse_within(&text, limits, 1) {
                 Ok(Value::Object(map)) => Ok(Some(map)),
                 Ok(other) => Err(not_object(&format!(
                     "a string holding {}",
                     type_name(&other)
                 ))),
-                Err(_) => Err(not_object("a string that is not JSON")),
+                Err(Unparsed::Limit(e)) => Err(e),
+                Err(Unparsed::NotJson(_)) => Err(not_object("a string that is not JSON")),
             }
         }
         other => Err(not_object(type_name(&other))),
     }
 }
 
-fn check_text(text: &str, limits: &Limits, outer_depth: usize) -> Result<(), RetryError> {
+/// Why [`parse_within`] returned no value.
+enum Unparsed {
+    /// Over the size or depth limit: the retry error says which.
+    Limit(RetryError),
+    /// Not JSON, within the limits.
+    NotJson(serde_json::Error),
+}
+
+/// Parses `text` whose nesting counts from `outer_depth`, within `limits`.
+///
+/// The size is checked first. Then the text is parsed, and the depth is checked on the value
+/// with an explicit stack: that touches each array and object once, where scanning the text
+/// first cost a byte-by-byte state machine over every byte. Parsing first costs no stack either:
+/// serde_json refuses nesting past its own recursion limit (128), and a text that fails to parse
+/// is then scanned, so that one too deep to parse is "too deep", not "not JSON".
+fn parse_within(text: &str, limits: &Limits, outer_depth: usize) -> Result<Value, Unparsed> {
     if text.len() > limits.max_bytes {
         let kind = ErrorKind::TooLarge {
             size: text.len(),
             limit: limits.max_bytes,
         };
         let message = kind.to_string();
-        return Err(RetryError::call(
+        return Err(Unparsed::Limit(RetryError::call(
             kind,
             message,
             "Send less data: summarize or drop what the agent does not need",
-        ));
+        )));
     }
-    if outer_depth + text_depth(text) > limits.max_depth {
-        return Err(too_deep(limits));
+    let room = limits.max_depth.checked_sub(outer_depth);
+    match serde_json::from_str::<Value>(text) {
+        Ok(value) => match room {
+            Some(room) if !deeper_than(&value, room) => Ok(value),
+            _ => Err(Unparsed::Limit(too_deep(limits))),
+        },
+        Err(_) if room.is_none_or(|room| text_depth(text) > room) => {
+            Err(Unparsed::Limit(too_deep(limits)))
+        }
+        Err(e) => Err(Unparsed::NotJson(e)),
     }
-    Ok(())
+}
+
+/// Whether `value` nests deeper than `limit` (a scalar is depth 0, `[]` depth 1), walked with
+/// an explicit stack that holds only arrays and objects.
+fn deeper_than(value: &Value, limit: usize) -> bool {
+    let compound = |v: &&Value| matches!(v, Value::Array(_) | Value::Object(_));
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
+    while let Some((v, depth)) = stack.pop() {
+        let level = depth + 1;
+        match v {
+            Value::Array(_) | Value::Object(_) if level > limit => return true,
+            Value::Array(items) => stack.extend(items.iter().filter(compound).map(|c| (c, level))),
+            Value::Object(map) => stack.extend(map.values().filter(compound).map(|c| (c, level))),
+            _ => {}
+        }
+    }
+    false
 }
 
 fn too_deep(limits: &Limits) -> RetryError {
@@ -264,5 +320,36 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::deeper_than;
+    use crate::limits::text_depth;
+
+    #[test]
+    fn the_depth_of_a_value_is_the_depth_of_its_text() {
+        let deep = "[".repeat(100) + &"]".repeat(100);
+        let texts = [
+            "42",
+            "\"[[\"",
+            "{}",
+            "[]",
+            r#"{"a": [1, {"b": [[]]}], "c": {"d": {}}}"#,
+            r#"[[1], [[2]], {"x": [[[3]]]}, 4]"#,
+            &deep,
+        ];
+        for text in texts {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            let depth = text_depth(text);
+            for limit in 0..=depth + 1 {
+                assert_eq!(
+                    deeper_than(&value, limit),
+                    depth > limit,
+                    "{text} at {limit}"
+                );
+            }
+        }
     }
 }

@@ -81,9 +81,9 @@ const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 const RAW_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// Where a value sits: that decides its line's prefix.
-enum Slot {
+enum Slot<'k> {
     Root,
-    Key(String),
+    Key(&'k str),
     Index(usize),
 }
 
@@ -93,7 +93,7 @@ struct Md<'o> {
     /// Where this rendering began in `out`, so the first line gets no leading newline.
     start: usize,
     indent: usize,
-    slot: Slot,
+    slot: Slot<'o>,
 }
 
 impl<'o> Md<'o> {
@@ -137,6 +137,11 @@ impl<'o> Md<'o> {
 
     fn scalar(mut self, text: &str) -> Result<(), MarkdownError> {
         let start = self.prefix();
+        self.text_after_prefix(start, text);
+        Ok(())
+    }
+
+    fn text_after_prefix(&mut self, start: Start, text: &str) {
         let column = match self.slot {
             Slot::Root => self.indent,
             Slot::Key(_) => self.indent + 2,
@@ -148,7 +153,34 @@ impl<'o> Md<'o> {
             }
         };
         write_text(self.out, text, column, start);
+    }
+
+    /// A scalar that `write` appends straight to the output, without an intermediate `String`.
+    /// Text that needs care (a line break, a block opening) is taken back out and written
+    /// through [`write_text`]; numbers and booleans never need it.
+    fn scalar_with(
+        mut self,
+        write: impl FnOnce(&mut String) -> Result<(), MarkdownError>,
+    ) -> Result<(), MarkdownError> {
+        let start = self.prefix();
+        let at = self.out.len();
+        write(self.out)?;
+        let text = &self.out[at..];
+        let column = if matches!(self.slot, Slot::Root) {
+            self.indent
+        } else {
+            self.indent + 2
+        };
+        if line_end(text).is_some() || first_line_opening(text, column, start).is_some() {
+            let text = self.out.split_off(at);
+            self.text_after_prefix(start, &text);
+        }
         Ok(())
+    }
+
+    fn display(self, value: impl fmt::Display) -> Result<(), MarkdownError> {
+        // Writing into a String cannot fail.
+        self.scalar_with(|out| write!(out, "{value}").map_err(ser::Error::custom))
     }
 
     fn string(self, text: &str) -> Result<(), MarkdownError> {
@@ -157,8 +189,8 @@ impl<'o> Md<'o> {
         // a paragraph: after its parent's header line, `- ` would be a setext underline and
         // make that line a heading. Both are shown as JSON strings, on one line.
         let blank = |line: &str| line.chars().all(is_blank);
-        let first_line_blank = lines(text).next().is_some_and(blank);
-        if blank(text) || (matches!(self.slot, Slot::Index(_)) && first_line_blank) {
+        let first_line_blank = || lines(text).next().is_some_and(blank);
+        if blank(text) || (matches!(self.slot, Slot::Index(_)) && first_line_blank()) {
             let quoted = serde_json::to_string(text).map_err(ser::Error::custom)?;
             return self.scalar(&quoted);
         }
@@ -174,7 +206,8 @@ impl<'o> Md<'o> {
             md: self,
             count: 0,
             header_written: root,
-            key: None,
+            key: String::new(),
+            has_key: false,
             number: false,
         }
     }
@@ -185,7 +218,10 @@ struct Compound<'o> {
     child_indent: usize,
     count: usize,
     header_written: bool,
-    key: Option<String>,
+    /// The pending map key, written here by `serialize_key` (one buffer per map, not one
+    /// `String` per key); `has_key` says whether it is pending.
+    key: String,
+    has_key: bool,
     /// This "struct" is serde_json's carrier of a number's exact text.
     number: bool,
 }
@@ -206,7 +242,9 @@ impl<'o> Compound<'o> {
             Slot::Index(i) => {
                 let i = *i;
                 self.md.begin_line();
-                let _ = write!(self.md.out, "- [{i}]:");
+                self.md.out.push_str("- [");
+                push_usize(self.md.out, i);
+                self.md.out.push_str("]:");
                 if empty {
                     self.md.out.push(' ');
                     self.md.out.push_str(EMPTY);
@@ -215,12 +253,16 @@ impl<'o> Compound<'o> {
         }
     }
 
-    fn child(&mut self, slot: Slot) -> Md<'_> {
+    fn open_child(&mut self) {
         if !self.header_written {
             self.write_header(false);
             self.header_written = true;
         }
         self.count += 1;
+    }
+
+    fn child<'a>(&'a mut self, slot: Slot<'a>) -> Md<'a> {
+        self.open_child();
         Md {
             out: &mut *self.md.out,
             start: self.md.start,
@@ -234,12 +276,22 @@ impl<'o> Compound<'o> {
         value.serialize(self.child(Slot::Index(index)))
     }
 
-    fn entry<T: Serialize + ?Sized>(
-        &mut self,
-        key: String,
-        value: &T,
-    ) -> Result<(), MarkdownError> {
+    fn entry<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), MarkdownError> {
         value.serialize(self.child(Slot::Key(key)))
+    }
+
+    /// The entry of the pending map key.
+    fn pending_entry<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), MarkdownError> {
+        if !std::mem::take(&mut self.has_key) {
+            return Err(MarkdownError("map value without a key".into()));
+        }
+        self.open_child();
+        value.serialize(Md {
+            out: &mut *self.md.out,
+            start: self.md.start,
+            indent: self.child_indent,
+            slot: Slot::Key(&self.key),
+        })
     }
 
     fn finish(mut self) -> Result<(), MarkdownError> {
@@ -253,8 +305,28 @@ impl<'o> Compound<'o> {
     }
 }
 
-fn push_spaces(out: &mut String, n: usize) {
-    out.extend(std::iter::repeat_n(' ', n));
+fn push_usize(out: &mut String, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
+}
+
+fn push_spaces(out: &mut String, mut n: usize) {
+    const SPACES: &str = "                                                                ";
+    while n > 0 {
+        let chunk = n.min(SPACES.len());
+        out.push_str(&SPACES[..chunk]);
+        n -= chunk;
+    }
 }
 
 /// Where the first line of a text stands.
@@ -272,6 +344,11 @@ enum Start {
 /// Writes `text`, its following lines indented to `column`; a line that would open a block
 /// gets that opening escaped.
 fn write_text(out: &mut String, text: &str, column: usize, start: Start) {
+    if line_end(text).is_none() {
+        // One line, the common case: no line iterator.
+        push_escaped(out, text, first_line_opening(text, column, start));
+        return;
+    }
     for (i, line) in lines(text).enumerate() {
         if i > 0 {
             out.push('\n');
@@ -279,28 +356,40 @@ fn write_text(out: &mut String, text: &str, column: usize, start: Start) {
                 push_spaces(out, column);
             }
         }
-        let opening = match (i, start) {
-            (0, Start::Inline) => None,
-            (0, Start::AfterDash(at)) => {
-                block_opening(line, at).or_else(|| delimiter_after_dash(line))
-            }
-            _ => block_opening(line, column),
+        let opening = if i == 0 {
+            first_line_opening(line, column, start)
+        } else {
+            block_opening(line, column)
         };
-        match opening {
-            Some(at) => {
-                out.push_str(&line[..at]);
-                out.push('\\');
-                out.push_str(&line[at..]);
-            }
-            None => out.push_str(line),
+        push_escaped(out, line, opening);
+    }
+}
+
+/// Where to escape the first line of a text written at `start` (later lines stand at `column`).
+fn first_line_opening(line: &str, column: usize, start: Start) -> Option<usize> {
+    match start {
+        Start::Inline => None,
+        Start::Block => block_opening(line, column),
+        Start::AfterDash(at) => block_opening(line, at).or_else(|| delimiter_after_dash(line)),
+    }
+}
+
+/// Writes `line` with a backslash at `opening`, if any.
+fn push_escaped(out: &mut String, line: &str, opening: Option<usize>) {
+    match opening {
+        Some(at) => {
+            out.push_str(&line[..at]);
+            out.push('\\');
+            out.push_str(&line[at..]);
         }
+        None => out.push_str(line),
     }
 }
 
 /// If `key` goes on past its first line and that line holds only `*`s and blanks, so that after
 /// the `**` that opens the key the line would be a thematic break (`- ***`): its first `*`.
 fn stars_only_first_line(key: &str) -> Option<usize> {
-    let first = &key[..key.find(['\n', '\r'])?];
+    let first = &key[..line_end(key)?];
     let star = first.find('*')?;
     first
         .chars()
@@ -308,12 +397,40 @@ fn stars_only_first_line(key: &str) -> Option<usize> {
         .then_some(star)
 }
 
+/// Where the first line of `text` ends (its first `\n` or `\r`), if it does. Both are ASCII,
+/// so the offset is a char boundary; the search tests eight bytes at a time, since most strings
+/// have no line break and `[char]` patterns (or `str::find`'s setup, on short strings) cost more
+/// than the text they scan.
+fn line_end(text: &str) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // Nonzero when some byte of `word` is zero.
+    let has_zero = |word: u64| word.wrapping_sub(ONES) & !word & HIGHS != 0;
+    let bytes = text.as_bytes();
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for chunk in words.by_ref() {
+        let word = u64::from_ne_bytes([
+            chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
+        ]);
+        if has_zero(word ^ (ONES * u64::from(b'\n'))) || has_zero(word ^ (ONES * u64::from(b'\r')))
+        {
+            break;
+        }
+        at += 8;
+    }
+    bytes[at..]
+        .iter()
+        .position(|&b| b == b'\n' || b == b'\r')
+        .map(|offset| at + offset)
+}
+
 /// Splits on every CommonMark line ending: `\n`, `\r\n` and a lone `\r`.
 fn lines(text: &str) -> impl Iterator<Item = &str> {
     let mut rest = Some(text);
     std::iter::from_fn(move || {
         let s = rest?;
-        match s.find(['\n', '\r']) {
+        match line_end(s) {
             Some(at) => {
                 let skip = if s[at..].starts_with("\r\n") { 2 } else { 1 };
                 rest = Some(&s[at + skip..]);
@@ -419,7 +536,7 @@ impl<'o> ser::Serializer for Md<'o> {
         self.scalar(if v { "true" } else { "false" })
     }
     fn serialize_i64(self, v: i64) -> Result<(), MarkdownError> {
-        self.scalar(&v.to_string())
+        self.display(v)
     }
     fn serialize_i32(self, v: i32) -> Result<(), MarkdownError> {
         self.serialize_i64(v.into())
@@ -431,10 +548,10 @@ impl<'o> ser::Serializer for Md<'o> {
         self.serialize_i64(v.into())
     }
     fn serialize_i128(self, v: i128) -> Result<(), MarkdownError> {
-        self.scalar(&v.to_string())
+        self.display(v)
     }
     fn serialize_u64(self, v: u64) -> Result<(), MarkdownError> {
-        self.scalar(&v.to_string())
+        self.display(v)
     }
     fn serialize_u32(self, v: u32) -> Result<(), MarkdownError> {
         self.serialize_u64(v.into())
@@ -446,13 +563,13 @@ impl<'o> ser::Serializer for Md<'o> {
         self.serialize_u64(v.into())
     }
     fn serialize_u128(self, v: u128) -> Result<(), MarkdownError> {
-        self.scalar(&v.to_string())
+        self.display(v)
     }
     fn serialize_f64(self, v: f64) -> Result<(), MarkdownError> {
-        self.scalar(&v.to_string())
+        self.display(v)
     }
     fn serialize_f32(self, v: f32) -> Result<(), MarkdownError> {
-        self.scalar(&v.to_string())
+        self.display(v)
     }
     fn serialize_char(self, v: char) -> Result<(), MarkdownError> {
         self.string(v.encode_utf8(&mut [0; 4]))
@@ -498,7 +615,7 @@ impl<'o> ser::Serializer for Md<'o> {
         value: &T,
     ) -> Result<(), MarkdownError> {
         let mut map = self.compound();
-        map.entry(variant.to_owned(), value)?;
+        map.entry(variant, value)?;
         map.finish()
     }
     fn serialize_seq(self, _: Option<usize>) -> Result<Compound<'o>, MarkdownError> {
@@ -591,15 +708,13 @@ impl ser::SerializeMap for Compound<'_> {
     type Ok = ();
     type Error = MarkdownError;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), MarkdownError> {
-        self.key = Some(key.serialize(KeyText)?);
+        self.key.clear();
+        key.serialize(TextInto(&mut self.key))?;
+        self.has_key = true;
         Ok(())
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), MarkdownError> {
-        let key = self
-            .key
-            .take()
-            .ok_or_else(|| MarkdownError("map value without a key".into()))?;
-        self.entry(key, value)
+        self.pending_entry(value)
     }
     fn end(self) -> Result<(), MarkdownError> {
         self.finish()
@@ -616,7 +731,6 @@ impl ser::SerializeStruct for Compound<'_> {
     ) -> Result<(), MarkdownError> {
         if self.number {
             // serde_json's exact number text: a scalar here, not an entry.
-            let text = value.serialize(KeyText)?;
             self.count += 1;
             let md = Md {
                 out: &mut *self.md.out,
@@ -624,9 +738,9 @@ impl ser::SerializeStruct for Compound<'_> {
                 indent: self.md.indent,
                 slot: std::mem::replace(&mut self.md.slot, Slot::Root),
             };
-            return md.scalar(&text);
+            return md.scalar_with(|out| value.serialize(TextInto(out)));
         }
-        self.entry(key.to_owned(), value)
+        self.entry(key, value)
     }
     fn end(self) -> Result<(), MarkdownError> {
         if self.number { Ok(()) } else { self.finish() }
@@ -641,100 +755,109 @@ impl ser::SerializeStructVariant for Compound<'_> {
         key: &'static str,
         value: &T,
     ) -> Result<(), MarkdownError> {
-        self.entry(key.to_owned(), value)
+        self.entry(key, value)
     }
     fn end(self) -> Result<(), MarkdownError> {
         self.finish()
     }
 }
 
-/// Serializes a map key (or serde_json's number text) to a plain string.
-struct KeyText;
+/// Appends a map key (or serde_json's number text) as plain text.
+struct TextInto<'b>(&'b mut String);
 
-impl ser::Serializer for KeyText {
-    type Ok = String;
+impl TextInto<'_> {
+    fn display(self, value: impl fmt::Display) -> Result<(), MarkdownError> {
+        write!(self.0, "{value}").map_err(ser::Error::custom)
+    }
+}
+
+impl ser::Serializer for TextInto<'_> {
+    type Ok = ();
     type Error = MarkdownError;
-    type SerializeSeq = ser::Impossible<String, MarkdownError>;
-    type SerializeTuple = ser::Impossible<String, MarkdownError>;
-    type SerializeTupleStruct = ser::Impossible<String, MarkdownError>;
-    type SerializeTupleVariant = ser::Impossible<String, MarkdownError>;
-    type SerializeMap = ser::Impossible<String, MarkdownError>;
-    type SerializeStruct = ser::Impossible<String, MarkdownError>;
-    type SerializeStructVariant = ser::Impossible<String, MarkdownError>;
+    type SerializeSeq = ser::Impossible<(), MarkdownError>;
+    type SerializeTuple = ser::Impossible<(), MarkdownError>;
+    type SerializeTupleStruct = ser::Impossible<(), MarkdownError>;
+    type SerializeTupleVariant = ser::Impossible<(), MarkdownError>;
+    type SerializeMap = ser::Impossible<(), MarkdownError>;
+    type SerializeStruct = ser::Impossible<(), MarkdownError>;
+    type SerializeStructVariant = ser::Impossible<(), MarkdownError>;
 
-    fn serialize_str(self, v: &str) -> Result<String, MarkdownError> {
-        Ok(v.to_owned())
+    fn serialize_str(self, v: &str) -> Result<(), MarkdownError> {
+        self.0.push_str(v);
+        Ok(())
     }
-    fn serialize_char(self, v: char) -> Result<String, MarkdownError> {
-        Ok(v.to_string())
+    fn serialize_char(self, v: char) -> Result<(), MarkdownError> {
+        self.0.push(v);
+        Ok(())
     }
-    fn serialize_bool(self, v: bool) -> Result<String, MarkdownError> {
-        Ok(v.to_string())
+    fn serialize_bool(self, v: bool) -> Result<(), MarkdownError> {
+        self.display(v)
     }
-    fn serialize_i64(self, v: i64) -> Result<String, MarkdownError> {
-        Ok(v.to_string())
+    fn serialize_i64(self, v: i64) -> Result<(), MarkdownError> {
+        self.display(v)
     }
-    fn serialize_u64(self, v: u64) -> Result<String, MarkdownError> {
-        Ok(v.to_string())
+    fn serialize_u64(self, v: u64) -> Result<(), MarkdownError> {
+        self.display(v)
     }
-    fn serialize_i128(self, v: i128) -> Result<String, MarkdownError> {
-        Ok(v.to_string())
+    fn serialize_i128(self, v: i128) -> Result<(), MarkdownError> {
+        self.display(v)
     }
-    fn serialize_u128(self, v: u128) -> Result<String, MarkdownError> {
-        Ok(v.to_string())
+    fn serialize_u128(self, v: u128) -> Result<(), MarkdownError> {
+        self.display(v)
     }
-    fn serialize_i32(self, v: i32) -> Result<String, MarkdownError> {
-        Ok(v.to_string())
+    fn serialize_i32(self, v: i32) -> Result<(), MarkdownError> {
+        self.display(v)
     }
-    fn serialize_i16(self, v: i16) -> Result<String, MarkdownError> {
-        Ok(v.to_string())
+    fn serialize_i16(self, v: i16) -> Result<(), MarkdownError> {
+        self.display(v)
     }
-    fn serialize_i8(self, v: i8) -> Result<String, MarkdownError> {
-        Ok(v.to_string())
+    fn serialize_i8(self, v: i8) -> Result<(), MarkdownError> {
+        self.display(v)
     }
-    fn serialize_u32(self, v: u32) -> Result<String, MarkdownError> {
-        Ok(v.to_string())
+    fn serialize_u32(self, v: u32) -> Result<(), MarkdownError> {
+        self.display(v)
     }
-    fn serialize_u16(self, v: u16) -> Result<String, MarkdownError> {
-        Ok(v.to_string())
+    fn serialize_u16(self, v: u16) -> Result<(), MarkdownError> {
+        self.display(v)
     }
-    fn serialize_u8(self, v: u8) -> Result<String, MarkdownError> {
-        Ok(v.to_string())
+    fn serialize_u8(self, v: u8) -> Result<(), MarkdownError> {
+        self.display(v)
     }
-    fn serialize_f64(self, v: f64) -> Result<String, MarkdownError> {
-        Ok(v.to_string())
+    fn serialize_f64(self, v: f64) -> Result<(), MarkdownError> {
+        self.display(v)
     }
-    fn serialize_f32(self, v: f32) -> Result<String, MarkdownError> {
-        Ok(v.to_string())
+    fn serialize_f32(self, v: f32) -> Result<(), MarkdownError> {
+        self.display(v)
     }
     fn serialize_unit_variant(
         self,
         _: &'static str,
         _: u32,
         variant: &'static str,
-    ) -> Result<String, MarkdownError> {
-        Ok(variant.to_owned())
+    ) -> Result<(), MarkdownError> {
+        self.0.push_str(variant);
+        Ok(())
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
         _: &'static str,
         value: &T,
-    ) -> Result<String, MarkdownError> {
+    ) -> Result<(), MarkdownError> {
         value.serialize(self)
     }
-    fn serialize_bytes(self, _: &[u8]) -> Result<String, MarkdownError> {
+    fn serialize_bytes(self, _: &[u8]) -> Result<(), MarkdownError> {
         Err(key_error())
     }
-    fn serialize_none(self) -> Result<String, MarkdownError> {
+    fn serialize_none(self) -> Result<(), MarkdownError> {
         Err(key_error())
     }
-    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<String, MarkdownError> {
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), MarkdownError> {
         value.serialize(self)
     }
-    fn serialize_unit(self) -> Result<String, MarkdownError> {
+    fn serialize_unit(self) -> Result<(), MarkdownError> {
         Err(key_error())
     }
-    fn serialize_unit_struct(self, _: &'static str) -> Result<String, MarkdownError> {
+    fn serialize_unit_struct(self, _: &'static str) -> Result<(), MarkdownError> {
         Err(key_error())
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
@@ -743,7 +866,7 @@ impl ser::Serializer for KeyText {
         _: u32,
         _: &'static str,
         _: &T,
-    ) -> Result<String, MarkdownError> {
+    ) -> Result<(), MarkdownError> {
         Err(key_error())
     }
     fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, MarkdownError> {
@@ -791,4 +914,27 @@ impl ser::Serializer for KeyText {
 
 fn key_error() -> MarkdownError {
     MarkdownError("a map key must be a string, number, boolean or unit variant".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::line_end;
+
+    #[test]
+    fn line_end_finds_the_first_break_at_any_offset() {
+        assert_eq!(line_end(""), None);
+        assert_eq!(line_end("no break at all, longer than a word"), None);
+        for len in 0..40 {
+            for brk in ["\n", "\r", "\r\n"] {
+                let text = format!(
+                    "{}{brk}tail\nmore",
+                    "é".repeat(len / 2) + &"x".repeat(len % 2)
+                );
+                let expected = text.find(['\n', '\r']);
+                assert_eq!(line_end(&text), expected, "{text:?}");
+            }
+        }
+        // Bytes just beside `\n` (10) and `\r` (13) are no break.
+        assert_eq!(line_end("\t\x0b\x0c\x0e\x09\x0b\x0c\x0e\x0b\x0c"), None);
+    }
 }

@@ -120,9 +120,15 @@ pub mod filters {
     use askama::Values;
 
     /// `{{ value|markdown }}`: any `Serialize` value in the seed 001 markdown format.
+    ///
+    /// The markdown is written where the template writes (see [`Markdown`]), not returned as a
+    /// `String` of its own.
     #[askama::filter_fn]
-    pub fn markdown<T: serde::Serialize>(value: T, _: &dyn Values) -> askama::Result<String> {
-        crate::markdown::to_markdown(&value).map_err(|e| askama::Error::Custom(Box::new(e)))
+    pub fn markdown<T: serde::Serialize>(
+        value: T,
+        _: &dyn Values,
+    ) -> askama::Result<super::Markdown<T>> {
+        Ok(super::Markdown(value))
     }
 
     /// `{{ value|inline }}`: the same markdown on one line, for a value inside a line of the
@@ -130,5 +136,54 @@ pub mod filters {
     #[askama::filter_fn]
     pub fn inline<T: serde::Serialize>(value: T, _: &dyn Values) -> askama::Result<String> {
         crate::markdown::to_markdown_line(&value).map_err(|e| askama::Error::Custom(Box::new(e)))
+    }
+}
+
+/// What `{{ value|markdown }}` writes: `value` rendered by [`crate::markdown`].
+///
+/// As a template's output it renders into a buffer kept per thread and reused from call to call,
+/// then copies that into the template's output: no `String` is allocated and grown per value.
+/// An error (a map with keys that are neither strings nor numbers) fails the render with
+/// [`MarkdownError`](crate::markdown::MarkdownError) as its source.
+pub struct Markdown<T>(T);
+
+/// Largest scratch buffer kept for the next render; a larger one is freed after use.
+const SCRATCH_KEPT: usize = 1 << 20;
+
+thread_local! {
+    static SCRATCH: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
+}
+
+impl<T: serde::Serialize> Markdown<T> {
+    fn with_text<R>(
+        &self,
+        use_text: impl FnOnce(&str) -> R,
+    ) -> Result<R, crate::markdown::MarkdownError> {
+        // A nested render (a `Serialize` impl that renders a template) finds the cell empty and
+        // starts its own buffer.
+        let mut buffer = SCRATCH.take();
+        buffer.clear();
+        let result =
+            crate::markdown::write_markdown(&mut buffer, &self.0).map(|()| use_text(&buffer));
+        if buffer.capacity() <= SCRATCH_KEPT {
+            SCRATCH.set(buffer);
+        }
+        result
+    }
+}
+
+impl<T: serde::Serialize> askama::FastWritable for Markdown<T> {
+    fn write_into(&self, dest: &mut dyn fmt::Write, _: &dyn askama::Values) -> askama::Result<()> {
+        match self.with_text(|text| dest.write_str(text)) {
+            Ok(written) => Ok(written?),
+            Err(e) => Err(askama::Error::Custom(Box::new(e))),
+        }
+    }
+}
+
+impl<T: serde::Serialize> fmt::Display for Markdown<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.with_text(|text| f.write_str(text))
+            .map_err(|_| fmt::Error)?
     }
 }

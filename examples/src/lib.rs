@@ -13,5 +13,6 @@ pub mod agents {
     }
 }
 
+pub mod bench;
 pub mod event_planning;
 pub mod pipeline;

@@ -5,13 +5,16 @@
 
 use agent_core::extract::extract_json;
 use agent_core::{DynAgent, Limits, PrepareError, ToolFormat};
-use agent_examples::agents;
+use agent_examples::{agents, bench};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Read as _;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "agent-contract", about = "Inspect and exercise the agent contracts compiled into this binary")]
+#[command(
+    name = "agent-contract",
+    about = "Inspect and exercise the agent contracts compiled into this binary"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -45,6 +48,28 @@ enum Command {
         /// Check an answer against the output contract instead of kwargs against the input
         #[arg(long)]
         output: bool,
+    },
+    /// Time the per-call path (kwargs text to rendered prompt, or to the retry error JSON)
+    /// against parsing the same text, and print one JSON line of median nanoseconds per call
+    Bench {
+        /// The agent's name
+        agent: String,
+        /// A file of kwargs JSON; `-` or nothing reads stdin
+        #[arg(conflicts_with = "synthetic_items")]
+        file: Option<String>,
+        /// Calls per function per round (default: about 50 ms of pipeline per round)
+        #[arg(long)]
+        iterations: Option<usize>,
+        /// Rounds; the figures are medians over them
+        #[arg(long, default_value_t = 15)]
+        rounds: usize,
+        /// Instead of a file, the deterministic plan generator kwargs with this many collected
+        /// items (50 make about 200 KB)
+        #[arg(long)]
+        synthetic_items: Option<usize>,
+        /// Remove this top-level key from the kwargs first, to time the retry path
+        #[arg(long)]
+        without: Option<String>,
     },
 }
 
@@ -108,7 +133,11 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
                 Err(PrepareError::Prompt(e)) => Err(Usage(e.to_string())),
             }
         }
-        Command::Validate { agent, file, output } => {
+        Command::Validate {
+            agent,
+            file,
+            output,
+        } => {
             let agent = find(&agent)?;
             let text = read_input(file.as_deref())?;
             let result = if output {
@@ -125,13 +154,57 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
                 Err(e) => Ok(retry(&e.to_json())),
             }
         }
+        Command::Bench {
+            agent,
+            file,
+            iterations,
+            rounds,
+            synthetic_items,
+            without,
+        } => {
+            let options = bench::Options { iterations, rounds };
+            run_bench(
+                &agent,
+                file.as_deref(),
+                synthetic_items,
+                without.as_deref(),
+                options,
+            )
+        }
     }
+}
+
+fn run_bench(
+    agent: &str,
+    file: Option<&str>,
+    synthetic_items: Option<usize>,
+    without: Option<&str>,
+    options: bench::Options,
+) -> Result<ExitCode, Usage> {
+    let agent = find(agent)?;
+    let mut text = match synthetic_items {
+        Some(items) => bench::synthetic_kwargs(items),
+        None => read_input(file)?,
+    };
+    if let Some(key) = without {
+        text = bench::without_key(&text, key)
+            .map_err(|e| Usage(format!("--without {key}: the kwargs {e}")))?;
+    }
+    let report = bench::measure(agent, &text, options).map_err(Usage)?;
+    if let bench::Outcome::Retry(_) = report.outcome {
+        eprintln!("agent-contract: the kwargs break the contract: timed the retry path");
+    }
+    println!("{}", report.to_json());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn find(name: &str) -> Result<&'static dyn DynAgent, Usage> {
     agents::find(name).ok_or_else(|| {
         let known: Vec<&str> = agents::AGENTS.iter().map(|a| a.name()).collect();
-        Usage(format!("unknown agent `{name}`; known agents: {}", known.join(", ")))
+        Usage(format!(
+            "unknown agent `{name}`; known agents: {}",
+            known.join(", ")
+        ))
     })
 }
 
