@@ -64,8 +64,9 @@ impl Builder {
     /// every file read, and writes only when the content changed (so an unchanged schema
     /// does not rebuild the crate).
     pub fn write_to_out_dir(&self, file_name: &str) -> Result<PathBuf, BuildError> {
-        let out_dir = std::env::var_os("OUT_DIR")
-            .ok_or_else(|| BuildError(vec!["OUT_DIR is not set: call this from build.rs".into()]))?;
+        let out_dir = std::env::var_os("OUT_DIR").ok_or_else(|| {
+            BuildError(vec!["OUT_DIR is not set: call this from build.rs".into()])
+        })?;
         let (content, read) = self.generate_tracked()?;
         println!("cargo:rerun-if-changed={}", self.schemas.display());
         for file in read {

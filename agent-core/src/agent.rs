@@ -23,7 +23,8 @@ pub trait AgentInput: DeserializeOwned {
     fn from_call(call: &ToolCall) -> Result<Self, RetryError> {
         let contract = Self::input_contract();
         contract.check(call.context())?;
-        Self::deserialize(call.context()).map_err(|e| contract.deserialize_error(call.context(), &e))
+        Self::deserialize(call.context())
+            .map_err(|e| contract.deserialize_error(call.context(), &e))
     }
 }
 
@@ -56,9 +57,13 @@ pub struct Checked<I> {
 
 /// The whole input path for kwargs text: parse within `limits`, merge, validate, deserialize.
 /// Every failure is a retry error that names the contract's required fields.
-pub fn check_call<A: Agent>(kwargs: &str, limits: &Limits) -> Result<Checked<A::Input>, RetryError> {
+pub fn check_call<A: Agent>(
+    kwargs: &str,
+    limits: &Limits,
+) -> Result<Checked<A::Input>, RetryError> {
     let required = || A::Input::input_contract().required_fields();
-    let call = ToolCall::from_json_str_with(kwargs, limits).map_err(|e| e.with_required(required()))?;
+    let call =
+        ToolCall::from_json_str_with(kwargs, limits).map_err(|e| e.with_required(required()))?;
     let input = A::Input::from_call(&call)?;
     Ok(Checked { call, input })
 }

@@ -21,23 +21,23 @@ pub mod upstream;
 pub mod workflow;
 
 pub use agent::{Agent, AgentInput, Checked, check_call, check_output};
+#[cfg(feature = "derive")]
+pub use agent_macros::{Agent, AgentInput};
 pub use contract::{Contract, ContractError, ContractKind};
 pub use contributor::{
     AppliesTo, AssemblyError, ContributorError, ContributorRegistry, PromptContext,
     PromptContributor, TemplateContributor,
 };
-pub use ids::{ContextId, ContextIdError, ContextIdGenerator, Timestamp};
-pub use rerun::{AgentOutput, CallOptions, PreviousAttempt};
-pub use upstream::{Upstream, UpstreamContext, UpstreamError};
 pub use error::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
+pub use ids::{ContextId, ContextIdError, ContextIdGenerator, Timestamp};
 pub use kwargs::{RESERVED_KEYS, ToolCall};
 pub use limits::Limits;
 pub use model::{ChatModel, ChatRequest, Message, Role, ScriptedModel, ToolCallRequest};
-pub use runtime::{Outcome, RunConfig, RunError, Runtime, ToolResult};
 pub use prompt::{PromptError, default_user_prompt};
-#[cfg(feature = "derive")]
-pub use agent_macros::{Agent, AgentInput};
+pub use rerun::{AgentOutput, CallOptions, PreviousAttempt};
+pub use runtime::{Outcome, RunConfig, RunError, Runtime, ToolResult};
 pub use tool::{DynAgent, PrepareError, PreparedCall, ToolDefinition, ToolFormat};
+pub use upstream::{Upstream, UpstreamContext, UpstreamError};
 
 /// Items generated code reaches; not part of the public API.
 #[doc(hidden)]

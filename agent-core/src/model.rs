@@ -111,7 +111,10 @@ pub enum ModelError {
 /// A chat model: messages and tool definitions in, an assistant message out.
 pub trait ChatModel: Send + Sync {
     /// Answers one request.
-    fn complete<'a>(&'a self, request: &'a ChatRequest) -> BoxFuture<'a, Result<Message, ModelError>>;
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<Message, ModelError>>;
 }
 
 /// A deterministic model: per agent, a queue of replies given in order. It records every
@@ -176,7 +179,10 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl ChatModel for ScriptedModel {
-    fn complete<'a>(&'a self, request: &'a ChatRequest) -> BoxFuture<'a, Result<Message, ModelError>> {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<Message, ModelError>> {
         let reply = {
             let mut requests = lock(&self.requests);
             requests.push(request.clone());

@@ -25,9 +25,9 @@ use crate::upstream::UpstreamContext;
 use crate::{PromptError, ToolCall};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tracing::Instrument as _;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use tracing::Instrument as _;
 
 /// Checks a producer's output before its consumer starts; `Err` says what is wrong, and is
 /// sent back to the producer.
@@ -236,7 +236,9 @@ pub enum WorkflowError {
         error: RetryError,
     },
     /// An agent kept answering against its output contract.
-    #[error("agent `{agent}` answered {attempts} times and every answer broke its output contract; last error: {error}")]
+    #[error(
+        "agent `{agent}` answered {attempts} times and every answer broke its output contract; last error: {error}"
+    )]
     OutputRetriesExhausted {
         /// The agent.
         agent: String,
@@ -246,7 +248,9 @@ pub enum WorkflowError {
         error: RetryError,
     },
     /// A handoff validator kept refusing a producer's output.
-    #[error("handoff from `{producer}` to `{consumer}` failed after {attempts} attempts: {message}")]
+    #[error(
+        "handoff from `{producer}` to `{consumer}` failed after {attempts} attempts: {message}"
+    )]
     Handoff {
         /// The producer.
         producer: String,
@@ -312,10 +316,11 @@ impl Workflow {
 
     /// Declares a goal: ordered `(agent, task)` steps.
     pub fn goal<'a>(mut self, steps: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
-        self.steps.extend(steps.into_iter().map(|(agent, task)| Step {
-            agent: agent.to_owned(),
-            task: task.to_owned(),
-        }));
+        self.steps
+            .extend(steps.into_iter().map(|(agent, task)| Step {
+                agent: agent.to_owned(),
+                task: task.to_owned(),
+            }));
         self
     }
 
@@ -360,12 +365,14 @@ impl Workflow {
     }
 
     fn known(&self, agent: &str, place: &str) -> Result<&Member, WorkflowError> {
-        self.members.get(agent).ok_or_else(|| WorkflowError::UnknownAgent {
-            workflow: self.name.clone(),
-            place: place.to_owned(),
-            agent: crate::limits::truncate(agent, 100).into_owned(),
-            known: self.members.keys().cloned().collect::<Vec<_>>().join(", "),
-        })
+        self.members
+            .get(agent)
+            .ok_or_else(|| WorkflowError::UnknownAgent {
+                workflow: self.name.clone(),
+                place: place.to_owned(),
+                agent: crate::limits::truncate(agent, 100).into_owned(),
+                known: self.members.keys().cloned().collect::<Vec<_>>().join(", "),
+            })
     }
 
     /// A runner of this workflow on `model`.
@@ -386,21 +393,31 @@ impl Workflow {
         };
         let limits = &self.config.limits;
         if text.len() > limits.max_bytes {
-            return Err(bad(format!("state of {} bytes exceeds {} bytes", text.len(), limits.max_bytes)));
+            return Err(bad(format!(
+                "state of {} bytes exceeds {} bytes",
+                text.len(),
+                limits.max_bytes
+            )));
         }
         // A conversation nests a few levels; contexts are within the same limit as calls.
         if text_depth(text) > limits.max_depth + 4 {
-            return Err(bad(format!("state nesting exceeds {} levels", limits.max_depth + 4)));
+            return Err(bad(format!(
+                "state nesting exceeds {} levels",
+                limits.max_depth + 4
+            )));
         }
-        let state: WorkflowState =
-            serde_json::from_str(text).map_err(|e| bad(format!("state is not a valid workflow state: {e}")))?;
+        let state: WorkflowState = serde_json::from_str(text)
+            .map_err(|e| bad(format!("state is not a valid workflow state: {e}")))?;
         self.check_state(&state).map_err(bad)?;
         Ok(state)
     }
 
     fn check_state(&self, state: &WorkflowState) -> Result<(), String> {
         if state.workflow != self.name {
-            return Err(format!("the state belongs to workflow `{}`", crate::limits::truncate(&state.workflow, 100)));
+            return Err(format!(
+                "the state belongs to workflow `{}`",
+                crate::limits::truncate(&state.workflow, 100)
+            ));
         }
         if let Err(e) = ContextIdGenerator::resume(state.run_id.clone(), state.issued.clone()) {
             return Err(format!("the state's context id counters are invalid: {e}"));
@@ -408,15 +425,22 @@ impl Workflow {
         if let Some(step) = &state.current
             && !self.members.contains_key(&step.agent)
         {
-            return Err(format!("the state's current agent `{}` is unknown", crate::limits::truncate(&step.agent, 100)));
+            return Err(format!(
+                "the state's current agent `{}` is unknown",
+                crate::limits::truncate(&step.agent, 100)
+            ));
         }
         if state.step_index.is_some_and(|i| i >= self.steps.len()) {
             return Err("the state's step index is past the declared steps".into());
         }
         match (&state.pending, state.phase) {
             (Some(_), Phase::Answering) | (None, Phase::Routing) => Ok(()),
-            (None, Phase::Answering) => Err("the state is answering but has no pending question".into()),
-            (Some(_), Phase::Routing) => Err("the state has a pending question but is not answering".into()),
+            (None, Phase::Answering) => {
+                Err("the state is answering but has no pending question".into())
+            }
+            (Some(_), Phase::Routing) => {
+                Err("the state has a pending question but is not answering".into())
+            }
         }
     }
 }
@@ -442,11 +466,16 @@ impl Runner<'_> {
 
     /// Starts a run on the user's request: it is the conversation's first message.
     pub async fn start(&self, request: &str) -> Result<WorkflowOutcome, WorkflowError> {
-        self.start_run(ContextIdGenerator::fresh().run_id(), request).await
+        self.start_run(ContextIdGenerator::fresh().run_id(), request)
+            .await
     }
 
     /// Starts a run with a given run ID (the first segment of its context IDs).
-    pub async fn start_run(&self, run_id: &str, request: &str) -> Result<WorkflowOutcome, WorkflowError> {
+    pub async fn start_run(
+        &self,
+        run_id: &str,
+        request: &str,
+    ) -> Result<WorkflowOutcome, WorkflowError> {
         self.workflow.check()?;
         ContextIdGenerator::new(run_id)?;
         let first = Message::user(request);
@@ -470,12 +499,18 @@ impl Runner<'_> {
 
     /// Resumes a paused run with the user's answer: it is appended to the conversation and the
     /// agent that asked continues.
-    pub async fn resume(&self, mut state: WorkflowState, feedback: &str) -> Result<WorkflowOutcome, WorkflowError> {
+    pub async fn resume(
+        &self,
+        mut state: WorkflowState,
+        feedback: &str,
+    ) -> Result<WorkflowOutcome, WorkflowError> {
         self.workflow.check()?;
-        self.workflow.check_state(&state).map_err(|reason| WorkflowError::BadState {
-            workflow: self.workflow.name.clone(),
-            reason,
-        })?;
+        self.workflow
+            .check_state(&state)
+            .map_err(|reason| WorkflowError::BadState {
+                workflow: self.workflow.name.clone(),
+                reason,
+            })?;
         let Some(request) = state.pending.take() else {
             return Err(WorkflowError::BadState {
                 workflow: self.workflow.name.clone(),
@@ -525,10 +560,13 @@ impl Runner<'_> {
                 continue;
             }
             tracing::debug!(agent = %step.agent, "stored output in context");
-            let id = state.current_call.take().ok_or_else(|| WorkflowError::BadState {
-                workflow: self.workflow.name.clone(),
-                reason: "the current call has no context id".into(),
-            })?;
+            let id = state
+                .current_call
+                .take()
+                .ok_or_else(|| WorkflowError::BadState {
+                    workflow: self.workflow.name.clone(),
+                    reason: "the current call has no context id".into(),
+                })?;
             state.upstream.push(step.agent.clone(), id, output);
             state.step_index = next.as_ref().and_then(|(_, index)| *index);
             state.current = next.map(|(step, _)| step);
@@ -540,7 +578,12 @@ impl Runner<'_> {
 
     /// Sends the accumulated context through the agent's contract path and appends the
     /// rendered prompt to the conversation as the routing message.
-    fn route_to(&self, member: &Member, step: &Step, state: &mut WorkflowState) -> Result<(), WorkflowError> {
+    fn route_to(
+        &self,
+        member: &Member,
+        step: &Step,
+        state: &mut WorkflowState,
+    ) -> Result<(), WorkflowError> {
         let agent = member.agent;
         let ids = ContextIdGenerator::resume(state.run_id.clone(), state.issued.clone())?;
         let id = ids.next(agent.name())?;
@@ -568,15 +611,22 @@ impl Runner<'_> {
     }
 
     /// Asks the agent until its answer is an output that passes its contract, or a question.
-    async fn answer(&self, member: &Member, state: &mut WorkflowState) -> Result<Answer, WorkflowError> {
+    async fn answer(
+        &self,
+        member: &Member,
+        state: &mut WorkflowState,
+    ) -> Result<Answer, WorkflowError> {
         let agent = member.agent;
         let name = agent.name();
         let tools: Vec<ToolDefinition> = member.tools.iter().map(|t| t.definition()).collect();
         let mut tool_turns = 0;
-        let id = state.current_call.clone().ok_or_else(|| WorkflowError::BadState {
-            workflow: self.workflow.name.clone(),
-            reason: "the current agent has no call".into(),
-        })?;
+        let id = state
+            .current_call
+            .clone()
+            .ok_or_else(|| WorkflowError::BadState {
+                workflow: self.workflow.name.clone(),
+                reason: "the current agent has no call".into(),
+            })?;
         let span = tracing::info_span!("agent_call", context_id = %id, agent = name);
         let system = self.workflow.contributors.assemble(&PromptContext {
             upstream: Some(&state.upstream),
@@ -590,7 +640,11 @@ impl Runner<'_> {
                 messages,
                 tools: tools.clone(),
             };
-            let reply = self.model.complete(&request).instrument(span.clone()).await?;
+            let reply = self
+                .model
+                .complete(&request)
+                .instrument(span.clone())
+                .await?;
             self.record(name, &reply);
             state.conversation.push(reply.clone());
             if !reply.tool_calls.is_empty() {
@@ -636,10 +690,19 @@ impl Runner<'_> {
         }
     }
 
-    fn call_tools(&self, member: &Member, calls: &[ToolCallRequest], state: &mut WorkflowState) -> Vec<Value> {
+    fn call_tools(
+        &self,
+        member: &Member,
+        calls: &[ToolCallRequest],
+        state: &mut WorkflowState,
+    ) -> Vec<Value> {
         let mut results = Vec::new();
         for call in calls {
-            let result = match member.tools.iter().find(|t| t.definition().name == call.name) {
+            let result = match member
+                .tools
+                .iter()
+                .find(|t| t.definition().name == call.name)
+            {
                 Some(tool) => tool.call(&call.arguments),
                 None => serde_json::json!({
                     "success": false,
@@ -647,7 +710,8 @@ impl Runner<'_> {
                     "validation_message": format!("there is no tool named `{}`", crate::limits::truncate(&call.name, 100)),
                 }),
             };
-            let message = Message::tool(&call.id, serde_json::to_string(&result).unwrap_or_default());
+            let message =
+                Message::tool(&call.id, serde_json::to_string(&result).unwrap_or_default());
             self.record(member.agent.name(), &message);
             state.conversation.push(message);
             results.push(result);
@@ -676,20 +740,39 @@ impl Runner<'_> {
     }
 
     /// The output's `next_agent` if it names one, else the next declared step.
-    fn next_step(&self, current: &Step, output: &Value, state: &WorkflowState) -> Option<(Step, Option<usize>)> {
+    fn next_step(
+        &self,
+        current: &Step,
+        output: &Value,
+        state: &WorkflowState,
+    ) -> Option<(Step, Option<usize>)> {
         if let Some(next) = output.get("next_agent").and_then(Value::as_str) {
             let declared = self.workflow.steps.iter().position(|s| s.agent == next);
             let task = declared.map_or_else(
                 || format!("Previous specialist ({}) completed their analysis. Please review the conversation history and continue with your specialized analysis.", current.agent),
                 |i| self.workflow.steps[i].task.clone(),
             );
-            return Some((Step { agent: next.to_owned(), task }, declared));
+            return Some((
+                Step {
+                    agent: next.to_owned(),
+                    task,
+                },
+                declared,
+            ));
         }
         let index = state.step_index.map_or(0, |i| i + 1);
-        self.workflow.steps.get(index).map(|s| (s.clone(), Some(index)))
+        self.workflow
+            .steps
+            .get(index)
+            .map(|s| (s.clone(), Some(index)))
     }
 
-    fn failed_handoff(&self, producer: &str, next: Option<&(Step, Option<usize>)>, output: &Value) -> Option<String> {
+    fn failed_handoff(
+        &self,
+        producer: &str,
+        next: Option<&(Step, Option<usize>)>,
+        output: &Value,
+    ) -> Option<String> {
         let (consumer, _) = next?;
         self.workflow
             .handoffs
@@ -729,7 +812,11 @@ impl Runner<'_> {
 
     async fn finish(&self, state: &mut WorkflowState) -> Result<String, WorkflowError> {
         let Some(instruction) = &self.workflow.synthesis else {
-            let last = state.conversation.iter().rev().find(|m| m.role == crate::Role::Assistant);
+            let last = state
+                .conversation
+                .iter()
+                .rev()
+                .find(|m| m.role == crate::Role::Assistant);
             return Ok(last.map(|m| m.content.clone()).unwrap_or_default());
         };
         let mut messages = vec![Message::system(format!(

@@ -3,12 +3,13 @@
 //! writes the plan.
 
 use crate::agents::{BudgetAgent, CateringAgent, LogisticsAgent, VenueAgent};
+use agent_core::ScriptedModel;
 use agent_core::model::Message;
 use agent_core::workflow::Workflow;
-use agent_core::ScriptedModel;
 
 /// The user's request: the budget is only here, in the first message.
-pub const REQUEST: &str = "Plan a holiday party for 40 colleagues in Seattle on December 12. Our total budget is $5000.";
+pub const REQUEST: &str =
+    "Plan a holiday party for 40 colleagues in Seattle on December 12. Our total budget is $5000.";
 
 /// The answer the scripted human gives to the catering specialist's question.
 pub const HUMAN_ANSWER: &str = "Three guests are vegetarian and one is gluten-free.";
@@ -26,22 +27,28 @@ pub fn workflow() -> Workflow {
         .agent(&LogisticsAgent)
         .goal([
             ("venue_agent", "Find a venue for the event"),
-            ("budget_agent", "Allocate the budget across the event's areas"),
+            (
+                "budget_agent",
+                "Allocate the budget across the event's areas",
+            ),
             ("catering_agent", "Plan the catering within its allocation"),
             ("logistics_agent", "Schedule the event day"),
         ])
-        .handoff("budget_agent", "catering_agent", |output| {
-            match output["allocations"]["catering"].as_f64() {
+        .handoff(
+            "budget_agent",
+            "catering_agent",
+            |output| match output["allocations"]["catering"].as_f64() {
                 Some(amount) if amount > 0.0 => Ok(()),
                 _ => Err("`allocations.catering` must be a positive amount".into()),
-            }
-        })
+            },
+        )
         .synthesis(SYNTHESIS)
 }
 
 const VENUE: &str = r#"{"venue_name": "The Lakeview Loft", "capacity": 60, "cost_usd": 1500, "notes": "Available December 12, 6pm to 11pm; includes tables and AV."}"#;
 const BUDGET: &str = r#"{"total_budget_usd": 5000, "allocations": {"venue": 1500, "catering": 2000, "logistics": 1000, "contingency": 500}}"#;
-const QUESTION: &str = r#"{"user_input_needed": true, "user_prompt": "Do any guests have dietary restrictions?"}"#;
+const QUESTION: &str =
+    r#"{"user_input_needed": true, "user_prompt": "Do any guests have dietary restrictions?"}"#;
 const CATERING: &str = r#"{"menu": ["Roasted squash soup", "Herb chicken or mushroom risotto", "Flourless chocolate cake"], "cost_usd": 1900, "dietary_accommodations": ["Mushroom risotto for the 3 vegetarians", "Gluten-free cake for everyone"]}"#;
 const LOGISTICS: &str = r#"{"timeline": ["4:00pm setup", "6:00pm doors open", "7:00pm dinner", "10:30pm wrap-up"], "cost_usd": 900}"#;
 

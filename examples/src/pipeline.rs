@@ -82,9 +82,7 @@ fn parse(text: &str) -> Value {
 
 /// The call a well-behaved main agent makes after its retry: everything, passed flat.
 pub fn full_plan_kwargs() -> String {
-    let item = |agent: &str, description: &str, output: &str| {
-        json!({"agent_name": agent, "description": description, "output": parse(output)})
-    };
+    let item = |agent: &str, description: &str, output: &str| json!({"agent_name": agent, "description": description, "output": parse(output)});
     let kwargs = json!({
         "task": "Generate Crawl Plan",
         "run_identifier": "12345",
@@ -135,12 +133,19 @@ pub fn scripted_model() -> ScriptedModel {
 
 /// The sub-agents the main agent may call.
 pub fn tools() -> [&'static dyn DynAgent; 4] {
-    [&DiscoveryAgent, &SelectorAgent, &AccessibilityAgent, &PlanGeneratorAgent]
+    [
+        &DiscoveryAgent,
+        &SelectorAgent,
+        &AccessibilityAgent,
+        &PlanGeneratorAgent,
+    ]
 }
 
 /// Runs the main job on `model`; the runtime keeps the transcript.
 pub async fn run(model: Arc<ScriptedModel>) -> (Runtime, Result<Outcome, RunError>) {
     let runtime = Runtime::new(model);
-    let outcome = runtime.run_loop(MAIN_AGENT, MAIN_SYSTEM, USER_REQUEST, &tools()).await;
+    let outcome = runtime
+        .run_loop(MAIN_AGENT, MAIN_SYSTEM, USER_REQUEST, &tools())
+        .await;
     (runtime, outcome)
 }

@@ -26,7 +26,10 @@ fn list_prints_one_agent_per_line() {
 
 #[test]
 fn tool_in_both_formats() {
-    let out = cli().args(["tool", "plan_generator_agent"]).output().unwrap();
+    let out = cli()
+        .args(["tool", "plan_generator_agent"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["function"]["name"], "run_plan_generator_agent");
@@ -36,12 +39,18 @@ fn tool_in_both_formats() {
         .unwrap();
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["name"], "run_discovery_agent");
-    assert_eq!(v["input_schema"]["required"], serde_json::json!(["task", "target_url"]));
+    assert_eq!(
+        v["input_schema"]["required"],
+        serde_json::json!(["task", "target_url"])
+    );
 }
 
 #[test]
 fn render_from_file_and_stdin() {
-    let out = cli().args(["render", "plan_generator_agent", KWARGS]).output().unwrap();
+    let out = cli()
+        .args(["render", "plan_generator_agent", KWARGS])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(stdout(&out), format!("{GOLDEN}\n"));
     let kwargs = std::fs::read_to_string(KWARGS).unwrap();
@@ -71,11 +80,19 @@ fn render_invalid_prints_the_retry_error_and_exits_2() {
 
 #[test]
 fn validate_input_and_output() {
-    let out = cli().args(["validate", "plan_generator_agent", KWARGS]).output().unwrap();
-    assert_eq!((out.status.code(), stdout(&out)), (Some(0), "{\"success\":true}\n".into()));
+    let out = cli()
+        .args(["validate", "plan_generator_agent", KWARGS])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (out.status.code(), stdout(&out)),
+        (Some(0), "{\"success\":true}\n".into())
+    );
     let out = cli()
         .args(["validate", "plan_generator_agent", "--output"])
-        .write_stdin(r#"{"plan_file_path": "p.md", "status": "success", "agent_response_content": "ok"}"#)
+        .write_stdin(
+            r#"{"plan_file_path": "p.md", "status": "success", "agent_response_content": "ok"}"#,
+        )
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -87,26 +104,47 @@ fn validate_input_and_output() {
     assert_eq!(out.status.code(), Some(2));
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["error"], "Output contract validation failed");
-    assert_eq!(v["missing_fields"], serde_json::json!(["agent_response_content"]));
+    assert_eq!(
+        v["missing_fields"],
+        serde_json::json!(["agent_response_content"])
+    );
 }
 
 #[test]
 fn usage_errors_exit_1_on_stderr() {
-    let out = cli().args(["render", "no_such_agent", KWARGS]).output().unwrap();
+    let out = cli()
+        .args(["render", "no_such_agent", KWARGS])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.starts_with("agent-contract: unknown agent `no_such_agent`; known agents: accessibility_agent"));
-    let out = cli().args(["render", "plan_generator_agent", "/no/such/file.json"]).output().unwrap();
+    assert!(err.starts_with(
+        "agent-contract: unknown agent `no_such_agent`; known agents: accessibility_agent"
+    ));
+    let out = cli()
+        .args(["render", "plan_generator_agent", "/no/such/file.json"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8(out.stderr).unwrap().starts_with("agent-contract: cannot read `/no/such/file.json`"));
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .starts_with("agent-contract: cannot read `/no/such/file.json`")
+    );
     let out = cli().arg("frobnicate").output().unwrap();
     assert_eq!(out.status.code(), Some(1));
 }
 
 #[test]
 fn help_on_each_subcommand() {
-    for sub in [&["--help"][..], &["list", "--help"], &["tool", "--help"], &["render", "--help"], &["validate", "--help"]] {
+    for sub in [
+        &["--help"][..],
+        &["list", "--help"],
+        &["tool", "--help"],
+        &["render", "--help"],
+        &["validate", "--help"],
+    ] {
         let out = cli().args(sub).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{sub:?}");
         assert!(stdout(&out).contains("Usage: agent-contract"), "{sub:?}");

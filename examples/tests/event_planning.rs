@@ -6,7 +6,12 @@ use agent_examples::event_planning::{self, HUMAN_ANSWER, PLAN, REQUEST};
 use std::sync::Arc;
 
 fn text_of(request: &agent_core::ChatRequest) -> String {
-    request.messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n")
+    request
+        .messages
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 async fn run_to_question(model: Arc<ScriptedModel>) -> WorkflowState {
@@ -30,7 +35,9 @@ async fn every_agent_sees_the_conversation_and_synthesis_sees_all_outputs() {
     let state = run_to_question(model.clone()).await;
     let workflow = event_planning::workflow();
     let runner = workflow.runner(model.clone());
-    let WorkflowOutcome::Finished { output, state } = runner.resume(state, HUMAN_ANSWER).await.unwrap() else {
+    let WorkflowOutcome::Finished { output, state } =
+        runner.resume(state, HUMAN_ANSWER).await.unwrap()
+    else {
         panic!("expected the plan");
     };
     assert_eq!(output, PLAN);
@@ -50,18 +57,41 @@ async fn every_agent_sees_the_conversation_and_synthesis_sees_all_outputs() {
     // After the human answer, the same agent continues with the feedback appended.
     let second = &model.requests_of("catering_agent")[1];
     assert_eq!(second.messages.len(), catering.messages.len() + 2);
-    assert!(second.messages.last().unwrap().content.starts_with(&format!("User provided the following input: {HUMAN_ANSWER}")));
+    assert!(
+        second
+            .messages
+            .last()
+            .unwrap()
+            .content
+            .starts_with(&format!(
+                "User provided the following input: {HUMAN_ANSWER}"
+            ))
+    );
 
     // The synthesis sees every specialist's output, and the instruction last.
     let synthesis = &model.requests_of("synthesis")[0];
     let all = text_of(synthesis);
-    for needle in ["The Lakeview Loft", "\"contingency\": 500", "Roasted squash soup", "10:30pm wrap-up", REQUEST] {
+    for needle in [
+        "The Lakeview Loft",
+        "\"contingency\": 500",
+        "Roasted squash soup",
+        "10:30pm wrap-up",
+        REQUEST,
+    ] {
         assert!(all.contains(needle), "synthesis request lacks {needle}");
     }
-    assert_eq!(synthesis.messages.last().unwrap().content, event_planning::SYNTHESIS);
+    assert_eq!(
+        synthesis.messages.last().unwrap().content,
+        event_planning::SYNTHESIS
+    );
     assert_eq!(
         state.upstream.to_context_map().keys().collect::<Vec<_>>(),
-        ["venue_agent_output", "budget_agent_output", "catering_agent_output", "logistics_agent_output"]
+        [
+            "venue_agent_output",
+            "budget_agent_output",
+            "catering_agent_output",
+            "logistics_agent_output"
+        ]
     );
 }
 
@@ -71,7 +101,11 @@ async fn pause_serialize_resume_gives_the_same_plan() {
     let model = Arc::new(event_planning::scripted_model());
     let state = run_to_question(model.clone()).await;
     let workflow = event_planning::workflow();
-    let direct = workflow.runner(model.clone()).resume(state.clone(), HUMAN_ANSWER).await.unwrap();
+    let direct = workflow
+        .runner(model.clone())
+        .resume(state.clone(), HUMAN_ANSWER)
+        .await
+        .unwrap();
 
     // Resumed from JSON, on a fresh model that only knows the rest of the script, as a new
     // process would.
@@ -80,10 +114,22 @@ async fn pause_serialize_resume_gives_the_same_plan() {
     let restored = fresh.parse_state(&saved).unwrap();
     assert_eq!(restored, state);
     let rest = Arc::new(event_planning::script_after_question(ScriptedModel::new()));
-    let resumed = fresh.runner(rest.clone()).resume(restored, HUMAN_ANSWER).await.unwrap();
+    let resumed = fresh
+        .runner(rest.clone())
+        .resume(restored, HUMAN_ANSWER)
+        .await
+        .unwrap();
 
-    let (WorkflowOutcome::Finished { output: a, state: sa }, WorkflowOutcome::Finished { output: b, state: sb }) =
-        (direct, resumed)
+    let (
+        WorkflowOutcome::Finished {
+            output: a,
+            state: sa,
+        },
+        WorkflowOutcome::Finished {
+            output: b,
+            state: sb,
+        },
+    ) = (direct, resumed)
     else {
         panic!("both runs must finish");
     };
@@ -92,11 +138,18 @@ async fn pause_serialize_resume_gives_the_same_plan() {
     assert_eq!(sa.upstream.to_context_map(), sb.upstream.to_context_map());
     // The resumed run keeps the run ID and numbers its calls on from the saved counters.
     let calls = |s: &WorkflowState| -> Vec<String> {
-        s.upstream.context_ids().iter().map(|id| format!("{}/{}/{}", id.run_id(), id.agent_type(), id.sequence())).collect()
+        s.upstream
+            .context_ids()
+            .iter()
+            .map(|id| format!("{}/{}/{}", id.run_id(), id.agent_type(), id.sequence()))
+            .collect()
     };
     assert_eq!(calls(&sa), calls(&sb));
     assert_eq!(sb.issued, sa.issued);
-    assert_eq!(model.requests_of("synthesis"), rest.requests_of("synthesis"));
+    assert_eq!(
+        model.requests_of("synthesis"),
+        rest.requests_of("synthesis")
+    );
 }
 
 #[tokio::test]
@@ -106,17 +159,37 @@ async fn malformed_or_truncated_states_are_clear_errors() {
     let saved = serde_json::to_string(&state).unwrap();
     let workflow = event_planning::workflow();
     let cases: Vec<(String, &str)> = vec![
-        (saved[..saved.len() / 2].to_owned(), "state is not a valid workflow state: EOF while parsing"),
-        ("42".into(), "state is not a valid workflow state: invalid type: integer `42`"),
-        (saved.replace("\"event_planning\"", "\"other\""), "the state belongs to workflow `other`"),
-        (saved.replace("\"current\":{\"agent\":\"catering_agent\"", "\"current\":{\"agent\":\"ghost\""), "the state's current agent `ghost` is unknown"),
-        (saved.replace("\"phase\":\"answering\"", "\"phase\":\"routing\""), "the state has a pending question but is not answering"),
+        (
+            saved[..saved.len() / 2].to_owned(),
+            "state is not a valid workflow state: EOF while parsing",
+        ),
+        (
+            "42".into(),
+            "state is not a valid workflow state: invalid type: integer `42`",
+        ),
+        (
+            saved.replace("\"event_planning\"", "\"other\""),
+            "the state belongs to workflow `other`",
+        ),
+        (
+            saved.replace(
+                "\"current\":{\"agent\":\"catering_agent\"",
+                "\"current\":{\"agent\":\"ghost\"",
+            ),
+            "the state's current agent `ghost` is unknown",
+        ),
+        (
+            saved.replace("\"phase\":\"answering\"", "\"phase\":\"routing\""),
+            "the state has a pending question but is not answering",
+        ),
         ("[".repeat(100_000), "state nesting exceeds 68 levels"),
     ];
     for (text, expected) in cases {
         let error = workflow.parse_state(&text).unwrap_err().to_string();
         assert!(
-            error.starts_with(&format!("cannot resume workflow `event_planning`: {expected}")),
+            error.starts_with(&format!(
+                "cannot resume workflow `event_planning`: {expected}"
+            )),
             "{error}"
         );
     }

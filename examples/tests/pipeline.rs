@@ -13,7 +13,11 @@ async fn pipeline_retries_and_renders_the_golden_prompt() {
     let model = Arc::new(pipeline::scripted_model());
     let (_runtime, outcome) = pipeline::run(model.clone()).await;
     let outcome = outcome.unwrap();
-    assert!(outcome.content.starts_with("The crawl plan is written to plans/login_form_automation.md"));
+    assert!(
+        outcome
+            .content
+            .starts_with("The crawl plan is written to plans/login_form_automation.md")
+    );
 
     // The main agent's 5th request carries the first plan generator result: the retry error.
     let main = model.requests_of(pipeline::MAIN_AGENT);
@@ -28,8 +32,14 @@ async fn pipeline_retries_and_renders_the_golden_prompt() {
     let retry = &tool_results[3];
     assert_eq!(retry["success"], false);
     assert_eq!(retry["error"], "Input contract validation failed");
-    assert_eq!(retry["missing_fields"], serde_json::json!(["collected_information"]));
-    assert_eq!(retry["hint"], "Please provide all required fields: collected_information");
+    assert_eq!(
+        retry["missing_fields"],
+        serde_json::json!(["collected_information"])
+    );
+    assert_eq!(
+        retry["hint"],
+        "Please provide all required fields: collected_information"
+    );
     assert_eq!(tool_results[4]["success"], true);
     assert_eq!(tool_results[4]["output"]["status"], "success");
 
@@ -52,27 +62,49 @@ async fn output_retry_then_success() {
     ));
     let runtime = Runtime::new(model.clone());
     let prepared = DiscoveryAgent.prepare(kwargs, &Default::default()).unwrap();
-    let output = runtime.run_sub_agent(&DiscoveryAgent, &prepared).await.unwrap();
+    let output = runtime
+        .run_sub_agent(&DiscoveryAgent, &prepared)
+        .await
+        .unwrap();
     assert_eq!(output["page_title"], "A");
     let requests = model.requests_of("discovery_agent");
     assert_eq!(requests.len(), 2);
     let retry = &requests[1].messages[3];
     assert_eq!(retry.role, Role::User);
-    assert!(retry.content.starts_with("Your answer broke your output contract."));
-    assert!(retry.content.contains("\"error\": \"Output contains no JSON object\""));
+    assert!(
+        retry
+            .content
+            .starts_with("Your answer broke your output contract.")
+    );
+    assert!(
+        retry
+            .content
+            .contains("\"error\": \"Output contains no JSON object\"")
+    );
 }
 
 #[tokio::test]
 async fn output_retries_are_bounded() {
     let bad = agent_core::Message::assistant(r#"{"plan_file_path": "", "status": "done"}"#);
     let model = Arc::new(ScriptedModel::new().script("plan_generator_agent", vec![bad; 10]));
-    let config = RunConfig { max_retries: 2, ..Default::default() };
+    let config = RunConfig {
+        max_retries: 2,
+        ..Default::default()
+    };
     let runtime = Runtime::with_config(model.clone(), config);
     let prepared = PlanGeneratorAgent
         .prepare(&pipeline::full_plan_kwargs(), &Default::default())
         .unwrap();
-    let error = runtime.run_sub_agent(&PlanGeneratorAgent, &prepared).await.unwrap_err();
-    let RunError::OutputRetriesExhausted { agent, attempts, last } = &error else {
+    let error = runtime
+        .run_sub_agent(&PlanGeneratorAgent, &prepared)
+        .await
+        .unwrap_err();
+    let RunError::OutputRetriesExhausted {
+        agent,
+        attempts,
+        last,
+    } = &error
+    else {
         panic!("expected OutputRetriesExhausted, got {error}");
     };
     assert_eq!((agent.as_str(), *attempts), ("plan_generator_agent", 3));
@@ -89,8 +121,14 @@ async fn input_retries_are_bounded() {
     let model = Arc::new(ScriptedModel::new().script("main", vec![call; 10]));
     let runtime = Runtime::new(model.clone());
     let tools: [&dyn DynAgent; 1] = [&PlanGeneratorAgent];
-    let error = runtime.run_loop("main", "system", "user", &tools).await.unwrap_err();
-    assert!(matches!(&error, RunError::InputRetriesExhausted { attempts: 4, .. }), "{error}");
+    let error = runtime
+        .run_loop("main", "system", "user", &tools)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, RunError::InputRetriesExhausted { attempts: 4, .. }),
+        "{error}"
+    );
     assert!(error.to_string().starts_with(
         "`main` called `run_plan_generator_agent` 4 times (1 call and 3 retries) and every call broke its input contract"
     ));

@@ -3,7 +3,9 @@
 
 use agent_core::model::{Message, tool_calls};
 use agent_core::tool::ToolDefinition;
-use agent_core::workflow::{Member, Tool, Workflow, WorkflowConfig, WorkflowError, WorkflowOutcome};
+use agent_core::workflow::{
+    Member, Tool, Workflow, WorkflowConfig, WorkflowError, WorkflowOutcome,
+};
 use agent_core::{Agent, ScriptedModel};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -41,7 +43,11 @@ impl Tool for FetchProductData {
 
 fn workflow() -> Workflow {
     Workflow::new("data_pipeline")
-        .member(Member::new(&DatabaseAgent).tool(Arc::new(FetchProductData)).return_tool_output())
+        .member(
+            Member::new(&DatabaseAgent)
+                .tool(Arc::new(FetchProductData))
+                .return_tool_output(),
+        )
         .agent(&AnalysisAgent)
         .agent(&ReportingAgent)
         .goal([
@@ -49,22 +55,42 @@ fn workflow() -> Workflow {
             ("analysis_agent", "Analyze the product data"),
             ("reporting_agent", "Generate final report"),
         ])
-        .handoff("analysis_agent", "reporting_agent", |output| match output["insights"].as_array() {
-            Some(items) if !items.is_empty() => Ok(()),
-            _ => Err("`insights` must list at least one insight".into()),
+        .handoff("analysis_agent", "reporting_agent", |output| {
+            match output["insights"].as_array() {
+                Some(items) if !items.is_empty() => Ok(()),
+                _ => Err("`insights` must list at least one insight".into()),
+            }
         })
 }
 
 fn model(analysis: Vec<Message>) -> ScriptedModel {
     ScriptedModel::new()
-        .script("database_agent", [tool_calls([("fetch_product_data", "{}")])])
+        .script(
+            "database_agent",
+            [tool_calls([("fetch_product_data", "{}")])],
+        )
         .script("analysis_agent", analysis)
-        .script("reporting_agent", [Message::assistant("Widgets outsell gadgets 3:2.")])
+        .script(
+            "reporting_agent",
+            [Message::assistant("Widgets outsell gadgets 3:2.")],
+        )
 }
 
 fn context_of(request: &agent_core::ChatRequest) -> Value {
-    let routed = &request.messages.iter().rev().find(|m| m.content.contains("## Context")).unwrap().content;
-    let json = routed.split("```json\n").nth(1).unwrap().split("\n```").next().unwrap();
+    let routed = &request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.content.contains("## Context"))
+        .unwrap()
+        .content;
+    let json = routed
+        .split("```json\n")
+        .nth(1)
+        .unwrap()
+        .split("\n```")
+        .next()
+        .unwrap();
     serde_json::from_str(json).unwrap()
 }
 
@@ -74,22 +100,38 @@ async fn each_agent_receives_the_accumulated_context() {
     let model = Arc::new(model(vec![Message::assistant(insights)]));
     let workflow = workflow();
     let runner = workflow.runner(model.clone());
-    let WorkflowOutcome::Finished { output, state } = runner.start("Run data pipeline").await.unwrap() else {
+    let WorkflowOutcome::Finished { output, state } =
+        runner.start("Run data pipeline").await.unwrap()
+    else {
         panic!("expected the pipeline to finish");
     };
     assert_eq!(output, "Widgets outsell gadgets 3:2.");
-    let rows = json!({"data": [{"product": "widget", "sales": 120}, {"product": "gadget", "sales": 80}]});
+    let rows =
+        json!({"data": [{"product": "widget", "sales": 120}, {"product": "gadget", "sales": 80}]});
     // The database agent starts with no context: its prompt is the task alone.
     let db = &model.requests_of("database_agent")[0];
-    assert_eq!(db.messages.last().unwrap().content, "Fetch product sales data");
-    assert_eq!(model.requests_of("database_agent").len(), 1, "return_tool_output needs no second turn");
-    assert_eq!(context_of(&model.requests_of("analysis_agent")[0]), json!({"database_agent_output": rows}));
+    assert_eq!(
+        db.messages.last().unwrap().content,
+        "Fetch product sales data"
+    );
+    assert_eq!(
+        model.requests_of("database_agent").len(),
+        1,
+        "return_tool_output needs no second turn"
+    );
+    assert_eq!(
+        context_of(&model.requests_of("analysis_agent")[0]),
+        json!({"database_agent_output": rows})
+    );
     assert_eq!(
         context_of(&model.requests_of("reporting_agent")[0]),
         json!({"database_agent_output": rows, "analysis_agent_output": {"insights": ["widget leads"]}})
     );
     // A non-JSON answer is stored as the raw string.
-    assert_eq!(state.upstream.latest("reporting_agent").unwrap().value, "Widgets outsell gadgets 3:2.");
+    assert_eq!(
+        state.upstream.latest("reporting_agent").unwrap().value,
+        "Widgets outsell gadgets 3:2."
+    );
     // Each part records the call that produced it: `{run}/{agent}/{sequence}/{timestamp}`.
     let ids: Vec<String> = state
         .upstream
@@ -100,7 +142,11 @@ async fn each_agent_receives_the_accumulated_context() {
     let run = &state.run_id;
     assert_eq!(
         ids,
-        [format!("{run}/database_agent/1"), format!("{run}/analysis_agent/1"), format!("{run}/reporting_agent/1")]
+        [
+            format!("{run}/database_agent/1"),
+            format!("{run}/analysis_agent/1"),
+            format!("{run}/reporting_agent/1")
+        ]
     );
 }
 
@@ -111,7 +157,11 @@ async fn a_handoff_failure_re_asks_the_producer_then_recovers() {
         Message::assistant(r#"{"insights": ["widget leads"]}"#),
     ]));
     let workflow = workflow();
-    let outcome = workflow.runner(model.clone()).start("Run data pipeline").await.unwrap();
+    let outcome = workflow
+        .runner(model.clone())
+        .start("Run data pipeline")
+        .await
+        .unwrap();
     assert!(matches!(outcome, WorkflowOutcome::Finished { .. }));
     let second = &model.requests_of("analysis_agent")[1];
     assert_eq!(
@@ -127,9 +177,16 @@ async fn a_handoff_failure_re_asks_the_producer_then_recovers() {
 #[tokio::test]
 async fn a_handoff_that_keeps_failing_stops_naming_both_agents() {
     let model = Arc::new(model(vec![Message::assistant(r#"{"insights": []}"#); 10]));
-    let config = WorkflowConfig { max_retries: 2, ..Default::default() };
+    let config = WorkflowConfig {
+        max_retries: 2,
+        ..Default::default()
+    };
     let workflow = workflow().config(config);
-    let error = workflow.runner(model.clone()).start("Run data pipeline").await.unwrap_err();
+    let error = workflow
+        .runner(model.clone())
+        .start("Run data pipeline")
+        .await
+        .unwrap_err();
     assert_eq!(
         error.to_string(),
         "handoff from `analysis_agent` to `reporting_agent` failed after 3 attempts: `insights` must list at least one insight"
@@ -141,7 +198,11 @@ async fn a_handoff_that_keeps_failing_stops_naming_both_agents() {
 #[tokio::test]
 async fn an_unknown_agent_in_a_goal_is_a_clear_error() {
     let workflow = workflow().goal([("summary_agent", "Summarize")]);
-    let error = workflow.runner(Arc::new(ScriptedModel::new())).start("go").await.unwrap_err();
+    let error = workflow
+        .runner(Arc::new(ScriptedModel::new()))
+        .start("go")
+        .await
+        .unwrap_err();
     assert!(matches!(error, WorkflowError::UnknownAgent { .. }));
     assert_eq!(
         error.to_string(),
@@ -153,9 +214,16 @@ async fn an_unknown_agent_in_a_goal_is_a_clear_error() {
 async fn routing_that_loops_stops_at_the_hop_bound() {
     let back = Message::assistant(r#"{"insights": ["again"], "next_agent": "analysis_agent"}"#);
     let model = Arc::new(model(vec![back; 20]));
-    let config = WorkflowConfig { max_hops: 5, ..Default::default() };
+    let config = WorkflowConfig {
+        max_hops: 5,
+        ..Default::default()
+    };
     let workflow = workflow().config(config);
-    let error = workflow.runner(model.clone()).start("Run data pipeline").await.unwrap_err();
+    let error = workflow
+        .runner(model.clone())
+        .start("Run data pipeline")
+        .await
+        .unwrap_err();
     assert_eq!(
         error.to_string(),
         "workflow `data_pipeline` stopped after 5 hops, the limit; last agents: database_agent -> analysis_agent -> analysis_agent -> analysis_agent -> analysis_agent"
@@ -172,11 +240,18 @@ async fn context_that_breaks_an_input_contract_stops_before_the_agent_runs() {
     let model = Arc::new(
         ScriptedModel::new().script("database_agent", [Message::assistant(r#"{"rows": []}"#)]),
     );
-    let error = workflow.runner(model.clone()).start("go").await.unwrap_err();
+    let error = workflow
+        .runner(model.clone())
+        .start("go")
+        .await
+        .unwrap_err();
     let WorkflowError::InputContract { agent, error } = &error else {
         panic!("expected InputContract, got {error}");
     };
     assert_eq!(agent, "analysis_agent");
-    assert_eq!(error.path, [agent_core::PathSegment::Key("database_agent_output".into())]);
+    assert_eq!(
+        error.path,
+        [agent_core::PathSegment::Key("database_agent_output".into())]
+    );
     assert!(model.requests_of("analysis_agent").is_empty());
 }

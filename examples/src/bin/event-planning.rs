@@ -24,7 +24,10 @@ async fn main() -> ExitCode {
         match outcome {
             Ok(WorkflowOutcome::NeedsInput { request, state }) => {
                 print_new();
-                println!("=== [{}] asks the user ===\n{}\n", request.requesting_agent, request.prompt);
+                println!(
+                    "=== [{}] asks the user ===\n{}\n",
+                    request.requesting_agent, request.prompt
+                );
                 println!("=== [user] answers ===\n{}\n", event_planning::HUMAN_ANSWER);
                 let saved = serde_json::to_string(&state).unwrap_or_default();
                 let state = match workflow.parse_state(&saved) {
