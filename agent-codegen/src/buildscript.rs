@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 pub struct Builder {
     schemas: PathBuf,
     runtime: syn::Path,
+    /// The crate whose askama folders hold the templates (its `CARGO_MANIFEST_DIR`).
+    root: PathBuf,
 }
 
 /// Everything that kept the folder from generating, all of it at once.
@@ -43,15 +45,24 @@ impl std::error::Error for BuildError {}
 impl Builder {
     /// A builder over `schemas`, resolved against `CARGO_MANIFEST_DIR` when relative.
     pub fn new(schemas: impl AsRef<Path>) -> Self {
-        let dir = schemas.as_ref();
-        let dir = match std::env::var_os("CARGO_MANIFEST_DIR") {
-            Some(root) if dir.is_relative() => PathBuf::from(root).join(dir),
-            _ => dir.to_path_buf(),
-        };
+        let root = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map_or_else(|| PathBuf::from("."), PathBuf::from);
         Self {
-            schemas: dir,
+            schemas: root.join(schemas),
             runtime: syn::parse_quote!(::agent_core),
+            root,
         }
+    }
+
+    /// Resolves the schemas folder and the templates against `root` instead of
+    /// `CARGO_MANIFEST_DIR` (for tools and tests that generate outside a build script).
+    pub fn manifest_dir(mut self, root: impl AsRef<Path>) -> Self {
+        let root = root.as_ref();
+        if let Ok(relative) = self.schemas.strip_prefix(&self.root) {
+            self.schemas = root.join(relative);
+        }
+        self.root = root.to_path_buf();
+        self
     }
 
     /// Names the runtime crate by another path (for crates that re-export `agent_core`).
@@ -103,6 +114,13 @@ impl Builder {
         for def in agents.values() {
             match contract_module(def) {
                 Ok(code) => {
+                    // The same template check the derive runs: a typo in a template is
+                    // reported with its `path:line:col`, not as an error in generated code.
+                    let typos = crate::agent::prompt_errors(def, &code, &self.root);
+                    if !typos.is_empty() {
+                        errors.extend(typos.into_iter().map(|(_, message)| message));
+                        continue;
+                    }
                     let ident = format_ident!("{}", camel(&def.name));
                     let doc = format!("The `{}` agent.", def.name);
                     let module = &code.module;
