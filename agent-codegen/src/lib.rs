@@ -7,6 +7,7 @@
 
 pub mod agent;
 mod buildscript;
+pub mod contributor;
 pub mod derive;
 mod error;
 mod locate;

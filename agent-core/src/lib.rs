@@ -22,7 +22,7 @@ pub mod workflow;
 
 pub use agent::{Agent, AgentInput, Checked, check_call, check_output};
 #[cfg(feature = "derive")]
-pub use agent_macros::{Agent, AgentInput};
+pub use agent_macros::{Agent, AgentInput, PromptContributor};
 pub use contract::{Contract, ContractError, ContractKind};
 pub use contributor::{
     AppliesTo, AssemblyError, ContributorError, ContributorRegistry, PromptContext,

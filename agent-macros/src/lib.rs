@@ -21,3 +21,12 @@ pub fn derive_agent_input(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     agent_codegen::derive::derive_agent_input(&input).into()
 }
+
+/// A prompt contributor whose part is an askama template:
+/// `#[contributor(template = "...", name = "...", priority = N, agents = ["..."])]`.
+/// The template sees the struct's fields and `ctx` (the call's `PromptContext`).
+#[proc_macro_derive(PromptContributor, attributes(contributor))]
+pub fn derive_prompt_contributor(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    agent_codegen::contributor::derive_prompt_contributor(&input).into()
+}
