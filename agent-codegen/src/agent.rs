@@ -69,6 +69,27 @@ pub struct AgentCode {
 /// An error about one agent, and the span it belongs to.
 pub type Located = (Span, SchemaError);
 
+/// Why `name` cannot name an agent, if it cannot: it becomes a module name, a tool name
+/// (`run_<name>`) and the agent-type segment of every context ID.
+pub fn check_agent_name(name: &str) -> Result<(), String> {
+    let well_formed = name.len() <= 64
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !well_formed {
+        return Err(format!(
+            "agent name `{name}` must be 1 to 64 of `a-z`, `0-9` and `_`, starting with a letter"
+        ));
+    }
+    if syn::parse_str::<syn::Ident>(name).is_err() {
+        return Err(format!(
+            "agent name `{name}` is a Rust keyword and cannot name its module"
+        ));
+    }
+    Ok(())
+}
+
 /// `plan_generator_agent` -> `PlanGeneratorAgent`.
 pub fn camel(name: &str) -> String {
     name.split(|c: char| !c.is_ascii_alphanumeric())

@@ -167,6 +167,8 @@ impl Builder {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        crate::agent::check_agent_name(&name)
+            .map_err(|message| vec![format!("{}: {message}", dir.display())])?;
         let meta = read_meta(dir, read)?;
         let input = read_source(&dir.join("input.schema.json"), read)?;
         let output_path = dir.join("output.schema.json");

@@ -218,6 +218,17 @@ fn model(
 ) -> Option<AgentDef> {
     let root = manifest_dir();
     let name = agent_name(input, attrs);
+    let name_ok = match crate::agent::check_agent_name(&name) {
+        Ok(()) => true,
+        Err(message) => {
+            let span = attrs
+                .name
+                .as_ref()
+                .map_or_else(|| input.ident.span(), LitStr::span);
+            errors.at(span, message);
+            false
+        }
+    };
     let description = attrs
         .description
         .as_ref()
@@ -241,14 +252,16 @@ fn model(
         span: p.span(),
     });
     match (input_schema, output, runtime) {
-        (Some(Some(input)), output @ (None | Some(Some(_))), Some(runtime)) => Some(AgentDef {
-            name,
-            description,
-            input,
-            output: output.flatten(),
-            user_prompt,
-            runtime,
-        }),
+        (Some(Some(input)), output @ (None | Some(Some(_))), Some(runtime)) if name_ok => {
+            Some(AgentDef {
+                name,
+                description,
+                input,
+                output: output.flatten(),
+                user_prompt,
+                runtime,
+            })
+        }
         (input, output, runtime) => {
             // The agent cannot be generated, but its schemas can still be checked.
             let runtime = runtime.unwrap_or_else(|| syn::parse_quote!(::agent_core));
@@ -391,6 +404,19 @@ pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
             input.generics.span(),
             "`AgentInput` cannot be derived for a generic type",
         );
+    }
+    // A field named like a reserved tool-call key could never be sent: `split` takes the
+    // key out of every call before the contract sees it.
+    if let syn::Data::Struct(data) = &input.data {
+        for field in data.fields.iter().filter_map(|f| f.ident.as_ref()) {
+            let name = field.to_string();
+            if crate::RESERVED_INPUT_KEYS.contains(&name.trim_start_matches("r#")) {
+                errors.at(
+                    field.span(),
+                    format!("field `{name}` is a reserved tool-call key, so no call can provide it: rename it"),
+                );
+            }
+        }
     }
     if let Some(e) = errors.0 {
         return e.to_compile_error();

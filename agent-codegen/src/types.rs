@@ -99,6 +99,17 @@ pub fn generate_types_with(
     if !problems.is_empty() {
         return Err(problems);
     }
+    // The runtime compiles the same text with the same configuration (agent-core's
+    // `Contract::new`); refusing what the rules above let through keeps that first use from
+    // failing.
+    if let Err(e) = jsonschema::options()
+        .offline()
+        .with_pattern_options(jsonschema::PatternOptions::regex())
+        .build(&schema)
+    {
+        let message = format!("the validator refuses this schema: {e}");
+        return Err(vec![SchemaError::new(origin, "", message)]);
+    }
     let input = typify_input(schema.clone(), root_name);
     let internal = |message: String| vec![SchemaError::new(origin, "", message)];
     let built = run_build(input, schema, root_name, &options.runtime).map_err(internal)?;

@@ -229,7 +229,20 @@ fn open_tuple_items() {
         "/properties/x/items",
         "tuple-form `items`",
     );
-    accepts(tuple(json!({ "minItems": 2, "maxItems": 2 })));
+    // Array-form `items` is a draft-07 keyword: legal where the schema says so...
+    let mut closed = tuple(json!({ "minItems": 2, "maxItems": 2 }));
+    closed["$schema"] = json!("http://json-schema.org/draft-07/schema#");
+    accepts(closed);
+    // ...and refused under draft 2020-12 by the runtime's own validator, which the codegen
+    // runs too, so the contract cannot fail on its first use.
+    let errors = errors(&tuple(json!({ "minItems": 2, "maxItems": 2 })));
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(
+        errors[0]
+            .message
+            .starts_with("the validator refuses this schema"),
+        "{errors:#?}"
+    );
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! (seed 003, "Graceful JSON Parsing").
 
 use crate::error::{ErrorKind, RetryError};
-use crate::limits::{Limits, text_depth};
+use crate::limits::{Limits, value_depth_exceeds};
+use serde::Deserialize as _;
 use serde_json::Value;
 
 /// How many `{` positions in prose are tried before giving up, so an answer full of braces
@@ -11,6 +12,9 @@ const MAX_CANDIDATES: usize = 64;
 
 /// The first JSON object in `answer`, within `limits`; an answer with none is an output retry
 /// error, so the agent is asked again rather than the run failing.
+///
+/// Depth is checked on the parsed value (serde_json's own recursion limit keeps parsing off
+/// the stack's edge), so no quote in the prose around the JSON can hide nesting.
 pub fn extract_json(answer: &str, limits: &Limits) -> Result<Value, RetryError> {
     if answer.len() > limits.max_bytes {
         let kind = ErrorKind::TooLarge {
@@ -24,31 +28,46 @@ pub fn extract_json(answer: &str, limits: &Limits) -> Result<Value, RetryError> 
             "Answer with a shorter JSON object",
         ));
     }
-    if text_depth(answer) > limits.max_depth {
-        let kind = ErrorKind::TooDeep {
-            limit: limits.max_depth,
-        };
-        let message = kind.to_string();
-        return Err(RetryError::call(
-            kind,
-            message,
-            "Answer with a less deeply nested JSON object",
-        ));
-    }
-    let trimmed = answer.trim();
-    if let Ok(value @ Value::Object(_)) = serde_json::from_str(trimmed) {
-        return Ok(value);
+    let value = match find(answer) {
+        Found::Object(value) if !value_depth_exceeds(&value, limits.max_depth) => value,
+        Found::Object(_) | Found::TooDeep => return Err(too_deep(limits)),
+        Found::Nothing => {
+            return Err(RetryError::call(
+                ErrorKind::OutputNotJson,
+                "the answer contains no JSON object",
+                "Answer with one JSON object that matches your output contract",
+            ));
+        }
+    };
+    Ok(value)
+}
+
+enum Found {
+    Object(Value),
+    TooDeep,
+    Nothing,
+}
+
+fn too_deep(limits: &Limits) -> RetryError {
+    let kind = ErrorKind::TooDeep {
+        limit: limits.max_depth,
+    };
+    let message = kind.to_string();
+    RetryError::call(
+        kind,
+        message,
+        "Answer with a less deeply nested JSON object",
+    )
+}
+
+fn find(answer: &str) -> Found {
+    if let Ok(value @ Value::Object(_)) = serde_json::from_str(answer.trim()) {
+        return Found::Object(value);
     }
     if let Some(value) = fenced(answer) {
-        return Ok(value);
+        return Found::Object(value);
     }
-    embedded(answer).ok_or_else(|| {
-        RetryError::call(
-            ErrorKind::OutputNotJson,
-            "the answer contains no JSON object",
-            "Answer with one JSON object that matches your output contract",
-        )
-    })
+    embedded(answer)
 }
 
 /// The first ```json (or bare ```) block that holds an object.
@@ -67,18 +86,44 @@ fn fenced(answer: &str) -> Option<Value> {
     None
 }
 
-/// The first object that parses from a `{` in the text, ignoring what follows it.
-fn embedded(answer: &str) -> Option<Value> {
-    answer
-        .match_indices('{')
-        .take(MAX_CANDIDATES)
-        .find_map(|(at, _)| {
-            let mut stream = serde_json::Deserializer::from_str(&answer[at..]).into_iter::<Value>();
-            match stream.next() {
-                Some(Ok(value @ Value::Object(_))) => Some(value),
-                _ => None,
+/// The first object that parses from a `{` in the prose, ignoring what follows it.
+///
+/// A candidate that fails is skipped up to where its parse stopped: an object nested in a
+/// broken outer object is never taken for the answer, and the whole search reads the text a
+/// bounded number of times.
+fn embedded(answer: &str) -> Found {
+    let mut from = 0;
+    for _ in 0..MAX_CANDIDATES {
+        let Some(at) = answer[from..].find('{').map(|i| from + i) else {
+            return Found::Nothing;
+        };
+        let rest = &answer[at..];
+        let mut de = serde_json::Deserializer::from_str(rest);
+        match Value::deserialize(&mut de) {
+            Ok(value) => return Found::Object(value),
+            Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+                return Found::TooDeep;
             }
-        })
+            Err(e) => from = at + offset_of(rest, e.line(), e.column()).max(1),
+        }
+        if from >= answer.len() {
+            return Found::Nothing;
+        }
+        while !answer.is_char_boundary(from) {
+            from += 1;
+        }
+    }
+    Found::Nothing
+}
+
+/// The byte offset of serde_json's 1-based line and column in `text`.
+fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    (line_start + column).min(text.len())
 }
 
 #[cfg(test)]
@@ -107,6 +152,38 @@ mod tests {
         let e = extract_json("no json {here", &Limits::default()).unwrap_err();
         assert_eq!(e.kind, ErrorKind::OutputNotJson);
         assert_eq!(e.error, "Output contains no JSON object");
+    }
+
+    #[test]
+    fn a_broken_outer_object_does_not_yield_its_inner_object() {
+        let answer = r#"Best pick: {"venue": "Lakeview", "backup": {"venue": "Basement"}, "notes": Available}"#;
+        let e = extract_json(answer, &Limits::default()).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::OutputNotJson);
+    }
+
+    #[test]
+    fn a_quote_in_the_prose_does_not_hide_depth() {
+        let answer = format!(
+            "Note: a 5\" screen. {}1{}",
+            "{\"a\":".repeat(100),
+            "}".repeat(100)
+        );
+        let e = extract_json(&answer, &Limits::default()).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::TooDeep { limit: 64 });
+        let answer = format!(
+            "Note: a 5\" screen. {}1{}",
+            "{\"a\":".repeat(60),
+            "}".repeat(60)
+        );
+        assert!(extract_json(&answer, &Limits::default()).is_ok());
+    }
+
+    #[test]
+    fn many_nested_openings_are_read_once() {
+        // 64 openings before an unterminated string: the first failed parse skips them all.
+        let answer = format!("{}\"{}", "{\"k\":".repeat(64), "x".repeat(100_000));
+        let e = extract_json(&answer, &Limits::default()).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::OutputNotJson);
     }
 
     #[test]

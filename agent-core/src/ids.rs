@@ -495,7 +495,19 @@ impl ContextIdGenerator {
     /// The next ID for a call of `agent_type`. A bad agent type consumes no number.
     pub fn next(&self, agent_type: &str) -> Result<ContextId, ContextIdError> {
         check_name(Segment::AgentType, agent_type)?;
-        let sequence = self.counter(agent_type).fetch_add(1, Ordering::Relaxed) + 1;
+        // `fetch_update` refuses to wrap: a counter restored from a resume state at
+        // `u64::MAX` is an error, not a sequence 0 that no context id can parse.
+        let previous = self
+            .counter(agent_type)
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_add(1))
+            .map_err(|_| {
+                ContextIdError::bad(
+                    Segment::SequenceNumber,
+                    agent_type,
+                    "the sequence counter is exhausted",
+                )
+            })?;
+        let sequence = previous + 1;
         Ok(ContextId {
             run_id: self.run_id.clone(),
             agent_type: agent_type.to_owned(),

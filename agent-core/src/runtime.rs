@@ -26,6 +26,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use tracing::Instrument as _;
 
+/// Most bytes of a failed answer repeated in the "Previous attempt" section.
+const PREVIOUS_ANSWER_BYTES: usize = 8 * 1024;
+
 /// Bounds of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunConfig {
@@ -473,6 +476,9 @@ impl Runtime {
                     last: error,
                 });
             }
+            // The answer also stays in the conversation; the section shows enough of it to
+            // point at the problem, never a whole oversized answer again.
+            let answered = crate::limits::truncate(&answered, PREVIOUS_ANSWER_BYTES).into_owned();
             let previous = PreviousAttempt::new(id.clone(), answered, attempt)
                 .with_error(describe_retry_error(&error));
             let section = previous.render().map_err(prompt_error)?;

@@ -430,6 +430,17 @@ impl Workflow {
                 crate::limits::truncate(&step.agent, 100)
             ));
         }
+        if let Some((agent, n)) = state
+            .retries
+            .iter()
+            .find(|(_, n)| **n > self.config.max_retries)
+        {
+            return Err(format!(
+                "the state's retry count for `{}` ({n}) is past the bound of {}",
+                crate::limits::truncate(agent, 100),
+                self.config.max_retries
+            ));
+        }
         if state.step_index.is_some_and(|i| i >= self.steps.len()) {
             return Err("the state's step index is past the declared steps".into());
         }
@@ -443,6 +454,16 @@ impl Workflow {
             }
         }
     }
+}
+
+/// The retry error for a tool call that names none of the agent's tools.
+fn unknown_tool(member: &Member, message: String) -> RetryError {
+    let names: Vec<String> = member.tools.iter().map(|t| t.definition().name).collect();
+    RetryError::call(
+        crate::error::ErrorKind::UnknownTool,
+        message,
+        format!("Call one of: {}", names.join(", ")),
+    )
 }
 
 /// Runs one workflow on one model, recording a transcript.
@@ -568,6 +589,8 @@ impl Runner<'_> {
                     reason: "the current call has no context id".into(),
                 })?;
             state.upstream.push(step.agent.clone(), id, output);
+            // Retries are counted per call, as the runtime counts them.
+            state.retries.remove(&step.agent);
             state.step_index = next.as_ref().and_then(|(_, index)| *index);
             state.current = next.map(|(step, _)| step);
             state.phase = Phase::Routing;
@@ -647,28 +670,37 @@ impl Runner<'_> {
                 .await?;
             self.record(name, &reply);
             state.conversation.push(reply.clone());
-            if !reply.tool_calls.is_empty() {
+            let checked = if reply.tool_calls.is_empty() {
+                self.check_answer(agent, &reply.content)
+            } else {
                 let results = self.call_tools(member, &reply.tool_calls, state);
-                if member.return_tool_output
-                    && let Some(first) = results.into_iter().next()
-                {
-                    return Ok(Answer::Output(first));
+                if member.return_tool_output {
+                    // The first result of a tool the agent has is its output, checked like
+                    // any answer; a made-up tool name is an error to retry, never an output.
+                    match results.into_iter().flatten().next() {
+                        Some(result) => self.check_value(agent, result),
+                        None => Err(unknown_tool(
+                            member,
+                            "the answer called no tool the agent has".into(),
+                        )),
+                    }
+                } else {
+                    tool_turns += 1;
+                    if tool_turns > self.workflow.config.max_tool_turns {
+                        return Err(WorkflowError::TooManyToolTurns {
+                            agent: name.to_owned(),
+                            turns: tool_turns,
+                        });
+                    }
+                    continue;
                 }
-                tool_turns += 1;
-                if tool_turns >= self.workflow.config.max_tool_turns {
-                    return Err(WorkflowError::TooManyToolTurns {
-                        agent: name.to_owned(),
-                        turns: tool_turns,
-                    });
-                }
-                continue;
-            }
-            let error = match self.check_answer(agent, &reply.content) {
+            };
+            let error = match checked {
                 Ok(answer) => return Ok(answer),
                 Err(error) => error,
             };
             let attempts = state.retries.entry(name.to_owned()).or_default();
-            *attempts += 1;
+            *attempts = attempts.saturating_add(1);
             tracing::warn!(agent = name, attempts = *attempts, error = %error, "output retry");
             self.transcript.push(Event::OutputRetry {
                 agent: name.into(),
@@ -695,23 +727,20 @@ impl Runner<'_> {
         member: &Member,
         calls: &[ToolCallRequest],
         state: &mut WorkflowState,
-    ) -> Vec<Value> {
+    ) -> Vec<Option<Value>> {
         let mut results = Vec::new();
         for call in calls {
-            let result = match member
+            let tool = member
                 .tools
                 .iter()
-                .find(|t| t.definition().name == call.name)
-            {
-                Some(tool) => tool.call(&call.arguments),
-                None => serde_json::json!({
-                    "success": false,
-                    "error": "Unknown tool",
-                    "validation_message": format!("there is no tool named `{}`", crate::limits::truncate(&call.name, 100)),
-                }),
-            };
+                .find(|t| t.definition().name == call.name);
+            let result = tool.map(|t| t.call(&call.arguments));
+            let shown = result.clone().unwrap_or_else(|| {
+                let name = crate::limits::truncate(&call.name, 100);
+                unknown_tool(member, format!("there is no tool named `{name}`")).to_json()
+            });
             let message =
-                Message::tool(&call.id, serde_json::to_string(&result).unwrap_or_default());
+                Message::tool(&call.id, serde_json::to_string(&shown).unwrap_or_default());
             self.record(member.agent.name(), &message);
             state.conversation.push(message);
             results.push(result);
@@ -728,12 +757,34 @@ impl Runner<'_> {
             Err(_) if agent.output_contract().is_none() => Value::String(content.to_owned()),
             Err(e) => return Err(e),
         };
+        self.check_value(agent, value)
+    }
+
+    /// A parsed answer: a question, or an output whose `next_agent` (if any) is a member and
+    /// which passes the output contract.
+    fn check_value(&self, agent: &dyn DynAgent, value: Value) -> Result<Answer, RetryError> {
         if value.get("user_input_needed") == Some(&Value::Bool(true)) {
             let prompt = value
                 .get("user_prompt")
                 .and_then(Value::as_str)
                 .unwrap_or("Please provide input");
             return Ok(Answer::Question(prompt.to_owned()));
+        }
+        if let Some(next) = value.get("next_agent").and_then(Value::as_str)
+            && !self.workflow.members.contains_key(next)
+        {
+            let known: Vec<&str> = self.workflow.members.keys().map(String::as_str).collect();
+            return Err(RetryError::call(
+                crate::error::ErrorKind::OutputContract,
+                format!(
+                    "`next_agent` names `{}`, which is not an agent of this workflow",
+                    crate::limits::truncate(next, 100)
+                ),
+                format!(
+                    "Set `next_agent` to one of: {}, or leave it out",
+                    known.join(", ")
+                ),
+            ));
         }
         agent.check_output(&value)?;
         Ok(Answer::Output(value))
@@ -752,13 +803,14 @@ impl Runner<'_> {
                 || format!("Previous specialist ({}) completed their analysis. Please review the conversation history and continue with your specialized analysis.", current.agent),
                 |i| self.workflow.steps[i].task.clone(),
             );
-            return Some((
-                Step {
-                    agent: next.to_owned(),
-                    task,
-                },
-                declared,
-            ));
+            // An agent outside the declared steps keeps the last declared position, so the
+            // goal goes on after it instead of starting over.
+            let index = declared.or(state.step_index);
+            let step = Step {
+                agent: next.to_owned(),
+                task,
+            };
+            return Some((step, index));
         }
         let index = state.step_index.map_or(0, |i| i + 1);
         self.workflow
@@ -791,7 +843,7 @@ impl Runner<'_> {
     ) -> Result<(), WorkflowError> {
         let consumer = next.map(|(s, _)| s.agent.clone()).unwrap_or_default();
         let attempts = state.retries.entry(producer.to_owned()).or_default();
-        *attempts += 1;
+        *attempts = attempts.saturating_add(1);
         tracing::warn!(producer, consumer = %consumer, attempts = *attempts, message = %message, "handoff refused");
         if *attempts > self.workflow.config.max_retries {
             return Err(WorkflowError::Handoff {

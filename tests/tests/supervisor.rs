@@ -255,3 +255,99 @@ async fn context_that_breaks_an_input_contract_stops_before_the_agent_runs() {
     );
     assert!(model.requests_of("analysis_agent").is_empty());
 }
+
+#[tokio::test]
+async fn a_made_up_tool_name_is_retried_not_stored() {
+    // The first database reply calls a tool the agent lacks.
+    let model = Arc::new(
+        ScriptedModel::new()
+            .script(
+                "database_agent",
+                [
+                    tool_calls([("drop_tables", "{}")]),
+                    tool_calls([("fetch_product_data", "{}")]),
+                ],
+            )
+            .script(
+                "analysis_agent",
+                [Message::assistant(r#"{"insights": ["widget leads"]}"#)],
+            )
+            .script("reporting_agent", [Message::assistant("Report.")]),
+    );
+    let workflow = workflow();
+    let WorkflowOutcome::Finished { state, .. } =
+        workflow.runner(model.clone()).start("go").await.unwrap()
+    else {
+        panic!("expected the pipeline to finish");
+    };
+    let db = model.requests_of("database_agent");
+    assert_eq!(db.len(), 2);
+    let retry = &db[1].messages.last().unwrap().content;
+    assert!(
+        retry.starts_with("Your answer broke your output contract."),
+        "{retry}"
+    );
+    assert!(retry.contains("\"error\": \"Unknown tool\""), "{retry}");
+    assert_eq!(
+        state.upstream.latest("database_agent").unwrap().value["data"][0]["product"],
+        "widget"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_next_agent_is_sent_back_to_the_agent() {
+    let model = Arc::new(model(vec![
+        Message::assistant(r#"{"insights": ["a"], "next_agent": "nobody"}"#),
+        Message::assistant(r#"{"insights": ["a"]}"#),
+    ]));
+    let workflow = workflow();
+    let outcome = workflow.runner(model.clone()).start("go").await.unwrap();
+    assert!(matches!(outcome, WorkflowOutcome::Finished { .. }));
+    let second = &model.requests_of("analysis_agent")[1];
+    let retry = &second.messages.last().unwrap().content;
+    assert!(
+        retry.contains("`next_agent` names `nobody`, which is not an agent of this workflow"),
+        "{retry}"
+    );
+}
+
+#[tokio::test]
+async fn an_agent_outside_the_goal_returns_to_the_goal() {
+    /// A reviewer that is a member but not a declared step.
+    #[derive(Agent)]
+    #[agent(input = "fixtures/pipeline/database.input.schema.json")]
+    pub struct ReviewAgent;
+
+    let workflow = workflow().agent(&ReviewAgent);
+    let model = Arc::new(
+        model(vec![Message::assistant(
+            r#"{"insights": ["a"], "next_agent": "review_agent"}"#,
+        )])
+        .script("review_agent", [Message::assistant(r#"{"ok": true}"#)]),
+    );
+    let WorkflowOutcome::Finished { state, .. } =
+        workflow.runner(model.clone()).start("go").await.unwrap()
+    else {
+        panic!("expected the pipeline to finish");
+    };
+    let order: Vec<&str> = state
+        .upstream
+        .entries()
+        .iter()
+        .map(|e| e.producer.as_str())
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "database_agent",
+            "analysis_agent",
+            "review_agent",
+            "reporting_agent"
+        ]
+    );
+    assert_eq!(
+        model.requests_of("database_agent").len(),
+        1,
+        "the goal must not start over"
+    );
+}

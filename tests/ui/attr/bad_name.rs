@@ -1,0 +1,11 @@
+use agent_core::Agent;
+
+#[derive(Agent)]
+#[agent(input = "ui/schemas/ok.schema.json", name = "plan generator")]
+struct Crawler;
+
+#[derive(Agent)]
+#[agent(input = "ui/schemas/ok.schema.json", name = "type")]
+struct Typed;
+
+fn main() {}
