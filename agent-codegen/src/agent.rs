@@ -293,18 +293,20 @@ fn prompt_template(
         #[template(path = #path, escape = "none", askama = #askama)]
         struct UserPrompt<'a> {
             task: &'a str,
-            input: &'a #input_ty,
+            // Named so that it cannot hide a contract property: the template reads the
+            // input's fields through `Deref`.
+            __agent_input: &'a #input_ty,
         }
 
         impl ::core::ops::Deref for UserPrompt<'_> {
             type Target = #input_ty;
             fn deref(&self) -> &Self::Target {
-                self.input
+                self.__agent_input
             }
         }
     };
     let render = quote! {
-        let prompt = UserPrompt { task: &call.task, input };
+        let prompt = UserPrompt { task: &call.task, __agent_input: input };
         #askama::Template::render(&prompt)
             .map_err(|e| #runtime::__private::prompt_error(<Self as #runtime::Agent>::NAME, e))
     };
@@ -322,7 +324,7 @@ pub fn prompt_errors(def: &AgentDef, code: &AgentCode, root: &Path) -> Vec<(Span
     let Some(file) = template::find(root, &prompt.path) else {
         return Vec::new();
     };
-    let mut known: Vec<&str> = vec!["task", "input"];
+    let mut known: Vec<&str> = vec!["task"];
     known.extend(fields.iter().map(String::as_str));
     let unknown = template::unknown_names(&file.source, &known).unwrap_or_default();
     let expected = fields

@@ -199,7 +199,11 @@ struct Meta {
 
 fn read_meta(dir: &Path, read: &mut Vec<PathBuf>) -> Result<Meta, Vec<String>> {
     let path = dir.join("agent.json");
-    read.push(path.clone());
+    // Only an existing file is tracked: cargo counts a missing one as changed on every build;
+    // the folder's own `rerun-if-changed` notices one being added.
+    if path.is_file() {
+        read.push(path.clone());
+    }
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(Meta::default());
     };

@@ -190,7 +190,11 @@ impl Contract {
     /// The retry error for a value that passed the schema but not the typed deserialization
     /// (a schema/type disagreement), in the same shape.
     pub fn deserialize_error(&self, instance: &Value, error: &serde_json::Error) -> RetryError {
-        let message = truncate(&error.to_string(), self.limits.max_echo_bytes * 2).into_owned();
+        let message = truncate(
+            &error.to_string(),
+            self.limits.max_echo_bytes.saturating_mul(2),
+        )
+        .into_owned();
         let violation = Violation {
             path: Vec::new(),
             message,
@@ -270,7 +274,7 @@ impl Contract {
             // Names the schema's property, never the instance: nothing to mask, and no need to
             // serialize the instance (often the whole context) to find that out.
             ValidationErrorKind::Required { .. } => {
-                return truncate(&error.to_string(), max * 2).into_owned();
+                return truncate(&error.to_string(), max.saturating_mul(2)).into_owned();
             }
             _ => {}
         }
@@ -281,7 +285,7 @@ impl Contract {
             error.masked_with(truncate(&prefix, max)).to_string()
         };
         // Keys named in a message (an unexpected property) are caller text too.
-        truncate(&message, max * 2).into_owned()
+        truncate(&message, max.saturating_mul(2)).into_owned()
     }
 
     /// The `description` of the schema node the error is about: the missing property for
@@ -431,7 +435,7 @@ fn bounded_json(value: &Value, max: usize) -> (String, bool) {
     }
     let mut out = Capped {
         buf: Vec::new(),
-        cap: max + 1,
+        cap: max.saturating_add(1),
     };
     let complete = serde_json::to_writer(&mut out, value).is_ok() && out.buf.len() <= max;
     (String::from_utf8_lossy(&out.buf).into_owned(), complete)

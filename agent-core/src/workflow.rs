@@ -400,10 +400,10 @@ impl Workflow {
             )));
         }
         // A conversation nests a few levels; contexts are within the same limit as calls.
-        if text_depth(text) > limits.max_depth + 4 {
+        if text_depth(text) > limits.max_depth.saturating_add(4) {
             return Err(bad(format!(
                 "state nesting exceeds {} levels",
-                limits.max_depth + 4
+                limits.max_depth.saturating_add(4)
             )));
         }
         let state: WorkflowState = serde_json::from_str(text)
@@ -570,7 +570,11 @@ impl Runner<'_> {
                         conversation: state.conversation.clone(),
                     };
                     state.phase = Phase::Answering;
-                    state.pending = Some(request.clone());
+                    // The state holds the conversation once; the request returned carries it.
+                    state.pending = Some(HumanFeedbackRequest {
+                        conversation: Vec::new(),
+                        ..request.clone()
+                    });
                     return Ok(WorkflowOutcome::NeedsInput { request, state });
                 }
                 Answer::Output(output) => output,

@@ -71,3 +71,19 @@ fn tool_definition_in_both_formats() {
     assert_eq!(anthropic["name"], "run_plan_generator_agent");
     assert_eq!(anthropic["input_schema"], *params);
 }
+
+/// Echoes its input.
+#[derive(Agent)]
+#[agent(
+    input = "fixtures/input_property.schema.json",
+    user_prompt = "input_property.md"
+)]
+pub struct EchoAgent;
+
+#[test]
+fn a_contract_property_named_input_is_a_template_variable() {
+    let prepared = EchoAgent
+        .prepare(r#"{"task": "Echo", "input": "hello"}"#, &Default::default())
+        .unwrap();
+    assert_eq!(prepared.user_prompt, "Echo: hello");
+}
