@@ -5,7 +5,7 @@
 //! every non-reserved key lands in the context, in the parent's order.
 
 use crate::error::{ErrorKind, RetryError};
-use crate::limits::{Limits, text_depth};
+use crate::limits::{Limits, text_depth, value_depth_exceeds};
 use serde_json::{Map, Value};
 
 /// Keys of a tool call that are about the call, not data for the agent.
@@ -54,7 +54,7 @@ impl ToolCall {
 
     /// Splits an already parsed kwargs value; its depth is checked iteratively first.
     pub fn from_value(value: Value, limits: &Limits) -> Result<Self, RetryError> {
-        if deeper_than(&value, limits.max_depth) {
+        if value_depth_exceeds(&value, limits.max_depth) {
             return Err(too_deep(limits));
         }
         Self::from_checked_value(value, limits)
@@ -276,7 +276,7 @@ fn parse_within(text: &str, limits: &Limits, outer_depth: usize) -> Result<Value
     let room = limits.max_depth.checked_sub(outer_depth);
     match serde_json::from_str::<Value>(text) {
         Ok(value) => match room {
-            Some(room) if !deeper_than(&value, room) => Ok(value),
+            Some(room) if !value_depth_exceeds(&value, room) => Ok(value),
             _ => Err(Unparsed::Limit(too_deep(limits))),
         },
         Err(_) if room.is_none_or(|room| text_depth(text) > room) => {
@@ -284,23 +284,6 @@ fn parse_within(text: &str, limits: &Limits, outer_depth: usize) -> Result<Value
         }
         Err(e) => Err(Unparsed::NotJson(e)),
     }
-}
-
-/// Whether `value` nests deeper than `limit` (a scalar is depth 0, `[]` depth 1), walked with
-/// an explicit stack that holds only arrays and objects.
-fn deeper_than(value: &Value, limit: usize) -> bool {
-    let compound = |v: &&Value| matches!(v, Value::Array(_) | Value::Object(_));
-    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
-    while let Some((v, depth)) = stack.pop() {
-        let level = depth + 1;
-        match v {
-            Value::Array(_) | Value::Object(_) if level > limit => return true,
-            Value::Array(items) => stack.extend(items.iter().filter(compound).map(|c| (c, level))),
-            Value::Object(map) => stack.extend(map.values().filter(compound).map(|c| (c, level))),
-            _ => {}
-        }
-    }
-    false
 }
 
 fn too_deep(limits: &Limits) -> RetryError {
@@ -325,8 +308,8 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::deeper_than;
     use crate::limits::text_depth;
+    use crate::limits::value_depth_exceeds;
 
     #[test]
     fn the_depth_of_a_value_is_the_depth_of_its_text() {
@@ -345,7 +328,7 @@ mod tests {
             let depth = text_depth(text);
             for limit in 0..=depth + 1 {
                 assert_eq!(
-                    deeper_than(&value, limit),
+                    value_depth_exceeds(&value, limit),
                     depth > limit,
                     "{text} at {limit}"
                 );

@@ -67,17 +67,16 @@ pub fn text_depth(text: &str) -> usize {
 /// Stops early once `limit` is exceeded, so the cost is bounded by the part of the value that
 /// fits within the limit.
 pub fn value_depth_exceeds(value: &Value, limit: usize) -> bool {
+    let compound = |v: &&Value| matches!(v, Value::Array(_) | Value::Object(_));
     let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
-    while let Some((v, d)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match v {
-            Value::Array(a) => Box::new(a.iter()),
-            Value::Object(o) => Box::new(o.values()),
-            _ => continue,
-        };
-        if d + 1 > limit {
-            return true;
+    while let Some((v, depth)) = stack.pop() {
+        let level = depth + 1;
+        match v {
+            Value::Array(_) | Value::Object(_) if level > limit => return true,
+            Value::Array(items) => stack.extend(items.iter().filter(compound).map(|c| (c, level))),
+            Value::Object(map) => stack.extend(map.values().filter(compound).map(|c| (c, level))),
+            _ => {}
         }
-        stack.extend(children.map(|c| (c, d + 1)));
     }
     false
 }

@@ -237,9 +237,12 @@ impl Runtime {
                     context_id: id,
                 });
             }
+            // One reply may call a tool several times in parallel: the caller saw none of those
+            // errors yet, so they count as one failed attempt per tool.
+            let mut counted = std::collections::BTreeSet::new();
             for call in &reply.tool_calls {
                 let result = self.call_tool(agent, &id, tools, call).await?;
-                self.count_failure(agent, call, &result, &mut failures)?;
+                self.count_failure(agent, call, &result, &mut failures, &mut counted)?;
                 let text = serde_json::to_string(&result).unwrap_or_default();
                 let message = Message::tool(&call.id, text);
                 self.transcript.push(Event::Message {
@@ -262,12 +265,21 @@ impl Runtime {
         call: &ToolCallRequest,
         result: &ToolResult,
         failures: &mut BTreeMap<String, usize>,
+        counted: &mut std::collections::BTreeSet<String>,
     ) -> Result<(), RunError> {
+        // Made-up tool names share one count, so inventing new names buys no retries.
+        let key = match result {
+            ToolResult::Retry { error, .. } if error.kind == ErrorKind::UnknownTool => "",
+            _ => call.name.as_str(),
+        };
         let ToolResult::Retry { error, .. } = result else {
-            failures.remove(&call.name);
+            failures.remove(key);
             return Ok(());
         };
-        let count = failures.entry(call.name.clone()).or_default();
+        if !counted.insert(key.to_owned()) {
+            return Ok(());
+        }
+        let count = failures.entry(key.to_owned()).or_default();
         *count += 1;
         if *count > self.config.max_retries {
             return Err(RunError::InputRetriesExhausted {
@@ -557,7 +569,9 @@ pub fn system_prompt(agent: &dyn DynAgent) -> String {
     )
 }
 
-fn output_retry_message(error: &Value) -> String {
+/// The message that sends an output-contract error back to the agent that broke it; the
+/// workflow sends the same one.
+pub(crate) fn output_retry_message(error: &Value) -> String {
     let json = serde_json::to_string_pretty(error).unwrap_or_default();
     format!(
         "Your answer broke your output contract. Fix it and answer again with one JSON object.\n\n```json\n{json}\n```"

@@ -717,10 +717,7 @@ impl Runner<'_> {
                     error,
                 });
             }
-            let json = serde_json::to_string_pretty(&error).unwrap_or_default();
-            let retry = Message::user(format!(
-                "Your answer broke your output contract. Fix it and answer again with one JSON object.\n\n```json\n{json}\n```"
-            ));
+            let retry = Message::user(crate::runtime::output_retry_message(&error.to_json()));
             self.record(name, &retry);
             state.conversation.push(retry);
         }

@@ -134,3 +134,38 @@ async fn input_retries_are_bounded() {
     ));
     assert_eq!(model.requests_of("main").len(), 4);
 }
+
+#[tokio::test]
+async fn parallel_bad_calls_in_one_reply_count_as_one_attempt() {
+    let bad = r#"{"task": "Plan"}"#;
+    let parallel = agent_core::model::tool_calls([
+        ("run_plan_generator_agent", bad),
+        ("run_plan_generator_agent", bad),
+        ("run_plan_generator_agent", bad),
+        ("run_plan_generator_agent", bad),
+        ("run_made_up_a", "{}"),
+        ("run_made_up_b", "{}"),
+    ]);
+    let model = Arc::new(ScriptedModel::new().script(
+        "main",
+        [
+            parallel,
+            agent_core::Message::assistant("I give up on the plan."),
+        ],
+    ));
+    let runtime = Runtime::new(model.clone());
+    let tools: [&dyn DynAgent; 1] = [&PlanGeneratorAgent];
+    let outcome = runtime
+        .run_loop("main", "system", "user", &tools)
+        .await
+        .unwrap();
+    assert_eq!(outcome.content, "I give up on the plan.");
+    // Every call still got its own retry error as its tool result.
+    let second = &model.requests_of("main")[1];
+    let results = second
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .count();
+    assert_eq!(results, 6);
+}
