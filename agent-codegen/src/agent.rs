@@ -306,7 +306,8 @@ fn prompt_template(
         }
     };
     let render = quote! {
-        let prompt = UserPrompt { task: &call.task, __agent_input: input };
+        let task = #runtime::__private::prompt_task(call);
+        let prompt = UserPrompt { task: &task, __agent_input: input };
         #askama::Template::render(&prompt)
             .map_err(|e| #runtime::__private::prompt_error(<Self as #runtime::Agent>::NAME, e))
     };

@@ -9,6 +9,8 @@ use crate::prompt::PromptError;
 use serde::Deserialize as _;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::any::Any;
+use std::sync::Arc;
 
 /// The typed side of an input contract.
 ///
@@ -21,10 +23,15 @@ pub trait AgentInput: DeserializeOwned {
     /// Checks the call's context against the contract, then deserializes it, borrowing the
     /// context rather than cloning it.
     fn from_call(call: &ToolCall) -> Result<Self, RetryError> {
+        Self::from_call_within(call, &Limits::default())
+    }
+
+    /// [`AgentInput::from_call`], building any retry error within `limits`.
+    fn from_call_within(call: &ToolCall, limits: &Limits) -> Result<Self, RetryError> {
         let contract = Self::input_contract();
-        contract.check(call.context())?;
+        contract.check_within(call.context(), limits)?;
         Self::deserialize(call.context())
-            .map_err(|e| contract.deserialize_error(call.context(), &e))
+            .map_err(|e| contract.deserialize_error_within(call.context(), &e, limits))
     }
 }
 
@@ -37,7 +44,7 @@ pub trait Agent {
     /// The typed input.
     type Input: AgentInput;
     /// The typed output (`serde_json::Value` when the agent has no output contract).
-    type Output: DeserializeOwned;
+    type Output: DeserializeOwned + Send + Sync + 'static;
 
     /// The output contract, if the agent has one.
     fn output_contract() -> Option<&'static Contract>;
@@ -64,16 +71,26 @@ pub fn check_call<A: Agent>(
     let required = || A::Input::input_contract().required_fields();
     let call =
         ToolCall::from_json_str_with(kwargs, limits).map_err(|e| e.with_required(required()))?;
-    let input = A::Input::from_call(&call)?;
+    let input = A::Input::from_call_within(&call, limits)?;
     Ok(Checked { call, input })
 }
 
-/// Validates an answer against the agent's output contract (if any) and types it.
+/// Validates an answer against the agent's output contract (if any) and types it, with the
+/// default [`Limits`].
 pub fn check_output<A: Agent>(answer: &Value) -> Result<A::Output, RetryError> {
+    check_output_within::<A>(answer, &Limits::default())
+}
+
+/// [`check_output`], building any retry error within `limits`.
+pub fn check_output_within<A: Agent>(
+    answer: &Value,
+    limits: &Limits,
+) -> Result<A::Output, RetryError> {
     match A::output_contract() {
         Some(contract) => {
-            contract.check(answer)?;
-            A::Output::deserialize(answer).map_err(|e| contract.deserialize_error(answer, &e))
+            contract.check_within(answer, limits)?;
+            A::Output::deserialize(answer)
+                .map_err(|e| contract.deserialize_error_within(answer, &e, limits))
         }
         None => A::Output::deserialize(answer).map_err(|e| {
             RetryError::call(
@@ -82,5 +99,86 @@ pub fn check_output<A: Agent>(answer: &Value) -> Result<A::Output, RetryError> {
                 "Answer with JSON of the expected shape",
             )
         }),
+    }
+}
+
+/// An answer that passed an agent's output contract: the JSON as the model wrote it, and the
+/// typed output the contract's generated type holds.
+///
+/// The type-erased path ([`DynAgent`](crate::DynAgent), workflows, a parent's sub-agent calls)
+/// carries it, so a Rust caller gets the typed output back without parsing again.
+///
+/// ```
+/// # use agent_core::{Agent, DynAgent};
+/// #[derive(Agent)]
+/// #[agent(
+///     name = "plan_generator_agent",
+///     input = "../schemas/plan_generator_agent/input.schema.json",
+///     output = "../schemas/plan_generator_agent/output.schema.json",
+/// )]
+/// /// Writes plans.
+/// struct PlanGeneratorAgent;
+///
+/// let answer = serde_json::json!({
+///     "plan_file_path": "plans/a.md", "status": "success", "agent_response_content": "done"
+/// });
+/// let checked = PlanGeneratorAgent.check_output(&answer).unwrap();
+/// let plan = checked.typed::<PlanGeneratorAgent>().unwrap();
+/// assert_eq!(plan.plan_file_path.as_str(), "plans/a.md");
+/// assert_eq!(checked.value(), &answer);
+/// ```
+#[derive(Clone)]
+pub struct CheckedOutput {
+    value: Value,
+    typed: Arc<dyn Any + Send + Sync>,
+}
+
+impl CheckedOutput {
+    /// Pairs a checked value with its typed form.
+    pub fn new<T: Any + Send + Sync>(value: Value, typed: T) -> Self {
+        Self {
+            value,
+            typed: Arc::new(typed),
+        }
+    }
+
+    /// The output as JSON.
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+
+    /// The output as JSON, owned.
+    pub fn into_value(self) -> Value {
+        self.value
+    }
+
+    /// The typed output, if it is `A`'s output type.
+    pub fn typed<A: Agent>(&self) -> Option<&A::Output> {
+        self.typed.downcast_ref::<A::Output>()
+    }
+
+    /// The typed output, owned, if it is `A`'s output type.
+    pub fn into_typed<A: Agent>(self) -> Option<A::Output> {
+        let typed = self.typed.downcast::<A::Output>().ok()?;
+        match Arc::try_unwrap(typed) {
+            Ok(output) => Some(output),
+            // Shared with a clone: type the JSON again; it passed the same check.
+            Err(_) => A::Output::deserialize(&self.value).ok(),
+        }
+    }
+}
+
+impl std::fmt::Debug for CheckedOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CheckedOutput")
+            .field("value", &self.value)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for CheckedOutput {
+    /// Outputs are equal when their JSON is: the typed form is a function of it.
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
     }
 }

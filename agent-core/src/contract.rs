@@ -171,46 +171,64 @@ impl Contract {
         &self.required
     }
 
-    /// Validates `instance`. The valid path is one `is_valid` pass; only an invalid instance
+    /// Validates `instance` within the contract's own limits (see [`Contract::with_limits`]).
+    pub fn check(&self, instance: &Value) -> Result<(), RetryError> {
+        self.check_within(instance, &self.limits)
+    }
+
+    /// Validates `instance`, building any retry error within `limits` (errors listed, bytes
+    /// echoed, fields listed). The valid path is one `is_valid` pass; only an invalid instance
     /// pays for collecting errors, and at most `max_errors` of them, so building the retry
     /// error takes bounded time.
-    pub fn check(&self, instance: &Value) -> Result<(), RetryError> {
+    pub fn check_within(&self, instance: &Value, limits: &Limits) -> Result<(), RetryError> {
         if self.validator.is_valid(instance) {
             return Ok(());
         }
         let violations: Vec<Violation> = self
             .validator
             .iter_errors(instance)
-            .take(self.limits.max_errors)
-            .map(|e| self.violation(&e))
+            .take(limits.max_errors)
+            .map(|e| self.violation(&e, limits))
             .collect();
-        Err(self.retry_error(instance, violations))
+        Err(self.retry_error(instance, violations, limits))
     }
 
     /// The retry error for a value that passed the schema but not the typed deserialization
     /// (a schema/type disagreement), in the same shape.
     pub fn deserialize_error(&self, instance: &Value, error: &serde_json::Error) -> RetryError {
-        let message = truncate(
-            &error.to_string(),
-            self.limits.max_echo_bytes.saturating_mul(2),
-        )
-        .into_owned();
+        self.deserialize_error_within(instance, error, &self.limits)
+    }
+
+    /// [`Contract::deserialize_error`] within `limits`.
+    pub fn deserialize_error_within(
+        &self,
+        instance: &Value,
+        error: &serde_json::Error,
+        limits: &Limits,
+    ) -> RetryError {
+        let message =
+            truncate(&error.to_string(), limits.max_echo_bytes.saturating_mul(2)).into_owned();
         let violation = Violation {
             path: Vec::new(),
             message,
             description: None,
         };
-        self.retry_error(instance, vec![violation])
+        self.retry_error(instance, vec![violation], limits)
     }
 
-    fn retry_error(&self, instance: &Value, violations: Vec<Violation>) -> RetryError {
+    fn retry_error(
+        &self,
+        instance: &Value,
+        violations: Vec<Violation>,
+        limits: &Limits,
+    ) -> RetryError {
         // Keys are caller text too: each is cut to the echo bound.
         let provided: Vec<String> = instance
             .as_object()
             .map(|o| {
                 o.keys()
-                    .take(self.limits.max_listed_fields)
-                    .map(|k| truncate(k, self.limits.max_echo_bytes).into_owned())
+                    .take(limits.max_listed_fields)
+                    .map(|k| truncate(k, limits.max_echo_bytes).into_owned())
                     .collect()
             })
             .unwrap_or_default();
@@ -237,7 +255,7 @@ impl Contract {
         .into()
     }
 
-    fn violation(&self, error: &ValidationError<'_>) -> Violation {
+    fn violation(&self, error: &ValidationError<'_>, limits: &Limits) -> Violation {
         // Keys in the path are caller text (under `additionalProperties` or
         // `patternProperties`): each is cut to the echo bound like any echoed value.
         let path = error
@@ -245,21 +263,21 @@ impl Contract {
             .iter()
             .map(|s| match s {
                 jsonschema::paths::LocationSegment::Property(p) => {
-                    PathSegment::Key(truncate(&p, self.limits.max_echo_bytes).into_owned())
+                    PathSegment::Key(truncate(&p, limits.max_echo_bytes).into_owned())
                 }
                 jsonschema::paths::LocationSegment::Index(i) => PathSegment::Index(i),
             })
             .collect();
         Violation {
             path,
-            message: self.message(error),
+            message: self.message(error, limits),
             description: self.description(error),
         }
     }
 
     /// The validator's message, with the offending value cut to `max_echo_bytes`.
-    fn message(&self, error: &ValidationError<'_>) -> String {
-        let max = self.limits.max_echo_bytes;
+    fn message(&self, error: &ValidationError<'_>, limits: &Limits) -> String {
+        let max = limits.max_echo_bytes;
         match error.kind() {
             // Unexpected keys are caller text the validator writes out whole: list them within
             // the echo bound, and keep the message's end.
@@ -270,7 +288,7 @@ impl Contract {
                 return unexpected_message("Unevaluated", unexpected, max);
             }
             // The inner error is about the key as a value: mask it like any value.
-            ValidationErrorKind::PropertyNames { error } => return self.message(error),
+            ValidationErrorKind::PropertyNames { error } => return self.message(error, limits),
             // Names the schema's property, never the instance: nothing to mask, and no need to
             // serialize the instance (often the whole context) to find that out.
             ValidationErrorKind::Required { .. } => {

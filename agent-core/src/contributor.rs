@@ -299,11 +299,7 @@ impl PromptContributor for IdentityContributor {
 
 /// The identity part of a contract agent's system prompt.
 pub fn identity(agent: &dyn DynAgent) -> String {
-    format!(
-        "You are the `{}` agent. {}",
-        agent.name(),
-        agent.description()
-    )
+    crate::texts::identity(agent.name(), agent.description())
 }
 
 /// The output contract a contract agent's answer must meet, as its JSON Schema.
@@ -327,15 +323,10 @@ impl PromptContributor for OutputContractContributor {
 
 /// The output contract part of a contract agent's system prompt.
 pub fn output_contract(agent: &dyn DynAgent) -> String {
-    match agent.output_contract() {
-        Some(contract) => {
-            let schema = serde_json::to_string_pretty(contract.schema()).unwrap_or_default();
-            format!(
-                "Answer with one JSON object that matches this output contract:\n```json\n{schema}\n```"
-            )
-        }
-        None => "Answer with one JSON object.".to_owned(),
-    }
+    let schema = agent
+        .output_contract()
+        .map(|contract| serde_json::to_string_pretty(contract.schema()).unwrap_or_default());
+    crate::texts::output_contract(schema.as_deref())
 }
 
 /// Which agent calls produced the call's context, with their context IDs, when the caller
@@ -357,16 +348,14 @@ impl PromptContributor for UpstreamContributor {
         let Some(upstream) = ctx.upstream.filter(|u| !u.is_empty()) else {
             return Ok(None);
         };
-        let mut text = String::from(
-            "Your context was produced by these agent calls (`<agent>_output` in the context):",
-        );
-        for part in upstream {
-            text.push_str(&format!(
-                "\n- `{}`: context id `{}`",
-                part.producer, part.context_id
-            ));
-        }
-        Ok(Some(text))
+        let parts: Vec<crate::texts::UpstreamLine<'_>> = upstream
+            .into_iter()
+            .map(|part| crate::texts::UpstreamLine {
+                producer: &part.producer,
+                context_id: &part.context_id,
+            })
+            .collect();
+        Ok(Some(crate::texts::upstream(&parts)))
     }
 }
 
@@ -404,10 +393,7 @@ impl PromptContributor for ContextIdContributor {
         priority::CONTEXT_ID
     }
     fn contribute(&self, ctx: &PromptContext<'_>) -> Result<Option<String>, ContributorError> {
-        Ok(Some(format!(
-            "Your context id for this call is `{}`: use it wherever your output records its own id (`resultId`).",
-            ctx.context_id
-        )))
+        Ok(Some(crate::texts::context_id(ctx.context_id)))
     }
 }
 

@@ -1,7 +1,10 @@
-//! The structured retry error a caller LLM can act on.
+//! Errors: the structured retry error a caller LLM can act on, and [`Error`], the one error of
+//! a run.
 //!
-//! Its JSON shape is the one of seed 000 (Fix 2) plus `errors`, so every failure, whether a
-//! contract violation or arguments that are not even JSON, reads the same to the caller.
+//! The retry error's JSON has the keys `success`, `error`, `validation_message`, `path`,
+//! `required_fields`, `missing_fields`, `provided_fields`, `hint` and `errors`, so every
+//! failure, whether a contract violation or arguments that are not even JSON, reads the same
+//! to the caller.
 
 use serde::Serialize;
 use std::fmt;
@@ -54,6 +57,9 @@ pub enum ErrorKind {
     /// An answer that holds no JSON object at all.
     #[error("Output contains no JSON object")]
     OutputNotJson,
+    /// A handoff validator refused a producer's output for its consumer.
+    #[error("Handoff validation failed")]
+    Handoff,
 }
 
 /// One segment of a JSON instance location: an object key or an array index.
@@ -196,3 +202,133 @@ impl fmt::Display for RetryError {
 }
 
 impl std::error::Error for RetryError {}
+
+/// Which check an agent kept failing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Side {
+    /// A caller's calls broke the agent's input contract.
+    Input {
+        /// The agent that kept calling.
+        caller: String,
+    },
+    /// The agent's answers broke its output contract.
+    Output,
+    /// A handoff validator kept refusing the agent's output for its consumer.
+    Handoff {
+        /// The agent that was to receive the output.
+        consumer: String,
+    },
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Input { caller } => write!(f, "input contract (called by `{caller}`)"),
+            Self::Output => f.write_str("output contract"),
+            Self::Handoff { consumer } => write!(f, "handoff to `{consumer}`"),
+        }
+    }
+}
+
+/// Why a run (of the runtime or of a workflow) stopped.
+///
+/// [`Error::Retry`] carries the retry error meant for the caller, as a tool result would; every
+/// other variant is the run's own failure.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The call broke the agent's input contract; the model was not asked. `error` is what a
+    /// calling LLM would get as the tool result.
+    #[error("`{agent}` cannot run this call: {error}")]
+    Retry {
+        /// The agent called.
+        agent: String,
+        /// The rejected call, when it got an ID.
+        context_id: Option<crate::ids::ContextId>,
+        /// The retry error.
+        error: RetryError,
+    },
+    /// An agent kept failing one check past the retry bound.
+    #[error(
+        "`{agent}` failed its {side} {attempts} times (1 attempt and {retries} retries); last error: {last}",
+        retries = attempts.saturating_sub(1)
+    )]
+    RetriesExhausted {
+        /// The agent whose input, output or handoff failed.
+        agent: String,
+        /// Which check.
+        side: Side,
+        /// Failed attempts in a row.
+        attempts: u32,
+        /// The last retry error.
+        last: RetryError,
+    },
+    /// A tool-calling loop (or a workflow agent calling tools) took too many model turns.
+    #[error("`{agent}` did not finish within {turns} model turns")]
+    TooManyTurns {
+        /// The agent.
+        agent: String,
+        /// The bound.
+        turns: u32,
+    },
+    /// Routing ran more agents than allowed.
+    #[error("workflow `{workflow}` stopped after {hops} hops, the limit; last agents: {route}")]
+    TooManyHops {
+        /// The workflow.
+        workflow: String,
+        /// The limit.
+        hops: u32,
+        /// The agents run last, in order.
+        route: String,
+    },
+    /// A workflow names an agent it does not have.
+    #[error("workflow `{workflow}`: {place} names unknown agent `{agent}`; known agents: {known}")]
+    UnknownAgent {
+        /// The workflow.
+        workflow: String,
+        /// Where it was named.
+        place: String,
+        /// The unknown name.
+        agent: String,
+        /// The agents there are.
+        known: String,
+    },
+    /// A resume state that cannot be used: malformed, truncated, inconsistent, or from another
+    /// workflow.
+    #[error("cannot resume workflow `{workflow}`: {reason}")]
+    BadState {
+        /// The workflow.
+        workflow: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The run's cancellation token was cancelled; the transcript so far is kept.
+    #[error("the run was cancelled while `{agent}` was running")]
+    Cancelled {
+        /// The agent that was running.
+        agent: String,
+    },
+    /// The model failed.
+    #[error(transparent)]
+    Model(#[from] crate::model::ModelError),
+    /// A prompt template failed on valid input.
+    #[error(transparent)]
+    Prompt(#[from] crate::prompt::PromptError),
+    /// A context ID could not be issued (an agent name that cannot be an ID segment).
+    #[error(transparent)]
+    ContextId(#[from] crate::ids::ContextIdError),
+    /// A prompt contributor failed while assembling a system prompt.
+    #[error(transparent)]
+    Contributor(#[from] crate::contributor::AssemblyError),
+}
+
+impl Error {
+    /// The retry error a calling LLM should get, for [`Error::Retry`].
+    pub fn retry_error(&self) -> Option<&RetryError> {
+        match self {
+            Self::Retry { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}

@@ -524,6 +524,29 @@ impl ContextIdGenerator {
             .map_or(0, |c| c.load(Ordering::Relaxed))
     }
 
+    /// How many IDs were issued per agent type so far, for a state that resumes the run.
+    pub fn snapshot(&self) -> std::collections::BTreeMap<String, u64> {
+        let counters = self.counters.read().unwrap_or_else(PoisonError::into_inner);
+        counters
+            .iter()
+            .map(|(agent, c)| (agent.clone(), c.load(Ordering::Relaxed)))
+            .collect()
+    }
+
+    /// Moves each counter of `issued` forward to at least its count, so a generator shared
+    /// with a resumed run never issues an ID the run already used.
+    pub fn catch_up<'a>(
+        &self,
+        issued: impl IntoIterator<Item = (&'a String, &'a u64)>,
+    ) -> Result<(), ContextIdError> {
+        for (agent_type, count) in issued {
+            check_name(Segment::AgentType, agent_type)?;
+            self.counter(agent_type)
+                .fetch_max(*count, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
     fn counter(&self, agent_type: &str) -> Arc<AtomicU64> {
         if let Some(counter) = self
             .counters

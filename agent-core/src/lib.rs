@@ -3,6 +3,8 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+mod call;
+pub mod config;
 pub mod contract;
 pub mod contributor;
 pub mod error;
@@ -15,28 +17,32 @@ pub mod model;
 pub mod prompt;
 pub mod rerun;
 pub mod runtime;
+mod texts;
 pub mod tool;
 pub mod transcript;
 pub mod upstream;
 pub mod workflow;
 
-pub use agent::{Agent, AgentInput, Checked, check_call, check_output};
+pub use agent::{
+    Agent, AgentInput, Checked, CheckedOutput, check_call, check_output, check_output_within,
+};
 #[cfg(feature = "derive")]
 pub use agent_macros::{Agent, AgentInput, PromptContributor};
+pub use config::{CancellationToken, Config};
 pub use contract::{Contract, ContractError, ContractKind};
 pub use contributor::{
     AppliesTo, AssemblyError, ContributorError, ContributorRegistry, PromptContext,
     PromptContributor, TemplateContributor,
 };
-pub use error::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
+pub use error::{Error, ErrorKind, PathSegment, RetryDetails, RetryError, Side, Violation};
 pub use ids::{ContextId, ContextIdError, ContextIdGenerator, Timestamp};
 pub use kwargs::{RESERVED_KEYS, ToolCall};
 pub use limits::Limits;
 pub use model::{ChatModel, ChatRequest, Message, Role, ScriptedModel, ToolCallRequest};
 pub use prompt::{PromptError, default_user_prompt};
 pub use rerun::{AgentOutput, CallOptions, PreviousAttempt};
-pub use runtime::{Outcome, RunConfig, RunError, Runtime, ToolResult};
-pub use tool::{DynAgent, PrepareError, PreparedCall, ToolDefinition, ToolFormat};
+pub use runtime::{Outcome, Runtime, ToolResult};
+pub use tool::{DynAgent, PrepareError, PreparedCall, Tool, ToolDefinition, ToolFormat};
 pub use upstream::{Upstream, UpstreamContext, UpstreamError};
 
 /// Items generated code reaches; not part of the public API.
@@ -90,6 +96,11 @@ pub mod __private {
     /// The default user prompt for a typed call.
     pub fn default_prompt(call: &crate::ToolCall) -> String {
         crate::prompt::default_user_prompt(&call.task, call.context_map())
+    }
+
+    /// The call's task as a template's `task`: no line of it can open a block.
+    pub fn prompt_task(call: &crate::ToolCall) -> String {
+        crate::markdown::escape_text(&call.task)
     }
 
     /// Maps askama's error to the agent's prompt error.

@@ -23,13 +23,15 @@ pub struct PromptError {
 #[derive(Template)]
 #[template(path = "default_user_prompt.md", escape = "none")]
 pub struct DefaultUserPrompt<'a> {
-    task: &'a str,
+    task: String,
     context: Option<FencedJson<'a>>,
 }
 
 impl<'a> DefaultUserPrompt<'a> {
-    /// The prompt for `task` with `context` (an empty context means none).
+    /// The prompt for `task` with `context` (an empty context means none). No line of the
+    /// task can open a block: such lines are escaped, their words kept.
     pub fn new(task: &'a str, context: &'a Map<String, Value>) -> Self {
+        let task = crate::markdown::escape_text(task);
         let context = (!context.is_empty()).then(|| FencedJson {
             fence: fence_for(context),
             map: context,

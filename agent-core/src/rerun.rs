@@ -11,8 +11,10 @@
 //! ([`Runtime::rerun_sub_agent`](crate::Runtime::rerun_sub_agent)) is a new call with a new
 //! context ID: the prepared user prompt, then the section naming the redone call.
 
+use crate::agent::CheckedOutput;
 use crate::error::RetryError;
 use crate::ids::{ContextId, Timestamp};
+use crate::texts::Fenced;
 use crate::upstream::{Upstream, UpstreamContext};
 use askama::Template;
 use serde::{Deserialize, Serialize};
@@ -94,27 +96,6 @@ enum PreviousOutput<'a> {
     Empty,
 }
 
-/// Text and a backtick fence longer than any backtick run in it.
-struct Fenced<'a> {
-    fence: String,
-    text: &'a str,
-}
-
-impl<'a> Fenced<'a> {
-    fn new(text: &'a str) -> Self {
-        let mut longest = 0;
-        let mut run = 0;
-        for c in text.chars() {
-            run = if c == '`' { run + 1 } else { 0 };
-            longest = longest.max(run);
-        }
-        Self {
-            fence: "`".repeat((longest + 1).max(3)),
-            text,
-        }
-    }
-}
-
 mod filters {
     pub use crate::prompt::filters::*;
 }
@@ -144,19 +125,31 @@ pub struct AgentOutput {
     pub agent: String,
     /// The call.
     pub context_id: ContextId,
-    /// The output that passed the output contract.
-    pub output: Value,
+    /// The output that passed the output contract, as JSON and typed.
+    pub output: CheckedOutput,
     /// The attempt that gave it, from 1 (output retries and reruns count up).
     pub attempt: u32,
 }
 
 impl AgentOutput {
+    /// The output as JSON.
+    pub fn value(&self) -> &Value {
+        self.output.value()
+    }
+
+    /// The typed output, if this is a call of `A`.
+    pub fn typed<A: crate::Agent>(&self) -> Option<&A::Output> {
+        (self.agent == A::NAME)
+            .then(|| self.output.typed::<A>())
+            .flatten()
+    }
+
     /// The output as an upstream part, for the agents that consume it.
     pub fn to_upstream(&self) -> Upstream<Value> {
         Upstream::new(
             self.agent.clone(),
             self.context_id.clone(),
-            self.output.clone(),
+            self.value().clone(),
         )
     }
 
@@ -165,13 +158,13 @@ impl AgentOutput {
         upstream.push(
             self.agent.clone(),
             self.context_id.clone(),
-            self.output.clone(),
+            self.value().clone(),
         );
     }
 
     /// This output as the previous attempt of a redo, rejected for `reason` (if given).
     pub fn to_previous_attempt(&self, reason: Option<&str>) -> PreviousAttempt {
-        let output = serde_json::to_string(&self.output).unwrap_or_default();
+        let output = serde_json::to_string(self.value()).unwrap_or_default();
         let previous = PreviousAttempt::new(self.context_id.clone(), output, self.attempt);
         match reason {
             Some(reason) => previous.with_error(reason),

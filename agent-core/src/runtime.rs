@@ -4,104 +4,30 @@
 //! - Input retry: kwargs that break a sub-agent's input contract come back to the caller as the
 //!   retry error, as the tool result; the caller may call again.
 //! - Output retry: an answer that breaks the sub-agent's output contract goes back to the
-//!   sub-agent with the error and a "Previous attempt" section; it may answer again.
+//!   sub-agent with the error and a "Previous attempt" section; it may answer again. The loop
+//!   that asks is the one workflows use too.
 //!
 //! Every agent call (a loop, a tool call, a sub-agent call) gets a [`ContextId`] from the
 //! runtime's [`ContextIdGenerator`]: tool results, retry errors, outputs, the transcript and
 //! the `agent_call` tracing span carry it. Sub-agent system prompts are assembled by the
 //! runtime's [`ContributorRegistry`].
 
-use crate::contributor::{AssemblyError, ContributorRegistry, PromptContext};
-use crate::error::{ErrorKind, RetryError};
-use crate::extract::extract_json;
-use crate::ids::{ContextId, ContextIdError, ContextIdGenerator};
-use crate::limits::Limits;
-use crate::model::{ChatModel, ChatRequest, Message, ModelError, ToolCallRequest};
-use crate::prompt::PromptError;
-use crate::rerun::{AgentOutput, CallOptions, PreviousAttempt, describe_retry_error};
+use crate::agent::{Agent, check_call};
+use crate::call::{Ask, Engine, Reply};
+use crate::config::Config;
+use crate::contributor::{ContributorRegistry, PromptContext};
+use crate::error::{Error, ErrorKind, RetryError, Side};
+use crate::ids::{ContextId, ContextIdGenerator};
+use crate::model::{ChatModel, ChatRequest, Message, ToolCallRequest};
+use crate::rerun::{AgentOutput, CallOptions, PreviousAttempt};
 use crate::tool::{DynAgent, PrepareError, PreparedCall};
 use crate::transcript::{Event, Transcript};
-use serde_json::{Value, json};
-use std::collections::BTreeMap;
+use futures_util::StreamExt as _;
+use serde_json::json;
+use std::collections::{BTreeMap, BTreeSet};
+use std::marker::PhantomData;
 use std::sync::Arc;
 use tracing::Instrument as _;
-
-/// Most bytes of a failed answer repeated in the "Previous attempt" section.
-const PREVIOUS_ANSWER_BYTES: usize = 8 * 1024;
-
-/// Bounds of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RunConfig {
-    /// Retries after a first failed attempt, per tool (input) and per sub-agent call (output).
-    pub max_retries: usize,
-    /// Model turns one agent loop may take before it is stopped.
-    pub max_turns: usize,
-    /// Limits on every tool call's arguments and every answer.
-    pub limits: Limits,
-}
-
-impl Default for RunConfig {
-    fn default() -> Self {
-        Self {
-            max_retries: 3,
-            max_turns: 16,
-            limits: Limits::default(),
-        }
-    }
-}
-
-/// A run that could not finish.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// The caller kept sending calls that break a tool's input contract.
-    #[error(
-        "`{caller}` called `{tool}` {attempts} times (1 call and {retries} retries) and every call broke its input contract; last error: {last}",
-        retries = attempts - 1
-    )]
-    InputRetriesExhausted {
-        /// The calling agent.
-        caller: String,
-        /// The tool.
-        tool: String,
-        /// Failed calls in a row.
-        attempts: usize,
-        /// The last retry error.
-        last: RetryError,
-    },
-    /// A sub-agent kept answering against its output contract.
-    #[error(
-        "`{agent}` answered {attempts} times (1 answer and {retries} retries) and every answer broke its output contract; last error: {last}",
-        retries = attempts - 1
-    )]
-    OutputRetriesExhausted {
-        /// The sub-agent.
-        agent: String,
-        /// Answers given.
-        attempts: usize,
-        /// The last retry error.
-        last: RetryError,
-    },
-    /// An agent loop took too many turns.
-    #[error("`{agent}` did not finish within {turns} model turns")]
-    TooManyTurns {
-        /// The agent.
-        agent: String,
-        /// The bound.
-        turns: usize,
-    },
-    /// The model failed.
-    #[error(transparent)]
-    Model(#[from] ModelError),
-    /// A prompt template failed on valid input.
-    #[error(transparent)]
-    Prompt(#[from] crate::prompt::PromptError),
-    /// An agent's name cannot be the agent type of a context ID.
-    #[error(transparent)]
-    ContextId(#[from] ContextIdError),
-    /// A prompt contributor failed to give its part of a system prompt.
-    #[error(transparent)]
-    Contributor(#[from] AssemblyError),
-}
 
 /// What an agent loop ended with.
 #[derive(Debug, Clone)]
@@ -112,25 +38,72 @@ pub struct Outcome {
     pub messages: Vec<Message>,
     /// The loop's agent call.
     pub context_id: ContextId,
+    /// Every sub-agent call that returned a checked output, in the order the model asked for
+    /// them.
+    pub outputs: Vec<AgentOutput>,
+}
+
+impl Outcome {
+    /// The typed outputs of the calls of `A`, in order.
+    pub fn outputs_of<A: Agent>(&self) -> impl Iterator<Item = &A::Output> {
+        self.outputs.iter().filter_map(AgentOutput::typed::<A>)
+    }
+
+    /// The typed output of the last call of `A`, if there was one.
+    pub fn output_of<A: Agent>(&self) -> Option<&A::Output> {
+        self.outputs_of::<A>().last()
+    }
 }
 
 /// Runs agents on a model and records a transcript.
+///
+/// ```
+/// use agent_core::{Agent, Error, Message, Runtime, ScriptedModel};
+/// use std::sync::Arc;
+///
+/// /// Writes crawl plans.
+/// #[derive(Agent)]
+/// #[agent(
+///     name = "plan_generator_agent",
+///     input = "../schemas/plan_generator_agent/input.schema.json",
+///     output = "../schemas/plan_generator_agent/output.schema.json",
+/// )]
+/// struct PlanGeneratorAgent;
+///
+/// let model = ScriptedModel::new().script("plan_generator_agent", [Message::assistant(
+///     r#"{"plan_file_path": "plans/login.md", "status": "success",
+///         "agent_response_content": "Fill the form, submit."}"#,
+/// )]);
+/// let runtime = Runtime::new(Arc::new(model));
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let kwargs = r#"{"task": "Plan it", "target_url": "https://myapp.com/login",
+///     "task_name": "login", "collected_information": [{"agent_name": "discovery_agent",
+///     "description": "Found the form", "output": {"forms_detected": 1}}]}"#;
+/// let plan = runtime.call::<PlanGeneratorAgent>(kwargs).await?;
+/// assert_eq!(plan.plan_file_path.as_str(), "plans/login.md");
+///
+/// // A call that breaks the input contract never reaches the model.
+/// let error = runtime.call::<PlanGeneratorAgent>(r#"{"task": "Plan it"}"#).await.unwrap_err();
+/// let retry = error.retry_error().unwrap();
+/// assert_eq!(retry.missing_fields, ["target_url", "task_name", "collected_information"]);
+/// # Ok::<(), Error>(()) }).unwrap();
+/// ```
 pub struct Runtime {
     model: Arc<dyn ChatModel>,
-    config: RunConfig,
+    config: Config,
     transcript: Transcript,
     context_ids: Arc<ContextIdGenerator>,
     contributors: ContributorRegistry,
 }
 
 impl Runtime {
-    /// A runtime over `model` with default bounds.
+    /// A runtime over `model` with the default [`Config`].
     pub fn new(model: Arc<dyn ChatModel>) -> Self {
-        Self::with_config(model, RunConfig::default())
+        Self::with_config(model, Config::default())
     }
 
-    /// A runtime with explicit bounds.
-    pub fn with_config(model: Arc<dyn ChatModel>, config: RunConfig) -> Self {
+    /// A runtime with explicit bounds and limits.
+    pub fn with_config(model: Arc<dyn ChatModel>, config: Config) -> Self {
         Self {
             model,
             config,
@@ -154,9 +127,14 @@ impl Runtime {
         self
     }
 
-    /// What happened so far.
+    /// What happened so far (kept after an error or a cancellation).
     pub fn transcript(&self) -> &Transcript {
         &self.transcript
+    }
+
+    /// The bounds and limits.
+    pub fn config(&self) -> &Config {
+        &self.config
     }
 
     /// The generator of this run's context IDs.
@@ -169,18 +147,78 @@ impl Runtime {
         &self.contributors
     }
 
+    fn engine(&self) -> Engine<'_> {
+        Engine {
+            model: &*self.model,
+            config: &self.config,
+            transcript: &self.transcript,
+        }
+    }
+
+    /// Calls the agent `A` with kwargs text, as a parent model would: the input contract, the
+    /// rendered user prompt, the model, and the output contract with bounded retries. Returns
+    /// the typed output.
+    ///
+    /// A call that breaks the input contract returns [`Error::Retry`] with the retry error and
+    /// never reaches the model.
+    pub async fn call<A: Agent>(&self, kwargs: &str) -> Result<A::Output, Error> {
+        let output = self.call_output::<A>(kwargs).await?;
+        let agent = output.agent.clone();
+        output.output.into_typed::<A>().ok_or_else(|| {
+            // The output was checked by `A`'s own contract and type: this cannot happen.
+            Error::RetriesExhausted {
+                agent,
+                side: Side::Output,
+                attempts: 0,
+                last: RetryError::call(
+                    ErrorKind::OutputContract,
+                    "the checked output is not of the agent's output type",
+                    "Answer with JSON of the expected shape",
+                ),
+            }
+        })
+    }
+
+    /// Like [`Runtime::call`], returning the output with its context ID and attempt.
+    pub async fn call_output<A: Agent>(&self, kwargs: &str) -> Result<AgentOutput, Error> {
+        let agent = ByType::<A>(PhantomData);
+        let id = self.context_ids.next(A::NAME)?;
+        let span = tracing::info_span!("agent_call", context_id = %id, agent = A::NAME);
+        async {
+            let checked = check_call::<A>(kwargs, &self.config.limits).map_err(|error| {
+                self.reject("user", A::NAME, error.clone(), &id);
+                Error::Retry {
+                    agent: A::NAME.to_owned(),
+                    context_id: Some(id.clone()),
+                    error,
+                }
+            })?;
+            let user_prompt = A::render_user_prompt(&checked.call, &checked.input)?;
+            let prepared = PreparedCall {
+                call: checked.call,
+                user_prompt,
+            };
+            self.sub_agent(&agent, &prepared, id.clone(), &CallOptions::default())
+                .await
+        }
+        .instrument(span)
+        .await
+    }
+
     /// Runs `agent` (a name for routing and the transcript, and the agent type of the loop's
     /// context ID) with `tools` until it answers without calling a tool.
     ///
     /// The system prompt is `system`, then the parts of the contributors that apply to
-    /// `agent` (the standard ones add nothing to a loop: it is not a contract agent).
+    /// `agent` (the standard ones add nothing to a loop: it is not a contract agent). The tool
+    /// calls of one model turn run concurrently, up to [`Config::max_concurrency`], and their
+    /// results are kept in the model's order.
     pub async fn run_loop(
         &self,
         agent: &str,
         system: &str,
         user: &str,
         tools: &[&dyn DynAgent],
-    ) -> Result<Outcome, RunError> {
+    ) -> Result<Outcome, Error> {
         let id = self.context_ids.next(agent)?;
         let span = tracing::info_span!("agent_call", context_id = %id, agent);
         self.agent_loop(agent, id, system, user, tools)
@@ -195,7 +233,7 @@ impl Runtime {
         system: &str,
         user: &str,
         tools: &[&dyn DynAgent],
-    ) -> Result<Outcome, RunError> {
+    ) -> Result<Outcome, Error> {
         self.transcript.push(Event::AgentCall {
             agent: agent.into(),
             context_id: id.clone(),
@@ -211,48 +249,52 @@ impl Runtime {
         };
         let mut messages = vec![Message::system(system), Message::user(user)];
         for m in &messages {
-            self.transcript.push(Event::Message {
-                agent: agent.into(),
-                message: m.clone(),
-            });
+            self.engine().record(agent, m);
         }
         let definitions: Vec<_> = tools.iter().map(|t| t.tool_definition()).collect();
-        let mut failures: BTreeMap<String, usize> = BTreeMap::new();
+        let mut failures: BTreeMap<String, u32> = BTreeMap::new();
+        let mut outputs = Vec::new();
         for _ in 0..self.config.max_turns {
             let request = ChatRequest {
                 agent: agent.to_owned(),
                 messages: messages.clone(),
                 tools: definitions.clone(),
             };
-            let reply = self.model.complete(&request).await?;
-            self.transcript.push(Event::Message {
-                agent: agent.into(),
-                message: reply.clone(),
-            });
+            let reply = self.engine().complete(&request).await?;
+            self.engine().record(agent, &reply);
             messages.push(reply.clone());
             if reply.tool_calls.is_empty() {
                 return Ok(Outcome {
                     content: reply.content,
                     messages,
                     context_id: id,
+                    outputs,
                 });
             }
+            let calls = reply
+                .tool_calls
+                .iter()
+                .map(|call| self.call_tool(agent, &id, tools, call));
+            let work = futures_util::stream::iter(calls)
+                .buffered(self.config.max_concurrency.max(1))
+                .collect::<Vec<_>>();
+            let results = self.engine().cancellable(agent, work).await?;
             // One reply may call a tool several times in parallel: the caller saw none of those
             // errors yet, so they count as one failed attempt per tool.
-            let mut counted = std::collections::BTreeSet::new();
-            for call in &reply.tool_calls {
-                let result = self.call_tool(agent, &id, tools, call).await?;
+            let mut counted = BTreeSet::new();
+            for (call, result) in reply.tool_calls.iter().zip(results) {
+                let result = result?;
                 self.count_failure(agent, call, &result, &mut failures, &mut counted)?;
                 let text = serde_json::to_string(&result).unwrap_or_default();
                 let message = Message::tool(&call.id, text);
-                self.transcript.push(Event::Message {
-                    agent: agent.into(),
-                    message: message.clone(),
-                });
+                self.engine().record(agent, &message);
                 messages.push(message);
+                if let ToolResult::Success(output) = result {
+                    outputs.push(output);
+                }
             }
         }
-        Err(RunError::TooManyTurns {
+        Err(Error::TooManyTurns {
             agent: agent.to_owned(),
             turns: self.config.max_turns,
         })
@@ -264,9 +306,9 @@ impl Runtime {
         caller: &str,
         call: &ToolCallRequest,
         result: &ToolResult,
-        failures: &mut BTreeMap<String, usize>,
-        counted: &mut std::collections::BTreeSet<String>,
-    ) -> Result<(), RunError> {
+        failures: &mut BTreeMap<String, u32>,
+        counted: &mut BTreeSet<String>,
+    ) -> Result<(), Error> {
         // Made-up tool names share one count, so inventing new names buys no retries.
         let key = match result {
             ToolResult::Retry { error, .. } if error.kind == ErrorKind::UnknownTool => "",
@@ -280,11 +322,14 @@ impl Runtime {
             return Ok(());
         }
         let count = failures.entry(key.to_owned()).or_default();
-        *count += 1;
+        *count = count.saturating_add(1);
         if *count > self.config.max_retries {
-            return Err(RunError::InputRetriesExhausted {
-                caller: caller.to_owned(),
-                tool: call.name.clone(),
+            let agent = call.name.strip_prefix("run_").unwrap_or(&call.name);
+            return Err(Error::RetriesExhausted {
+                agent: crate::limits::truncate(agent, 100).into_owned(),
+                side: Side::Input {
+                    caller: caller.to_owned(),
+                },
                 attempts: *count,
                 last: error.clone(),
             });
@@ -300,10 +345,10 @@ impl Runtime {
         caller_id: &ContextId,
         tools: &[&dyn DynAgent],
         call: &ToolCallRequest,
-    ) -> Result<ToolResult, RunError> {
+    ) -> Result<ToolResult, Error> {
         let Some(agent) = tools
             .iter()
-            .find(|t| call.name == format!("run_{}", t.name()))
+            .find(|t| call.name.strip_prefix("run_") == Some(t.name()))
         else {
             let names: Vec<String> = tools.iter().map(|t| format!("run_{}", t.name())).collect();
             let error = RetryError::call(
@@ -326,7 +371,7 @@ impl Runtime {
         caller: &str,
         agent: &dyn DynAgent,
         call: &ToolCallRequest,
-    ) -> Result<ToolResult, RunError> {
+    ) -> Result<ToolResult, Error> {
         let id = self.context_ids.next(agent.name())?;
         let span =
             tracing::info_span!("agent_call", context_id = %id, agent = agent.name(), caller);
@@ -342,11 +387,7 @@ impl Runtime {
             let output = self
                 .sub_agent(agent, &prepared, id, &CallOptions::default())
                 .await?;
-            Ok(ToolResult::Success {
-                agent: output.agent,
-                context_id: output.context_id,
-                output: output.output,
-            })
+            Ok(ToolResult::Success(output))
         }
         .instrument(span)
         .await
@@ -359,35 +400,30 @@ impl Runtime {
         error: RetryError,
         context_id: ContextId,
     ) -> ToolResult {
-        tracing::warn!(caller, tool = %call.name, error = %error, "input retry");
-        self.transcript.push(Event::InputRetry {
-            caller: caller.into(),
-            tool: call.name.clone(),
-            error: error.to_json_with_context_id(&context_id),
-        });
+        self.reject(caller, &call.name, error.clone(), &context_id);
         ToolResult::Retry { error, context_id }
     }
 
-    /// Runs a sub-agent on its rendered prompt until its answer passes its output contract,
-    /// sending each failure back to it, at most `max_retries` times.
-    pub async fn run_sub_agent(
-        &self,
-        agent: &dyn DynAgent,
-        prepared: &PreparedCall,
-    ) -> Result<Value, RunError> {
-        self.call_sub_agent(agent, prepared, CallOptions::default())
-            .await
-            .map(|output| output.output)
+    /// Records a call that broke an input contract.
+    fn reject(&self, caller: &str, tool: &str, error: RetryError, context_id: &ContextId) {
+        tracing::warn!(caller, tool, error = %error, "input retry");
+        self.transcript.push(Event::InputRetry {
+            caller: caller.into(),
+            tool: tool.into(),
+            error: error.to_json_with_context_id(context_id),
+        });
     }
 
-    /// Like [`Runtime::run_sub_agent`], with what the contributors should see (upstream parts,
-    /// metadata) and, for a rerun, the previous attempt; returns the output with its call.
+    /// Runs a sub-agent on a prepared call until its answer passes its output contract,
+    /// sending each failure back to it, at most `max_retries` times. `options` carries what the
+    /// contributors should see (upstream parts, metadata) and, for a redo, the previous
+    /// attempt.
     pub async fn call_sub_agent(
         &self,
         agent: &dyn DynAgent,
         prepared: &PreparedCall,
         options: CallOptions<'_>,
-    ) -> Result<AgentOutput, RunError> {
+    ) -> Result<AgentOutput, Error> {
         let id = self.context_ids.next(agent.name())?;
         let span = tracing::info_span!("agent_call", context_id = %id, agent = agent.name());
         self.sub_agent(agent, prepared, id, &options)
@@ -402,7 +438,7 @@ impl Runtime {
         agent: &dyn DynAgent,
         prepared: &PreparedCall,
         previous: &PreviousAttempt,
-    ) -> Result<AgentOutput, RunError> {
+    ) -> Result<AgentOutput, Error> {
         let options = CallOptions {
             previous: Some(previous),
             ..CallOptions::default()
@@ -410,21 +446,16 @@ impl Runtime {
         self.call_sub_agent(agent, prepared, options).await
     }
 
-    /// One sub-agent call: each answer that breaks the output contract goes back to it with
-    /// the retry error and the "Previous attempt" section, so no retry repeats a prompt.
+    /// One sub-agent call on its own conversation, through the shared agent-call loop.
     async fn sub_agent(
         &self,
         agent: &dyn DynAgent,
         prepared: &PreparedCall,
         id: ContextId,
         options: &CallOptions<'_>,
-    ) -> Result<AgentOutput, RunError> {
+    ) -> Result<AgentOutput, Error> {
         let name = agent.name();
-        let prompt_error = |source| PromptError {
-            agent: name.to_owned(),
-            source,
-        };
-        let mut attempt = options.previous.map_or(1, |p| p.attempt.saturating_add(1));
+        let attempt = options.previous.map_or(1, |p| p.attempt.saturating_add(1));
         self.transcript.push(Event::AgentCall {
             agent: name.into(),
             context_id: id.clone(),
@@ -433,7 +464,10 @@ impl Runtime {
         let user = match options.previous {
             Some(previous) => previous
                 .append_to(&prepared.user_prompt)
-                .map_err(prompt_error)?,
+                .map_err(|source| crate::PromptError {
+                    agent: name.to_owned(),
+                    source,
+                })?,
             None => prepared.user_prompt.clone(),
         };
         self.transcript.push(Event::RenderedPrompt {
@@ -447,60 +481,44 @@ impl Runtime {
             ..PromptContext::for_agent(agent, &id)
         };
         let system = self.contributors.assemble(&ctx)?;
-        let mut messages = vec![Message::system(system), Message::user(user)];
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            let request = ChatRequest {
-                agent: name.to_owned(),
-                messages: messages.clone(),
-                tools: Vec::new(),
-            };
-            let reply = self.model.complete(&request).await?;
-            self.transcript.push(Event::Message {
-                agent: name.into(),
-                message: reply.clone(),
-            });
-            let (error, answered) = match extract_json(&reply.content, &self.config.limits) {
-                Ok(output) => match agent.check_output(&output) {
-                    Ok(()) => {
-                        return Ok(AgentOutput {
-                            agent: name.to_owned(),
-                            context_id: id,
-                            output,
-                            attempt,
-                        });
-                    }
-                    Err(error) => (error, serde_json::to_string(&output).unwrap_or_default()),
-                },
-                Err(error) => (error, reply.content.clone()),
-            };
-            let traced = error.to_json_with_context_id(&id);
-            tracing::warn!(agent = name, attempts, error = %error, "output retry");
-            self.transcript.push(Event::OutputRetry {
-                agent: name.into(),
-                error: traced.clone(),
-            });
-            if attempts > self.config.max_retries {
-                return Err(RunError::OutputRetriesExhausted {
-                    agent: name.to_owned(),
-                    attempts,
-                    last: error,
-                });
-            }
-            // The answer also stays in the conversation; the section shows enough of it to
-            // point at the problem, never a whole oversized answer again.
-            let answered = crate::limits::truncate(&answered, PREVIOUS_ANSWER_BYTES).into_owned();
-            let previous = PreviousAttempt::new(id.clone(), answered, attempt)
-                .with_error(describe_retry_error(&error));
-            let section = previous.render().map_err(prompt_error)?;
-            messages.push(reply);
-            messages.push(Message::user(format!(
-                "{}\n\n{section}",
-                output_retry_message(&traced)
-            )));
-            attempt = attempt.saturating_add(1);
+        let ask = Ask {
+            agent,
+            id: &id,
+            system: &system,
+            tools: &[],
+            return_tool_output: false,
+            workflow: false,
+            route: None,
+            attempt,
+        };
+        let mut conversation = vec![Message::user(user)];
+        match self.engine().ask(&ask, &mut conversation, &mut 0).await? {
+            Reply::Output(output) => Ok(output),
+            // Questions are a workflow's: `workflow: false` never yields one.
+            Reply::Question(_) => unreachable!("a runtime call never takes a question"),
         }
+    }
+}
+
+/// An agent known only by its type, as a [`DynAgent`]: every method of the blanket impl reads
+/// the type's associated items, so no value of `A` is needed.
+struct ByType<A>(PhantomData<fn() -> A>);
+
+impl<A: Agent> Agent for ByType<A> {
+    const NAME: &'static str = A::NAME;
+    const DESCRIPTION: &'static str = A::DESCRIPTION;
+    type Input = A::Input;
+    type Output = A::Output;
+
+    fn output_contract() -> Option<&'static crate::Contract> {
+        A::output_contract()
+    }
+
+    fn render_user_prompt(
+        call: &crate::ToolCall,
+        input: &Self::Input,
+    ) -> Result<String, crate::PromptError> {
+        A::render_user_prompt(call, input)
     }
 }
 
@@ -512,14 +530,7 @@ impl Runtime {
 #[derive(Debug, Clone)]
 pub enum ToolResult {
     /// The sub-agent ran and its answer passed its output contract.
-    Success {
-        /// The sub-agent.
-        agent: String,
-        /// The call.
-        context_id: ContextId,
-        /// Its validated output.
-        output: Value,
-    },
+    Success(AgentOutput),
     /// The call could not be used: the caller should fix it and call again.
     Retry {
         /// What is wrong.
@@ -533,7 +544,8 @@ impl ToolResult {
     /// The call's context ID.
     pub fn context_id(&self) -> &ContextId {
         match self {
-            Self::Success { context_id, .. } | Self::Retry { context_id, .. } => context_id,
+            Self::Success(output) => &output.context_id,
+            Self::Retry { context_id, .. } => context_id,
         }
     }
 }
@@ -541,15 +553,11 @@ impl ToolResult {
 impl serde::Serialize for ToolResult {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            Self::Success {
-                agent,
-                context_id,
-                output,
-            } => json!({
+            Self::Success(output) => json!({
                 "success": true,
-                "agent": agent,
-                "context_id": context_id,
-                "output": output,
+                "agent": output.agent,
+                "context_id": output.context_id,
+                "output": output.value(),
             })
             .serialize(s),
             Self::Retry { error, context_id } => {
@@ -566,14 +574,5 @@ pub fn system_prompt(agent: &dyn DynAgent) -> String {
         "{}\n\n{}",
         crate::contributor::identity(agent),
         crate::contributor::output_contract(agent)
-    )
-}
-
-/// The message that sends an output-contract error back to the agent that broke it; the
-/// workflow sends the same one.
-pub(crate) fn output_retry_message(error: &Value) -> String {
-    let json = serde_json::to_string_pretty(error).unwrap_or_default();
-    format!(
-        "Your answer broke your output contract. Fix it and answer again with one JSON object.\n\n```json\n{json}\n```"
     )
 }

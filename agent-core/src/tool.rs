@@ -1,7 +1,7 @@
 //! What a parent LLM needs to call an agent: the tool definition (OpenAI and Anthropic
 //! formats), and the type-erased agent that executes the call.
 
-use crate::agent::{Agent, AgentInput, check_call, check_output};
+use crate::agent::{Agent, AgentInput, CheckedOutput, check_call, check_output_within};
 use crate::contract::Contract;
 use crate::error::RetryError;
 use crate::kwargs::ToolCall;
@@ -111,8 +111,14 @@ pub enum PrepareError {
     Prompt(#[from] PromptError),
 }
 
-/// An agent behind a trait object, so runtimes, registries and the CLI can hold different
-/// agents side by side. Every [`Agent`] is one.
+/// The type-erased twin of [`Agent`]: the same agent behind a trait object, so runtimes,
+/// workflows, registries, servers and the CLI can hold different agents side by side. Every
+/// [`Agent`] is one.
+///
+/// Use [`Agent`] and [`Runtime::call`](crate::Runtime::call) when the agent's type is known:
+/// they hand out the typed input and output. `DynAgent` hands out the same checks with the
+/// types erased: [`DynAgent::check_output`] returns a [`CheckedOutput`] whose typed form a
+/// caller who knows the agent gets back with [`CheckedOutput::typed`].
 pub trait DynAgent: Send + Sync {
     /// The agent's name.
     fn name(&self) -> &'static str;
@@ -127,9 +133,25 @@ pub trait DynAgent: Send + Sync {
     /// The input path without rendering: parse, merge, validate, type.
     fn validate(&self, kwargs: &str, limits: &Limits) -> Result<ToolCall, RetryError>;
     /// Like [`DynAgent::prepare`], for a call already split into a [`ToolCall`].
-    fn prepare_call(&self, call: ToolCall) -> Result<PreparedCall, PrepareError>;
-    /// Checks an answer against the output contract and the typed output.
-    fn check_output(&self, answer: &Value) -> Result<(), RetryError>;
+    fn prepare_call(&self, call: ToolCall) -> Result<PreparedCall, PrepareError> {
+        self.prepare_call_within(call, &Limits::default())
+    }
+    /// [`DynAgent::prepare_call`], building any retry error within `limits`.
+    fn prepare_call_within(
+        &self,
+        call: ToolCall,
+        limits: &Limits,
+    ) -> Result<PreparedCall, PrepareError>;
+    /// Checks an answer against the output contract and the typed output; returns both.
+    fn check_output(&self, answer: &Value) -> Result<CheckedOutput, RetryError> {
+        self.check_output_within(answer, &Limits::default())
+    }
+    /// [`DynAgent::check_output`], building any retry error within `limits`.
+    fn check_output_within(
+        &self,
+        answer: &Value,
+        limits: &Limits,
+    ) -> Result<CheckedOutput, RetryError>;
     /// The tool definition a parent needs.
     fn tool_definition(&self) -> ToolDefinition {
         ToolDefinition::for_contract(self.name(), self.description(), self.input_contract())
@@ -160,12 +182,52 @@ impl<A: Agent + Send + Sync> DynAgent for A {
     fn validate(&self, kwargs: &str, limits: &Limits) -> Result<ToolCall, RetryError> {
         check_call::<A>(kwargs, limits).map(|checked| checked.call)
     }
-    fn prepare_call(&self, call: ToolCall) -> Result<PreparedCall, PrepareError> {
-        let input = A::Input::from_call(&call)?;
+    fn prepare_call_within(
+        &self,
+        call: ToolCall,
+        limits: &Limits,
+    ) -> Result<PreparedCall, PrepareError> {
+        let input = A::Input::from_call_within(&call, limits)?;
         let user_prompt = A::render_user_prompt(&call, &input)?;
         Ok(PreparedCall { call, user_prompt })
     }
-    fn check_output(&self, answer: &Value) -> Result<(), RetryError> {
-        check_output::<A>(answer).map(drop)
+    fn check_output_within(
+        &self,
+        answer: &Value,
+        limits: &Limits,
+    ) -> Result<CheckedOutput, RetryError> {
+        let typed = check_output_within::<A>(answer, limits)?;
+        Ok(CheckedOutput::new(answer.clone(), typed))
     }
+}
+
+/// A plain tool an agent can call (a database query, an HTTP API, an MCP server's tool): the
+/// definition the model sees and an async call on the model's arguments.
+///
+/// ```
+/// use agent_core::model::BoxFuture;
+/// use agent_core::{Tool, ToolDefinition};
+/// use serde_json::{Value, json};
+///
+/// struct Clock;
+///
+/// impl Tool for Clock {
+///     fn definition(&self) -> ToolDefinition {
+///         ToolDefinition {
+///             name: "now".into(),
+///             description: "The current time".into(),
+///             parameters: json!({"type": "object"}),
+///         }
+///     }
+///     fn call<'a>(&'a self, _arguments: &'a str) -> BoxFuture<'a, Value> {
+///         Box::pin(async { json!({"time": "12:00"}) })
+///     }
+/// }
+/// ```
+pub trait Tool: Send + Sync {
+    /// What the model sees.
+    fn definition(&self) -> ToolDefinition;
+    /// Runs the tool on the model's arguments (untrusted JSON text); the result is JSON the
+    /// model reads. Dropping the future stops the call.
+    fn call<'a>(&'a self, arguments: &'a str) -> crate::model::BoxFuture<'a, Value>;
 }

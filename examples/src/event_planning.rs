@@ -1,7 +1,8 @@
-//! The event-planning workflow (seed 004): venue, budget, catering and logistics specialists
+//! The event-planning workflow: venue, budget, catering and logistics specialists
 //! share one conversation; the catering specialist asks the user a question; a synthesis step
 //! writes the plan.
 
+use crate::agents::budget_agent::output::BudgetAgentOutput;
 use crate::agents::{BudgetAgent, CateringAgent, LogisticsAgent, VenueAgent};
 use agent_core::ScriptedModel;
 use agent_core::model::Message;
@@ -34,14 +35,12 @@ pub fn workflow() -> Workflow {
             ("catering_agent", "Plan the catering within its allocation"),
             ("logistics_agent", "Schedule the event day"),
         ])
-        .handoff(
-            "budget_agent",
-            "catering_agent",
-            |output| match output["allocations"]["catering"].as_f64() {
-                Some(amount) if amount > 0.0 => Ok(()),
+        .handoff::<BudgetAgent, CateringAgent>(|budget: &BudgetAgentOutput| {
+            match budget.allocations.get("catering") {
+                Some(&amount) if amount > 0.0 => Ok(()),
                 _ => Err("`allocations.catering` must be a positive amount".into()),
-            },
-        )
+            }
+        })
         .synthesis(SYNTHESIS)
 }
 

@@ -7,7 +7,7 @@
 
 use crate::agents::{AccessibilityAgent, DiscoveryAgent, PlanGeneratorAgent, SelectorAgent};
 use agent_core::model::tool_calls;
-use agent_core::{DynAgent, Message, Outcome, RunError, Runtime, ScriptedModel};
+use agent_core::{DynAgent, Error, Message, Outcome, Runtime, ScriptedModel};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -142,7 +142,7 @@ pub fn tools() -> [&'static dyn DynAgent; 4] {
 }
 
 /// Runs the main job on `model`; the runtime keeps the transcript.
-pub async fn run(model: Arc<ScriptedModel>) -> (Runtime, Result<Outcome, RunError>) {
+pub async fn run(model: Arc<ScriptedModel>) -> (Runtime, Result<Outcome, Error>) {
     let runtime = Runtime::new(model);
     let outcome = runtime
         .run_loop(MAIN_AGENT, MAIN_SYSTEM, USER_REQUEST, &tools())

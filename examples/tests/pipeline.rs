@@ -1,7 +1,7 @@
 //! The main job as a test: the recorded requests show the retry error as the plan generator's
 //! first tool result, and the golden prompt in the plan generator's user message.
 
-use agent_core::{Role, RunConfig, RunError, Runtime, ScriptedModel, tool::DynAgent};
+use agent_core::{Config, Error, Role, Runtime, ScriptedModel, Side, tool::DynAgent};
 use agent_examples::agents::{DiscoveryAgent, PlanGeneratorAgent};
 use agent_examples::pipeline;
 use std::sync::Arc;
@@ -63,10 +63,10 @@ async fn output_retry_then_success() {
     let runtime = Runtime::new(model.clone());
     let prepared = DiscoveryAgent.prepare(kwargs, &Default::default()).unwrap();
     let output = runtime
-        .run_sub_agent(&DiscoveryAgent, &prepared)
+        .call_sub_agent(&DiscoveryAgent, &prepared, Default::default())
         .await
         .unwrap();
-    assert_eq!(output["page_title"], "A");
+    assert_eq!(output.value()["page_title"], "A");
     let requests = model.requests_of("discovery_agent");
     assert_eq!(requests.len(), 2);
     let retry = &requests[1].messages[3];
@@ -87,7 +87,7 @@ async fn output_retry_then_success() {
 async fn output_retries_are_bounded() {
     let bad = agent_core::Message::assistant(r#"{"plan_file_path": "", "status": "done"}"#);
     let model = Arc::new(ScriptedModel::new().script("plan_generator_agent", vec![bad; 10]));
-    let config = RunConfig {
+    let config = Config {
         max_retries: 2,
         ..Default::default()
     };
@@ -96,22 +96,23 @@ async fn output_retries_are_bounded() {
         .prepare(&pipeline::full_plan_kwargs(), &Default::default())
         .unwrap();
     let error = runtime
-        .run_sub_agent(&PlanGeneratorAgent, &prepared)
+        .call_sub_agent(&PlanGeneratorAgent, &prepared, Default::default())
         .await
         .unwrap_err();
-    let RunError::OutputRetriesExhausted {
+    let Error::RetriesExhausted {
         agent,
+        side: Side::Output,
         attempts,
         last,
     } = &error
     else {
-        panic!("expected OutputRetriesExhausted, got {error}");
+        panic!("expected exhausted output retries, got {error}");
     };
     assert_eq!((agent.as_str(), *attempts), ("plan_generator_agent", 3));
     assert_eq!(last.error, "Output contract validation failed");
     assert_eq!(model.requests_of("plan_generator_agent").len(), 3);
     assert!(error.to_string().starts_with(
-        "`plan_generator_agent` answered 3 times (1 answer and 2 retries) and every answer broke its output contract"
+        "`plan_generator_agent` failed its output contract 3 times (1 attempt and 2 retries); last error: Output contract validation failed"
     ));
 }
 
@@ -126,11 +127,18 @@ async fn input_retries_are_bounded() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&error, RunError::InputRetriesExhausted { attempts: 4, .. }),
+        matches!(
+            &error,
+            Error::RetriesExhausted {
+                attempts: 4,
+                side: Side::Input { .. },
+                ..
+            }
+        ),
         "{error}"
     );
     assert!(error.to_string().starts_with(
-        "`main` called `run_plan_generator_agent` 4 times (1 call and 3 retries) and every call broke its input contract"
+        "`plan_generator_agent` failed its input contract (called by `main`) 4 times (1 attempt and 3 retries)"
     ));
     assert_eq!(model.requests_of("main").len(), 4);
 }

@@ -189,8 +189,10 @@ fn assert_linear(prompt: &str, kwargs_len: usize) {
 /// The plan generator's template makes, after the task: one `#` heading, three headings per
 /// collected item, a rule between items, and the output's entries as top-level list items.
 pub fn check_plan_prompt(task: &str, prompt: &str, outputs: &[usize]) {
+    // The task renders with its block-opening lines escaped, its words kept.
+    let task = agent_core::markdown::escape_text(task);
     let rest = prompt
-        .strip_prefix(task)
+        .strip_prefix(task.as_str())
         .unwrap_or_else(|| panic!("the prompt does not start with the task:\n{prompt}"));
     let expected = Structure {
         headings: 1 + 3 * outputs.len(),
@@ -207,8 +209,9 @@ pub fn check_plan_prompt(task: &str, prompt: &str, outputs: &[usize]) {
 
 /// The default prompt: the task, then `## Context` and one fence holding the pretty JSON.
 pub fn check_default_prompt(call: &ToolCall, prompt: &str) {
+    let task = agent_core::markdown::escape_text(&call.task);
     let rest = prompt
-        .strip_prefix(call.task.as_str())
+        .strip_prefix(task.as_str())
         .unwrap_or_else(|| panic!("the prompt does not start with the task:\n{prompt}"));
     if call.context_map().is_empty() {
         assert_eq!(rest, "");

@@ -8,7 +8,7 @@ use agent_core::contributor::{
 };
 use agent_core::ids::ContextId;
 use agent_core::upstream::UpstreamContext;
-use agent_core::{DynAgent, Message, RunError, Runtime, ScriptedModel};
+use agent_core::{DynAgent, Error, Message, Runtime, ScriptedModel};
 use agent_tests::{DiscoveryAgent, block_on};
 use serde_json::{Map, Value, json};
 use std::fmt;
@@ -227,8 +227,9 @@ fn the_runtime_reports_a_failing_contributor_before_asking_the_model() {
             &Default::default(),
         )
         .unwrap();
-    let error = block_on(runtime.run_sub_agent(&DiscoveryAgent, &prepared)).unwrap_err();
-    let RunError::Contributor(error) = &error else {
+    let error = block_on(runtime.call_sub_agent(&DiscoveryAgent, &prepared, Default::default()))
+        .unwrap_err();
+    let Error::Contributor(error) = &error else {
         panic!("expected a contributor error, got {error}");
     };
     assert_eq!(error.contributor, "broken");

@@ -4,7 +4,7 @@
 use agent_core::ids::{ContextId, ContextIdGenerator};
 use agent_core::rerun::{PreviousAttempt, describe_retry_error};
 use agent_core::transcript::Event;
-use agent_core::{DynAgent, Message, Role, RunConfig, RunError, Runtime, ScriptedModel};
+use agent_core::{Config, DynAgent, Error, Message, Role, Runtime, ScriptedModel, Side};
 use agent_tests::{DiscoveryAgent, GOLDEN, KWARGS, PlanGeneratorAgent, block_on};
 use std::sync::Arc;
 
@@ -42,7 +42,7 @@ fn the_retry_prompt_names_the_previous_error_and_differs_from_the_first() {
     let output =
         block_on(runtime.call_sub_agent(&PlanGeneratorAgent, &prepared, Default::default()))
             .unwrap();
-    assert_eq!(output.output["status"], "success");
+    assert_eq!(output.value()["status"], "success");
     assert_eq!(output.attempt, 2);
 
     let requests = model.requests_of("plan_generator_agent");
@@ -100,7 +100,7 @@ fn an_answer_without_json_is_shown_verbatim_in_a_fence() {
     ));
     let runtime = Runtime::new(model.clone());
     let prepared = DiscoveryAgent.prepare(SCAN, &Default::default()).unwrap();
-    block_on(runtime.run_sub_agent(&DiscoveryAgent, &prepared)).unwrap();
+    block_on(runtime.call_sub_agent(&DiscoveryAgent, &prepared, Default::default())).unwrap();
     let requests = model.requests_of("discovery_agent");
     let retry = last_user(&requests[1].messages);
     assert!(
@@ -151,7 +151,7 @@ fn exhausted_retries_still_end_the_call() {
         "plan_generator_agent",
         vec![Message::assistant(BAD_PLAN); 5],
     ));
-    let config = RunConfig {
+    let config = Config {
         max_retries: 1,
         ..Default::default()
     };
@@ -159,9 +159,18 @@ fn exhausted_retries_still_end_the_call() {
     let prepared = PlanGeneratorAgent
         .prepare(KWARGS, &Default::default())
         .unwrap();
-    let error = block_on(runtime.run_sub_agent(&PlanGeneratorAgent, &prepared)).unwrap_err();
+    let error =
+        block_on(runtime.call_sub_agent(&PlanGeneratorAgent, &prepared, Default::default()))
+            .unwrap_err();
     assert!(
-        matches!(error, RunError::OutputRetriesExhausted { attempts: 2, .. }),
+        matches!(
+            error,
+            Error::RetriesExhausted {
+                attempts: 2,
+                side: Side::Output,
+                ..
+            }
+        ),
         "{error}"
     );
     assert_eq!(model.requests_of("plan_generator_agent").len(), 2);
@@ -189,7 +198,7 @@ fn a_redo_is_a_new_call_whose_prompt_shows_the_previous_attempt() {
     assert_eq!(previous.context_id, first.context_id);
     assert_eq!(previous.attempt, 1);
     let redo = block_on(runtime.rerun_sub_agent(&DiscoveryAgent, &prepared, &previous)).unwrap();
-    assert_eq!(redo.output["discovered_elements"][0]["id"], "email");
+    assert_eq!(redo.value()["discovered_elements"][0]["id"], "email");
     assert_eq!(redo.attempt, 2);
     assert_eq!(redo.context_id.sequence(), 2);
     assert_ne!(redo.context_id, first.context_id);

@@ -314,7 +314,7 @@ fn the_result_id_is_the_calls_context_id() {
     let second =
         block_on(runtime.call_sub_agent(&DelegationAgent, &prepared, Default::default())).unwrap();
     for output in [&first, &second] {
-        assert_eq!(output.output["resultId"], output.context_id.to_string());
+        assert_eq!(output.value()["resultId"], output.context_id.to_string());
     }
     assert_eq!(
         (first.context_id.sequence(), second.context_id.sequence()),

@@ -1,11 +1,9 @@
-//! The supervisor pipeline of seed 003 (database -> analysis -> reporting): the context each
+//! The supervisor pipeline (database -> analysis -> reporting): the context each
 //! agent received, `return_tool_output`, a handoff failure and its recovery, and bad input.
 
 use agent_core::model::{Message, tool_calls};
 use agent_core::tool::ToolDefinition;
-use agent_core::workflow::{
-    Member, Tool, Workflow, WorkflowConfig, WorkflowError, WorkflowOutcome,
-};
+use agent_core::workflow::{Member, Tool, Workflow, WorkflowOutcome};
 use agent_core::{Agent, ScriptedModel};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -36,8 +34,10 @@ impl Tool for FetchProductData {
             parameters: json!({"type": "object", "properties": {}}),
         }
     }
-    fn call(&self, _arguments: &str) -> Value {
-        json!({"data": [{"product": "widget", "sales": 120}, {"product": "gadget", "sales": 80}]})
+    fn call<'a>(&'a self, _arguments: &'a str) -> agent_core::model::BoxFuture<'a, Value> {
+        Box::pin(async {
+            json!({"data": [{"product": "widget", "sales": 120}, {"product": "gadget", "sales": 80}]})
+        })
     }
 }
 
@@ -55,7 +55,7 @@ fn workflow() -> Workflow {
             ("analysis_agent", "Analyze the product data"),
             ("reporting_agent", "Generate final report"),
         ])
-        .handoff("analysis_agent", "reporting_agent", |output| {
+        .handoff::<AnalysisAgent, ReportingAgent>(|output: &Value| {
             match output["insights"].as_array() {
                 Some(items) if !items.is_empty() => Ok(()),
                 _ => Err("`insights` must list at least one insight".into()),
@@ -164,9 +164,16 @@ async fn a_handoff_failure_re_asks_the_producer_then_recovers() {
         .unwrap();
     assert!(matches!(outcome, WorkflowOutcome::Finished { .. }));
     let second = &model.requests_of("analysis_agent")[1];
-    assert_eq!(
-        second.messages.last().unwrap().content,
-        "The `reporting_agent` agent cannot use your output: `insights` must list at least one insight\nFix it and answer again with one JSON object."
+    let refusal = &second.messages.last().unwrap().content;
+    let WorkflowOutcome::Finished { state, .. } = &outcome else {
+        unreachable!()
+    };
+    let call = &state.upstream.latest("analysis_agent").unwrap().context_id;
+    assert!(
+        refusal.starts_with(&format!(
+            "The `reporting_agent` agent cannot use your output: `insights` must list at least one insight\nFix it and answer again with one JSON object.\n\n## Previous attempt\n\nAttempt 1 at this task (context id `{call}`, "
+        )),
+        "{refusal}"
     );
     assert_eq!(
         context_of(&model.requests_of("reporting_agent")[0])["analysis_agent_output"],
@@ -177,7 +184,7 @@ async fn a_handoff_failure_re_asks_the_producer_then_recovers() {
 #[tokio::test]
 async fn a_handoff_that_keeps_failing_stops_naming_both_agents() {
     let model = Arc::new(model(vec![Message::assistant(r#"{"insights": []}"#); 10]));
-    let config = WorkflowConfig {
+    let config = agent_core::Config {
         max_retries: 2,
         ..Default::default()
     };
@@ -189,7 +196,7 @@ async fn a_handoff_that_keeps_failing_stops_naming_both_agents() {
         .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "handoff from `analysis_agent` to `reporting_agent` failed after 3 attempts: `insights` must list at least one insight"
+        "`analysis_agent` failed its handoff to `reporting_agent` 3 times (1 attempt and 2 retries); last error: Handoff validation failed: the `reporting_agent` agent cannot use the output: `insights` must list at least one insight"
     );
     assert_eq!(model.requests_of("analysis_agent").len(), 3);
     assert!(model.requests_of("reporting_agent").is_empty());
@@ -203,7 +210,7 @@ async fn an_unknown_agent_in_a_goal_is_a_clear_error() {
         .start("go")
         .await
         .unwrap_err();
-    assert!(matches!(error, WorkflowError::UnknownAgent { .. }));
+    assert!(matches!(error, agent_core::Error::UnknownAgent { .. }));
     assert_eq!(
         error.to_string(),
         "workflow `data_pipeline`: step 4 names unknown agent `summary_agent`; known agents: analysis_agent, database_agent, reporting_agent"
@@ -214,7 +221,7 @@ async fn an_unknown_agent_in_a_goal_is_a_clear_error() {
 async fn routing_that_loops_stops_at_the_hop_bound() {
     let back = Message::assistant(r#"{"insights": ["again"], "next_agent": "analysis_agent"}"#);
     let model = Arc::new(model(vec![back; 20]));
-    let config = WorkflowConfig {
+    let config = agent_core::Config {
         max_hops: 5,
         ..Default::default()
     };
@@ -245,8 +252,8 @@ async fn context_that_breaks_an_input_contract_stops_before_the_agent_runs() {
         .start("go")
         .await
         .unwrap_err();
-    let WorkflowError::InputContract { agent, error } = &error else {
-        panic!("expected InputContract, got {error}");
+    let agent_core::Error::Retry { agent, error, .. } = &error else {
+        panic!("expected a retry error, got {error}");
     };
     assert_eq!(agent, "analysis_agent");
     assert_eq!(

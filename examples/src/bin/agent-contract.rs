@@ -142,7 +142,7 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
             let text = read_input(file.as_deref())?;
             let result = if output {
                 extract_json(&text, &Limits::default())
-                    .and_then(|answer| agent.check_output(&answer))
+                    .and_then(|answer| agent.check_output(&answer).map(drop))
             } else {
                 agent.validate(&text, &Limits::default()).map(drop)
             };

@@ -1,0 +1,332 @@
+//! The one agent call: ask an agent until its answer passes its output contract or the retry
+//! bound is hit.
+//!
+//! [`Runtime`](crate::Runtime) (a sub-agent called as a tool, or [`Runtime::call`]) and
+//! workflows (a step, over the shared conversation) both drive this loop; neither keeps a retry
+//! loop of its own. One call here owns the request, the model call (cancellable), the
+//! transcript events, the JSON extraction, the output check, plain tools the agent may call,
+//! and on every retry the message with the retry error and the "Previous attempt" section that
+//! names the call's context ID.
+//!
+//! [`Runtime::call`]: crate::Runtime::call
+
+use crate::agent::CheckedOutput;
+use crate::config::Config;
+use crate::error::{Error, ErrorKind, RetryError, Side};
+use crate::extract::extract_json;
+use crate::ids::ContextId;
+use crate::model::{ChatModel, ChatRequest, Message, ToolCallRequest};
+use crate::rerun::{AgentOutput, PreviousAttempt, describe_retry_error};
+use crate::tool::{DynAgent, Tool};
+use crate::transcript::{Event, Transcript};
+use futures_util::StreamExt as _;
+use serde_json::Value;
+use std::future::Future;
+use std::sync::Arc;
+
+/// Most bytes of a failed answer repeated in the "Previous attempt" section: the answer also
+/// stays in the conversation, and the section shows enough of it to point at the problem.
+const PREVIOUS_ANSWER_BYTES: usize = 8 * 1024;
+
+/// Checks an answer's `next_agent` (a workflow's routing) before the output contract.
+pub(crate) type RouteCheck<'a> = &'a (dyn Fn(&Value) -> Result<(), RetryError> + Send + Sync);
+
+/// What runs an agent call: the model, the bounds, and where events are recorded.
+#[derive(Clone, Copy)]
+pub(crate) struct Engine<'r> {
+    pub(crate) model: &'r dyn ChatModel,
+    pub(crate) config: &'r Config,
+    pub(crate) transcript: &'r Transcript,
+}
+
+/// One agent call: who answers, under which ID and system prompt, and what else it may do.
+pub(crate) struct Ask<'a> {
+    pub(crate) agent: &'a dyn DynAgent,
+    pub(crate) id: &'a ContextId,
+    pub(crate) system: &'a str,
+    /// Plain tools the agent may call before it answers.
+    pub(crate) tools: &'a [Arc<dyn Tool>],
+    /// The first tool result is the agent's output as is: no model turn rewraps it.
+    pub(crate) return_tool_output: bool,
+    /// Workflow agents may ask the user (`{"user_input_needed": true, "user_prompt": ..}`)
+    /// and, without an output contract, answer in plain text.
+    pub(crate) workflow: bool,
+    pub(crate) route: Option<RouteCheck<'a>>,
+    /// The number of this call's first answer (above 1 for a rerun or after a pause).
+    pub(crate) attempt: u32,
+}
+
+/// What an agent call ended with.
+pub(crate) enum Reply {
+    /// An answer that passed the output contract.
+    Output(AgentOutput),
+    /// A question for the user (workflows only).
+    Question(String),
+}
+
+/// Why an answer goes back to its agent.
+pub(crate) enum Refusal<'a> {
+    /// It broke the output contract (or named an unknown tool or agent).
+    Output,
+    /// A handoff validator refused it for `consumer`.
+    Handoff { consumer: &'a str, message: &'a str },
+}
+
+impl Engine<'_> {
+    /// Asks `ask.agent` over `conversation` (the messages after the system prompt) until it
+    /// answers with an output that passes its contract, or asks a question. `failures` counts
+    /// failed answers in a row (a workflow keeps it in its state across a pause).
+    pub(crate) async fn ask(
+        &self,
+        ask: &Ask<'_>,
+        conversation: &mut Vec<Message>,
+        failures: &mut u32,
+    ) -> Result<Reply, Error> {
+        let name = ask.agent.name();
+        let definitions: Vec<_> = ask.tools.iter().map(|t| t.definition()).collect();
+        let mut tool_turns = 0u32;
+        let mut attempt = ask.attempt;
+        loop {
+            let mut messages = Vec::with_capacity(conversation.len() + 1);
+            messages.push(Message::system(ask.system));
+            messages.extend(conversation.iter().cloned());
+            let request = ChatRequest {
+                agent: name.to_owned(),
+                messages,
+                tools: definitions.clone(),
+            };
+            let reply = self.complete(&request).await?;
+            self.record(name, &reply);
+            conversation.push(reply.clone());
+            let checked = if reply.tool_calls.is_empty() {
+                self.check_text(ask, &reply.content)
+            } else {
+                let results = self
+                    .call_tools(name, ask.tools, &reply.tool_calls, conversation)
+                    .await?;
+                if !ask.return_tool_output {
+                    tool_turns += 1;
+                    if tool_turns > self.config.max_tool_turns {
+                        return Err(Error::TooManyTurns {
+                            agent: name.to_owned(),
+                            turns: tool_turns,
+                        });
+                    }
+                    continue;
+                }
+                // The first result of a tool the agent has is its output, checked like any
+                // answer; a made-up tool name is an error to retry, never an output.
+                match results.into_iter().flatten().next() {
+                    Some(result) => self.check_value(ask, result),
+                    None => Err(unknown_tool(
+                        ask.tools,
+                        "the answer called no tool the agent has".into(),
+                    )),
+                }
+            };
+            let error = match checked {
+                Ok(Checked::Output(output)) => {
+                    return Ok(Reply::Output(AgentOutput {
+                        agent: name.to_owned(),
+                        context_id: ask.id.clone(),
+                        output,
+                        attempt,
+                    }));
+                }
+                Ok(Checked::Question(prompt)) => return Ok(Reply::Question(prompt)),
+                Err(error) => error,
+            };
+            let answered = match reply.tool_calls.is_empty() {
+                true => reply.content.clone(),
+                false => serde_json::to_string(&reply.tool_calls).unwrap_or_default(),
+            };
+            self.refuse(
+                ask.agent,
+                ask.id,
+                &error,
+                &answered,
+                attempt,
+                Refusal::Output,
+                failures,
+                conversation,
+            )?;
+            attempt = attempt.saturating_add(1);
+        }
+    }
+
+    /// Sends a refused answer back to its agent: counts the failure (past the bound the call
+    /// ends with [`Error::RetriesExhausted`]), records the retry error, and appends the message
+    /// with the error and the "Previous attempt" section naming the call.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call site per refusal kind, each naming every part"
+    )]
+    pub(crate) fn refuse(
+        &self,
+        agent: &dyn DynAgent,
+        id: &ContextId,
+        error: &RetryError,
+        answered: &str,
+        attempt: u32,
+        refusal: Refusal<'_>,
+        failures: &mut u32,
+        conversation: &mut Vec<Message>,
+    ) -> Result<(), Error> {
+        let name = agent.name();
+        *failures = failures.saturating_add(1);
+        let traced = error.to_json_with_context_id(id);
+        tracing::warn!(agent = name, attempts = *failures, error = %error, "output retry");
+        self.transcript.push(Event::OutputRetry {
+            agent: name.into(),
+            error: traced.clone(),
+        });
+        if *failures > self.config.max_retries {
+            let side = match refusal {
+                Refusal::Output => Side::Output,
+                Refusal::Handoff { consumer, .. } => Side::Handoff {
+                    consumer: consumer.to_owned(),
+                },
+            };
+            return Err(Error::RetriesExhausted {
+                agent: name.to_owned(),
+                side,
+                attempts: *failures,
+                last: error.clone(),
+            });
+        }
+        let answered = crate::limits::truncate(answered, PREVIOUS_ANSWER_BYTES);
+        let previous = PreviousAttempt::new(id.clone(), answered.into_owned(), attempt)
+            .with_error(describe_retry_error(error));
+        let section = previous.render().map_err(|source| crate::PromptError {
+            agent: name.to_owned(),
+            source,
+        })?;
+        let text = match refusal {
+            Refusal::Output => {
+                let json = serde_json::to_string_pretty(&traced).unwrap_or_default();
+                crate::texts::output_retry(&json, &section)
+            }
+            Refusal::Handoff { consumer, message } => {
+                crate::texts::handoff_refused(consumer, message, &section)
+            }
+        };
+        let message = Message::user(text);
+        self.record(name, &message);
+        conversation.push(message);
+        Ok(())
+    }
+
+    /// One model call, ended early by the run's cancellation token.
+    pub(crate) async fn complete(&self, request: &ChatRequest) -> Result<Message, Error> {
+        let reply = self.cancellable(&request.agent, self.model.complete(request));
+        Ok(reply.await??)
+    }
+
+    /// Runs `work` unless the run is cancelled first.
+    pub(crate) async fn cancellable<T>(
+        &self,
+        agent: &str,
+        work: impl Future<Output = T>,
+    ) -> Result<T, Error> {
+        let cancelled = || Error::Cancelled {
+            agent: agent.to_owned(),
+        };
+        if self.config.cancel.is_cancelled() {
+            return Err(cancelled());
+        }
+        tokio::select! {
+            biased;
+            () = self.config.cancel.cancelled() => Err(cancelled()),
+            value = work => Ok(value),
+        }
+    }
+
+    /// Runs one reply's plain tool calls, up to `max_concurrency` at a time, and appends their
+    /// results in the model's order. A call of a tool the agent does not have gets a retry
+    /// error as its result (and `None` here).
+    async fn call_tools(
+        &self,
+        agent: &str,
+        tools: &[Arc<dyn Tool>],
+        calls: &[ToolCallRequest],
+        conversation: &mut Vec<Message>,
+    ) -> Result<Vec<Option<Value>>, Error> {
+        let runs = calls.iter().map(|call| {
+            let tool = tools.iter().find(|t| t.definition().name == call.name);
+            async move {
+                match tool {
+                    Some(tool) => Some(tool.call(&call.arguments).await),
+                    None => None,
+                }
+            }
+        });
+        let work = futures_util::stream::iter(runs)
+            .buffered(self.config.max_concurrency.max(1))
+            .collect::<Vec<_>>();
+        let results = self.cancellable(agent, work).await?;
+        for (call, result) in calls.iter().zip(&results) {
+            let shown = result.clone().unwrap_or_else(|| {
+                let name = crate::limits::truncate(&call.name, 100);
+                unknown_tool(tools, format!("there is no tool named `{name}`")).to_json()
+            });
+            let message =
+                Message::tool(&call.id, serde_json::to_string(&shown).unwrap_or_default());
+            self.record(agent, &message);
+            conversation.push(message);
+        }
+        Ok(results)
+    }
+
+    /// An answer's text: its JSON, or (for a workflow agent without an output contract) the
+    /// text itself.
+    fn check_text(&self, ask: &Ask<'_>, content: &str) -> Result<Checked, RetryError> {
+        let value = match extract_json(content, &self.config.limits) {
+            Ok(value) => value,
+            Err(_) if ask.workflow && ask.agent.output_contract().is_none() => {
+                Value::String(content.to_owned())
+            }
+            Err(e) => return Err(e),
+        };
+        self.check_value(ask, value)
+    }
+
+    /// A parsed answer: a question, or an output whose routing (if any) is accepted and which
+    /// passes the output contract.
+    fn check_value(&self, ask: &Ask<'_>, value: Value) -> Result<Checked, RetryError> {
+        if ask.workflow && value.get("user_input_needed") == Some(&Value::Bool(true)) {
+            let prompt = value
+                .get("user_prompt")
+                .and_then(Value::as_str)
+                .unwrap_or("Please provide input");
+            return Ok(Checked::Question(prompt.to_owned()));
+        }
+        if let Some(route) = ask.route {
+            route(&value)?;
+        }
+        let output = ask.agent.check_output_within(&value, &self.config.limits)?;
+        Ok(Checked::Output(output))
+    }
+
+    /// Records a message of `agent`'s conversation.
+    pub(crate) fn record(&self, agent: &str, message: &Message) {
+        self.transcript.push(Event::Message {
+            agent: agent.into(),
+            message: message.clone(),
+        });
+    }
+}
+
+enum Checked {
+    Output(CheckedOutput),
+    Question(String),
+}
+
+/// The retry error for a tool call that names none of the agent's tools.
+fn unknown_tool(tools: &[Arc<dyn Tool>], message: String) -> RetryError {
+    let names: Vec<String> = tools.iter().map(|t| t.definition().name).collect();
+    RetryError::call(
+        ErrorKind::UnknownTool,
+        message,
+        format!("Call one of: {}", names.join(", ")),
+    )
+}

@@ -1,0 +1,70 @@
+//! The one settings object of a run: the bounds the runtime and workflows keep, the limits
+//! every contract check applies, and the token that cancels a run.
+
+use crate::limits::Limits;
+pub use tokio_util::sync::CancellationToken;
+
+/// Bounds and limits of a run, shared by [`Runtime`](crate::Runtime) and
+/// [`Workflow`](crate::workflow::Workflow).
+///
+/// ```
+/// use agent_core::{Config, Limits};
+///
+/// let config = Config {
+///     max_retries: 1,
+///     limits: Limits { max_errors: 5, ..Limits::default() },
+///     ..Config::default()
+/// };
+/// assert_eq!(config.max_turns, 16);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Retries after a first failed attempt: per tool for a caller's input, per call for an
+    /// agent's output, per producer for a handoff (default 3).
+    pub max_retries: u32,
+    /// Model turns one tool-calling loop may take before it is stopped (default 16).
+    pub max_turns: u32,
+    /// Agents a workflow run may route to before it is stopped, so routing that loops ends
+    /// (default 32).
+    pub max_hops: u32,
+    /// Model turns a workflow agent may spend calling tools before it must answer
+    /// (default 16).
+    pub max_tool_turns: u32,
+    /// Tool calls of one model turn that run at the same time (default 4); results are kept
+    /// in the order the model asked for them.
+    pub max_concurrency: usize,
+    /// Limits on every tool call's arguments, every answer, every retry error and every
+    /// resume state.
+    pub limits: Limits,
+    /// Cancels the run: the next model or tool call it reaches ends the run with
+    /// [`Error::Cancelled`](crate::Error::Cancelled); the transcript is kept.
+    pub cancel: CancellationToken,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            max_retries: 3,
+            max_turns: 16,
+            max_hops: 32,
+            max_tool_turns: 16,
+            max_concurrency: 4,
+            limits: Limits::default(),
+            cancel: CancellationToken::new(),
+        }
+    }
+}
+
+impl Config {
+    /// The same config with `limits`.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The same config cancelled by `token`.
+    pub fn with_cancel(mut self, token: CancellationToken) -> Self {
+        self.cancel = token;
+        self
+    }
+}

@@ -1,0 +1,260 @@
+//! Multi-agent workflows: a supervisor runs declared steps over one shared conversation.
+//!
+//! - After each agent, its output is stored in the shared context under `<agent>_output` (the
+//!   parsed JSON, else the raw text), and the next agent receives the accumulated context,
+//!   with the run's input, through the same path as a tool call: kwargs merge, contract
+//!   validation, typed input, user prompt. Context lands in the user prompt, never as a JSON
+//!   dump in the system prompt.
+//! - Every agent sees the whole conversation so far: the user's request first, then each
+//!   routing message and answer. Routing appends to that conversation; it never sends a lone
+//!   message.
+//! - Each step asks its agent through the same agent-call loop as
+//!   [`Runtime`](crate::Runtime): an answer that breaks the output contract goes back with the
+//!   retry error and a "Previous attempt" section naming the call's context ID.
+//! - Handoff validators, typed by the producer's output, check it before its consumer starts;
+//!   a refusal re-asks the producer (bounded), then stops the run naming both agents.
+//! - An agent may ask the user for input: the run pauses with a [`HumanFeedbackRequest`] and a
+//!   [`WorkflowState`] that serializes to JSON and resumes, in another process too.
+//!
+//! The modules: this one holds the definition, [`state`] what a run is at a pause, and
+//! [`run`] the [`Runner`] that drives it.
+
+pub mod run;
+pub mod state;
+
+pub use crate::tool::Tool;
+pub use run::{Runner, WorkflowOutcome};
+pub use state::{HumanFeedbackRequest, Phase, Step, WorkflowState};
+
+use crate::agent::{Agent, CheckedOutput};
+use crate::config::Config;
+use crate::contributor::ContributorRegistry;
+use crate::error::Error;
+use crate::model::ChatModel;
+use crate::tool::DynAgent;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Checks a producer's output before its consumer starts; `Err` says what is wrong, and is
+/// sent back to the producer.
+pub type HandoffValidator = Box<dyn Fn(&CheckedOutput) -> Result<(), String> + Send + Sync>;
+
+/// An agent of a workflow, with its tools.
+pub struct Member {
+    agent: &'static dyn DynAgent,
+    tools: Vec<Arc<dyn Tool>>,
+    return_tool_output: bool,
+}
+
+impl Member {
+    /// An agent without tools.
+    pub fn new(agent: &'static dyn DynAgent) -> Self {
+        Self {
+            agent,
+            tools: Vec::new(),
+            return_tool_output: false,
+        }
+    }
+
+    /// Gives the agent a tool.
+    pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// The first tool result is the agent's output as is: no model turn rewraps it, so the
+    /// next agent gets clean JSON.
+    pub fn return_tool_output(mut self) -> Self {
+        self.return_tool_output = true;
+        self
+    }
+}
+
+struct Handoff {
+    producer: String,
+    consumer: String,
+    validate: HandoffValidator,
+}
+
+/// A workflow definition: agents, declared steps, handoffs, an optional synthesis.
+///
+/// ```
+/// use agent_core::workflow::{Workflow, WorkflowOutcome};
+/// use agent_core::{Agent, Message, ScriptedModel};
+/// use std::sync::Arc;
+///
+/// /// Finds venues.
+/// #[derive(Agent)]
+/// #[agent(name = "venue_agent", input = "../schemas/venue_agent/input.schema.json",
+///         output = "../schemas/venue_agent/output.schema.json")]
+/// struct VenueAgent;
+///
+/// let workflow = Workflow::new("venues")
+///     .agent(&VenueAgent)
+///     .goal([("venue_agent", "Find a venue")])
+///     .handoff_to_user::<VenueAgent>(|venue| match venue.venue_name.is_empty() {
+///         false => Ok(()),
+///         true => Err("`venue_name` must name the venue".into()),
+///     });
+/// let model = ScriptedModel::new().script("venue_agent", [Message::assistant(
+///     r#"{"venue_name": "Loft", "capacity": 60, "cost_usd": 1500, "notes": "ok"}"#,
+/// )]);
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let runner = workflow.runner(Arc::new(model));
+/// let WorkflowOutcome::Finished { state, .. } = runner.start("A party for 40").await? else {
+///     panic!("no question was scripted");
+/// };
+/// assert_eq!(state.upstream.len(), 1);
+/// # Ok::<(), agent_core::Error>(()) }).unwrap();
+/// ```
+pub struct Workflow {
+    name: String,
+    members: BTreeMap<String, Member>,
+    steps: Vec<Step>,
+    handoffs: Vec<Handoff>,
+    synthesis: Option<String>,
+    config: Config,
+    contributors: ContributorRegistry,
+}
+
+impl Workflow {
+    /// An empty workflow.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            members: BTreeMap::new(),
+            steps: Vec::new(),
+            handoffs: Vec::new(),
+            synthesis: None,
+            config: Config::default(),
+            contributors: ContributorRegistry::standard(),
+        }
+    }
+
+    /// The workflow's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Replaces the contributors that assemble each agent's system prompt.
+    pub fn contributors(mut self, contributors: ContributorRegistry) -> Self {
+        self.contributors = contributors;
+        self
+    }
+
+    /// Adds an agent.
+    pub fn member(mut self, member: Member) -> Self {
+        self.members.insert(member.agent.name().to_owned(), member);
+        self
+    }
+
+    /// Adds an agent without tools.
+    pub fn agent(self, agent: &'static dyn DynAgent) -> Self {
+        self.member(Member::new(agent))
+    }
+
+    /// Declares a goal: ordered `(agent, task)` steps.
+    pub fn goal<'a>(mut self, steps: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        self.steps
+            .extend(steps.into_iter().map(|(agent, task)| Step {
+                agent: agent.to_owned(),
+                task: task.to_owned(),
+            }));
+        self
+    }
+
+    /// Checks `Producer`'s typed output before `Consumer` starts.
+    pub fn handoff<Producer: Agent, Consumer: Agent>(
+        self,
+        validate: impl Fn(&Producer::Output) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.handoff_value(Producer::NAME, Consumer::NAME, move |output| {
+            match output.typed::<Producer>() {
+                Some(typed) => validate(typed),
+                None => Err(format!("the output is not `{}`'s output", Producer::NAME)),
+            }
+        })
+    }
+
+    /// Checks `Producer`'s typed output when the run ends after it (no agent consumes it but
+    /// the user).
+    pub fn handoff_to_user<Producer: Agent>(
+        self,
+        validate: impl Fn(&Producer::Output) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.handoff_value(Producer::NAME, USER, move |output| {
+            match output.typed::<Producer>() {
+                Some(typed) => validate(typed),
+                None => Err(format!("the output is not `{}`'s output", Producer::NAME)),
+            }
+        })
+    }
+
+    /// Checks `producer`'s output before `consumer` starts, for agents known only by name
+    /// (`"user"` is the end of the run).
+    pub fn handoff_value(
+        mut self,
+        producer: &str,
+        consumer: &str,
+        validate: impl Fn(&CheckedOutput) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.handoffs.push(Handoff {
+            producer: producer.to_owned(),
+            consumer: consumer.to_owned(),
+            validate: Box::new(validate),
+        });
+        self
+    }
+
+    /// Ends with a synthesis: a final model call (agent name `synthesis`) that sees the whole
+    /// conversation plus this instruction.
+    pub fn synthesis(mut self, instruction: impl Into<String>) -> Self {
+        self.synthesis = Some(instruction.into());
+        self
+    }
+
+    /// Replaces the bounds and limits.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Checks that every step and handoff names a known agent.
+    pub fn check(&self) -> Result<(), Error> {
+        for (i, step) in self.steps.iter().enumerate() {
+            self.known(&step.agent, &format!("step {}", i + 1))?;
+        }
+        for h in &self.handoffs {
+            self.known(&h.producer, "a handoff")?;
+            if h.consumer != USER {
+                self.known(&h.consumer, "a handoff")?;
+            }
+        }
+        Ok(())
+    }
+
+    fn known(&self, agent: &str, place: &str) -> Result<&Member, Error> {
+        self.members.get(agent).ok_or_else(|| Error::UnknownAgent {
+            workflow: self.name.clone(),
+            place: place.to_owned(),
+            agent: crate::limits::truncate(agent, 100).into_owned(),
+            known: self.members.keys().cloned().collect::<Vec<_>>().join(", "),
+        })
+    }
+
+    /// A runner of this workflow on `model`.
+    pub fn runner(&self, model: Arc<dyn ChatModel>) -> Runner<'_> {
+        Runner::new(self, model)
+    }
+
+    /// The validator's refusal of `output` from `producer` for `consumer`, if any.
+    fn refusal(&self, producer: &str, consumer: &str, output: &CheckedOutput) -> Option<String> {
+        self.handoffs
+            .iter()
+            .filter(|h| h.producer == producer && h.consumer == consumer)
+            .find_map(|h| (h.validate)(output).err())
+    }
+}
+
+/// The consumer of the last agent's output: the user.
+const USER: &str = "user";

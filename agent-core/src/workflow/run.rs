@@ -1,0 +1,465 @@
+//! Running a workflow: routing from step to step, each step asked through the shared
+//! agent-call loop, handoffs checked between them, pauses for the user, and the synthesis.
+
+use super::state::{HumanFeedbackRequest, Phase, Step, WorkflowState};
+use super::{Member, USER, Workflow};
+use crate::call::{Ask, Engine, Refusal, Reply};
+use crate::contributor::PromptContext;
+use crate::error::{Error, ErrorKind, RetryError};
+use crate::ids::{ContextId, ContextIdGenerator};
+use crate::kwargs::ToolCall;
+use crate::model::{ChatModel, ChatRequest, Message, Role};
+use crate::rerun::AgentOutput;
+use crate::tool::PrepareError;
+use crate::transcript::{Event, Transcript};
+use crate::upstream::UpstreamContext;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use tracing::Instrument as _;
+
+/// How a run ended (for now).
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorkflowOutcome {
+    /// Every step ran; `output` is the synthesis, or the last agent's output.
+    Finished {
+        /// The final text.
+        output: String,
+        /// The final state.
+        state: WorkflowState,
+    },
+    /// An agent asked the user something: answer with [`Runner::resume`].
+    NeedsInput {
+        /// The question.
+        request: HumanFeedbackRequest,
+        /// The state to resume from.
+        state: WorkflowState,
+    },
+}
+
+/// Runs one workflow on one model, recording a transcript.
+pub struct Runner<'w> {
+    workflow: &'w Workflow,
+    model: Arc<dyn ChatModel>,
+    transcript: Transcript,
+    context_ids: Option<Arc<ContextIdGenerator>>,
+}
+
+impl<'w> Runner<'w> {
+    pub(super) fn new(workflow: &'w Workflow, model: Arc<dyn ChatModel>) -> Self {
+        Self {
+            workflow,
+            model,
+            transcript: Transcript::default(),
+            context_ids: None,
+        }
+    }
+
+    /// Issues context IDs from `ids`, shared with a [`Runtime`](crate::Runtime) of the same
+    /// run: a started run takes its run ID, and a resumed run must have the same one.
+    pub fn with_context_ids(mut self, ids: Arc<ContextIdGenerator>) -> Self {
+        self.context_ids = Some(ids);
+        self
+    }
+
+    /// What happened so far (kept after an error or a cancellation).
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    fn engine(&self) -> Engine<'_> {
+        Engine {
+            model: &*self.model,
+            config: &self.workflow.config,
+            transcript: &self.transcript,
+        }
+    }
+
+    /// Starts a run on the user's request: it is the conversation's first message.
+    pub async fn start(&self, request: &str) -> Result<WorkflowOutcome, Error> {
+        self.start_with(request, Map::new()).await
+    }
+
+    /// Starts a run from a caller's kwargs, as a parent model would call the workflow as a
+    /// tool: `task` is the user's request, and every other field (flat, or in `context`) is
+    /// the run's input, in the context of every step. The first agent's input contract checks
+    /// it: a broken call is [`Error::Retry`], before any model call.
+    pub async fn start_with_kwargs(&self, kwargs: &str) -> Result<WorkflowOutcome, Error> {
+        let call = ToolCall::from_json_str_with(kwargs, &self.workflow.config.limits).map_err(
+            |error| Error::Retry {
+                agent: self.workflow.name.clone(),
+                context_id: None,
+                error,
+            },
+        )?;
+        let task = call.task.clone();
+        self.start_with(&task, call.into_context()).await
+    }
+
+    /// Starts a run with a typed input (the first agent's input type, or any struct whose
+    /// fields the steps read): its fields are in the context of every step.
+    pub async fn start_with_input<I: Serialize>(
+        &self,
+        request: &str,
+        input: &I,
+    ) -> Result<WorkflowOutcome, Error> {
+        let not_object = |message: String| Error::Retry {
+            agent: self.workflow.name.clone(),
+            context_id: None,
+            error: RetryError::call(
+                ErrorKind::NotObject,
+                message,
+                "Give the run's input as a struct or map of fields",
+            ),
+        };
+        match serde_json::to_value(input) {
+            Ok(Value::Object(fields)) => self.start_with(request, fields).await,
+            Ok(_) => Err(not_object("the input is not a JSON object".into())),
+            Err(e) => Err(not_object(format!("the input does not serialize: {e}"))),
+        }
+    }
+
+    async fn start_with(
+        &self,
+        request: &str,
+        input: Map<String, Value>,
+    ) -> Result<WorkflowOutcome, Error> {
+        let ids = match &self.context_ids {
+            Some(shared) => shared.clone(),
+            None => Arc::new(ContextIdGenerator::fresh()),
+        };
+        self.begin(request, input, ids).await
+    }
+
+    async fn begin(
+        &self,
+        request: &str,
+        input: Map<String, Value>,
+        ids: Arc<ContextIdGenerator>,
+    ) -> Result<WorkflowOutcome, Error> {
+        self.workflow.check()?;
+        let first = Message::user(request);
+        self.engine().record("user", &first);
+        let state = WorkflowState {
+            workflow: self.workflow.name.clone(),
+            run_id: ids.run_id().to_owned(),
+            issued: BTreeMap::new(),
+            input,
+            upstream: UpstreamContext::new(),
+            current_call: None,
+            conversation: vec![first],
+            current: self.workflow.steps.first().cloned(),
+            step_index: (!self.workflow.steps.is_empty()).then_some(0),
+            phase: Phase::Routing,
+            retries: BTreeMap::new(),
+            hops: 0,
+            pending: None,
+        };
+        self.drive(state, ids).await
+    }
+
+    /// Starts a run with a given run ID (the first segment of its context IDs).
+    pub async fn start_run(&self, run_id: &str, request: &str) -> Result<WorkflowOutcome, Error> {
+        let ids = Arc::new(ContextIdGenerator::new(run_id)?);
+        self.begin(request, Map::new(), ids).await
+    }
+
+    /// Resumes a paused run with the user's answer: it is appended to the conversation and the
+    /// agent that asked continues.
+    pub async fn resume(
+        &self,
+        mut state: WorkflowState,
+        feedback: &str,
+    ) -> Result<WorkflowOutcome, Error> {
+        self.workflow.check()?;
+        self.workflow
+            .check_state(&state)
+            .map_err(|reason| self.workflow.bad_state(reason))?;
+        let Some(request) = state.pending.take() else {
+            return Err(self
+                .workflow
+                .bad_state("the state has no pending question to answer".into()));
+        };
+        let ids = self.restore_ids(&state)?;
+        let message = Message::user(crate::texts::human_feedback(feedback));
+        self.engine().record(&request.requesting_agent, &message);
+        state.conversation.push(message);
+        self.drive(state, ids).await
+    }
+
+    /// The run's context-ID generator, restored once per resume: the shared one (caught up
+    /// with the state's counters) or a new one from them.
+    fn restore_ids(&self, state: &WorkflowState) -> Result<Arc<ContextIdGenerator>, Error> {
+        match &self.context_ids {
+            Some(shared) if shared.run_id() != state.run_id => {
+                Err(self.workflow.bad_state(format!(
+                    "the state is of run `{}`, the shared context ids of run `{}`",
+                    crate::limits::truncate(&state.run_id, 100),
+                    shared.run_id()
+                )))
+            }
+            Some(shared) => {
+                shared.catch_up(&state.issued)?;
+                Ok(shared.clone())
+            }
+            None => Ok(Arc::new(ContextIdGenerator::resume(
+                state.run_id.clone(),
+                state.issued.clone(),
+            )?)),
+        }
+    }
+
+    async fn drive(
+        &self,
+        mut state: WorkflowState,
+        ids: Arc<ContextIdGenerator>,
+    ) -> Result<WorkflowOutcome, Error> {
+        let mut route: Vec<String> = Vec::new();
+        while let Some(step) = state.current.clone() {
+            let member = self.workflow.known(&step.agent, "the route")?;
+            if state.phase == Phase::Routing {
+                let max_hops = self.workflow.config.max_hops;
+                if state.hops >= max_hops {
+                    return Err(Error::TooManyHops {
+                        workflow: self.workflow.name.clone(),
+                        hops: max_hops,
+                        route: route.join(" -> "),
+                    });
+                }
+                state.hops += 1;
+                self.route_to(member, &step, &mut state, &ids)?;
+            }
+            route.push(step.agent.clone());
+            let id = state.current_call.clone().ok_or_else(|| {
+                self.workflow
+                    .bad_state("the current agent has no call".into())
+            })?;
+            let output = match self.answer(member, &id, &mut state).await? {
+                Reply::Question(prompt) => {
+                    state.issued = ids.snapshot();
+                    return Ok(self.pause(prompt, step.agent, state));
+                }
+                Reply::Output(output) => output,
+            };
+            let next = self.next_step(&step, output.value(), &state);
+            let consumer = next.as_ref().map_or(USER, |(s, _)| s.agent.as_str());
+            if let Some(message) = self.workflow.refusal(&step.agent, consumer, &output.output) {
+                self.refuse_handoff(member, &output, consumer, &message, &mut state)?;
+                continue;
+            }
+            tracing::debug!(agent = %step.agent, "stored output in context");
+            state.current_call = None;
+            state
+                .upstream
+                .push(step.agent.clone(), id, output.output.into_value());
+            // Retries are counted per call, as the runtime counts them.
+            state.retries.remove(&step.agent);
+            state.step_index = next.as_ref().and_then(|(_, index)| *index);
+            state.current = next.map(|(step, _)| step);
+            state.phase = Phase::Routing;
+        }
+        state.issued = ids.snapshot();
+        let output = self.finish(&mut state).await?;
+        Ok(WorkflowOutcome::Finished { output, state })
+    }
+
+    fn pause(&self, prompt: String, agent: String, mut state: WorkflowState) -> WorkflowOutcome {
+        let request = HumanFeedbackRequest {
+            prompt,
+            requesting_agent: agent,
+            conversation: state.conversation.clone(),
+        };
+        state.phase = Phase::Answering;
+        // The state holds the conversation once; the request returned carries it.
+        state.pending = Some(HumanFeedbackRequest {
+            conversation: Vec::new(),
+            ..request.clone()
+        });
+        WorkflowOutcome::NeedsInput { request, state }
+    }
+
+    /// Sends the accumulated context through the agent's contract path and appends the
+    /// rendered prompt to the conversation as the routing message.
+    fn route_to(
+        &self,
+        member: &Member,
+        step: &Step,
+        state: &mut WorkflowState,
+        ids: &ContextIdGenerator,
+    ) -> Result<(), Error> {
+        let agent = member.agent;
+        let id = ids.next(agent.name())?;
+        let context = state.context();
+        let keys: Vec<&String> = context.keys().collect();
+        tracing::info!(agent = agent.name(), context_id = %id, ?keys, "context received");
+        state.current_call = Some(id.clone());
+        let call = ToolCall::new(step.task.clone(), context);
+        let prepared = agent
+            .prepare_call_within(call, &self.workflow.config.limits)
+            .map_err(|e| match e {
+                PrepareError::Retry(error) => Error::Retry {
+                    agent: agent.name().to_owned(),
+                    context_id: Some(id),
+                    error,
+                },
+                PrepareError::Prompt(e) => Error::Prompt(e),
+            })?;
+        self.transcript.push(Event::RenderedPrompt {
+            agent: agent.name().into(),
+            prompt: prepared.user_prompt.clone(),
+        });
+        state.conversation.push(Message::user(prepared.user_prompt));
+        state.phase = Phase::Answering;
+        Ok(())
+    }
+
+    /// Asks the current agent, through the shared agent-call loop, over the shared
+    /// conversation.
+    async fn answer(
+        &self,
+        member: &Member,
+        id: &ContextId,
+        state: &mut WorkflowState,
+    ) -> Result<Reply, Error> {
+        let agent = member.agent;
+        let name = agent.name();
+        let span = tracing::info_span!("agent_call", context_id = %id, agent = name);
+        let system = self.workflow.contributors.assemble(&PromptContext {
+            upstream: Some(&state.upstream),
+            ..PromptContext::for_agent(agent, id)
+        })?;
+        let route = |value: &Value| self.check_route(value);
+        let mut failures = state.retries.get(name).copied().unwrap_or(0);
+        let ask = Ask {
+            agent,
+            id,
+            system: &system,
+            tools: &member.tools,
+            return_tool_output: member.return_tool_output,
+            workflow: true,
+            route: Some(&route),
+            attempt: failures.saturating_add(1),
+        };
+        let reply = self
+            .engine()
+            .ask(&ask, &mut state.conversation, &mut failures)
+            .instrument(span)
+            .await;
+        if failures > 0 {
+            state.retries.insert(name.to_owned(), failures);
+        }
+        reply
+    }
+
+    /// An output's `next_agent`, if it names one, must be an agent of the workflow.
+    fn check_route(&self, value: &Value) -> Result<(), RetryError> {
+        let Some(next) = value.get("next_agent").and_then(Value::as_str) else {
+            return Ok(());
+        };
+        if self.workflow.members.contains_key(next) {
+            return Ok(());
+        }
+        let known: Vec<&str> = self.workflow.members.keys().map(String::as_str).collect();
+        Err(RetryError::call(
+            ErrorKind::OutputContract,
+            format!(
+                "`next_agent` names `{}`, which is not an agent of this workflow",
+                crate::limits::truncate(next, 100)
+            ),
+            format!(
+                "Set `next_agent` to one of: {}, or leave it out",
+                known.join(", ")
+            ),
+        ))
+    }
+
+    /// The output's `next_agent` if it names one, else the next declared step.
+    fn next_step(
+        &self,
+        current: &Step,
+        output: &Value,
+        state: &WorkflowState,
+    ) -> Option<(Step, Option<usize>)> {
+        let steps = &self.workflow.steps;
+        if let Some(next) = output.get("next_agent").and_then(Value::as_str) {
+            let declared = steps.iter().position(|s| s.agent == next);
+            let task = declared.map_or_else(
+                || crate::texts::routing_task(&current.agent),
+                |i| steps[i].task.clone(),
+            );
+            // An agent outside the declared steps keeps the last declared position, so the
+            // goal goes on after it instead of starting over.
+            let index = declared.or(state.step_index);
+            let step = Step {
+                agent: next.to_owned(),
+                task,
+            };
+            return Some((step, index));
+        }
+        let index = state.step_index.map_or(0, |i| i + 1);
+        steps.get(index).map(|s| (s.clone(), Some(index)))
+    }
+
+    /// Sends a validator's refusal back to the producer, through the same retry path as an
+    /// output-contract error; past the bound the run stops naming both agents.
+    fn refuse_handoff(
+        &self,
+        member: &Member,
+        output: &AgentOutput,
+        consumer: &str,
+        message: &str,
+        state: &mut WorkflowState,
+    ) -> Result<(), Error> {
+        let producer = member.agent.name();
+        tracing::warn!(producer, consumer, message, "handoff refused");
+        let error = RetryError::call(
+            ErrorKind::Handoff,
+            format!("the `{consumer}` agent cannot use the output: {message}"),
+            "Fix the output and answer again with one JSON object",
+        );
+        let mut failures = state.retries.get(producer).copied().unwrap_or(0);
+        let answered = serde_json::to_string(output.value()).unwrap_or_default();
+        let refused = self.engine().refuse(
+            member.agent,
+            &output.context_id,
+            &error,
+            &answered,
+            output.attempt,
+            Refusal::Handoff { consumer, message },
+            &mut failures,
+            &mut state.conversation,
+        );
+        state.retries.insert(producer.to_owned(), failures);
+        refused?;
+        state.phase = Phase::Answering;
+        Ok(())
+    }
+
+    async fn finish(&self, state: &mut WorkflowState) -> Result<String, Error> {
+        let Some(instruction) = &self.workflow.synthesis else {
+            let last = state
+                .conversation
+                .iter()
+                .rev()
+                .find(|m| m.role == Role::Assistant);
+            return Ok(last.map(|m| m.content.clone()).unwrap_or_default());
+        };
+        let system = crate::texts::synthesis_system(&self.workflow.name);
+        let mut messages = vec![Message::system(system)];
+        messages.extend(state.conversation.iter().cloned());
+        let instruction = Message::user(instruction.clone());
+        self.engine().record("synthesis", &instruction);
+        messages.push(instruction.clone());
+        let request = ChatRequest {
+            agent: "synthesis".into(),
+            messages,
+            tools: Vec::new(),
+        };
+        let reply = self.engine().complete(&request).await?;
+        self.engine().record("synthesis", &reply);
+        state.conversation.push(instruction);
+        state.conversation.push(reply.clone());
+        Ok(reply.content)
+    }
+}

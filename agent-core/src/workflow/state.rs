@@ -1,0 +1,164 @@
+//! What a workflow run is between two steps: the state that serializes to JSON at a pause and
+//! resumes, in this process or another, and the checks a state from outside must pass.
+
+use super::Workflow;
+use crate::error::Error;
+use crate::ids::{ContextId, ContextIdGenerator};
+use crate::limits::text_depth;
+use crate::model::Message;
+use crate::upstream::UpstreamContext;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// One declared step: which agent does what.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    /// The agent's name.
+    pub agent: String,
+    /// Its task.
+    pub task: String,
+}
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The current agent has not been routed to yet.
+    Routing,
+    /// The current agent was routed to and owes an answer.
+    Answering,
+}
+
+/// The agent that asked the user something, and everything needed to answer it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HumanFeedbackRequest {
+    /// What the agent asks.
+    pub prompt: String,
+    /// Who asks.
+    pub requesting_agent: String,
+    /// The conversation so far.
+    pub conversation: Vec<Message>,
+}
+
+/// A run's whole state: serializes to JSON and resumes from it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkflowState {
+    /// The workflow's name, checked on resume.
+    pub workflow: String,
+    /// The run's ID: the first segment of every context ID of the run.
+    pub run_id: String,
+    /// Context IDs issued per agent type, so a resumed run keeps numbering densely.
+    pub issued: BTreeMap<String, u64>,
+    /// The run's structured input: its fields are in every step's context.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub input: Map<String, Value>,
+    /// Each agent's output, with the agent and the context ID of the call that produced it;
+    /// the next agent's context is the input plus its `<agent>_output` map.
+    pub upstream: UpstreamContext,
+    /// The context ID of the current agent's call, once it was routed to.
+    pub current_call: Option<ContextId>,
+    /// The shared conversation.
+    pub conversation: Vec<Message>,
+    /// The current step, `None` once the declared steps are done.
+    pub current: Option<Step>,
+    /// The index of the current step among the declared ones (routing by `next_agent` may
+    /// leave it).
+    pub step_index: Option<usize>,
+    /// Where the current step stands.
+    pub phase: Phase,
+    /// Failed answers per agent.
+    pub retries: BTreeMap<String, u32>,
+    /// Agents run so far.
+    pub hops: u32,
+    /// The open question, while paused.
+    pub pending: Option<HumanFeedbackRequest>,
+}
+
+impl WorkflowState {
+    /// The context the next agent receives: the run's input, then every `<agent>_output`.
+    pub(crate) fn context(&self) -> Map<String, Value> {
+        let mut context = self.input.clone();
+        context.extend(self.upstream.to_context_map());
+        context
+    }
+}
+
+impl Workflow {
+    /// Parses a resume state from untrusted JSON text: size and depth are checked before
+    /// parsing, and the state must belong to this workflow and name known agents.
+    pub fn parse_state(&self, text: &str) -> Result<WorkflowState, Error> {
+        let bad = |reason: String| self.bad_state(reason);
+        let limits = &self.config.limits;
+        if text.len() > limits.max_bytes {
+            return Err(bad(format!(
+                "state of {} bytes exceeds {} bytes",
+                text.len(),
+                limits.max_bytes
+            )));
+        }
+        // A conversation nests a few levels; contexts are within the same limit as calls.
+        if text_depth(text) > limits.max_depth.saturating_add(4) {
+            return Err(bad(format!(
+                "state nesting exceeds {} levels",
+                limits.max_depth.saturating_add(4)
+            )));
+        }
+        let state: WorkflowState = serde_json::from_str(text)
+            .map_err(|e| bad(format!("state is not a valid workflow state: {e}")))?;
+        self.check_state(&state).map_err(bad)?;
+        Ok(state)
+    }
+
+    pub(crate) fn bad_state(&self, reason: String) -> Error {
+        Error::BadState {
+            workflow: self.name.clone(),
+            reason,
+        }
+    }
+
+    pub(crate) fn check_state(&self, state: &WorkflowState) -> Result<(), String> {
+        let cut = |s: &str| crate::limits::truncate(s, 100).into_owned();
+        if state.workflow != self.name {
+            return Err(format!(
+                "the state belongs to workflow `{}`",
+                cut(&state.workflow)
+            ));
+        }
+        if let Err(e) = ContextIdGenerator::resume(state.run_id.clone(), state.issued.clone()) {
+            return Err(format!("the state's context id counters are invalid: {e}"));
+        }
+        if let Some(step) = &state.current
+            && !self.members.contains_key(&step.agent)
+        {
+            return Err(format!(
+                "the state's current agent `{}` is unknown",
+                cut(&step.agent)
+            ));
+        }
+        if let Some((agent, n)) = state
+            .retries
+            .iter()
+            .find(|(_, n)| **n > self.config.max_retries)
+        {
+            return Err(format!(
+                "the state's retry count for `{}` ({n}) is past the bound of {}",
+                cut(agent),
+                self.config.max_retries
+            ));
+        }
+        if state.step_index.is_some_and(|i| i >= self.steps.len()) {
+            return Err("the state's step index is past the declared steps".into());
+        }
+        match (&state.pending, state.phase) {
+            (Some(_), Phase::Answering) | (None, Phase::Routing) => Ok(()),
+            (None, Phase::Answering) => {
+                Err("the state is answering but has no pending question".into())
+            }
+            (Some(_), Phase::Routing) => {
+                Err("the state has a pending question but is not answering".into())
+            }
+        }
+    }
+}
