@@ -179,11 +179,11 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
             const _: () = {
                 #[automatically_derived]
                 impl #runtime::AgentInput for #input_ident {
-                    fn input_contract() -> &'static #runtime::Contract {
-                        static CONTRACT: #runtime::__private::OnceLock<#runtime::Contract> =
+                    fn input_contract() -> &'static #runtime::contract::Contract {
+                        static CONTRACT: #runtime::__private::OnceLock<#runtime::contract::Contract> =
                             #runtime::__private::OnceLock::new();
                         CONTRACT.get_or_init(|| {
-                            #runtime::__private::contract(NAME, #runtime::ContractKind::Input, INPUT_SCHEMA)
+                            #runtime::__private::contract(NAME, #runtime::contract::ContractKind::Input, INPUT_SCHEMA)
                         })
                     }
                 }
@@ -213,10 +213,10 @@ pub fn agent_impl(def: &AgentDef, code: &AgentCode, agent: &TokenStream) -> Toke
         Some(ty) => (
             ty.clone(),
             quote! {
-                static CONTRACT: #runtime::__private::OnceLock<#runtime::Contract> =
+                static CONTRACT: #runtime::__private::OnceLock<#runtime::contract::Contract> =
                     #runtime::__private::OnceLock::new();
                 ::core::option::Option::Some(CONTRACT.get_or_init(|| {
-                    #runtime::__private::contract(#name, #runtime::ContractKind::Output, #module::OUTPUT_SCHEMA)
+                    #runtime::__private::contract(#name, #runtime::contract::ContractKind::Output, #module::OUTPUT_SCHEMA)
                 }))
             },
         ),
@@ -246,14 +246,14 @@ pub fn agent_impl(def: &AgentDef, code: &AgentCode, agent: &TokenStream) -> Toke
                 type Input = #input_ty;
                 type Output = #output_ty;
 
-                fn output_contract() -> ::core::option::Option<&'static #runtime::Contract> {
+                fn output_contract() -> ::core::option::Option<&'static #runtime::contract::Contract> {
                     #output_contract
                 }
 
                 fn render_user_prompt(
-                    call: &#runtime::ToolCall,
+                    call: &#runtime::kwargs::ToolCall,
                     input: &Self::Input,
-                ) -> ::core::result::Result<::std::string::String, #runtime::PromptError> {
+                ) -> ::core::result::Result<::std::string::String, #runtime::prompt::PromptError> {
                     #render
                 }
             }

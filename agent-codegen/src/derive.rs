@@ -186,14 +186,14 @@ fn fallback(input: &DeriveInput, name: &str, runtime: &syn::Path) -> TokenStream
                 type Input = #runtime::__private::Unusable;
                 type Output = #runtime::__private::serde_json::Value;
 
-                fn output_contract() -> ::core::option::Option<&'static #runtime::Contract> {
+                fn output_contract() -> ::core::option::Option<&'static #runtime::contract::Contract> {
                     ::core::option::Option::None
                 }
 
                 fn render_user_prompt(
-                    _: &#runtime::ToolCall,
+                    _: &#runtime::kwargs::ToolCall,
                     input: &Self::Input,
-                ) -> ::core::result::Result<::std::string::String, #runtime::PromptError> {
+                ) -> ::core::result::Result<::std::string::String, #runtime::prompt::PromptError> {
                     match *input {}
                 }
             }
@@ -428,8 +428,8 @@ pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
         const _: () = {
             #[automatically_derived]
             impl #runtime::AgentInput for #ident {
-                fn input_contract() -> &'static #runtime::Contract {
-                    static CONTRACT: #runtime::__private::OnceLock<#runtime::Contract> =
+                fn input_contract() -> &'static #runtime::contract::Contract {
+                    static CONTRACT: #runtime::__private::OnceLock<#runtime::contract::Contract> =
                         #runtime::__private::OnceLock::new();
                     CONTRACT.get_or_init(|| #runtime::__private::schemars_contract::<Self>(#name))
                 }

@@ -197,10 +197,12 @@ impl Engine<'_> {
         let answered = crate::limits::truncate(answered, PREVIOUS_ANSWER_BYTES);
         let previous = PreviousAttempt::new(id.clone(), answered.into_owned(), attempt)
             .with_error(describe_retry_error(error));
-        let section = previous.render().map_err(|source| crate::PromptError {
-            agent: name.to_owned(),
-            source,
-        })?;
+        let section = previous
+            .render()
+            .map_err(|source| crate::prompt::PromptError {
+                agent: name.to_owned(),
+                source,
+            })?;
         let text = match refusal {
             Refusal::Output => {
                 let json = serde_json::to_string_pretty(&traced).unwrap_or_default();

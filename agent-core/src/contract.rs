@@ -1,5 +1,5 @@
 //! A contract: an agent's JSON Schema, compiled once, that turns a context (or an answer) into
-//! either `Ok` or the structured retry error (seed 000, Fix 2).
+//! either `Ok` or the structured retry error a caller can act on.
 
 use crate::error::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
 use crate::limits::{Limits, truncate};

@@ -1,5 +1,5 @@
-//! Finding the JSON in a model's answer: plain JSON, a fenced block, or JSON inside prose
-//! (seed 003, "Graceful JSON Parsing").
+//! Finding the JSON in a model's answer: plain JSON, a fenced block, or JSON inside prose, so
+//! an answer wrapped in explanation still parses.
 
 use crate::error::{ErrorKind, RetryError};
 use crate::limits::{Limits, value_depth_exceeds};

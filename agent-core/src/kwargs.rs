@@ -1,5 +1,4 @@
-//! Tool-call kwargs: reserved keys apart, everything else merged into the context (seed 000,
-//! Fix 1).
+//! Tool-call kwargs: reserved keys apart, everything else merged into the context.
 //!
 //! Parents pass data flat beside `task`; a sub-agent that only read `context` dropped it. Here
 //! every non-reserved key lands in the context, in the parent's order.

@@ -23,27 +23,18 @@ pub mod transcript;
 pub mod upstream;
 pub mod workflow;
 
-pub use agent::{
-    Agent, AgentInput, Checked, CheckedOutput, check_call, check_output, check_output_within,
-};
+// The front door: what a user needs to define and run agents. Everything else is reached
+// through its module (`agent_core::contract::Contract`, `agent_core::ids::ContextId`, ...).
+pub use agent::{Agent, AgentInput, CheckedOutput};
 #[cfg(feature = "derive")]
 pub use agent_macros::{Agent, AgentInput, PromptContributor};
-pub use config::{CancellationToken, Config};
-pub use contract::{Contract, ContractError, ContractKind};
-pub use contributor::{
-    AppliesTo, AssemblyError, ContributorError, ContributorRegistry, PromptContext,
-    PromptContributor, TemplateContributor,
-};
-pub use error::{Error, ErrorKind, PathSegment, RetryDetails, RetryError, Side, Violation};
-pub use ids::{ContextId, ContextIdError, ContextIdGenerator, Timestamp};
-pub use kwargs::{RESERVED_KEYS, ToolCall};
+pub use config::Config;
+pub use error::{Error, RetryError};
 pub use limits::Limits;
-pub use model::{ChatModel, ChatRequest, Message, Role, ScriptedModel, ToolCallRequest};
-pub use prompt::{PromptError, default_user_prompt};
-pub use rerun::{AgentOutput, CallOptions, PreviousAttempt};
-pub use runtime::{Outcome, Runtime, ToolResult};
-pub use tool::{DynAgent, PrepareError, PreparedCall, Tool, ToolDefinition, ToolFormat};
-pub use upstream::{Upstream, UpstreamContext, UpstreamError};
+pub use model::{ChatModel, Message, ScriptedModel};
+pub use runtime::Runtime;
+pub use tool::{DynAgent, Tool};
+pub use workflow::Workflow;
 
 /// Items generated code reaches; not part of the public API.
 #[doc(hidden)]
@@ -74,6 +65,7 @@ pub mod __private {
     }
 
     use crate::contract::{Contract, ContractKind};
+    use crate::kwargs::ToolCall;
 
     /// Compiles a contract whose schema the codegen already parsed and compiled at build time,
     /// with the same validator, so failing here means the build and the runtime disagree.
@@ -94,18 +86,18 @@ pub mod __private {
     }
 
     /// The default user prompt for a typed call.
-    pub fn default_prompt(call: &crate::ToolCall) -> String {
+    pub fn default_prompt(call: &ToolCall) -> String {
         crate::prompt::default_user_prompt(&call.task, call.context_map())
     }
 
     /// The call's task as a template's `task`: no line of it can open a block.
-    pub fn prompt_task(call: &crate::ToolCall) -> String {
+    pub fn prompt_task(call: &ToolCall) -> String {
         crate::markdown::escape_text(&call.task)
     }
 
     /// Maps askama's error to the agent's prompt error.
-    pub fn prompt_error(agent: &str, source: askama::Error) -> crate::PromptError {
-        crate::PromptError {
+    pub fn prompt_error(agent: &str, source: askama::Error) -> crate::prompt::PromptError {
+        crate::prompt::PromptError {
             agent: agent.to_owned(),
             source,
         }

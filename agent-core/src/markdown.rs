@@ -1,4 +1,4 @@
-//! JSON to markdown in the format of seed 001: `- **key**: value` lines, `- [i]:` for compound
+//! JSON to markdown in the plan generator's format: `- **key**: value` lines, `- [i]:` for compound
 //! array items, `*(empty)*` for empty arrays and objects, two spaces per level.
 //!
 //! It is a serde `Serializer`, so any `Serialize` value (a `serde_json::Value` or a typed

@@ -109,6 +109,25 @@ pub enum ModelError {
 }
 
 /// A chat model: messages and tool definitions in, an assistant message out.
+///
+/// Implement it to reach a provider; the runtime and workflows only ever call `complete`.
+///
+/// ```
+/// use agent_core::model::{BoxFuture, ChatRequest, ModelError};
+/// use agent_core::{ChatModel, Message};
+///
+/// /// Answers every request with the same JSON.
+/// struct Constant(&'static str);
+///
+/// impl ChatModel for Constant {
+///     fn complete<'a>(
+///         &'a self,
+///         _request: &'a ChatRequest,
+///     ) -> BoxFuture<'a, Result<Message, ModelError>> {
+///         Box::pin(async move { Ok(Message::assistant(self.0)) })
+///     }
+/// }
+/// ```
 pub trait ChatModel: Send + Sync {
     /// Answers one request.
     fn complete<'a>(
@@ -119,6 +138,23 @@ pub trait ChatModel: Send + Sync {
 
 /// A deterministic model: per agent, a queue of replies given in order. It records every
 /// request it receives so tests can assert on prompts.
+///
+/// ```
+/// use agent_core::model::{ChatRequest, tool_calls};
+/// use agent_core::{ChatModel, Message, ScriptedModel};
+///
+/// let model = ScriptedModel::new()
+///     .script("main", [tool_calls([("run_search_agent", r#"{"task": "Find it"}"#)])])
+///     .script("search_agent", [Message::assistant(r#"{"found": true}"#)]);
+/// let request = ChatRequest { agent: "search_agent".into(), messages: vec![], tools: vec![] };
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let reply = model.complete(&request).await.unwrap();
+/// assert_eq!(reply.content, r#"{"found": true}"#);
+/// // The script for `search_agent` is used up: the next request is an error, not a hang.
+/// assert!(model.complete(&request).await.is_err());
+/// assert_eq!(model.requests_of("search_agent").len(), 2);
+/// # });
+/// ```
 #[derive(Debug, Default)]
 pub struct ScriptedModel {
     scripts: Mutex<BTreeMap<String, VecDeque<Message>>>,

@@ -1,4 +1,4 @@
-//! User prompts: the default template (seed 000, Fix 3) and the `|markdown` filter.
+//! User prompts: the default template and the `|markdown` filter.
 //!
 //! Context goes into the user prompt, where the model reads it as the data of its task, not as
 //! a JSON dump in the system prompt.
@@ -121,7 +121,7 @@ fn fence_for(map: &Map<String, Value>) -> String {
 pub mod filters {
     use askama::Values;
 
-    /// `{{ value|markdown }}`: any `Serialize` value in the seed 001 markdown format.
+    /// `{{ value|markdown }}`: any `Serialize` value in the nested-list markdown format.
     ///
     /// The markdown is written where the template writes (see [`Markdown`]), not returned as a
     /// `String` of its own.

@@ -464,7 +464,7 @@ impl Runtime {
         let user = match options.previous {
             Some(previous) => previous
                 .append_to(&prepared.user_prompt)
-                .map_err(|source| crate::PromptError {
+                .map_err(|source| crate::prompt::PromptError {
                     agent: name.to_owned(),
                     source,
                 })?,
@@ -510,14 +510,14 @@ impl<A: Agent> Agent for ByType<A> {
     type Input = A::Input;
     type Output = A::Output;
 
-    fn output_contract() -> Option<&'static crate::Contract> {
+    fn output_contract() -> Option<&'static crate::contract::Contract> {
         A::output_contract()
     }
 
     fn render_user_prompt(
-        call: &crate::ToolCall,
+        call: &crate::kwargs::ToolCall,
         input: &Self::Input,
-    ) -> Result<String, crate::PromptError> {
+    ) -> Result<String, crate::prompt::PromptError> {
         A::render_user_prompt(call, input)
     }
 }

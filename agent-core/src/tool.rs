@@ -36,11 +36,7 @@ impl ToolDefinition {
     pub fn for_contract(name: &str, description: &str, contract: &Contract) -> Self {
         let schema = contract.schema();
         let required = contract.required_fields();
-        let mut description = description.trim_end().to_owned();
-        if !required.is_empty() {
-            description.push_str("\n\nRequired inputs (pass them as top-level arguments): ");
-            description.push_str(&required.join(", "));
-        }
+        let description = crate::texts::tool_description(description.trim_end(), required);
         let mut properties = Map::new();
         properties.insert(
             "task".into(),
@@ -206,7 +202,8 @@ impl<A: Agent + Send + Sync> DynAgent for A {
 ///
 /// ```
 /// use agent_core::model::BoxFuture;
-/// use agent_core::{Tool, ToolDefinition};
+/// use agent_core::Tool;
+/// use agent_core::tool::ToolDefinition;
 /// use serde_json::{Value, json};
 ///
 /// struct Clock;

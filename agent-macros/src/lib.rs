@@ -7,7 +7,34 @@ use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
 
 /// Typed input and output, a compile-time-checked prompt template and the `Agent` impl from
-/// JSON Schema contracts. See the `agent_core` docs.
+/// JSON Schema contracts.
+///
+/// ```ignore
+/// /// Generates a crawl plan from the sub-agents' collected information
+/// #[derive(agent_core::Agent)]
+/// #[agent(
+///     name = "plan_generator_agent",
+///     input = "../schemas/plan_generator_agent/input.schema.json",
+///     output = "../schemas/plan_generator_agent/output.schema.json",
+///     user_prompt = "agents/plan_generator_user.md",
+/// )]
+/// pub struct PlanGeneratorAgent;
+/// ```
+///
+/// Keys of `#[agent(...)]`, each a string literal, each at most once:
+///
+/// | key | default | meaning |
+/// |---|---|---|
+/// | `input` | required | the input contract's JSON Schema file, relative to the crate's `Cargo.toml` |
+/// | `output` | none: the output is any JSON (`serde_json::Value`) | the output contract's schema file, relative to `Cargo.toml` |
+/// | `name` | the struct's name in snake case (`PlanGeneratorAgent` is `plan_generator_agent`) | the agent's name; its tool is `run_<name>` and its generated module is `mod <name>` |
+/// | `description` | the struct's doc comment | what the agent does, for the tool description and the system prompt |
+/// | `user_prompt` | the default prompt: the task, then `## Context` with the context as fenced JSON | an askama template, found the askama way (`templates/`, or the folders an `askama.toml` names) |
+/// | `crate` | `"::agent_core"` | the path generated code names the runtime by, for crates that re-export it |
+///
+/// The template sees `task` (the call's task, with block-opening lines escaped) and every
+/// top-level field of the input contract by name; a name that is neither is a compile error
+/// with the template's `path:line:col`. Schema files are tracked, so editing one rebuilds.
 #[proc_macro_derive(Agent, attributes(agent))]
 pub fn derive_agent(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
@@ -15,16 +42,55 @@ pub fn derive_agent(input: TokenStream) -> TokenStream {
 }
 
 /// The `AgentInput` impl of a struct that derives `serde::Deserialize` and
-/// `schemars::JsonSchema`: its contract is the schema schemars derives.
+/// `schemars::JsonSchema`: its contract is the schema schemars derives (code first).
+///
+/// ```ignore
+/// #[derive(serde::Deserialize, schemars::JsonSchema, agent_core::AgentInput)]
+/// #[agent(name = "search_agent")]
+/// struct SearchInput {
+///     query: String,
+/// }
+/// ```
+///
+/// Keys of `#[agent(...)]`, each a string literal, each at most once:
+///
+/// | key | default | meaning |
+/// |---|---|---|
+/// | `name` | the struct's name in snake case | the contract's name, in its errors |
+/// | `crate` | `"::agent_core"` | the path generated code names the runtime by |
+///
+/// A field named like a reserved tool-call key (`task`, `context`, `run_identifier`) is a
+/// compile error: no call could provide it.
 #[proc_macro_derive(AgentInput, attributes(agent))]
 pub fn derive_agent_input(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     agent_codegen::derive::derive_agent_input(&input).into()
 }
 
-/// A prompt contributor whose part is an askama template:
-/// `#[contributor(template = "...", name = "...", priority = N, agents = ["..."])]`.
-/// The template sees the struct's fields and `ctx` (the call's `PromptContext`).
+/// A prompt contributor whose part of the system prompt is an askama template.
+///
+/// ```ignore
+/// #[derive(agent_core::PromptContributor)]
+/// #[contributor(template = "contributors/style.md", name = "style", priority = 5,
+///               agents = ["discovery_agent"])]
+/// struct Style {
+///     tone: &'static str,
+/// }
+/// ```
+///
+/// Keys of `#[contributor(...)]`, each at most once:
+///
+/// | key | default | meaning |
+/// |---|---|---|
+/// | `template` | required | the askama template, found the askama way (`templates/`, or an `askama.toml`'s folders) |
+/// | `name` | the struct's name in snake case | the contributor's unique name: it breaks priority ties and names it in errors |
+/// | `priority` | `0` | an integer; lower parts come first in the system prompt |
+/// | `agents` | every agent | a list of agent names the part is for |
+/// | `crate` | `"::agent_core"` | the path generated code names the runtime by |
+///
+/// The template sees the struct's fields and `ctx`, the call's
+/// `agent_core::contributor::PromptContext` (agent, context ID, upstream parts, previous
+/// attempt, metadata).
 #[proc_macro_derive(PromptContributor, attributes(contributor))]
 pub fn derive_prompt_contributor(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);

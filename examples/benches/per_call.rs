@@ -15,7 +15,7 @@
 //! pays the same small counting cost). The ratios of BENCHMARKS.md come from
 //! `agent-contract bench`, which interleaves the floor and the pipeline round by round.
 
-use agent_core::{Agent, AgentInput, Limits, ToolCall};
+use agent_core::{Agent, AgentInput, Limits, kwargs::ToolCall};
 use agent_examples::agents::{PlanGeneratorAgent, plan_generator_agent::PlanGeneratorAgentInput};
 use agent_examples::bench;
 use divan::counter::BytesCount;

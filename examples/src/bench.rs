@@ -10,7 +10,7 @@
 //! text (the parse every call needs), and `serde_json::from_str::<IgnoredAny>` (lexing alone).
 //! Each result is dropped inside the timed call, so freeing is part of every figure.
 
-use agent_core::{DynAgent, Limits, PrepareError};
+use agent_core::{DynAgent, Limits, tool::PrepareError};
 use serde_json::{Value, json};
 use std::hint::black_box;
 use std::time::{Duration, Instant};

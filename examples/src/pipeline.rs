@@ -7,7 +7,7 @@
 
 use crate::agents::{AccessibilityAgent, DiscoveryAgent, PlanGeneratorAgent, SelectorAgent};
 use agent_core::model::tool_calls;
-use agent_core::{DynAgent, Error, Message, Outcome, Runtime, ScriptedModel};
+use agent_core::{DynAgent, Error, Message, Runtime, ScriptedModel, runtime::Outcome};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -102,7 +102,7 @@ pub fn scripted_model() -> ScriptedModel {
     let discovery = json!({"task": "Discover the login form's interactive elements", "target_url": TARGET_URL, "focus": "login form"}).to_string();
     let selectors = json!({"task": "Generate selectors for the login form", "target_url": TARGET_URL, "element_ids": ["email-input", "password-input"]}).to_string();
     let audit = json!({"task": "Audit the login page's accessibility", "target_url": TARGET_URL, "wcag_level": "AA"}).to_string();
-    // The seed's failure: data passed flat, and `collected_information` forgotten.
+    // The classic failure: data passed flat, and `collected_information` forgotten.
     let incomplete = json!({"task": "Generate Crawl Plan", "run_identifier": "12345", "target_url": TARGET_URL, "task_name": TASK_NAME}).to_string();
     let full = full_plan_kwargs();
     ScriptedModel::new()

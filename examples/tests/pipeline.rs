@@ -1,7 +1,7 @@
 //! The main job as a test: the recorded requests show the retry error as the plan generator's
 //! first tool result, and the golden prompt in the plan generator's user message.
 
-use agent_core::{Config, Error, Role, Runtime, ScriptedModel, Side, tool::DynAgent};
+use agent_core::{Config, Error, Runtime, ScriptedModel, error::Side, model::Role, tool::DynAgent};
 use agent_examples::agents::{DiscoveryAgent, PlanGeneratorAgent};
 use agent_examples::pipeline;
 use std::sync::Arc;

@@ -7,7 +7,8 @@
 
 use agent_core::limits::value_depth_exceeds;
 use agent_core::{
-    Agent, Contract, ContractKind, Limits, RetryError, ToolCall, check_call, default_user_prompt,
+    Agent, Limits, RetryError, agent::check_call, contract::Contract, contract::ContractKind,
+    kwargs::ToolCall, prompt::default_user_prompt,
 };
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use serde_json::Value;
@@ -259,7 +260,7 @@ pub fn check_retry(error: &RetryError, limits: &Limits) {
             violation.message
         );
         for segment in &violation.path {
-            if let agent_core::PathSegment::Key(key) = segment {
+            if let agent_core::error::PathSegment::Key(key) = segment {
                 assert!(key.len() <= echo, "path key of {} bytes", key.len());
             }
         }

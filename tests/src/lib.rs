@@ -24,13 +24,13 @@ pub struct PlanGeneratorAgent;
 )]
 pub struct DiscoveryAgent;
 
-/// The plan generator's kwargs fixture (seed 001's collected information, passed flat).
+/// The plan generator's kwargs fixture (three sub-agents' collected information, passed flat).
 pub const KWARGS: &str = include_str!("../fixtures/plan_generator/kwargs.json");
 
 /// The user prompt those kwargs must render, byte for byte.
 pub const GOLDEN: &str = include_str!("../fixtures/plan_generator/expected_user_prompt.md");
 
-/// The keys of a retry error, in order: seed 000's eight, then `errors`.
+/// The keys of a retry error, in order: the eight a caller acts on, then `errors`.
 pub const RETRY_KEYS: [&str; 9] = [
     "success",
     "error",

@@ -1,7 +1,7 @@
 //! Code first: `#[derive(AgentInput)]` on a struct that derives `Deserialize` and
 //! `JsonSchema` gives the same runtime behaviour as a schema file, with schemars' schema.
 
-use agent_core::{AgentInput, RetryError, ToolCall};
+use agent_core::{AgentInput, RetryError, kwargs::ToolCall};
 use serde_json::json;
 
 /// Searches the crawled pages.
@@ -80,7 +80,7 @@ fn same_retry_error_as_a_schema_file_contract() {
         r#"{"task": "x", "query": 3, "limit": 0}"#,
     ] {
         let code_first = from_kwargs(kwargs).unwrap_err().to_json();
-        let schema_file = agent_core::check_call::<SearchAgent>(kwargs, &Default::default());
+        let schema_file = agent_core::agent::check_call::<SearchAgent>(kwargs, &Default::default());
         assert_eq!(code_first, schema_file.unwrap_err().to_json(), "{kwargs}");
     }
 }

@@ -30,7 +30,7 @@ const KWARGS: &str = include_str!("../fixtures/plan_generator/kwargs.json");
 #[test]
 fn plan_generator_input_reads_the_fixture_context() {
     use plan_input::{AgentOutputAgentName, PlanGeneratorAgentInput};
-    let call = agent_core::ToolCall::from_json_str(KWARGS).unwrap();
+    let call = agent_core::kwargs::ToolCall::from_json_str(KWARGS).unwrap();
     let input: PlanGeneratorAgentInput = serde_json::from_value(call.context().clone()).unwrap();
     assert_eq!(input.target_url.as_str(), "https://myapp.com/login");
     assert_eq!(input.task_name.as_str(), "login_form_automation");
@@ -60,7 +60,7 @@ fn plan_generator_input_reads_the_fixture_context() {
 #[test]
 fn plan_generator_input_enforces_min_length_and_enum() {
     use plan_input::PlanGeneratorAgentInput;
-    let mut context = agent_core::ToolCall::from_json_str(KWARGS)
+    let mut context = agent_core::kwargs::ToolCall::from_json_str(KWARGS)
         .unwrap()
         .into_context();
     context["target_url"] = json!("");

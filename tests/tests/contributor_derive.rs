@@ -2,7 +2,7 @@
 //! struct's fields and the call's `PromptContext`.
 
 use agent_core::PromptContributor;
-use agent_core::contributor::{ContributorRegistry, PromptContext};
+use agent_core::contributor::{ContributorRegistry, PromptContext, PromptContributor as _};
 use agent_core::ids::ContextId;
 use agent_core::rerun::PreviousAttempt;
 

@@ -298,7 +298,7 @@ fn the_golden_system_prompt() {
 }
 
 #[test]
-fn the_episodic_memory_text_is_the_seed_text() {
+fn the_episodic_memory_text_is_the_reference_text() {
     let text = episodic_memory()
         .contribute(&PromptContext::new("x", &id()))
         .unwrap()
@@ -420,7 +420,7 @@ fn the_runtime_assembles_sub_agent_and_loop_prompts() {
             &Default::default(),
         )
         .unwrap();
-    let options = agent_core::CallOptions {
+    let options = agent_core::rerun::CallOptions {
         upstream: Some(&upstream),
         ..Default::default()
     };

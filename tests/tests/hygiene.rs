@@ -53,7 +53,8 @@ fn shadowed_prelude_names_still_derive() {
         .prepare(KWARGS, &Default::default())
         .unwrap();
     assert_eq!(prepared.user_prompt, EXPECTED);
-    let call = agent_core::ToolCall::from_json_str(r#"{"task": "x", "query": "rust"}"#).unwrap();
+    let call =
+        agent_core::kwargs::ToolCall::from_json_str(r#"{"task": "x", "query": "rust"}"#).unwrap();
     let search = <shadowing::Search as agent_core::AgentInput>::from_call(&call).unwrap();
     assert_eq!(search.query, "rust");
 }
@@ -65,7 +66,8 @@ fn no_implicit_prelude_still_derives() {
         .prepare(KWARGS, &Default::default())
         .unwrap();
     assert_eq!(prepared.user_prompt, EXPECTED);
-    let call = agent_core::ToolCall::from_json_str(r#"{"task": "x", "query": "rust"}"#).unwrap();
+    let call =
+        agent_core::kwargs::ToolCall::from_json_str(r#"{"task": "x", "query": "rust"}"#).unwrap();
     let search = <no_prelude::Search as agent_core::AgentInput>::from_call(&call).unwrap();
     assert_eq!(search.query, "rust");
 }

@@ -7,7 +7,8 @@
 //! stack without the limits simply would not finish.
 
 use agent_core::{
-    Contract, ContractKind, DynAgent, ErrorKind, Limits, PathSegment, RetryError, ToolCall,
+    DynAgent, Limits, RetryError, contract::Contract, contract::ContractKind, error::ErrorKind,
+    error::PathSegment, kwargs::ToolCall,
 };
 use serde_json::{Value, json};
 

@@ -1,7 +1,7 @@
 //! The plan generator's markdown path by hand (no derive): kwargs in, golden prompt out.
 
 use agent_core::__private::askama::Template;
-use agent_core::ToolCall;
+use agent_core::kwargs::ToolCall;
 use agent_core::prompt::filters;
 use serde::Deserialize;
 use serde_json::{Map, Value};

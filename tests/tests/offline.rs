@@ -1,13 +1,13 @@
 //! Contracts are offline and sandboxed: a remote `$ref`, a `$ref` to a file, or a custom
 //! meta-schema is refused both at build time (`agent_codegen::generate_types`) and at run time
-//! (`agent_core::Contract::new`), and neither ever opens a connection or a file to resolve it.
+//! (`agent_core::contract::Contract::new`), and neither ever opens a connection or a file to resolve it.
 //!
 //! The proofs: an HTTP `$ref` points at a listener on 127.0.0.1 that must have accepted no
 //! connection afterwards; a file `$ref` points at a named pipe, whose opening for reading
 //! would block until a writer came (so a build that read it would never return), and which
 //! has no reader afterwards.
 
-use agent_core::{Contract, ContractError, ContractKind};
+use agent_core::{contract::Contract, contract::ContractError, contract::ContractKind};
 use serde_json::{Value, json};
 use std::net::TcpListener;
 use std::sync::mpsc;

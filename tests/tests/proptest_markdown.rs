@@ -15,7 +15,7 @@
 mod agent_fuzz;
 
 use agent_core::markdown::{to_markdown, to_markdown_line};
-use agent_core::{Limits, ToolCall};
+use agent_core::{Limits, kwargs::ToolCall};
 use agent_fuzz::{Structure, depth, structure, top_level_entries};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -239,7 +239,7 @@ proptest! {
             &outputs,
         );
         // The derive renders the same prompt.
-        let checked = agent_core::check_call::<agent_fuzz::PlanGeneratorAgent>(
+        let checked = agent_core::agent::check_call::<agent_fuzz::PlanGeneratorAgent>(
             &text,
             &Limits::default(),
         )
@@ -262,7 +262,7 @@ proptest! {
         kwargs.insert("task".into(), json!("Do it"));
         kwargs.insert("context".into(), context);
         let call = ToolCall::from_value(Value::Object(kwargs), &Limits::default()).unwrap();
-        let prompt = agent_core::default_user_prompt(&call.task, call.context_map());
+        let prompt = agent_core::prompt::default_user_prompt(&call.task, call.context_map());
         agent_fuzz::check_default_prompt(&call, &prompt);
     }
 }

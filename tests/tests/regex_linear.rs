@@ -4,7 +4,9 @@
 //! crate). A backtracking engine would take about 2^100,000 steps here: that these tests
 //! finish at all is the point. No timing assertions.
 
-use agent_core::{Contract, ContractKind, DynAgent, Limits, PathSegment};
+use agent_core::{
+    DynAgent, Limits, contract::Contract, contract::ContractKind, error::PathSegment,
+};
 use serde_json::{Value, json};
 
 /// Takes a word made of `a`s.

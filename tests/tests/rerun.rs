@@ -4,7 +4,9 @@
 use agent_core::ids::{ContextId, ContextIdGenerator};
 use agent_core::rerun::{PreviousAttempt, describe_retry_error};
 use agent_core::transcript::Event;
-use agent_core::{Config, DynAgent, Error, Message, Role, Runtime, ScriptedModel, Side};
+use agent_core::{
+    Config, DynAgent, Error, Message, Runtime, ScriptedModel, error::Side, model::Role,
+};
 use agent_tests::{DiscoveryAgent, GOLDEN, KWARGS, PlanGeneratorAgent, block_on};
 use std::sync::Arc;
 
@@ -349,7 +351,8 @@ fn retry_errors_are_described_with_every_violation() {
         text.lines().filter(|l| l.starts_with("- at `/")).count(),
         error.errors.len()
     );
-    let single = agent_core::RetryError::call(agent_core::ErrorKind::NotJson, "bad", "fix it");
+    let single =
+        agent_core::RetryError::call(agent_core::error::ErrorKind::NotJson, "bad", "fix it");
     assert_eq!(
         describe_retry_error(&single),
         "Tool call arguments are not valid JSON: bad"

@@ -1,7 +1,10 @@
 //! Input and output contracts of the plan generator: the retry error, exactly (spec items 2
 //! and 7).
 
-use agent_core::{Contract, ContractKind, ErrorKind, PathSegment, RetryError, ToolCall};
+use agent_core::{
+    RetryError, contract::Contract, contract::ContractKind, error::ErrorKind, error::PathSegment,
+    kwargs::ToolCall,
+};
 use agent_tests::RETRY_KEYS;
 use serde_json::{Value, json};
 

@@ -1,4 +1,4 @@
-//! JSON to markdown in the seed 001 format, and values that try to forge the prompt's
+//! JSON to markdown in the nested-list format, and values that try to forge the prompt's
 //! structure, checked with a CommonMark parser (spec item 5).
 
 use agent_core::markdown::{to_markdown, write_markdown};

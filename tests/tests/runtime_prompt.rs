@@ -3,7 +3,7 @@
 
 use agent_core::__private::askama::Template;
 use agent_core::prompt::{DefaultUserPrompt, filters};
-use agent_core::{ToolCall, default_user_prompt};
+use agent_core::{kwargs::ToolCall, prompt::default_user_prompt};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 

@@ -6,8 +6,8 @@ use agent_core::ids::{ContextId, ContextIdGenerator};
 use agent_core::model::{BoxFuture, ModelError, tool_calls};
 use agent_core::upstream::UpstreamContext;
 use agent_core::{
-    Agent, ChatModel, ChatRequest, DynAgent, Message, PathSegment, Role, Runtime, ScriptedModel,
-    check_output,
+    Agent, ChatModel, DynAgent, Message, Runtime, ScriptedModel, agent::check_output,
+    error::PathSegment, model::ChatRequest, model::Role,
 };
 use agent_tests::block_on;
 use serde_json::{Value, json};

@@ -76,7 +76,7 @@ fn model(analysis: Vec<Message>) -> ScriptedModel {
         )
 }
 
-fn context_of(request: &agent_core::ChatRequest) -> Value {
+fn context_of(request: &agent_core::model::ChatRequest) -> Value {
     let routed = &request
         .messages
         .iter()
@@ -258,7 +258,9 @@ async fn context_that_breaks_an_input_contract_stops_before_the_agent_runs() {
     assert_eq!(agent, "analysis_agent");
     assert_eq!(
         error.path,
-        [agent_core::PathSegment::Key("database_agent_output".into())]
+        [agent_core::error::PathSegment::Key(
+            "database_agent_output".into()
+        )]
     );
     assert!(model.requests_of("analysis_agent").is_empty());
 }

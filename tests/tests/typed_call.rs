@@ -6,8 +6,8 @@
 use agent_core::model::{BoxFuture, ModelError, tool_calls};
 use agent_core::workflow::{Workflow, WorkflowOutcome};
 use agent_core::{
-    CancellationToken, ChatModel, ChatRequest, Config, DynAgent, Error, Limits, Message, Runtime,
-    ScriptedModel, Side,
+    ChatModel, Config, DynAgent, Error, Limits, Message, Runtime, ScriptedModel,
+    config::CancellationToken, error::Side, model::ChatRequest,
 };
 use agent_tests::{DiscoveryAgent, GOLDEN, KWARGS, PlanGeneratorAgent};
 use serde_json::Value;

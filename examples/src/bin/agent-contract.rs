@@ -4,7 +4,7 @@
 //! contract (the retry error JSON is on stdout).
 
 use agent_core::extract::extract_json;
-use agent_core::{DynAgent, Limits, PrepareError, ToolFormat};
+use agent_core::{DynAgent, Limits, tool::PrepareError, tool::ToolFormat};
 use agent_examples::{agents, bench};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Read as _;
