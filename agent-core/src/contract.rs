@@ -73,6 +73,10 @@ impl Contract {
         schema: Value,
     ) -> Result<Self, ContractError> {
         let name = name.into();
+        crate::schema_check::check_schema(&schema).map_err(|e| ContractError::Schema {
+            name: name.clone(),
+            message: e.to_string(),
+        })?;
         let validator = validator_options()
             .build(&schema)
             .map_err(|e| ContractError::Schema {
@@ -102,6 +106,7 @@ impl Contract {
             name: name.clone(),
             message: e.to_string(),
         };
+        crate::schema_check::check_schema(&schema).map_err(|e| error(&e))?;
         let registry = jsonschema::Registry::new()
             .retriever(NoFetch)
             .extend(documents)
@@ -184,12 +189,23 @@ impl Contract {
         if self.validator.is_valid(instance) {
             return Ok(());
         }
-        let violations: Vec<Violation> = self
-            .validator
-            .iter_errors(instance)
-            .take(limits.max_errors)
-            .map(|e| self.violation(&e, limits))
-            .collect();
+        // The validator gathers every error before handing out the first, which on a large
+        // instance (a million failing items) costs far more than the call: past a bound, the
+        // report holds the first error only, found by a pass that stops there.
+        let violations: Vec<Violation> = if at_most_values(instance, FULL_REPORT_VALUES) {
+            self.validator
+                .iter_errors(instance)
+                .take(limits.max_errors)
+                .map(|e| self.violation(&e, limits))
+                .collect()
+        } else {
+            self.validator
+                .validate(instance)
+                .err()
+                .map(|e| self.violation(&e, limits))
+                .into_iter()
+                .collect()
+        };
         Err(self.retry_error(instance, violations, limits))
     }
 
@@ -333,6 +349,28 @@ impl Contract {
             .and_then(Value::as_str)
             .map(str::to_owned)
     }
+}
+
+/// Instances of at most this many values get every error (up to `max_errors`) in their retry
+/// error; larger ones get the first.
+const FULL_REPORT_VALUES: usize = 10_000;
+
+/// Whether `value` holds at most `max` values; stops counting past it.
+fn at_most_values(value: &Value, max: usize) -> bool {
+    let mut stack = vec![value];
+    let mut count = 0usize;
+    while let Some(v) = stack.pop() {
+        count += 1;
+        if count > max {
+            return false;
+        }
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    true
 }
 
 /// The one validator configuration of the project: offline, linear-time patterns.

@@ -57,6 +57,23 @@ pub enum ErrorKind {
     /// An answer that holds no JSON object at all.
     #[error("Output contains no JSON object")]
     OutputNotJson,
+    /// More JSON values than the limit.
+    #[error("Input holds more than {limit} JSON values")]
+    TooManyValues {
+        /// The configured limit.
+        limit: usize,
+    },
+    /// A number no `f64` holds (`1e400`).
+    #[error("Number out of range")]
+    NumberOutOfRange,
+    /// The rendered prompt is larger than the limit.
+    #[error("The rendered prompt of {size} bytes exceeds the limit of {limit} bytes")]
+    PromptTooLarge {
+        /// Bytes rendered.
+        size: usize,
+        /// The configured limit.
+        limit: usize,
+    },
     /// A handoff validator refused a producer's output for its consumer.
     #[error("Handoff validation failed")]
     Handoff,

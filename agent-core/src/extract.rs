@@ -2,7 +2,7 @@
 //! an answer wrapped in explanation still parses.
 
 use crate::error::{ErrorKind, RetryError};
-use crate::limits::{Limits, value_depth_exceeds};
+use crate::limits::{Limits, check_shape};
 use serde::Deserialize as _;
 use serde_json::Value;
 
@@ -29,8 +29,11 @@ pub fn extract_json(answer: &str, limits: &Limits) -> Result<Value, RetryError> 
         ));
     }
     let value = match find(answer) {
-        Found::Object(value) if !value_depth_exceeds(&value, limits.max_depth) => value,
-        Found::Object(_) | Found::TooDeep => return Err(too_deep(limits)),
+        Found::Object(value) => {
+            check_shape(&value, limits, 0)?;
+            value
+        }
+        Found::TooDeep => return Err(too_deep(limits)),
         Found::Nothing => {
             return Err(RetryError::call(
                 ErrorKind::OutputNotJson,

@@ -4,7 +4,7 @@
 //! every non-reserved key lands in the context, in the parent's order.
 
 use crate::error::{ErrorKind, RetryError};
-use crate::limits::{Limits, text_depth, value_depth_exceeds};
+use crate::limits::{Limits, check_shape, text_depth, too_deep};
 use serde_json::{Map, Value};
 
 /// Keys of a tool call that are about the call, not data for the agent.
@@ -53,9 +53,7 @@ impl ToolCall {
 
     /// Splits an already parsed kwargs value; its depth is checked iteratively first.
     pub fn from_value(value: Value, limits: &Limits) -> Result<Self, RetryError> {
-        if value_depth_exceeds(&value, limits.max_depth) {
-            return Err(too_deep(limits));
-        }
+        check_shape(&value, limits, 0)?;
         Self::from_checked_value(value, limits)
     }
 
@@ -274,23 +272,15 @@ fn parse_within(text: &str, limits: &Limits, outer_depth: usize) -> Result<Value
     }
     let room = limits.max_depth.checked_sub(outer_depth);
     match serde_json::from_str::<Value>(text) {
-        Ok(value) => match room {
-            Some(room) if !value_depth_exceeds(&value, room) => Ok(value),
-            _ => Err(Unparsed::Limit(too_deep(limits))),
+        Ok(value) => match check_shape(&value, limits, outer_depth) {
+            Ok(()) => Ok(value),
+            Err(e) => Err(Unparsed::Limit(e)),
         },
         Err(_) if room.is_none_or(|room| text_depth(text) > room) => {
             Err(Unparsed::Limit(too_deep(limits)))
         }
         Err(e) => Err(Unparsed::NotJson(e)),
     }
-}
-
-fn too_deep(limits: &Limits) -> RetryError {
-    let kind = ErrorKind::TooDeep {
-        limit: limits.max_depth,
-    };
-    let message = kind.to_string();
-    RetryError::call(kind, message, "Flatten the data: nest it less deeply")
 }
 
 /// "an array", "a number", ...: for messages that must not echo the value itself.

@@ -17,6 +17,7 @@ pub mod model;
 pub mod prompt;
 pub mod rerun;
 pub mod runtime;
+pub mod schema_check;
 mod texts;
 pub mod tool;
 pub mod transcript;

@@ -186,7 +186,7 @@ impl Runtime {
         let span = tracing::info_span!("agent_call", context_id = %id, agent = A::NAME);
         async {
             let checked = check_call::<A>(kwargs, &self.config.limits).map_err(|error| {
-                self.reject("user", A::NAME, error.clone(), &id);
+                self.reject("user", &format!("run_{}", A::NAME), error.clone(), &id);
                 Error::Retry {
                     agent: A::NAME.to_owned(),
                     context_id: Some(id.clone()),
@@ -194,6 +194,12 @@ impl Runtime {
                 }
             })?;
             let user_prompt = A::render_user_prompt(&checked.call, &checked.input)?;
+            let user_prompt = crate::limits::bounded_prompt(user_prompt, &self.config.limits)
+                .map_err(|error| Error::Retry {
+                    agent: A::NAME.to_owned(),
+                    context_id: Some(id.clone()),
+                    error,
+                })?;
             let prepared = PreparedCall {
                 call: checked.call,
                 user_prompt,

@@ -170,6 +170,7 @@ impl<A: Agent + Send + Sync> DynAgent for A {
     fn prepare(&self, kwargs: &str, limits: &Limits) -> Result<PreparedCall, PrepareError> {
         let checked = check_call::<A>(kwargs, limits)?;
         let user_prompt = A::render_user_prompt(&checked.call, &checked.input)?;
+        let user_prompt = crate::limits::bounded_prompt(user_prompt, limits)?;
         Ok(PreparedCall {
             call: checked.call,
             user_prompt,
@@ -185,6 +186,7 @@ impl<A: Agent + Send + Sync> DynAgent for A {
     ) -> Result<PreparedCall, PrepareError> {
         let input = A::Input::from_call_within(&call, limits)?;
         let user_prompt = A::render_user_prompt(&call, &input)?;
+        let user_prompt = crate::limits::bounded_prompt(user_prompt, limits)?;
         Ok(PreparedCall { call, user_prompt })
     }
     fn check_output_within(

@@ -171,9 +171,9 @@ fn input_bytes_limit() {
 }
 
 #[test]
-fn the_default_size_limit_is_sixteen_mebibytes() {
+fn the_default_size_limit_is_four_mebibytes() {
     let limits = Limits::default();
-    assert_eq!(limits.max_bytes, 16 * 1024 * 1024);
+    assert_eq!(limits.max_bytes, 4 * 1024 * 1024);
     let over = format!(r#"{{"task": "{}"}}"#, "x".repeat(limits.max_bytes));
     let error = plan_generator().validate(&over, &limits).unwrap_err();
     assert_eq!(
@@ -190,26 +190,24 @@ fn the_default_size_limit_is_sixteen_mebibytes() {
 
 // ---- number of errors -----------------------------------------------------------------------
 
-/// 100,000 invalid items of about 50 bytes: a 5 MB array.
-fn five_megabytes_of_invalid_items() -> String {
+/// `n` invalid items of about 50 bytes each.
+fn invalid_items(n: usize) -> String {
     let item = "this item should have been an integer, it is not";
-    let items: Vec<&str> = vec![item; 100_000];
-    let kwargs = json!({"task": "t", "items": items}).to_string();
-    assert!(kwargs.len() > 5_000_000, "{} bytes", kwargs.len());
-    kwargs
+    let items: Vec<&str> = vec![item; n];
+    json!({"task": "t", "items": items}).to_string()
+}
+
+fn integer_items() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"type": "integer"}}}
+    })
 }
 
 #[test]
-fn a_five_megabyte_array_of_invalid_items_reports_exactly_max_errors() {
-    let schema = json!({
-        "type": "object",
-        "properties": {"items": {"type": "array", "items": {"type": "integer"}}}
-    });
-    let kwargs = five_megabytes_of_invalid_items();
-    let call = ToolCall::from_json_str(&kwargs).unwrap();
-    // The contract validates with `is_valid` first, then takes `max_errors` errors from the
-    // lazy error iterator: the other 99,980 are never built.
-    let error = contract(schema.clone()).check(call.context()).unwrap_err();
+fn a_small_array_of_invalid_items_reports_exactly_max_errors() {
+    let call = ToolCall::from_json_str(&invalid_items(5_000)).unwrap();
+    let error = contract(integer_items()).check(call.context()).unwrap_err();
     assert_eq!(error.errors.len(), Limits::default().max_errors);
     assert_eq!(error.errors.len(), 20);
     for (i, violation) in error.errors.iter().enumerate() {
@@ -225,11 +223,27 @@ fn a_five_megabyte_array_of_invalid_items_reports_exactly_max_errors() {
         max_errors: 3,
         ..Limits::default()
     };
-    let error = contract(schema)
+    let error = contract(integer_items())
         .with_limits(limits)
         .check(call.context())
         .unwrap_err();
     assert_eq!(error.errors.len(), 3);
+}
+
+#[test]
+fn a_three_megabyte_array_of_invalid_items_reports_its_first_error_only() {
+    // 60,000 failing items: the validator would gather 60,000 errors before handing out one,
+    // so past 10,000 values the report is the first error, found by a pass that stops there.
+    let kwargs = invalid_items(60_000);
+    assert!(kwargs.len() > 3_000_000, "{} bytes", kwargs.len());
+    let call = ToolCall::from_json_str(&kwargs).unwrap();
+    let error = contract(integer_items()).check(call.context()).unwrap_err();
+    assert_eq!(error.errors.len(), 1);
+    assert_eq!(
+        error.path,
+        [PathSegment::Key("items".into()), PathSegment::Index(0)]
+    );
+    assert_eq!(error.hint, "Please fix the invalid fields: items");
 }
 
 #[test]

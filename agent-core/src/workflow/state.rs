@@ -86,6 +86,63 @@ impl WorkflowState {
 }
 
 impl Workflow {
+    /// Every upstream part was produced by a member of this workflow, in a call of this run
+    /// and of that agent, and still passes the member's output contract (a stored output may
+    /// have been edited since it was checked); the current call is the current agent's.
+    fn check_calls(&self, state: &WorkflowState) -> Result<(), String> {
+        let cut = |s: &str| crate::limits::truncate(s, 100).into_owned();
+        let of_run = |id: &ContextId, agent: &str, what: &str| {
+            let issued = state.issued.get(agent).copied().unwrap_or(0);
+            if id.run_id() != state.run_id || id.agent_type() != agent || id.sequence() > issued {
+                return Err(format!(
+                    "{what} has context id `{}`, which is not a call of `{}` in this run",
+                    cut(&id.to_string()),
+                    cut(agent)
+                ));
+            }
+            Ok(())
+        };
+        for part in &state.upstream {
+            let Some(member) = self.members.get(&part.producer) else {
+                return Err(format!(
+                    "the state's upstream part from `{}` names no agent of this workflow",
+                    cut(&part.producer)
+                ));
+            };
+            of_run(&part.context_id, &part.producer, "an upstream part")?;
+            if let Err(error) = member
+                .agent
+                .check_output_within(&part.value, &self.config.limits)
+            {
+                return Err(format!(
+                    "the stored output of `{}` no longer passes its output contract: {error}",
+                    part.producer
+                ));
+            }
+        }
+        match (&state.current_call, &state.current) {
+            (Some(id), Some(step)) => of_run(id, &step.agent, "the current call"),
+            (Some(_), None) => Err("the state has a current call but no current step".into()),
+            (None, _) => Ok(()),
+        }
+    }
+
+    /// The conversation holds no system message: system prompts are assembled per request,
+    /// so one stored in the state could only be an injection every later agent would obey.
+    fn check_conversation(&self, state: &WorkflowState) -> Result<(), String> {
+        match state
+            .conversation
+            .iter()
+            .position(|m| m.role == crate::model::Role::System)
+        {
+            Some(at) => Err(format!(
+                "the state's conversation holds a system message (message {})",
+                at + 1
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// Parses a resume state from untrusted JSON text: size and depth are checked before
     /// parsing, and the state must belong to this workflow and name known agents.
     pub fn parse_state(&self, text: &str) -> Result<WorkflowState, Error> {
@@ -150,6 +207,23 @@ impl Workflow {
         }
         if state.step_index.is_some_and(|i| i >= self.steps.len()) {
             return Err("the state's step index is past the declared steps".into());
+        }
+        if state.hops > self.config.max_hops {
+            return Err(format!(
+                "the state's hop count ({}) is past the bound of {}",
+                state.hops, self.config.max_hops
+            ));
+        }
+        self.check_calls(state)?;
+        self.check_conversation(state)?;
+        if let (Some(pending), Some(step)) = (&state.pending, &state.current)
+            && pending.requesting_agent != step.agent
+        {
+            return Err(format!(
+                "the state's question is from `{}`, but the current agent is `{}`",
+                cut(&pending.requesting_agent),
+                step.agent
+            ));
         }
         match (&state.pending, state.phase) {
             (Some(_), Phase::Answering) | (None, Phase::Routing) => Ok(()),
