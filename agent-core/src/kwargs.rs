@@ -4,7 +4,9 @@
 //! every non-reserved key lands in the context, in the parent's order.
 
 use crate::error::{ErrorKind, RetryError};
-use crate::limits::{Limits, check_shape, text_depth, too_deep};
+use crate::limits::{
+    Exceeded, Limits, check_shape, text_depth, text_exceeds, too_deep, too_many_values,
+};
 use serde_json::{Map, Value};
 
 /// Keys of a tool call that are about the call, not data for the agent.
@@ -271,6 +273,15 @@ fn parse_within(text: &str, limits: &Limits, outer_depth: usize) -> Result<Value
         )));
     }
     let room = limits.max_depth.checked_sub(outer_depth);
+    // A value takes at least two bytes (`0,`), so only a text this long can hold more values
+    // than the limit: scan it before building a tree that costs far more than the text.
+    if text.len() / 2 >= limits.max_values {
+        match text_exceeds(text, limits.max_values, room.unwrap_or(0)) {
+            Some(Exceeded::Values) => return Err(Unparsed::Limit(too_many_values(limits))),
+            Some(Exceeded::Depth) => return Err(Unparsed::Limit(too_deep(limits))),
+            None => {}
+        }
+    }
     match serde_json::from_str::<Value>(text) {
         Ok(value) => match check_shape(&value, limits, outer_depth) {
             Ok(()) => Ok(value),

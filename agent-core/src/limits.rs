@@ -72,6 +72,68 @@ pub fn text_depth(text: &str) -> usize {
     max
 }
 
+/// Whether JSON text would hold more than `max_values` values or nest deeper than
+/// `max_depth`, found by a byte scan that builds nothing, so a call that would cost far more
+/// as a parsed tree than as text is refused before it is parsed. Invalid JSON gets an answer
+/// too; the parser reports its own error afterwards.
+///
+/// A value is the root, each object member's value (one per `:`), and each array element.
+pub fn text_exceeds(text: &str, max_values: usize, max_depth: usize) -> Option<Exceeded> {
+    let mut values = 1usize;
+    // One bit per open container: is it an array?
+    let mut arrays: Vec<bool> = Vec::new();
+    let (mut in_string, mut escaped, mut element_next) = (false, false, false);
+    for &b in text.as_bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if b.is_ascii_whitespace() {
+            continue;
+        }
+        if element_next {
+            element_next = false;
+            if b != b']' {
+                values += 1;
+            }
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                arrays.push(b == b'[');
+                element_next = b == b'[';
+                if arrays.len() > max_depth {
+                    return Some(Exceeded::Depth);
+                }
+            }
+            b']' | b'}' => {
+                arrays.pop();
+            }
+            b',' => element_next = arrays.last() == Some(&true),
+            b':' => values += 1,
+            _ => {}
+        }
+        if values > max_values {
+            return Some(Exceeded::Values);
+        }
+    }
+    None
+}
+
+/// Which bound [`text_exceeds`] found broken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exceeded {
+    /// More values than allowed.
+    Values,
+    /// Deeper nesting than allowed.
+    Depth,
+}
+
 /// Nesting depth of an already parsed value, walked with an explicit stack.
 ///
 /// Stops early once `limit` is exceeded, so the cost is bounded by the part of the value that
@@ -150,7 +212,7 @@ pub(crate) fn too_deep(limits: &Limits) -> RetryError {
     RetryError::call(kind, message, "Flatten the data: nest it less deeply")
 }
 
-fn too_many_values(limits: &Limits) -> RetryError {
+pub(crate) fn too_many_values(limits: &Limits) -> RetryError {
     let kind = ErrorKind::TooManyValues {
         limit: limits.max_values,
     };
@@ -232,6 +294,48 @@ mod tests {
     fn deep_text_is_measured_without_recursion() {
         let text = "[".repeat(100_000) + &"]".repeat(100_000);
         assert_eq!(text_depth(&text), 100_000);
+    }
+
+    #[test]
+    fn values_and_depth_of_text() {
+        let count = |text: &str, max: usize| text_exceeds(text, max, 64);
+        // The root; the values of a, b, c, d and e; 1 and 2; the object in c.
+        let text = r#"{"a": 1, "b": [1, 2], "c": [{"d": "x:,["}], "e": []}"#;
+        assert_eq!(count(text, 9), None);
+        assert_eq!(count(text, 8), Some(Exceeded::Values));
+        assert_eq!(count("[]", 1), None);
+        assert_eq!(count("[[], []]", 2), Some(Exceeded::Values));
+        assert_eq!(text_exceeds("[[[1]]]", 100, 2), Some(Exceeded::Depth));
+        assert_eq!(text_exceeds("[[[1]]]", 100, 3), None);
+    }
+
+    /// The text scan and the parsed value agree on the count, on every fixture and schema of
+    /// the project's tests.
+    #[test]
+    fn the_text_count_is_the_parsed_count() {
+        fn parsed(v: &Value) -> usize {
+            1 + match v {
+                Value::Array(a) => a.iter().map(parsed).sum(),
+                Value::Object(o) => o.values().map(parsed).sum(),
+                _ => 0,
+            }
+        }
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../schemas");
+        let mut texts = vec![r#"{"a": "\\\"[", "b": [[], {}, [1, {"c": null}]]}"#.to_owned()];
+        for dir in std::fs::read_dir(root).unwrap() {
+            for file in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+                texts.push(std::fs::read_to_string(file.unwrap().path()).unwrap());
+            }
+        }
+        for text in texts {
+            let n = parsed(&serde_json::from_str(&text).unwrap());
+            assert_eq!(text_exceeds(&text, n, 64), None, "{text}");
+            assert_eq!(
+                text_exceeds(&text, n - 1, 64),
+                Some(Exceeded::Values),
+                "{text}"
+            );
+        }
     }
 
     #[test]
