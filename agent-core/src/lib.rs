@@ -32,7 +32,10 @@ pub use error::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
 pub use ids::{ContextId, ContextIdError, ContextIdGenerator, Timestamp};
 pub use kwargs::{RESERVED_KEYS, ToolCall};
 pub use limits::Limits;
-pub use model::{ChatModel, ChatRequest, Message, Role, ScriptedModel, ToolCallRequest};
+pub use model::{
+    ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelOptions, OutputSchema, Role,
+    ScriptedModel, ToolCallRequest, ToolChoice, Usage,
+};
 pub use prompt::{PromptError, default_user_prompt};
 pub use rerun::{AgentOutput, CallOptions, PreviousAttempt};
 pub use runtime::{Outcome, RunConfig, RunError, Runtime, ToolResult};

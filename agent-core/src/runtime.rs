@@ -219,12 +219,8 @@ impl Runtime {
         let definitions: Vec<_> = tools.iter().map(|t| t.tool_definition()).collect();
         let mut failures: BTreeMap<String, usize> = BTreeMap::new();
         for _ in 0..self.config.max_turns {
-            let request = ChatRequest {
-                agent: agent.to_owned(),
-                messages: messages.clone(),
-                tools: definitions.clone(),
-            };
-            let reply = self.model.complete(&request).await?;
+            let request = ChatRequest::new(agent, messages.clone(), definitions.clone());
+            let reply = self.model.complete(&request).await?.message;
             self.transcript.push(Event::Message {
                 agent: agent.into(),
                 message: reply.clone(),
@@ -451,12 +447,8 @@ impl Runtime {
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let request = ChatRequest {
-                agent: name.to_owned(),
-                messages: messages.clone(),
-                tools: Vec::new(),
-            };
-            let reply = self.model.complete(&request).await?;
+            let request = ChatRequest::new(name, messages.clone(), Vec::new());
+            let reply = self.model.complete(&request).await?.message;
             self.transcript.push(Event::Message {
                 agent: name.into(),
                 message: reply.clone(),

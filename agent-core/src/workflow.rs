@@ -662,16 +662,13 @@ impl Runner<'_> {
         loop {
             let mut messages = vec![Message::system(system.clone())];
             messages.extend(state.conversation.iter().cloned());
-            let request = ChatRequest {
-                agent: name.to_owned(),
-                messages,
-                tools: tools.clone(),
-            };
+            let request = ChatRequest::new(name, messages, tools.clone());
             let reply = self
                 .model
                 .complete(&request)
                 .instrument(span.clone())
-                .await?;
+                .await?
+                .message;
             self.record(name, &reply);
             state.conversation.push(reply.clone());
             let checked = if reply.tool_calls.is_empty() {
@@ -880,12 +877,8 @@ impl Runner<'_> {
         let instruction = Message::user(instruction.clone());
         self.record("synthesis", &instruction);
         messages.push(instruction.clone());
-        let request = ChatRequest {
-            agent: "synthesis".into(),
-            messages,
-            tools: Vec::new(),
-        };
-        let reply = self.model.complete(&request).await?;
+        let request = ChatRequest::new("synthesis", messages, Vec::new());
+        let reply = self.model.complete(&request).await?.message;
         self.record("synthesis", &reply);
         state.conversation.push(instruction);
         state.conversation.push(reply.clone());
