@@ -276,7 +276,7 @@ mod tests {
             None,
             "attempts"
         );
-        let late = Duration::from_secs(119);
+        let late = Duration::from_millis(119_600);
         assert_eq!(policy.delay(0, &busy, None, late), None, "total time");
         let long = Some(Duration::from_secs(31));
         assert_eq!(
