@@ -193,6 +193,26 @@ pub struct OutputSchema {
     pub schema: serde_json::Value,
 }
 
+impl OutputSchema {
+    /// The schema of an output contract, named after it with the characters OpenAI refuses
+    /// replaced by `_` (at most 64).
+    pub fn from_contract(contract: &crate::contract::Contract) -> Self {
+        let name: String = contract
+            .name()
+            .chars()
+            .map(|c| match c {
+                'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '-' => c,
+                _ => '_',
+            })
+            .take(64)
+            .collect();
+        Self {
+            name,
+            schema: contract.schema().clone(),
+        }
+    }
+}
+
 /// A model's answer to one request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatResponse {
@@ -528,6 +548,22 @@ mod tests {
         assert_eq!(merged.max_tokens, Some(100));
         assert_eq!(merged.extra["seed"], 1);
         assert_eq!(merged.extra["top_p"], 1);
+    }
+
+    #[test]
+    fn an_output_schema_is_named_after_its_contract() {
+        let schema = serde_json::json!({"type": "object"});
+        let contract = crate::contract::Contract::new(
+            "plan generator.v2",
+            crate::contract::ContractKind::Output,
+            schema.clone(),
+        );
+        let output = contract.map(|c| OutputSchema::from_contract(&c)).ok();
+        let expected = OutputSchema {
+            name: "plan_generator_v2".into(),
+            schema,
+        };
+        assert_eq!(output, Some(expected));
     }
 
     #[test]

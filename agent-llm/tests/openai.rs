@@ -360,3 +360,30 @@ fn keys_stay_out_of_debug() {
     assert!(!text.contains(KEY), "{text}");
     assert!(text.contains("ApiKey(****)"), "{text}");
 }
+
+#[tokio::test]
+async fn a_refused_connection_is_retried_then_reported() {
+    // A port that was just free: nothing listens on it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let clock = Arc::new(ManualClock::new());
+    let model = agent_llm::OpenAiModel::builder("gpt-test")
+        .base_url(format!("http://127.0.0.1:{port}/v1"))
+        .clock(clock.clone())
+        .retry(RetryPolicy {
+            max_attempts: 3,
+            ..exact_retries()
+        })
+        .build()
+        .expect("a model");
+    let error = model.complete(&request()).await.expect_err("an error");
+    assert!(matches!(error, ModelError::Transport(_)), "{error:?}");
+    assert!(error.is_retryable());
+    assert!(
+        !error.to_string().contains(&port.to_string()),
+        "no URL in errors: {error}"
+    );
+    assert_eq!(clock.sleeps().len(), 2);
+}
