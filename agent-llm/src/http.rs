@@ -168,12 +168,9 @@ impl Http {
             .map_err(|e| (transport_error(e), None))?;
         let status = response.status();
         let hint = retry_after(response.headers(), self.settings.clock.now());
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| (transport_error(e), None))?;
+        let bytes = read_body(response).await.map_err(|e| (e, None))?;
         if status.is_success() {
-            return Ok(bytes.to_vec());
+            return Ok(bytes);
         }
         let text = String::from_utf8_lossy(&bytes);
         let text = match &self.settings.api_key {
@@ -194,6 +191,24 @@ impl Http {
         value.set_sensitive(true);
         Ok(value)
     }
+}
+
+/// Most bytes of a response body read: a server that sends more is not answering a chat
+/// request.
+pub(crate) const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+
+/// The body, read chunk by chunk up to [`MAX_BODY_BYTES`].
+async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, ModelError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
+        if body.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(ModelError::Malformed(format!(
+                "the response body is larger than {MAX_BODY_BYTES} bytes"
+            )));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// A reqwest failure as a model error; the URL is left out (a base URL may carry

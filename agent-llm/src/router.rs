@@ -98,3 +98,70 @@ impl ChatModel for Router {
         Box::pin(async move { route.model.complete(&request).await })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_core::{Message, ScriptedModel, ToolChoice};
+
+    fn ask(agent: &str, options: ModelOptions) -> ChatRequest {
+        ChatRequest {
+            options,
+            ..ChatRequest::new(agent, vec![Message::user("hi")], Vec::new())
+        }
+    }
+
+    #[tokio::test]
+    async fn each_agent_gets_its_model_and_options() {
+        let reply = |agent: &str| (agent.to_owned(), [Message::assistant("ok")]);
+        let default = Arc::new(ScriptedModel::new().script(&reply("a").0, reply("a").1));
+        let routed = Arc::new(
+            ScriptedModel::new()
+                .script(&reply("b").0, reply("b").1)
+                .script(&reply("c").0, reply("c").1),
+        );
+        let cold = ModelOptions {
+            temperature: Some(0.0),
+            ..ModelOptions::default()
+        };
+        let router = Router::new(default.clone())
+            .route_with("b", routed.clone(), cold.clone())
+            .route("c", routed.clone());
+        let asked = ModelOptions {
+            temperature: Some(1.0),
+            tool_choice: Some(ToolChoice::Auto),
+            ..ModelOptions::default()
+        };
+        for agent in ["a", "b", "c"] {
+            let response = router.complete(&ask(agent, asked.clone())).await;
+            assert_eq!(
+                response.map(|r| r.message.content).ok().as_deref(),
+                Some("ok")
+            );
+        }
+        assert_eq!(default.requests_of("a")[0].options, asked);
+        let b = &routed.requests_of("b")[0].options;
+        assert_eq!(
+            (b.temperature, &b.tool_choice),
+            (Some(0.0), &Some(ToolChoice::Auto))
+        );
+        assert_eq!(routed.requests_of("c")[0].options, asked);
+    }
+
+    #[tokio::test]
+    async fn options_alone_keep_the_default_model() {
+        let model = Arc::new(ScriptedModel::new().script("a", [Message::assistant("ok")]));
+        let options = ModelOptions {
+            max_tokens: Some(9),
+            ..ModelOptions::default()
+        };
+        let router = Router::new(model.clone()).options("a", options);
+        assert!(
+            router
+                .complete(&ask("a", ModelOptions::default()))
+                .await
+                .is_ok()
+        );
+        assert_eq!(model.requests_of("a")[0].options.max_tokens, Some(9));
+    }
+}

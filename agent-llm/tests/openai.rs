@@ -387,3 +387,22 @@ async fn a_refused_connection_is_retried_then_reported() {
     );
     assert_eq!(clock.sleeps().len(), 2);
 }
+
+#[tokio::test]
+async fn an_endless_body_is_cut_off() {
+    let huge = ok(format!(
+        "{{\"choices\": \"{}\"}}",
+        "x".repeat(17 * 1024 * 1024)
+    ));
+    let server = serve(OPENAI_PATH, vec![huge]).await;
+    let clock = Arc::new(ManualClock::new());
+    let error = openai(&server, &clock)
+        .complete(&request())
+        .await
+        .expect_err("an error");
+    let expected = format!(
+        "the response body is larger than {} bytes",
+        16 * 1024 * 1024
+    );
+    assert_eq!(error, ModelError::Malformed(expected));
+}
