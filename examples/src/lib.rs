@@ -15,4 +15,5 @@ pub mod agents {
 
 pub mod bench;
 pub mod event_planning;
+pub mod metered;
 pub mod pipeline;

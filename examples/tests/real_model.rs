@@ -1,31 +1,51 @@
 //! `plan-pipeline --model openai:M` and `--model anthropic:M` against a loopback server that
 //! speaks each provider's wire format and replays the plan-generator story: a refused first
-//! request, the retry error, the golden prompt, an output retry, then the plan.
+//! request, the retry error, the golden prompt, an output retry, then the plan. And
+//! `event-planning --model ...` the same way, through its question to the user.
 
 use agent_core::transcript::Event;
+use agent_core::workflow::WorkflowOutcome;
 use agent_core::{Message, Role};
-use agent_examples::pipeline;
+use agent_examples::{event_planning, pipeline};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
+const PLAN_PIPELINE: &str = env!("CARGO_BIN_EXE_plan-pipeline");
+const EVENT_PLANNING: &str = env!("CARGO_BIN_EXE_event-planning");
 const GOLDEN: &str = include_str!("../../tests/fixtures/plan_generator/expected_user_prompt.md");
+
+/// The assistant replies of a transcript, in call order.
+fn replies(events: Vec<Event>) -> Vec<Message> {
+    events
+        .into_iter()
+        .filter_map(|event| match event {
+            Event::Message { message, .. } if message.role == Role::Assistant => Some(message),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The scripted workflow's replies, through the question and after the answer.
+async fn event_planning_story() -> Vec<Message> {
+    let workflow = event_planning::workflow();
+    let runner = workflow.runner(Arc::new(event_planning::scripted_model()));
+    let Ok(WorkflowOutcome::NeedsInput { state, .. }) = runner.start(event_planning::REQUEST).await
+    else {
+        panic!("the scripted workflow asks the user");
+    };
+    let finished = runner.resume(state, event_planning::HUMAN_ANSWER).await;
+    assert!(matches!(finished, Ok(WorkflowOutcome::Finished { .. })));
+    replies(runner.transcript().events())
+}
 
 /// The scripted model's replies in call order, with a plan that breaks the output contract
 /// before the good one.
 async fn story() -> Vec<Message> {
     let (runtime, outcome) = pipeline::run(Arc::new(pipeline::scripted_model())).await;
     outcome.expect("the scripted pipeline finishes");
-    let mut replies: Vec<Message> = runtime
-        .transcript()
-        .events()
-        .into_iter()
-        .filter_map(|event| match event {
-            Event::Message { message, .. } if message.role == Role::Assistant => Some(message),
-            _ => None,
-        })
-        .collect();
+    let mut replies = replies(runtime.transcript().events());
     let last = replies
         .iter()
         .rposition(|m| {
@@ -76,6 +96,9 @@ fn anthropic_body(n: usize, m: &Message) -> String {
     )
 }
 
+/// Turns the `n`th reply into a provider's response body.
+type WireBody = fn(usize, &Message) -> String;
+
 /// Answers requests in order with the story's bodies.
 struct Replay(Mutex<std::vec::IntoIter<String>>);
 
@@ -88,9 +111,15 @@ impl Respond for Replay {
     }
 }
 
-async fn run_binary(provider: &str, body: fn(usize, &Message) -> String) -> (String, Vec<Value>) {
-    let bodies: Vec<String> = story()
-        .await
+/// Runs `binary --model provider:test-model` against a server replaying `replies` in the
+/// provider's format; its stdout and the request bodies the server received.
+async fn run_binary(
+    binary: &str,
+    provider: &str,
+    replies: Vec<Message>,
+    body: WireBody,
+) -> (String, Vec<Value>) {
+    let bodies: Vec<String> = replies
         .iter()
         .enumerate()
         .map(|(n, m)| body(n, m))
@@ -101,7 +130,7 @@ async fn run_binary(provider: &str, body: fn(usize, &Message) -> String) -> (Str
         .mount(&server)
         .await;
     let uri = server.uri();
-    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_plan-pipeline"))
+    let command = tokio::process::Command::new(binary)
         .args(["--model", &format!("{provider}:test-model")])
         .env("OPENAI_API_KEY", "sk-test")
         .env("OPENAI_BASE_URL", format!("{uri}/v1"))
@@ -148,14 +177,35 @@ fn assert_story(stdout: &str, requests: &[Value]) {
 
 #[tokio::test]
 async fn plan_pipeline_runs_on_chat_completions() {
-    let (stdout, requests) = run_binary("openai", openai_body).await;
+    let (stdout, requests) = run_binary(PLAN_PIPELINE, "openai", story().await, openai_body).await;
     assert_story(&stdout, &requests);
     assert!(requests.iter().all(|r| r["model"] == "test-model"));
 }
 
 #[tokio::test]
 async fn plan_pipeline_runs_on_messages() {
-    let (stdout, requests) = run_binary("anthropic", anthropic_body).await;
+    let (stdout, requests) =
+        run_binary(PLAN_PIPELINE, "anthropic", story().await, anthropic_body).await;
     assert_story(&stdout, &requests);
     assert!(requests.iter().all(|r| r["system"].is_string()));
+}
+
+#[tokio::test]
+async fn event_planning_runs_on_both_wire_formats() {
+    let formats: [(&str, WireBody); 2] = [("openai", openai_body), ("anthropic", anthropic_body)];
+    for (provider, body) in formats {
+        let replies = event_planning_story().await;
+        let calls = replies.len();
+        let (stdout, requests) = run_binary(EVENT_PLANNING, provider, replies, body).await;
+        assert_eq!(requests.len(), calls);
+        let usage = format!(
+            "=== usage ===\n{calls} model calls, {} input tokens",
+            calls * 100
+        );
+        assert!(stdout.contains(&usage), "{stdout}");
+        assert!(
+            stdout.contains(&format!("=== plan ===\n{}", event_planning::PLAN)),
+            "{stdout}"
+        );
+    }
 }
