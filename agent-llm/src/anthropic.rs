@@ -152,11 +152,9 @@ impl ChatModel for AnthropicModel {
         &'a self,
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
-        let settings = &self.http.settings;
         Box::pin(crate::trace::traced(
             PROVIDER,
-            &settings.model,
-            settings.capture_content,
+            &self.http.settings,
             request,
             self.call(request),
         ))

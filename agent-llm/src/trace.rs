@@ -2,6 +2,7 @@
 //! per model call (retries included), its request fields set up front and its response or
 //! error fields recorded at the end. Message contents go in events only on opt-in.
 
+use crate::http::Settings;
 use agent_core::{ChatRequest, ChatResponse, Message, ModelError};
 use std::future::Future;
 use tracing::Instrument as _;
@@ -10,11 +11,11 @@ use tracing::field::Empty;
 /// Runs one model call inside its `chat` span and records the outcome on it.
 pub(crate) async fn traced(
     provider: &'static str,
-    model: &str,
-    capture_content: bool,
+    settings: &Settings,
     request: &ChatRequest,
     call: impl Future<Output = Result<ChatResponse, ModelError>>,
 ) -> Result<ChatResponse, ModelError> {
+    let (model, capture_content) = (settings.model.as_str(), settings.capture_content);
     let span = tracing::info_span!(
         "chat",
         otel.name = %format_args!("chat {model}"),
@@ -31,7 +32,7 @@ pub(crate) async fn traced(
         gen_ai.usage.output_tokens = Empty,
         error.type = Empty,
     );
-    let options = &request.options;
+    let options = settings.options_for(request);
     if let Some(t) = options.temperature {
         span.record("gen_ai.request.temperature", t);
     }

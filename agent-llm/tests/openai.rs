@@ -406,3 +406,25 @@ async fn an_endless_body_is_cut_off() {
     );
     assert_eq!(error, ModelError::Malformed(expected));
 }
+
+#[tokio::test]
+async fn retries_stop_when_the_next_wait_would_pass_the_total_time() {
+    let busy = || status(503).insert_header("retry-after", "5");
+    let server = serve(OPENAI_PATH, vec![busy(), busy(), busy(), text_reply()]).await;
+    let clock = Arc::new(ManualClock::new());
+    let policy = RetryPolicy {
+        max_elapsed: Duration::from_secs(8),
+        ..exact_retries()
+    };
+    let model = openai_builder(&server, &clock)
+        .retry(policy)
+        .build()
+        .expect("a model");
+    let error = model.complete(&request()).await.expect_err("an error");
+    assert!(
+        matches!(error, ModelError::Status { status: 503, .. }),
+        "{error:?}"
+    );
+    assert_eq!(clock.sleeps(), [Duration::from_secs(5)]);
+    assert_eq!(received(&server).await.len(), 2);
+}

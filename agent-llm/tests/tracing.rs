@@ -129,8 +129,13 @@ async fn a_model_call_records_the_gen_ai_fields() {
         "content is off by default"
     );
 
+    let options = agent_core::ModelOptions {
+        temperature: Some(0.5),
+        ..Default::default()
+    };
     let capturing = openai_builder(&server, &clock)
         .capture_content(true)
+        .options(options)
         .build()
         .expect("ok");
     capturing.complete(&request()).await.expect("a reply");
@@ -141,6 +146,12 @@ async fn a_model_call_records_the_gen_ai_fields() {
         .unwrap_or_default();
     assert!(input.contains(SECRET_PROMPT), "{input}");
     assert!(event.contains_key("gen_ai.output.messages"));
+    let temperature = fields.of("chat").get("gen_ai.request.temperature").cloned();
+    assert_eq!(
+        temperature.as_deref(),
+        Some("0.5"),
+        "the model's default options are traced"
+    );
 
     let error = openai(&server, &clock)
         .complete(&request())
