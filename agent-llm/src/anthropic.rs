@@ -216,7 +216,7 @@ fn turns(messages: &[Message]) -> Vec<Turn> {
     for message in messages {
         let (role, blocks) = match message.role {
             Role::System => continue,
-            Role::User => ("user", vec![text_block(&message.content)]),
+            Role::User => ("user", text_block(&message.content).into_iter().collect()),
             Role::Tool => ("user", vec![tool_result(message)]),
             Role::Assistant => ("assistant", assistant_blocks(message)),
         };
@@ -228,24 +228,35 @@ fn turns(messages: &[Message]) -> Vec<Turn> {
             }),
         }
     }
+    // The API refuses empty text blocks and empty turns; an empty answer (a model cut off at
+    // its token limit) still takes its place in the conversation.
+    for turn in turns.iter_mut().filter(|t| t.content.is_empty()) {
+        turn.content.push(Block::Text {
+            text: EMPTY_TEXT.to_owned(),
+        });
+    }
     turns
 }
 
-fn text_block(text: &str) -> Block {
-    Block::Text {
+/// What stands for an empty message.
+const EMPTY_TEXT: &str = "(empty)";
+
+fn text_block(text: &str) -> Option<Block> {
+    (!text.is_empty()).then(|| Block::Text {
         text: text.to_owned(),
-    }
+    })
 }
 
 fn assistant_blocks(message: &Message) -> Vec<Block> {
-    let text = (!message.content.is_empty() || message.tool_calls.is_empty())
-        .then(|| text_block(&message.content));
     let calls = message.tool_calls.iter().map(|call| Block::ToolUse {
         id: call.id.clone(),
         name: call.name.clone(),
         input: raw_input(&call.arguments),
     });
-    text.into_iter().chain(calls).collect()
+    text_block(&message.content)
+        .into_iter()
+        .chain(calls)
+        .collect()
 }
 
 /// The call's arguments as the model wrote them. The API only takes an object; text that is

@@ -42,3 +42,19 @@ fn anthropic(model: &str) -> Result<Arc<dyn ChatModel>, ConfigError> {
 fn anthropic(_: &str) -> Result<Arc<dyn ChatModel>, ConfigError> {
     Err(ConfigError::Disabled("anthropic".into()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_needs_a_known_provider_and_a_model() {
+        for spec in ["gpt-4o", "openai:", "mistral:large", ":m", ""] {
+            assert_eq!(
+                from_spec(spec).err(),
+                Some(ConfigError::BadSpec(spec.into())),
+                "{spec}"
+            );
+        }
+    }
+}

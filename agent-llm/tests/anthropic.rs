@@ -244,3 +244,22 @@ async fn a_slow_server_times_out() {
         .expect("a model");
     assert_eq!(model.complete(&request()).await, Err(ModelError::Timeout));
 }
+
+#[tokio::test]
+async fn an_empty_answer_goes_back_as_a_non_empty_turn() {
+    let server = serve(ANTHROPIC_PATH, vec![text_reply()]).await;
+    let clock = Arc::new(ManualClock::new());
+    let mut request = request();
+    request
+        .messages
+        .extend([Message::assistant(""), Message::user("again")]);
+    anthropic(&server, &clock)
+        .complete(&request)
+        .await
+        .expect("a reply");
+    let messages = &bodies(&server).await[0]["messages"];
+    assert_eq!(
+        messages[1],
+        json!({"role": "assistant", "content": [{"type": "text", "text": "(empty)"}]})
+    );
+}
