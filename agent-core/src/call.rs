@@ -15,7 +15,7 @@ use crate::config::Config;
 use crate::error::{Error, ErrorKind, RetryError, Side};
 use crate::extract::extract_json;
 use crate::ids::ContextId;
-use crate::model::{ChatModel, ChatRequest, Message, ToolCallRequest};
+use crate::model::{ChatModel, ChatRequest, Message, OutputSchema, ToolCallRequest};
 use crate::rerun::{AgentOutput, PreviousAttempt, describe_retry_error};
 use crate::tool::{DynAgent, Tool};
 use crate::transcript::{Event, Transcript};
@@ -90,10 +90,15 @@ impl Engine<'_> {
             let mut messages = Vec::with_capacity(conversation.len() + 1);
             messages.push(Message::system(ask.system));
             messages.extend(conversation.iter().cloned());
+            // A sub-agent's answer is its output: providers that can constrain it to the
+            // output contract are asked to. A workflow agent may also ask the user a question.
+            let output_schema = match ask.workflow {
+                true => None,
+                false => ask.agent.output_contract().map(OutputSchema::from_contract),
+            };
             let request = ChatRequest {
-                agent: name.to_owned(),
-                messages,
-                tools: definitions.clone(),
+                output_schema,
+                ..ChatRequest::new(name, messages, definitions.clone())
             };
             let reply = self.complete(&request).await?;
             self.record(name, &reply);
@@ -218,10 +223,28 @@ impl Engine<'_> {
         Ok(())
     }
 
-    /// One model call, ended early by the run's cancellation token.
+    /// One model call, ended early by the run's cancellation token. Its usage goes into the
+    /// transcript, and a run past its token budget stops here.
     pub(crate) async fn complete(&self, request: &ChatRequest) -> Result<Message, Error> {
         let reply = self.cancellable(&request.agent, self.model.complete(request));
-        Ok(reply.await??)
+        let response = reply.await??;
+        if let Some(usage) = response.usage {
+            self.transcript.push(Event::Usage {
+                agent: request.agent.clone(),
+                usage,
+            });
+            if let Some(budget) = self.config.token_budget {
+                let used = self.transcript.usage().total_tokens();
+                if used > budget {
+                    return Err(Error::TokenBudget {
+                        agent: request.agent.clone(),
+                        used,
+                        budget,
+                    });
+                }
+            }
+        }
+        Ok(response.message)
     }
 
     /// Runs `work` unless the run is cancelled first.

@@ -36,6 +36,10 @@ pub struct Config {
     /// Limits on every tool call's arguments, every answer, every retry error and every
     /// resume state.
     pub limits: Limits,
+    /// Most tokens (input and output, as providers report them) a run may use; past it the
+    /// run stops with [`Error::TokenBudget`](crate::Error::TokenBudget). `None` (the default)
+    /// sets no budget.
+    pub token_budget: Option<u64>,
     /// Cancels the run: the next model or tool call it reaches ends the run with
     /// [`Error::Cancelled`](crate::Error::Cancelled); the transcript is kept.
     pub cancel: CancellationToken,
@@ -50,6 +54,7 @@ impl Default for Config {
             max_tool_turns: 16,
             max_concurrency: 4,
             limits: Limits::default(),
+            token_budget: None,
             cancel: CancellationToken::new(),
         }
     }

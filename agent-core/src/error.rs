@@ -326,6 +326,16 @@ pub enum Error {
         /// The agent that was running.
         agent: String,
     },
+    /// The run used more tokens than its budget.
+    #[error("the run used {used} tokens, past its budget of {budget}, when `{agent}` was answered")]
+    TokenBudget {
+        /// The agent whose model call passed the budget.
+        agent: String,
+        /// Tokens used so far.
+        used: u64,
+        /// The budget.
+        budget: u64,
+    },
     /// The model failed.
     #[error(transparent)]
     Model(#[from] crate::model::ModelError),

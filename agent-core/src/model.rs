@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
+use std::time::Duration;
 
 /// A boxed future, so `ChatModel` stays object safe without an extra crate.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -82,7 +83,10 @@ impl Message {
 }
 
 /// What a model is asked.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+///
+/// Build one with [`ChatRequest::new`] (or `..Default::default()`), so that fields added
+/// later break no caller.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ChatRequest {
     /// The agent asking (for routing scripted replies and for tracing).
     pub agent: String,
@@ -90,10 +94,232 @@ pub struct ChatRequest {
     pub messages: Vec<Message>,
     /// Tools the model may call.
     pub tools: Vec<ToolDefinition>,
+    /// Sampling and tool-use settings; a provider leaves out what is unset.
+    #[serde(skip_serializing_if = "ModelOptions::is_empty")]
+    pub options: ModelOptions,
+    /// The schema the answer must meet, for providers with native structured output. The
+    /// output contract still checks every answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<OutputSchema>,
 }
 
-/// A model that failed to answer.
+impl ChatRequest {
+    /// A request of `agent` with default options and no output schema.
+    pub fn new(
+        agent: impl Into<String>,
+        messages: Vec<Message>,
+        tools: Vec<ToolDefinition>,
+    ) -> Self {
+        Self {
+            agent: agent.into(),
+            messages,
+            tools,
+            ..Self::default()
+        }
+    }
+}
+
+/// Settings of one model call. Unset fields are left to the provider's defaults.
+///
+/// ```
+/// use agent_core::model::{ModelOptions, ToolChoice};
+/// let options = ModelOptions {
+///     temperature: Some(0.2),
+///     tool_choice: Some(ToolChoice::Required),
+///     ..ModelOptions::default()
+/// };
+/// assert_eq!(options.or(&ModelOptions { max_tokens: Some(512), ..Default::default() }).max_tokens, Some(512));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelOptions {
+    /// Sampling temperature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// Most tokens the answer may take.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Whether and which tool the model must call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoice>,
+    /// Whether the model may call several tools in one reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_tool_calls: Option<bool>,
+    /// Provider-specific fields, merged into the request body last (they win).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl ModelOptions {
+    /// True when nothing is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// These options, with each unset field taken from `fallback`; extras are merged, these
+    /// winning.
+    pub fn or(&self, fallback: &ModelOptions) -> ModelOptions {
+        let mut extra = fallback.extra.clone();
+        extra.extend(self.extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+        ModelOptions {
+            temperature: self.temperature.or(fallback.temperature),
+            max_tokens: self.max_tokens.or(fallback.max_tokens),
+            tool_choice: self.tool_choice.clone().or(fallback.tool_choice.clone()),
+            parallel_tool_calls: self.parallel_tool_calls.or(fallback.parallel_tool_calls),
+            extra,
+        }
+    }
+}
+
+/// Whether the model must call a tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChoice {
+    /// The model decides.
+    Auto,
+    /// No tool calls.
+    None,
+    /// At least one tool call.
+    Required,
+    /// A call of the named tool.
+    Tool(String),
+}
+
+/// A JSON Schema the answer must meet, named for the provider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutputSchema {
+    /// A name of letters, digits, `_` and `-` (OpenAI's rule).
+    pub name: String,
+    /// The schema.
+    pub schema: serde_json::Value,
+}
+
+impl OutputSchema {
+    /// The schema of an output contract, named after it with the characters OpenAI refuses
+    /// replaced by `_` (at most 64).
+    pub fn from_contract(contract: &crate::contract::Contract) -> Self {
+        let name: String = contract
+            .name()
+            .chars()
+            .map(|c| match c {
+                'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '-' => c,
+                _ => '_',
+            })
+            .take(64)
+            .collect();
+        Self {
+            name,
+            schema: contract.schema().clone(),
+        }
+    }
+}
+
+/// A model's answer to one request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    /// The assistant message.
+    pub message: Message,
+    /// Tokens the call used, when the provider reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Why the model stopped (`stop`, `tool_calls`, `end_turn`, ...), as the provider says it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+    /// The model that answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The provider's id of the response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+impl ChatResponse {
+    /// A response with only a message.
+    pub fn new(message: Message) -> Self {
+        Self {
+            message,
+            usage: None,
+            finish_reason: None,
+            model: None,
+            id: None,
+        }
+    }
+
+    /// The same response with `usage`.
+    pub fn with_usage(self, usage: Usage) -> Self {
+        Self {
+            usage: Some(usage),
+            ..self
+        }
+    }
+}
+
+impl From<Message> for ChatResponse {
+    fn from(message: Message) -> Self {
+        Self::new(message)
+    }
+}
+
+/// Tokens of one or more model calls; responses add up with `+` and `sum`.
+///
+/// ```
+/// use agent_core::model::Usage;
+/// let a = Usage { input_tokens: 10, output_tokens: 2, cached_tokens: 4 };
+/// let total: Usage = [a, a].into_iter().sum();
+/// assert_eq!(total.input_tokens, 20);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens, cached ones included.
+    pub input_tokens: u64,
+    /// Answer tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens read from the provider's cache.
+    pub cached_tokens: u64,
+}
+
+impl Usage {
+    /// Input and output tokens.
+    pub fn total_tokens(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+}
+
+impl std::ops::Add for Usage {
+    type Output = Usage;
+    fn add(self, other: Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_add(other.input_tokens),
+            output_tokens: self.output_tokens.saturating_add(other.output_tokens),
+            cached_tokens: self.cached_tokens.saturating_add(other.cached_tokens),
+        }
+    }
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        *self = *self + other;
+    }
+}
+
+impl std::iter::Sum for Usage {
+    fn sum<I: Iterator<Item = Usage>>(iter: I) -> Usage {
+        iter.fold(Usage::default(), |a, b| a + b)
+    }
+}
+
+impl<'a> std::iter::Sum<&'a Usage> for Usage {
+    fn sum<I: Iterator<Item = &'a Usage>>(iter: I) -> Usage {
+        iter.copied().sum()
+    }
+}
+
+/// Most bytes of a response body kept in a [`ModelError`].
+pub const ERROR_BODY_BYTES: usize = 1024;
+
+/// A model that failed to answer. [`ModelError::is_retryable`] says whether asking again can
+/// help.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ModelError {
     /// A scripted model ran out of replies for an agent.
     #[error("the script has no reply left for agent `{agent}` (request {request})")]
@@ -103,17 +329,81 @@ pub enum ModelError {
         /// How many requests that agent had made, counting this one.
         request: usize,
     },
-    /// Any other provider failure.
+    /// The provider refused the request for its rate limit (HTTP 429).
+    #[error("the provider rate-limited the request{}", retry_after_text(.retry_after))]
+    RateLimited {
+        /// How long the provider asked to wait, if it said.
+        retry_after: Option<Duration>,
+    },
+    /// The provider answered with an error status.
+    #[error("the provider answered HTTP {status}: {body}")]
+    Status {
+        /// The HTTP status.
+        status: u16,
+        /// The start of the body, at most [`ERROR_BODY_BYTES`] bytes.
+        body: String,
+    },
+    /// No answer in time.
+    #[error("the model did not answer in time")]
+    Timeout,
+    /// The request did not reach the provider or the connection broke.
+    #[error("transport error: {0}")]
+    Transport(String),
+    /// The provider answered something that is not a response of its API.
+    #[error("malformed response: {0}")]
+    Malformed(String),
+    /// Any other failure.
     #[error("model failed: {0}")]
     Other(String),
 }
 
-/// A chat model: messages and tool definitions in, an assistant message out.
+fn retry_after_text(retry_after: &Option<Duration>) -> String {
+    retry_after
+        .map(|d| format!(" (retry after {} ms)", d.as_millis()))
+        .unwrap_or_default()
+}
+
+impl ModelError {
+    /// An error status with the body cut to [`ERROR_BODY_BYTES`].
+    pub fn status(status: u16, body: &str) -> Self {
+        Self::Status {
+            status,
+            body: crate::limits::truncate(body, ERROR_BODY_BYTES).into_owned(),
+        }
+    }
+
+    /// Whether the same request may succeed later: rate limits, timeouts, broken connections,
+    /// and statuses 408, 409, 429, 5xx (Anthropic's 529 included). A request the provider
+    /// judged wrong (400, 401, 403, 404, 422) fails the same way every time.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::RateLimited { .. } | Self::Timeout | Self::Transport(_) => true,
+            Self::Status { status, .. } => matches!(status, 408 | 409 | 429 | 500..=599),
+            Self::ScriptExhausted { .. } | Self::Malformed(_) | Self::Other(_) => false,
+        }
+    }
+
+    /// A short, stable name of the kind of error, for the `error.type` tracing field.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::ScriptExhausted { .. } => "script_exhausted",
+            Self::RateLimited { .. } => "rate_limited",
+            Self::Status { .. } => "http_status",
+            Self::Timeout => "timeout",
+            Self::Transport(_) => "transport",
+            Self::Malformed(_) => "malformed_response",
+            Self::Other(_) => "other",
+        }
+    }
+}
+
+/// A chat model: messages and tool definitions in, an assistant message (with usage and
+/// metadata) out.
 ///
 /// Implement it to reach a provider; the runtime and workflows only ever call `complete`.
 ///
 /// ```
-/// use agent_core::model::{BoxFuture, ChatRequest, ModelError};
+/// use agent_core::model::{BoxFuture, ChatRequest, ChatResponse, ModelError};
 /// use agent_core::{ChatModel, Message};
 ///
 /// /// Answers every request with the same JSON.
@@ -123,8 +413,8 @@ pub enum ModelError {
 ///     fn complete<'a>(
 ///         &'a self,
 ///         _request: &'a ChatRequest,
-///     ) -> BoxFuture<'a, Result<Message, ModelError>> {
-///         Box::pin(async move { Ok(Message::assistant(self.0)) })
+///     ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+///         Box::pin(async move { Ok(Message::assistant(self.0).into()) })
 ///     }
 /// }
 /// ```
@@ -133,7 +423,7 @@ pub trait ChatModel: Send + Sync {
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<Message, ModelError>>;
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>>;
 }
 
 /// A deterministic model: per agent, a queue of replies given in order. It records every
@@ -146,10 +436,10 @@ pub trait ChatModel: Send + Sync {
 /// let model = ScriptedModel::new()
 ///     .script("main", [tool_calls([("run_search_agent", r#"{"task": "Find it"}"#)])])
 ///     .script("search_agent", [Message::assistant(r#"{"found": true}"#)]);
-/// let request = ChatRequest { agent: "search_agent".into(), messages: vec![], tools: vec![] };
+/// let request = ChatRequest::new("search_agent", vec![], vec![]);
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let reply = model.complete(&request).await.unwrap();
-/// assert_eq!(reply.content, r#"{"found": true}"#);
+/// assert_eq!(reply.message.content, r#"{"found": true}"#);
 /// // The script for `search_agent` is used up: the next request is an error, not a hang.
 /// assert!(model.complete(&request).await.is_err());
 /// assert_eq!(model.requests_of("search_agent").len(), 2);
@@ -157,7 +447,7 @@ pub trait ChatModel: Send + Sync {
 /// ```
 #[derive(Debug, Default)]
 pub struct ScriptedModel {
-    scripts: Mutex<BTreeMap<String, VecDeque<Message>>>,
+    scripts: Mutex<BTreeMap<String, VecDeque<ChatResponse>>>,
     requests: Mutex<Vec<ChatRequest>>,
 }
 
@@ -167,8 +457,17 @@ impl ScriptedModel {
         Self::default()
     }
 
-    /// Appends replies for `agent`.
+    /// Appends replies for `agent`; they report no usage.
     pub fn script(self, agent: &str, replies: impl IntoIterator<Item = Message>) -> Self {
+        self.script_responses(agent, replies.into_iter().map(ChatResponse::new))
+    }
+
+    /// Appends whole responses for `agent`, with usage, finish reason and ids as given.
+    pub fn script_responses(
+        self,
+        agent: &str,
+        replies: impl IntoIterator<Item = ChatResponse>,
+    ) -> Self {
         lock(&self.scripts)
             .entry(agent.to_owned())
             .or_default()
@@ -218,7 +517,7 @@ impl ChatModel for ScriptedModel {
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<Message, ModelError>> {
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
         let reply = {
             let mut requests = lock(&self.requests);
             requests.push(request.clone());
@@ -232,5 +531,95 @@ impl ChatModel for ScriptedModel {
                 })
         };
         Box::pin(async move { reply })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_errors_a_later_try_can_fix_are_retryable() {
+        let retryable = [408, 409, 429, 500, 502, 503, 529];
+        let final_ = [400, 401, 403, 404, 422];
+        for status in retryable {
+            assert!(ModelError::status(status, "").is_retryable(), "{status}");
+        }
+        for status in final_ {
+            assert!(!ModelError::status(status, "").is_retryable(), "{status}");
+        }
+        assert!(ModelError::Timeout.is_retryable());
+        assert!(ModelError::RateLimited { retry_after: None }.is_retryable());
+        assert!(!ModelError::Malformed("x".into()).is_retryable());
+    }
+
+    #[test]
+    fn a_status_error_keeps_a_bounded_excerpt() {
+        let ModelError::Status { body, .. } = ModelError::status(500, &"é".repeat(2000)) else {
+            unreachable!()
+        };
+        assert!(body.len() <= ERROR_BODY_BYTES + "…".len());
+    }
+
+    #[test]
+    fn options_fall_back_field_by_field() {
+        let agent = ModelOptions {
+            temperature: Some(0.0),
+            extra: [("seed".to_owned(), 1.into())].into_iter().collect(),
+            ..ModelOptions::default()
+        };
+        let base = ModelOptions {
+            temperature: Some(1.0),
+            max_tokens: Some(100),
+            extra: [
+                ("seed".to_owned(), 2.into()),
+                ("top_p".to_owned(), 1.into()),
+            ]
+            .into_iter()
+            .collect(),
+            ..ModelOptions::default()
+        };
+        let merged = agent.or(&base);
+        assert_eq!(merged.temperature, Some(0.0));
+        assert_eq!(merged.max_tokens, Some(100));
+        assert_eq!(merged.extra["seed"], 1);
+        assert_eq!(merged.extra["top_p"], 1);
+    }
+
+    #[test]
+    fn an_output_schema_is_named_after_its_contract() {
+        let schema = serde_json::json!({"type": "object"});
+        let contract = crate::contract::Contract::new(
+            "plan generator.v2",
+            crate::contract::ContractKind::Output,
+            schema.clone(),
+        );
+        let output = contract.map(|c| OutputSchema::from_contract(&c)).ok();
+        let expected = OutputSchema {
+            name: "plan_generator_v2".into(),
+            schema,
+        };
+        assert_eq!(output, Some(expected));
+    }
+
+    #[test]
+    fn scripted_responses_carry_usage() {
+        let usage = Usage {
+            input_tokens: 3,
+            output_tokens: 1,
+            cached_tokens: 0,
+        };
+        let model = ScriptedModel::new().script_responses(
+            "a",
+            [ChatResponse::new(Message::assistant("hi")).with_usage(usage)],
+        );
+        let request = ChatRequest::new("a", vec![Message::user("hello")], Vec::new());
+        let reply = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .map(|rt| rt.block_on(model.complete(&request)));
+        assert_eq!(
+            reply.ok().and_then(Result::ok).and_then(|r| r.usage),
+            Some(usage)
+        );
     }
 }

@@ -261,11 +261,7 @@ impl Runtime {
         let mut failures: BTreeMap<String, u32> = BTreeMap::new();
         let mut outputs = Vec::new();
         for _ in 0..self.config.max_turns {
-            let request = ChatRequest {
-                agent: agent.to_owned(),
-                messages: messages.clone(),
-                tools: definitions.clone(),
-            };
+            let request = ChatRequest::new(agent, messages.clone(), definitions.clone());
             let reply = self.engine().complete(&request).await?;
             self.engine().record(agent, &reply);
             messages.push(reply.clone());

@@ -1,7 +1,18 @@
 //! A readable record of a run: each message, tool call, retry error and rendered prompt under
 //! a header.
 
-use crate::model::{Message, Role};
+use crate::model::{Message, Role, Usage};
+
+/// How many model calls and retries a run made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Answers the models gave.
+    pub model_calls: usize,
+    /// Calls a caller had to send again (input contract).
+    pub input_retries: usize,
+    /// Answers an agent had to give again (output contract or handoff).
+    pub output_retries: usize,
+}
 use serde_json::Value;
 use std::fmt;
 use std::sync::Mutex;
@@ -41,6 +52,13 @@ pub enum Event {
         /// The first attempt of the call, from 1.
         attempt: u32,
     },
+    /// The tokens one model call used, as the provider reported them.
+    Usage {
+        /// The agent that asked.
+        agent: String,
+        /// The call's usage.
+        usage: Usage,
+    },
     /// An answer that broke the agent's output contract.
     OutputRetry {
         /// The sub-agent.
@@ -63,6 +81,33 @@ impl Transcript {
     /// A copy of the events so far.
     pub fn events(&self) -> Vec<Event> {
         self.lock().clone()
+    }
+
+    /// The tokens every model call of the run used so far.
+    pub fn usage(&self) -> Usage {
+        self.lock()
+            .iter()
+            .filter_map(|e| match e {
+                Event::Usage { usage, .. } => Some(*usage),
+                _ => None,
+            })
+            .sum()
+    }
+
+    /// How many model calls and output retries the run made so far.
+    pub fn counts(&self) -> Counts {
+        let mut counts = Counts::default();
+        for event in self.lock().iter() {
+            match event {
+                Event::Message { message, .. } if message.role == Role::Assistant => {
+                    counts.model_calls += 1;
+                }
+                Event::OutputRetry { .. } => counts.output_retries += 1,
+                Event::InputRetry { .. } => counts.input_retries += 1,
+                _ => {}
+            }
+        }
+        counts
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
@@ -112,6 +157,11 @@ impl fmt::Display for Event {
                     "=== [{agent}] agent call {context_id} (attempt {attempt}{rerun}) ===\n"
                 )
             }
+            Self::Usage { agent, usage } => writeln!(
+                f,
+                "=== [{agent}] tokens: {} in, {} out ===\n",
+                usage.input_tokens, usage.output_tokens
+            ),
             Self::OutputRetry { agent, error } => writeln!(
                 f,
                 "=== [{agent}] retry error (output contract) ===\n{}\n",

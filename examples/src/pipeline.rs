@@ -142,7 +142,7 @@ pub fn tools() -> [&'static dyn DynAgent; 4] {
 }
 
 /// Runs the main job on `model`; the runtime keeps the transcript.
-pub async fn run(model: Arc<ScriptedModel>) -> (Runtime, Result<Outcome, Error>) {
+pub async fn run(model: Arc<dyn agent_core::ChatModel>) -> (Runtime, Result<Outcome, Error>) {
     let runtime = Runtime::new(model);
     let outcome = runtime
         .run_loop(MAIN_AGENT, MAIN_SYSTEM, USER_REQUEST, &tools())

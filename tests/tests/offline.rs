@@ -236,13 +236,37 @@ fn the_validator_is_built_without_resolvers() {
         .expect("the workspace names jsonschema");
     assert!(line.contains("default-features = false"), "{line}");
     assert!(!line.contains("resolve"), "{line}");
+    // agent-llm brings reqwest and hyper to the workspace: neither the validator nor
+    // agent-core may depend on them.
     let lock = include_str!("../../Cargo.lock");
-    for crate_name in ["reqwest", "ureq", "hyper"] {
-        assert!(
-            !lock.contains(&format!("name = \"{crate_name}\"")),
-            "{crate_name} is in Cargo.lock"
-        );
+    for package in ["jsonschema", "referencing", "agent-core"] {
+        let dependencies = locked_dependencies(lock, package);
+        for crate_name in ["reqwest", "ureq", "hyper"] {
+            assert!(
+                !dependencies.iter().any(|d| d.starts_with(crate_name)),
+                "{package} depends on {crate_name} in Cargo.lock"
+            );
+        }
     }
+    assert!(!lock.contains("name = \"ureq\""), "ureq is in Cargo.lock");
+    let llm = locked_dependencies(lock, "agent-llm");
+    assert!(
+        llm.iter().any(|d| d.starts_with("reqwest")),
+        "the check reads the lock"
+    );
+}
+
+/// The dependency lines of `package`'s entries in a Cargo.lock.
+fn locked_dependencies<'a>(lock: &'a str, package: &str) -> Vec<&'a str> {
+    let header = format!("name = \"{package}\"\n");
+    let found: Vec<&str> = lock
+        .split("[[package]]")
+        .filter(|entry| entry.trim_start().starts_with(header.as_str()))
+        .flat_map(|entry| entry.lines())
+        .filter_map(|line| line.trim().strip_prefix('"'))
+        .collect();
+    assert!(lock.contains(&header), "{package} is in Cargo.lock");
+    found
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use agent_core::contributor::{ContextIdContributor, ContributorRegistry};
 use agent_core::ids::{ContextId, ContextIdGenerator};
-use agent_core::model::{BoxFuture, ModelError, tool_calls};
+use agent_core::model::{BoxFuture, ChatResponse, ModelError, tool_calls};
 use agent_core::upstream::UpstreamContext;
 use agent_core::{
     Agent, ChatModel, DynAgent, Message, Runtime, ScriptedModel, agent::check_output,
@@ -289,7 +289,7 @@ impl ChatModel for EchoIdModel {
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<Message, ModelError>> {
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
         let system = &request.messages[0].content;
         let id = system
             .split("Your context id for this call is `")
@@ -297,7 +297,7 @@ impl ChatModel for EchoIdModel {
             .and_then(|rest| rest.split('`').next())
             .unwrap_or("missing");
         let reply = Message::assistant(delegation(id).to_string());
-        Box::pin(async move { Ok(reply) })
+        Box::pin(async move { Ok(reply.into()) })
     }
 }
 

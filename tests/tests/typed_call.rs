@@ -3,7 +3,7 @@
 //! runtime and in a workflow step alike), the config's limits reach every contract, tool calls
 //! run concurrently in order, and a run can be cancelled or dropped.
 
-use agent_core::model::{BoxFuture, ModelError, tool_calls};
+use agent_core::model::{BoxFuture, ChatResponse, ModelError, tool_calls};
 use agent_core::workflow::{Workflow, WorkflowOutcome};
 use agent_core::{
     ChatModel, Config, DynAgent, Error, Limits, Message, Runtime, ScriptedModel,
@@ -265,7 +265,7 @@ impl ChatModel for SlowModel {
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<Message, ModelError>> {
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
         Box::pin(async move {
             if request.agent == "main" {
                 return self.inner.complete(request).await;
@@ -283,7 +283,8 @@ impl ChatModel for SlowModel {
                 } else {
                     "later"
                 }
-            )))
+            ))
+            .into())
         })
     }
 }
@@ -341,7 +342,10 @@ impl Drop for CountDrop {
 }
 
 impl ChatModel for Silent {
-    fn complete<'a>(&'a self, _: &'a ChatRequest) -> BoxFuture<'a, Result<Message, ModelError>> {
+    fn complete<'a>(
+        &'a self,
+        _: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
         self.started.fetch_add(1, Ordering::SeqCst);
         let guard = CountDrop(self.dropped.clone());
         Box::pin(async move {

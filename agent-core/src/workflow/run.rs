@@ -451,11 +451,7 @@ impl<'w> Runner<'w> {
         let instruction = Message::user(instruction.clone());
         self.engine().record("synthesis", &instruction);
         messages.push(instruction.clone());
-        let request = ChatRequest {
-            agent: "synthesis".into(),
-            messages,
-            tools: Vec::new(),
-        };
+        let request = ChatRequest::new("synthesis", messages, Vec::new());
         let reply = self.engine().complete(&request).await?;
         self.engine().record("synthesis", &reply);
         state.conversation.push(instruction);

@@ -1,0 +1,350 @@
+//! The Anthropic Messages API.
+//!
+//! The system prompt goes in the top-level `system`; tool results go back as `tool_result`
+//! blocks, consecutive ones in one user message, with `is_error: true` for a retry error.
+//! `tool_use.input` is carried as raw JSON both ways, so its number text and key order reach
+//! the contract path and the next request as the model wrote them.
+
+use crate::http::{ConfigError, Http, Settings, env, malformed, settings_methods};
+use agent_core::model::BoxFuture;
+use agent_core::tool::ToolFormat;
+use agent_core::{
+    ChatModel, Message, model::ChatRequest, model::ChatResponse, model::ModelError,
+    model::ModelOptions, model::Role, model::ToolCallRequest, model::ToolChoice, model::Usage,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+/// The provider's name in traces.
+const PROVIDER: &str = "anthropic";
+/// The base URL when none is configured.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+/// The API version this client speaks.
+const API_VERSION: &str = "2023-06-01";
+/// `max_tokens` is required by the API; this is sent when no option sets it.
+const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// A chat model behind the Anthropic Messages API.
+///
+/// ```no_run
+/// use agent_llm::AnthropicModel;
+/// # fn main() -> Result<(), agent_llm::ConfigError> {
+/// // ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL, like the official SDKs:
+/// let model = AnthropicModel::from_env("claude-sonnet-4-5")?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct AnthropicModel {
+    http: Arc<Http>,
+}
+
+/// Builds an [`AnthropicModel`].
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct AnthropicBuilder {
+    settings: Settings,
+}
+
+impl AnthropicModel {
+    /// A builder for `model` at [`DEFAULT_BASE_URL`], without a key.
+    pub fn builder(model: impl Into<String>) -> AnthropicBuilder {
+        AnthropicBuilder {
+            settings: Settings::new(model.into(), DEFAULT_BASE_URL),
+        }
+    }
+
+    /// A builder for `model` from `ANTHROPIC_API_KEY` (required) and `ANTHROPIC_BASE_URL`.
+    pub fn builder_from_env(model: impl Into<String>) -> Result<AnthropicBuilder, ConfigError> {
+        let key = env("ANTHROPIC_API_KEY").ok_or(ConfigError::MissingEnv("ANTHROPIC_API_KEY"))?;
+        let builder = Self::builder(model).api_key(key);
+        Ok(match env("ANTHROPIC_BASE_URL") {
+            Some(url) => builder.base_url(url),
+            None => builder,
+        })
+    }
+
+    /// The model `model`, configured from the environment.
+    pub fn from_env(model: impl Into<String>) -> Result<Self, ConfigError> {
+        Self::builder_from_env(model)?.build()
+    }
+
+    /// The same client (connections, key, retries) for another model.
+    pub fn with_model(&self, model: impl Into<String>) -> Self {
+        let mut http = (*self.http).clone();
+        http.settings.model = model.into();
+        Self {
+            http: Arc::new(http),
+        }
+    }
+
+    async fn call(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let settings = &self.http.settings;
+        let body = Body {
+            head: self.head(request),
+            messages: turns(&request.messages),
+        };
+        let body = serde_json::to_vec(&body).map_err(|e| ModelError::Other(e.to_string()))?;
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Some(key) = &settings.api_key {
+            headers.insert("x-api-key", Http::secret_header(key.expose())?);
+        }
+        headers.insert(
+            "anthropic-version",
+            reqwest::header::HeaderValue::from_static(API_VERSION),
+        );
+        let bytes = self
+            .http
+            .post(&settings.url("v1/messages"), headers, body)
+            .await?;
+        parse_response(&bytes)
+    }
+
+    /// Everything but the messages: model, system, tools, options, then the extras.
+    fn head(&self, request: &ChatRequest) -> Map<String, Value> {
+        let options = self.http.settings.options_for(request);
+        let mut head = Map::new();
+        head.insert("model".into(), self.http.settings.model.clone().into());
+        let max_tokens = options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+        head.insert("max_tokens".into(), max_tokens.into());
+        let system: Vec<&str> = request
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::System)
+            .map(|m| m.content.as_str())
+            .collect();
+        if !system.is_empty() {
+            head.insert("system".into(), system.join("\n\n").into());
+        }
+        if !request.tools.is_empty() {
+            let tools = request
+                .tools
+                .iter()
+                .map(|t| t.to_format(ToolFormat::Anthropic));
+            head.insert("tools".into(), tools.collect());
+            if let Some(choice) = tool_choice(&options) {
+                head.insert("tool_choice".into(), choice);
+            }
+        }
+        if let Some(t) = options.temperature {
+            head.insert("temperature".into(), t.into());
+        }
+        head.extend(options.extra);
+        head.remove("messages");
+        head
+    }
+}
+
+impl AnthropicBuilder {
+    settings_methods!();
+
+    /// The model.
+    pub fn build(self) -> Result<AnthropicModel, ConfigError> {
+        Ok(AnthropicModel {
+            http: Arc::new(Http::new(self.settings)?),
+        })
+    }
+}
+
+impl ChatModel for AnthropicModel {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+        Box::pin(crate::trace::traced(
+            PROVIDER,
+            &self.http.settings,
+            request,
+            self.call(request),
+        ))
+    }
+}
+
+/// `tool_choice`, with `parallel_tool_calls: false` as `disable_parallel_tool_use`.
+fn tool_choice(options: &ModelOptions) -> Option<Value> {
+    let mut choice = match &options.tool_choice {
+        None if options.parallel_tool_calls.is_none() => return None,
+        None | Some(ToolChoice::Auto) => json!({"type": "auto"}),
+        Some(ToolChoice::None) => return Some(json!({"type": "none"})),
+        Some(ToolChoice::Required) => json!({"type": "any"}),
+        Some(ToolChoice::Tool(name)) => json!({"type": "tool", "name": name}),
+    };
+    if let Some(parallel) = options.parallel_tool_calls {
+        choice["disable_parallel_tool_use"] = (!parallel).into();
+    }
+    Some(choice)
+}
+
+/// The request body; `messages` is typed so `tool_use.input` can stay raw JSON.
+#[derive(Serialize)]
+struct Body {
+    #[serde(flatten)]
+    head: Map<String, Value>,
+    messages: Vec<Turn>,
+}
+
+#[derive(Serialize)]
+struct Turn {
+    role: &'static str,
+    content: Vec<Block>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block {
+    Text {
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Box<RawValue>,
+    },
+    ToolResult {
+        tool_use_id: String,
+        content: String,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+/// The conversation as turns: system messages left out (they are `system`), tool results and
+/// user text that follow each other in one user turn.
+fn turns(messages: &[Message]) -> Vec<Turn> {
+    let mut turns: Vec<Turn> = Vec::new();
+    for message in messages {
+        let (role, blocks) = match message.role {
+            Role::System => continue,
+            Role::User => ("user", text_block(&message.content).into_iter().collect()),
+            Role::Tool => ("user", vec![tool_result(message)]),
+            Role::Assistant => ("assistant", assistant_blocks(message)),
+        };
+        match turns.last_mut() {
+            Some(last) if last.role == role => last.content.extend(blocks),
+            _ => turns.push(Turn {
+                role,
+                content: blocks,
+            }),
+        }
+    }
+    // The API refuses empty text blocks and empty turns; an empty answer (a model cut off at
+    // its token limit) still takes its place in the conversation.
+    for turn in turns.iter_mut().filter(|t| t.content.is_empty()) {
+        turn.content.push(Block::Text {
+            text: EMPTY_TEXT.to_owned(),
+        });
+    }
+    turns
+}
+
+/// What stands for an empty message.
+const EMPTY_TEXT: &str = "(empty)";
+
+fn text_block(text: &str) -> Option<Block> {
+    (!text.is_empty()).then(|| Block::Text {
+        text: text.to_owned(),
+    })
+}
+
+fn assistant_blocks(message: &Message) -> Vec<Block> {
+    let calls = message.tool_calls.iter().map(|call| Block::ToolUse {
+        id: call.id.clone(),
+        name: call.name.clone(),
+        input: raw_input(&call.arguments),
+    });
+    text_block(&message.content)
+        .into_iter()
+        .chain(calls)
+        .collect()
+}
+
+/// The call's arguments as the model wrote them. The API only takes an object; text that is
+/// not one never came from it, and goes back as `{}`.
+fn raw_input(arguments: &str) -> Box<RawValue> {
+    match serde_json::from_str::<Box<RawValue>>(arguments) {
+        Ok(raw) if raw.get().trim_start().starts_with('{') => raw,
+        _ => RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!()),
+    }
+}
+
+/// A tool message as a `tool_result`; a retry error (JSON with `"success": false`) is marked
+/// `is_error`.
+fn tool_result(message: &Message) -> Block {
+    let is_error = serde_json::from_str::<Value>(&message.content)
+        .ok()
+        .and_then(|v| v.get("success").and_then(Value::as_bool))
+        == Some(false);
+    Block::ToolResult {
+        tool_use_id: message.tool_call_id.clone().unwrap_or_default(),
+        content: message.content.clone(),
+        is_error,
+    }
+}
+
+/// The parts of a message response this crate reads.
+#[derive(Deserialize)]
+struct Reply {
+    id: Option<String>,
+    model: Option<String>,
+    content: Option<Vec<ReplyBlock>>,
+    stop_reason: Option<String>,
+    usage: Option<Value>,
+}
+
+/// A content block, untagged so `input` can be raw (serde cannot buffer a raw value).
+#[derive(Deserialize)]
+struct ReplyBlock {
+    #[serde(rename = "type")]
+    kind: String,
+    text: Option<String>,
+    id: Option<String>,
+    name: Option<String>,
+    input: Option<Box<RawValue>>,
+}
+
+fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ModelError> {
+    let reply: Reply = serde_json::from_slice(bytes)
+        .map_err(|e| malformed(&format!("the body is not a message ({e})"), bytes))?;
+    let blocks = reply
+        .content
+        .ok_or_else(|| malformed("the response has no `content`", bytes))?;
+    let mut text = String::new();
+    let mut tool_calls = Vec::new();
+    for (i, block) in blocks.into_iter().enumerate() {
+        match block.kind.as_str() {
+            "text" => text.push_str(block.text.as_deref().unwrap_or_default()),
+            "tool_use" => tool_calls.push(ToolCallRequest {
+                id: block.id.unwrap_or_else(|| format!("toolu_{i}")),
+                name: block.name.unwrap_or_default(),
+                arguments: block
+                    .input
+                    .map_or_else(|| "{}".to_owned(), |raw| raw.get().to_owned()),
+            }),
+            // Thinking and other blocks are not part of the answer.
+            _ => {}
+        }
+    }
+    Ok(ChatResponse {
+        message: Message {
+            tool_calls,
+            ..Message::assistant(text)
+        },
+        usage: reply.usage.as_ref().map(usage),
+        finish_reason: reply.stop_reason.filter(|r| !r.is_empty()),
+        model: reply.model,
+        id: reply.id,
+    })
+}
+
+/// Anthropic counts cache reads and writes apart from `input_tokens`; the input total adds
+/// them back.
+fn usage(usage: &Value) -> Usage {
+    let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let cached = count("cache_read_input_tokens");
+    Usage {
+        input_tokens: count("input_tokens") + cached + count("cache_creation_input_tokens"),
+        output_tokens: count("output_tokens"),
+        cached_tokens: cached,
+    }
+}

@@ -1,0 +1,247 @@
+//! What both providers share: their settings, one POST with retries, and the mapping of
+//! transport failures and HTTP statuses to [`ModelError`].
+
+use crate::retry::{Clock, RetryPolicy, SystemClock, retry_after, with_retries};
+use crate::secret::ApiKey;
+use agent_core::{model::ModelError, model::ModelOptions};
+use reqwest::header::HeaderMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A provider could not be configured.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A required environment variable is not set.
+    #[error("the environment variable `{0}` is not set")]
+    MissingEnv(&'static str),
+    /// A model spec that is not `provider:model`.
+    #[error("`{0}` is not a model spec: expected `openai:<model>` or `anthropic:<model>`")]
+    BadSpec(String),
+    /// A provider this build does not have.
+    #[error("the provider `{0}` is not compiled in: enable the `{0}` feature of agent-llm")]
+    Disabled(String),
+    /// The HTTP client could not be built.
+    #[error("the HTTP client could not be built: {0}")]
+    Client(String),
+}
+
+/// Settings common to both providers; each provider's builder sets them.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub model: String,
+    pub base_url: String,
+    pub api_key: Option<ApiKey>,
+    pub timeout: Duration,
+    pub connect_timeout: Duration,
+    pub retry: RetryPolicy,
+    pub clock: Arc<dyn Clock>,
+    pub options: ModelOptions,
+    pub capture_content: bool,
+}
+
+impl Settings {
+    pub fn new(model: String, base_url: &str) -> Self {
+        Self {
+            model,
+            base_url: base_url.to_owned(),
+            api_key: None,
+            timeout: Duration::from_secs(600),
+            connect_timeout: Duration::from_secs(10),
+            retry: RetryPolicy::default(),
+            clock: Arc::new(SystemClock),
+            options: ModelOptions::default(),
+            capture_content: false,
+        }
+    }
+
+    /// The endpoint `path` under the base URL.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/{path}", self.base_url.trim_end_matches('/'))
+    }
+
+    /// The request's options over the model's defaults.
+    pub fn options_for(&self, request: &agent_core::model::ChatRequest) -> ModelOptions {
+        request.options.or(&self.options)
+    }
+}
+
+/// Reads an environment variable that is set and not empty.
+pub(crate) fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The generated builder methods shared by the providers' builders, whose `settings` field is
+/// a [`Settings`].
+macro_rules! settings_methods {
+    () => {
+        /// The API key (default: from the environment, with `from_env`).
+        pub fn api_key(mut self, key: impl Into<$crate::ApiKey>) -> Self {
+            self.settings.api_key = Some(key.into());
+            self
+        }
+        /// The base URL of the API.
+        pub fn base_url(mut self, url: impl Into<String>) -> Self {
+            self.settings.base_url = url.into();
+            self
+        }
+        /// The longest one attempt may take (default 10 minutes).
+        pub fn timeout(mut self, timeout: ::std::time::Duration) -> Self {
+            self.settings.timeout = timeout;
+            self
+        }
+        /// The longest a connection may take to open (default 10 seconds).
+        pub fn connect_timeout(mut self, timeout: ::std::time::Duration) -> Self {
+            self.settings.connect_timeout = timeout;
+            self
+        }
+        /// How failed calls are retried.
+        pub fn retry(mut self, policy: $crate::RetryPolicy) -> Self {
+            self.settings.retry = policy;
+            self
+        }
+        /// The clock the retries wait on (tests pass a [`ManualClock`](crate::ManualClock)).
+        pub fn clock(mut self, clock: ::std::sync::Arc<dyn $crate::Clock>) -> Self {
+            self.settings.clock = clock;
+            self
+        }
+        /// Options for every request; a request's own options win field by field.
+        pub fn options(mut self, options: ::agent_core::model::ModelOptions) -> Self {
+            self.settings.options = options;
+            self
+        }
+        /// Records message contents in the tracing events (off by default: prompts may
+        /// hold personal data).
+        pub fn capture_content(mut self, capture: bool) -> Self {
+            self.settings.capture_content = capture;
+            self
+        }
+    };
+}
+pub(crate) use settings_methods;
+
+/// An HTTP client bound to one provider's settings.
+#[derive(Debug, Clone)]
+pub(crate) struct Http {
+    client: reqwest::Client,
+    pub settings: Settings,
+}
+
+impl Http {
+    pub fn new(settings: Settings) -> Result<Self, ConfigError> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(settings.connect_timeout)
+            .build()
+            .map_err(|e| ConfigError::Client(chain(&e)))?;
+        Ok(Self { client, settings })
+    }
+
+    /// POSTs `body` to `url`, retrying as the policy allows; the successful response's body.
+    pub async fn post(
+        &self,
+        url: &str,
+        headers: HeaderMap,
+        body: Vec<u8>,
+    ) -> Result<Vec<u8>, ModelError> {
+        let settings = &self.settings;
+        with_retries(&settings.retry, settings.clock.as_ref(), || {
+            self.attempt(url, headers.clone(), body.clone())
+        })
+        .await
+    }
+
+    async fn attempt(
+        &self,
+        url: &str,
+        headers: HeaderMap,
+        body: Vec<u8>,
+    ) -> Result<Vec<u8>, (ModelError, Option<Duration>)> {
+        let response = self
+            .client
+            .post(url)
+            .headers(headers)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .timeout(self.settings.timeout)
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| (transport_error(e), None))?;
+        let status = response.status();
+        let hint = retry_after(response.headers(), self.settings.clock.now());
+        let bytes = read_body(response).await.map_err(|e| (e, None))?;
+        if status.is_success() {
+            return Ok(bytes);
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let text = match &self.settings.api_key {
+            Some(key) => key.scrub(&text),
+            None => text.into_owned(),
+        };
+        let error = match status.as_u16() {
+            429 => ModelError::RateLimited { retry_after: hint },
+            code => ModelError::status(code, &text),
+        };
+        Err((error, hint))
+    }
+
+    /// An authorization header value, marked sensitive so no log shows it.
+    pub fn secret_header(value: &str) -> Result<reqwest::header::HeaderValue, ModelError> {
+        let mut value = reqwest::header::HeaderValue::from_str(value)
+            .map_err(|_| ModelError::Other("the API key is not a valid header value".into()))?;
+        value.set_sensitive(true);
+        Ok(value)
+    }
+}
+
+/// Most bytes of a response body read: a server that sends more is not answering a chat
+/// request.
+pub(crate) const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+
+/// The body, read chunk by chunk up to [`MAX_BODY_BYTES`].
+async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, ModelError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
+        if body.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(ModelError::Malformed(format!(
+                "the response body is larger than {MAX_BODY_BYTES} bytes"
+            )));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// A reqwest failure as a model error; the URL is left out (a base URL may carry
+/// credentials).
+fn transport_error(error: reqwest::Error) -> ModelError {
+    let error = error.without_url();
+    if error.is_timeout() {
+        ModelError::Timeout
+    } else if error.is_builder() {
+        ModelError::Other(chain(&error))
+    } else {
+        ModelError::Transport(chain(&error))
+    }
+}
+
+/// An error and its sources, one line.
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// A 2xx body that is not the provider's response: what the parser expected, and the start of
+/// the body.
+pub(crate) fn malformed(what: &str, body: &[u8]) -> ModelError {
+    let text = String::from_utf8_lossy(body);
+    ModelError::Malformed(format!(
+        "{what}; body starts: {}",
+        agent_core::limits::truncate(&text, 200)
+    ))
+}

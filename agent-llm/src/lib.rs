@@ -1,0 +1,26 @@
+#![doc = include_str!("../README.md")]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+#[cfg(feature = "anthropic")]
+pub mod anthropic;
+mod http;
+#[cfg(feature = "openai")]
+pub mod openai;
+mod retry;
+mod router;
+mod secret;
+mod spec;
+mod strict;
+mod trace;
+
+#[cfg(feature = "anthropic")]
+pub use anthropic::{AnthropicBuilder, AnthropicModel};
+pub use http::ConfigError;
+#[cfg(feature = "openai")]
+pub use openai::{OpenAiBuilder, OpenAiModel, StructuredOutput};
+pub use retry::{Clock, ManualClock, RetryPolicy, SystemClock, retry_after};
+pub use router::Router;
+pub use secret::ApiKey;
+pub use spec::from_spec;
+pub use strict::is_strict_compatible;

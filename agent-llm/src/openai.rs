@@ -1,0 +1,352 @@
+//! The OpenAI Chat Completions API, for OpenAI and every server that speaks it (vLLM, Ollama
+//! `/v1`, llama.cpp server, LM Studio, Groq, OpenRouter).
+//!
+//! Tool-call arguments travel as the text the model wrote, both ways: the contract path
+//! decides what to do with text that is not JSON. Compatible servers' quirks are tolerated:
+//! `finish_reason: ""`, arguments given as an object, tool calls without ids.
+
+use crate::http::{ConfigError, Http, Settings, env, malformed, settings_methods};
+use crate::strict::is_strict_compatible;
+use agent_core::model::BoxFuture;
+use agent_core::tool::ToolFormat;
+use agent_core::{
+    ChatModel, Message, model::ChatRequest, model::ChatResponse, model::ModelError,
+    model::ModelOptions, model::Role, model::ToolCallRequest, model::ToolChoice, model::Usage,
+};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The provider's name in traces.
+const PROVIDER: &str = "openai";
+/// The base URL when none is configured.
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// Whether a request with an output schema asks the server for native structured output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StructuredOutput {
+    /// `response_format` with `strict: true` when the schema meets OpenAI's strict subset,
+    /// `strict: false` otherwise.
+    #[default]
+    Auto,
+    /// `response_format` with `strict: false` always.
+    NonStrict,
+    /// No `response_format`: the output contract alone checks the answer.
+    Off,
+}
+
+/// A chat model behind the Chat Completions API.
+///
+/// ```no_run
+/// use agent_llm::OpenAiModel;
+/// # fn main() -> Result<(), agent_llm::ConfigError> {
+/// // OPENAI_API_KEY and OPENAI_BASE_URL, like the official SDKs:
+/// let model = OpenAiModel::from_env("gpt-4o-mini")?;
+/// // A local server:
+/// let local = OpenAiModel::builder("llama3.2")
+///     .base_url("http://127.0.0.1:11434/v1")
+///     .build()?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenAiModel {
+    http: Arc<Http>,
+    structured_output: StructuredOutput,
+    call_ids: Arc<AtomicU64>,
+}
+
+/// Builds an [`OpenAiModel`].
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct OpenAiBuilder {
+    settings: Settings,
+    structured_output: StructuredOutput,
+}
+
+impl OpenAiModel {
+    /// A builder for `model` at [`DEFAULT_BASE_URL`], without a key.
+    pub fn builder(model: impl Into<String>) -> OpenAiBuilder {
+        OpenAiBuilder {
+            settings: Settings::new(model.into(), DEFAULT_BASE_URL),
+            structured_output: StructuredOutput::Auto,
+        }
+    }
+
+    /// A builder for `model` from `OPENAI_API_KEY` and `OPENAI_BASE_URL`. The key may be
+    /// missing only when the base URL is not OpenAI's (local servers need none).
+    pub fn builder_from_env(model: impl Into<String>) -> Result<OpenAiBuilder, ConfigError> {
+        let mut builder = Self::builder(model);
+        if let Some(url) = env("OPENAI_BASE_URL") {
+            builder = builder.base_url(url);
+        }
+        match env("OPENAI_API_KEY") {
+            Some(key) => builder = builder.api_key(key),
+            None if builder.settings.base_url == DEFAULT_BASE_URL => {
+                return Err(ConfigError::MissingEnv("OPENAI_API_KEY"));
+            }
+            None => {}
+        }
+        Ok(builder)
+    }
+
+    /// The model `model`, configured from the environment.
+    pub fn from_env(model: impl Into<String>) -> Result<Self, ConfigError> {
+        Self::builder_from_env(model)?.build()
+    }
+
+    /// The same client (connections, key, retries) for another model.
+    pub fn with_model(&self, model: impl Into<String>) -> Self {
+        let mut http = (*self.http).clone();
+        http.settings.model = model.into();
+        Self {
+            http: Arc::new(http),
+            ..self.clone()
+        }
+    }
+
+    async fn call(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let settings = &self.http.settings;
+        let body = self.body(request);
+        let body = serde_json::to_vec(&body).map_err(|e| ModelError::Other(e.to_string()))?;
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Some(key) = &settings.api_key {
+            let value = Http::secret_header(&format!("Bearer {}", key.expose()))?;
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
+        let bytes = self
+            .http
+            .post(&settings.url("chat/completions"), headers, body)
+            .await?;
+        parse_response(&bytes, &self.call_ids)
+    }
+
+    /// The request body: model, messages, tools, options, the response format, then the
+    /// provider extras (which win).
+    fn body(&self, request: &ChatRequest) -> Map<String, Value> {
+        let options = self.http.settings.options_for(request);
+        let mut body = Map::new();
+        body.insert("model".into(), self.http.settings.model.clone().into());
+        let messages = request.messages.iter().map(wire_message).collect();
+        body.insert("messages".into(), Value::Array(messages));
+        if !request.tools.is_empty() {
+            let tools = request
+                .tools
+                .iter()
+                .map(|t| t.to_format(ToolFormat::OpenAi));
+            body.insert("tools".into(), tools.collect());
+            if let Some(choice) = &options.tool_choice {
+                body.insert("tool_choice".into(), tool_choice(choice));
+            }
+            if let Some(parallel) = options.parallel_tool_calls {
+                body.insert("parallel_tool_calls".into(), parallel.into());
+            }
+        }
+        insert_sampling(&mut body, &options);
+        if let Some(format) = self.response_format(request) {
+            body.insert("response_format".into(), format);
+        }
+        body.extend(options.extra);
+        body
+    }
+
+    fn response_format(&self, request: &ChatRequest) -> Option<Value> {
+        let schema = request.output_schema.as_ref()?;
+        let strict = match self.structured_output {
+            StructuredOutput::Off => return None,
+            StructuredOutput::NonStrict => false,
+            StructuredOutput::Auto => is_strict_compatible(&schema.schema),
+        };
+        Some(json!({
+            "type": "json_schema",
+            "json_schema": {"name": schema.name, "schema": schema.schema, "strict": strict},
+        }))
+    }
+}
+
+impl OpenAiBuilder {
+    settings_methods!();
+
+    /// Whether requests with an output schema ask for native structured output (default
+    /// [`StructuredOutput::Auto`]).
+    pub fn structured_output(mut self, mode: StructuredOutput) -> Self {
+        self.structured_output = mode;
+        self
+    }
+
+    /// The model.
+    pub fn build(self) -> Result<OpenAiModel, ConfigError> {
+        Ok(OpenAiModel {
+            http: Arc::new(Http::new(self.settings)?),
+            structured_output: self.structured_output,
+            call_ids: Arc::new(AtomicU64::new(0)),
+        })
+    }
+}
+
+impl ChatModel for OpenAiModel {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+        Box::pin(crate::trace::traced(
+            PROVIDER,
+            &self.http.settings,
+            request,
+            self.call(request),
+        ))
+    }
+}
+
+fn insert_sampling(body: &mut Map<String, Value>, options: &ModelOptions) {
+    if let Some(t) = options.temperature {
+        body.insert("temperature".into(), t.into());
+    }
+    if let Some(m) = options.max_tokens {
+        body.insert("max_tokens".into(), m.into());
+    }
+}
+
+fn tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => "auto".into(),
+        ToolChoice::None => "none".into(),
+        ToolChoice::Required => "required".into(),
+        ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+    }
+}
+
+/// A message on the wire. Argument text goes back exactly as the model wrote it.
+fn wire_message(message: &Message) -> Value {
+    match message.role {
+        Role::System => json!({"role": "system", "content": message.content}),
+        Role::User => json!({"role": "user", "content": message.content}),
+        Role::Tool => json!({
+            "role": "tool",
+            "tool_call_id": message.tool_call_id.clone().unwrap_or_default(),
+            "content": message.content,
+        }),
+        Role::Assistant if message.tool_calls.is_empty() => {
+            json!({"role": "assistant", "content": message.content})
+        }
+        Role::Assistant => {
+            let calls: Vec<Value> = message
+                .tool_calls
+                .iter()
+                .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                .collect();
+            let content = (!message.content.is_empty()).then(|| message.content.clone());
+            json!({"role": "assistant", "content": content, "tool_calls": calls})
+        }
+    }
+}
+
+/// The parts of a completion this crate reads. Argument values are kept raw, so an object
+/// given in place of a string keeps its text.
+#[derive(Deserialize)]
+struct Completion {
+    id: Option<String>,
+    model: Option<String>,
+    choices: Option<Vec<Choice>>,
+    usage: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    message: Option<WireReply>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireReply {
+    content: Option<Value>,
+    tool_calls: Option<Vec<WireToolCall>>,
+    refusal: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireToolCall {
+    id: Option<String>,
+    function: WireFunction,
+}
+
+#[derive(Deserialize)]
+struct WireFunction {
+    name: String,
+    arguments: Option<Box<RawValue>>,
+}
+
+fn parse_response(bytes: &[u8], call_ids: &AtomicU64) -> Result<ChatResponse, ModelError> {
+    let completion: Completion = serde_json::from_slice(bytes)
+        .map_err(|e| malformed(&format!("the body is not a chat completion ({e})"), bytes))?;
+    let choice = completion
+        .choices
+        .ok_or_else(|| malformed("the response has no `choices`", bytes))?
+        .into_iter()
+        .next()
+        .ok_or_else(|| malformed("the response's `choices` is empty", bytes))?;
+    let reply = choice
+        .message
+        .ok_or_else(|| malformed("the first choice has no `message`", bytes))?;
+    let tool_calls = reply
+        .tool_calls
+        .unwrap_or_default()
+        .into_iter()
+        .map(|call| tool_call(call, call_ids))
+        .collect();
+    let content = match reply.content {
+        Some(content) => text_of(content),
+        None => reply.refusal.unwrap_or_default(),
+    };
+    Ok(ChatResponse {
+        message: Message {
+            tool_calls,
+            ..Message::assistant(content)
+        },
+        usage: completion.usage.as_ref().map(usage),
+        finish_reason: choice.finish_reason.filter(|r| !r.is_empty()),
+        model: completion.model,
+        id: completion.id,
+    })
+}
+
+fn tool_call(call: WireToolCall, call_ids: &AtomicU64) -> ToolCallRequest {
+    let arguments = match call.function.arguments {
+        // A JSON string holds the text the model wrote; anything else is the text itself.
+        Some(raw) => {
+            serde_json::from_str::<String>(raw.get()).unwrap_or_else(|_| raw.get().to_owned())
+        }
+        None => "{}".to_owned(),
+    };
+    let id = call
+        .id
+        .filter(|id| !id.is_empty())
+        .unwrap_or_else(|| format!("call_{}", call_ids.fetch_add(1, Ordering::Relaxed)));
+    ToolCallRequest {
+        id,
+        name: call.function.name,
+        arguments,
+    }
+}
+
+/// Content is a string, or (on some servers) a list of text parts.
+fn text_of(content: Value) -> String {
+    match content {
+        Value::String(text) => text,
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => String::new(),
+    }
+}
+
+fn usage(usage: &Value) -> Usage {
+    let count = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        input_tokens: count(usage.get("prompt_tokens")),
+        output_tokens: count(usage.get("completion_tokens")),
+        cached_tokens: count(usage.pointer("/prompt_tokens_details/cached_tokens")),
+    }
+}

@@ -1,0 +1,60 @@
+//! `provider:model` specs, for command-line flags such as the examples' `--model`.
+
+use crate::http::ConfigError;
+use agent_core::ChatModel;
+use std::sync::Arc;
+
+/// The model named by `spec` (`openai:<model>` or `anthropic:<model>`), configured from the
+/// environment.
+///
+/// ```
+/// let error = agent_llm::from_spec("gpt-4o").err();
+/// assert_eq!(error, Some(agent_llm::ConfigError::BadSpec("gpt-4o".into())));
+/// ```
+pub fn from_spec(spec: &str) -> Result<Arc<dyn ChatModel>, ConfigError> {
+    let (provider, model) = spec
+        .split_once(':')
+        .filter(|(_, model)| !model.is_empty())
+        .ok_or_else(|| ConfigError::BadSpec(spec.to_owned()))?;
+    match provider {
+        "openai" => openai(model),
+        "anthropic" => anthropic(model),
+        _ => Err(ConfigError::BadSpec(spec.to_owned())),
+    }
+}
+
+#[cfg(feature = "openai")]
+fn openai(model: &str) -> Result<Arc<dyn ChatModel>, ConfigError> {
+    Ok(Arc::new(crate::OpenAiModel::from_env(model)?))
+}
+
+#[cfg(not(feature = "openai"))]
+fn openai(_: &str) -> Result<Arc<dyn ChatModel>, ConfigError> {
+    Err(ConfigError::Disabled("openai".into()))
+}
+
+#[cfg(feature = "anthropic")]
+fn anthropic(model: &str) -> Result<Arc<dyn ChatModel>, ConfigError> {
+    Ok(Arc::new(crate::AnthropicModel::from_env(model)?))
+}
+
+#[cfg(not(feature = "anthropic"))]
+fn anthropic(_: &str) -> Result<Arc<dyn ChatModel>, ConfigError> {
+    Err(ConfigError::Disabled("anthropic".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_needs_a_known_provider_and_a_model() {
+        for spec in ["gpt-4o", "openai:", "mistral:large", ":m", ""] {
+            assert_eq!(
+                from_spec(spec).err(),
+                Some(ConfigError::BadSpec(spec.into())),
+                "{spec}"
+            );
+        }
+    }
+}

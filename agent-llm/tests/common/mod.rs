@@ -1,0 +1,129 @@
+//! A loopback server that answers from a queue, and models pointed at it with a manual clock.
+
+#![allow(dead_code, reason = "each test file uses a part of the helpers")]
+
+use agent_llm::{AnthropicModel, ManualClock, OpenAiModel, RetryPolicy};
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+/// The key every test model sends; no response or error may show it.
+pub const KEY: &str = "sk-test-0123456789-secret";
+
+/// Answers each request with the next response of the queue; an empty queue answers 599.
+pub struct Queue(Mutex<VecDeque<ResponseTemplate>>);
+
+impl Respond for Queue {
+    fn respond(&self, _: &Request) -> ResponseTemplate {
+        let mut queue = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        queue
+            .pop_front()
+            .unwrap_or_else(|| ResponseTemplate::new(599).set_body_string("the queue is empty"))
+    }
+}
+
+/// A server on 127.0.0.1 answering POSTs to `endpoint` from `responses`, in order.
+pub async fn serve(endpoint: &str, responses: Vec<ResponseTemplate>) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path(endpoint))
+        .respond_with(Queue(Mutex::new(responses.into())))
+        .mount(&server)
+        .await;
+    server
+}
+
+/// A 200 whose body is exactly `body`.
+pub fn ok(body: impl Into<String>) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_raw(body.into().into_bytes(), "application/json")
+}
+
+/// An error status with a JSON error body.
+pub fn status(code: u16) -> ResponseTemplate {
+    let body = format!(r#"{{"error":{{"message":"status {code}","type":"test"}}}}"#);
+    ResponseTemplate::new(code).set_body_raw(body.into_bytes(), "application/json")
+}
+
+/// Backoff without randomness: each wait is the full exponential step.
+pub fn exact_retries() -> RetryPolicy {
+    RetryPolicy {
+        jitter: || 1.0,
+        ..RetryPolicy::default()
+    }
+}
+
+pub const OPENAI_PATH: &str = "/v1/chat/completions";
+pub const ANTHROPIC_PATH: &str = "/v1/messages";
+
+pub fn openai(server: &MockServer, clock: &Arc<ManualClock>) -> OpenAiModel {
+    openai_builder(server, clock)
+        .build()
+        .expect("a valid configuration")
+}
+
+pub fn openai_builder(server: &MockServer, clock: &Arc<ManualClock>) -> agent_llm::OpenAiBuilder {
+    OpenAiModel::builder("gpt-test")
+        .base_url(format!("{}/v1", server.uri()))
+        .api_key(KEY)
+        .clock(clock.clone())
+        .retry(exact_retries())
+        .timeout(Duration::from_secs(10))
+}
+
+pub fn anthropic(server: &MockServer, clock: &Arc<ManualClock>) -> AnthropicModel {
+    anthropic_builder(server, clock)
+        .build()
+        .expect("a valid configuration")
+}
+
+pub fn anthropic_builder(
+    server: &MockServer,
+    clock: &Arc<ManualClock>,
+) -> agent_llm::AnthropicBuilder {
+    AnthropicModel::builder("claude-test")
+        .base_url(server.uri())
+        .api_key(KEY)
+        .clock(clock.clone())
+        .retry(exact_retries())
+        .timeout(Duration::from_secs(10))
+}
+
+/// Every request the server received.
+pub async fn received(server: &MockServer) -> Vec<Request> {
+    server.received_requests().await.unwrap_or_default()
+}
+
+/// The bodies of every request, parsed.
+pub async fn bodies(server: &MockServer) -> Vec<Value> {
+    received(server)
+        .await
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).expect("a JSON request body"))
+        .collect()
+}
+
+/// An OpenAI completion with `message` and `finish_reason`.
+pub fn completion(message: Value, finish_reason: &str) -> String {
+    serde_json::json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "gpt-test-2026",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17,
+                  "prompt_tokens_details": {"cached_tokens": 4}},
+    })
+    .to_string()
+}
+
+/// An Anthropic message with content blocks given as JSON text (kept exactly).
+pub fn message(blocks: &str, stop_reason: &str) -> String {
+    format!(
+        r#"{{"id":"msg_1","type":"message","role":"assistant","model":"claude-test-2026","content":[{blocks}],"stop_reason":"{stop_reason}","usage":{{"input_tokens":10,"output_tokens":6,"cache_read_input_tokens":3,"cache_creation_input_tokens":2}}}}"#
+    )
+}

@@ -1,0 +1,430 @@
+//! The OpenAI wire format against a loopback server: request shape, response parsing,
+//! compatible servers' quirks, retries and failures.
+
+mod common;
+
+use agent_core::model::{OutputSchema, ToolChoice};
+use agent_core::{
+    ChatModel, Message, model::ChatRequest, model::ModelError, model::ModelOptions,
+    model::ToolCallRequest, model::Usage, tool::ToolDefinition,
+};
+use agent_llm::{ManualClock, RetryPolicy, StructuredOutput};
+use common::*;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use wiremock::ResponseTemplate;
+
+fn request() -> ChatRequest {
+    ChatRequest::new(
+        "main_agent",
+        vec![Message::system("be brief"), Message::user("plan it")],
+        Vec::new(),
+    )
+}
+
+fn tool() -> ToolDefinition {
+    ToolDefinition {
+        name: "run_discovery_agent".into(),
+        description: "Finds elements".into(),
+        parameters: json!({"type": "object", "properties": {"task": {"type": "string"}}}),
+    }
+}
+
+fn text_reply() -> ResponseTemplate {
+    ok(completion(
+        json!({"role": "assistant", "content": "done"}),
+        "stop",
+    ))
+}
+
+#[tokio::test]
+async fn a_reply_brings_its_message_usage_finish_reason_model_and_id() {
+    let reply = json!({"role": "assistant", "content": null, "tool_calls": [
+        {"id": "call_a", "type": "function",
+         "function": {"name": "run_discovery_agent", "arguments": "{\"task\": \"look\"}"}}]});
+    let server = serve(OPENAI_PATH, vec![ok(completion(reply, "tool_calls"))]).await;
+    let clock = Arc::new(ManualClock::new());
+    let response = openai(&server, &clock)
+        .complete(&request())
+        .await
+        .expect("a reply");
+    assert_eq!(response.message.content, "");
+    assert_eq!(
+        response.message.tool_calls,
+        [ToolCallRequest {
+            id: "call_a".into(),
+            name: "run_discovery_agent".into(),
+            arguments: r#"{"task": "look"}"#.into(),
+        }]
+    );
+    let usage = Usage {
+        input_tokens: 12,
+        output_tokens: 5,
+        cached_tokens: 4,
+    };
+    assert_eq!(response.usage, Some(usage));
+    assert_eq!(response.finish_reason.as_deref(), Some("tool_calls"));
+    assert_eq!(response.model.as_deref(), Some("gpt-test-2026"));
+    assert_eq!(response.id.as_deref(), Some("chatcmpl-1"));
+}
+
+#[tokio::test]
+async fn the_request_speaks_chat_completions() {
+    let server = serve(OPENAI_PATH, vec![text_reply()]).await;
+    let clock = Arc::new(ManualClock::new());
+    let call = ToolCallRequest {
+        id: "call_1".into(),
+        name: "run_discovery_agent".into(),
+        arguments: "{\"task\": ".into(),
+    };
+    let mut request = request();
+    request.tools = vec![tool()];
+    request.messages.push(Message {
+        tool_calls: vec![call],
+        ..Message::assistant("")
+    });
+    request
+        .messages
+        .push(Message::tool("call_1", r#"{"success":false}"#));
+    request.options = ModelOptions {
+        temperature: Some(0.5),
+        max_tokens: Some(300),
+        tool_choice: Some(ToolChoice::Tool("run_discovery_agent".into())),
+        parallel_tool_calls: Some(false),
+        extra: [
+            ("seed".to_owned(), json!(7)),
+            ("temperature".to_owned(), json!(0.25)),
+        ]
+        .into_iter()
+        .collect(),
+    };
+    openai(&server, &clock)
+        .complete(&request)
+        .await
+        .expect("a reply");
+    let received = received(&server).await;
+    let auth = received[0]
+        .headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok());
+    assert_eq!(auth, Some(format!("Bearer {KEY}").as_str()));
+    let body: Value = serde_json::from_slice(&received[0].body).expect("JSON");
+    assert_eq!(
+        body,
+        json!({
+            "model": "gpt-test",
+            "messages": [
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": "plan it"},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1",
+                    "type": "function",
+                    "function": {"name": "run_discovery_agent", "arguments": "{\"task\": "}}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "{\"success\":false}"},
+            ],
+            "tools": [tool().to_format(agent_core::tool::ToolFormat::OpenAi)],
+            "tool_choice": {"type": "function", "function": {"name": "run_discovery_agent"}},
+            "parallel_tool_calls": false,
+            "temperature": 0.25,
+            "max_tokens": 300,
+            "seed": 7,
+        })
+    );
+}
+
+#[tokio::test]
+async fn compatible_servers_quirks_are_tolerated() {
+    // An empty finish reason, arguments as an object, a call without an id, text in parts.
+    let body = r#"{"choices":[{"message":{"role":"assistant","content":[{"type":"text","text":"ok"}],
+        "tool_calls":[{"type":"function","function":{"name":"run_a","arguments":{"b":1.50,"a":[10000000000000000000001]}}}]},
+        "finish_reason":""}]}"#;
+    let server = serve(OPENAI_PATH, vec![ok(body)]).await;
+    let clock = Arc::new(ManualClock::new());
+    let response = openai(&server, &clock)
+        .complete(&request())
+        .await
+        .expect("a reply");
+    assert_eq!(response.finish_reason, None);
+    assert_eq!(response.usage, None);
+    assert_eq!(response.message.content, "ok");
+    let call = &response.message.tool_calls[0];
+    assert_eq!(
+        call.arguments,
+        r#"{"b":1.50,"a":[10000000000000000000001]}"#
+    );
+    assert!(call.id.starts_with("call_"), "{}", call.id);
+}
+
+#[tokio::test]
+async fn big_integers_and_decimals_survive_a_round_trip() {
+    let arguments = r#"{"z": 1, "count": 123456789012345678901234567890, "confidence": 0.60}"#;
+    let reply = json!({"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+        "function": {"name": "run_discovery_agent", "arguments": arguments}}]});
+    let server = serve(
+        OPENAI_PATH,
+        vec![ok(completion(reply, "tool_calls")), text_reply()],
+    )
+    .await;
+    let clock = Arc::new(ManualClock::new());
+    let model = openai(&server, &clock);
+    let mut request = request();
+    let first = model.complete(&request).await.expect("a reply").message;
+    assert_eq!(first.tool_calls[0].arguments, arguments);
+    request.messages.push(first);
+    request.messages.push(Message::tool("c1", "{}"));
+    model.complete(&request).await.expect("a reply");
+    let sent = &bodies(&server).await[1]["messages"][2]["tool_calls"][0]["function"]["arguments"];
+    assert_eq!(sent.as_str(), Some(arguments));
+}
+
+#[tokio::test]
+async fn a_429_with_retry_after_is_waited_out_then_succeeds() {
+    let limited = status(429).insert_header("retry-after", "2");
+    let server = serve(OPENAI_PATH, vec![limited, text_reply()]).await;
+    let clock = Arc::new(ManualClock::new());
+    let response = openai(&server, &clock)
+        .complete(&request())
+        .await
+        .expect("a reply");
+    assert_eq!(response.message.content, "done");
+    assert_eq!(clock.sleeps(), [Duration::from_secs(2)]);
+    assert_eq!(received(&server).await.len(), 2);
+}
+
+#[tokio::test]
+async fn a_retry_after_date_and_retry_after_ms_are_honoured() {
+    let clock = Arc::new(ManualClock::new());
+    let date = httpdate_in(&clock, 3);
+    let responses = vec![
+        status(503).insert_header("retry-after", date.as_str()),
+        status(429)
+            .insert_header("retry-after-ms", "250")
+            .insert_header("retry-after", "9"),
+        text_reply(),
+    ];
+    let server = serve(OPENAI_PATH, responses).await;
+    openai(&server, &clock)
+        .complete(&request())
+        .await
+        .expect("a reply");
+    assert_eq!(
+        clock.sleeps(),
+        [Duration::from_secs(3), Duration::from_millis(250)]
+    );
+}
+
+fn httpdate_in(clock: &ManualClock, secs: u64) -> String {
+    use agent_llm::Clock as _;
+    httpdate::fmt_http_date(clock.now() + Duration::from_secs(secs))
+}
+
+#[tokio::test]
+async fn repeated_500s_end_in_an_error_after_the_bound() {
+    let server = serve(OPENAI_PATH, (0..6).map(|_| status(500)).collect()).await;
+    let clock = Arc::new(ManualClock::new());
+    let error = openai(&server, &clock)
+        .complete(&request())
+        .await
+        .expect_err("an error");
+    assert!(
+        matches!(error, ModelError::Status { status: 500, .. }),
+        "{error:?}"
+    );
+    assert_eq!(received(&server).await.len(), 4);
+    let ms = Duration::from_millis;
+    assert_eq!(clock.sleeps(), [ms(500), ms(1000), ms(2000)]);
+}
+
+#[tokio::test]
+async fn a_400_and_a_401_are_sent_exactly_once() {
+    for code in [400, 401] {
+        // The body echoes the key, as some servers do: the error must not.
+        let echo = ResponseTemplate::new(code).set_body_string(format!("bad key {KEY}"));
+        let server = serve(OPENAI_PATH, vec![echo, text_reply()]).await;
+        let clock = Arc::new(ManualClock::new());
+        let error = openai(&server, &clock)
+            .complete(&request())
+            .await
+            .expect_err("an error");
+        assert_eq!(
+            error,
+            ModelError::Status {
+                status: code,
+                body: "bad key ****".into()
+            }
+        );
+        assert!(!error.is_retryable());
+        assert_eq!(received(&server).await.len(), 1, "HTTP {code}");
+        assert!(clock.sleeps().is_empty());
+    }
+}
+
+#[tokio::test]
+async fn a_malformed_body_is_an_error_and_not_retried() {
+    let server = serve(OPENAI_PATH, vec![ok("<html>oops</html>"), text_reply()]).await;
+    let clock = Arc::new(ManualClock::new());
+    let error = openai(&server, &clock)
+        .complete(&request())
+        .await
+        .expect_err("an error");
+    let ModelError::Malformed(text) = &error else {
+        panic!("{error:?}")
+    };
+    assert!(text.ends_with("body starts: <html>oops</html>"), "{text}");
+    assert_eq!(received(&server).await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_response_without_choices_is_malformed() {
+    let server = serve(
+        OPENAI_PATH,
+        vec![ok(r#"{"id":"x","object":"chat.completion"}"#)],
+    )
+    .await;
+    let clock = Arc::new(ManualClock::new());
+    let error = openai(&server, &clock)
+        .complete(&request())
+        .await
+        .expect_err("an error");
+    assert_eq!(
+        error,
+        ModelError::Malformed(
+            r#"the response has no `choices`; body starts: {"id":"x","object":"chat.completion"}"#
+                .into()
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_slow_server_times_out_each_attempt() {
+    let slow = || text_reply().set_delay(Duration::from_secs(5));
+    let server = serve(OPENAI_PATH, vec![slow(), slow()]).await;
+    let clock = Arc::new(ManualClock::new());
+    let model = openai_builder(&server, &clock)
+        .timeout(Duration::from_millis(150))
+        .retry(RetryPolicy {
+            max_attempts: 2,
+            ..exact_retries()
+        })
+        .build()
+        .expect("a model");
+    let error = model.complete(&request()).await.expect_err("an error");
+    assert_eq!(error, ModelError::Timeout);
+    assert_eq!(clock.sleeps(), [Duration::from_millis(500)]);
+}
+
+#[tokio::test]
+async fn an_output_schema_asks_for_json_schema_strict_only_in_the_subset() {
+    let strict = json!({"type": "object", "properties": {"a": {"type": "string"}},
+        "required": ["a"], "additionalProperties": false});
+    let loose = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+    let server = serve(OPENAI_PATH, (0..3).map(|_| text_reply()).collect()).await;
+    let clock = Arc::new(ManualClock::new());
+    for (schema, mode) in [
+        (&strict, StructuredOutput::Auto),
+        (&loose, StructuredOutput::Auto),
+        (&strict, StructuredOutput::Off),
+    ] {
+        let model = openai_builder(&server, &clock)
+            .structured_output(mode)
+            .build()
+            .expect("ok");
+        let request = ChatRequest {
+            output_schema: Some(OutputSchema {
+                name: "plan".into(),
+                schema: schema.clone(),
+            }),
+            ..request()
+        };
+        model.complete(&request).await.expect("a reply");
+    }
+    let formats: Vec<Value> = bodies(&server)
+        .await
+        .iter()
+        .map(|b| b["response_format"].clone())
+        .collect();
+    let format = |schema: &Value, strict| json!({"type": "json_schema", "json_schema": {"name": "plan", "schema": schema, "strict": strict}});
+    assert_eq!(
+        formats,
+        [format(&strict, true), format(&loose, false), Value::Null]
+    );
+}
+
+#[test]
+fn keys_stay_out_of_debug() {
+    let model = agent_llm::OpenAiModel::builder("m")
+        .api_key(KEY)
+        .build()
+        .expect("a model");
+    let text = format!("{model:?}");
+    assert!(!text.contains(KEY), "{text}");
+    assert!(text.contains("ApiKey(****)"), "{text}");
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_retried_then_reported() {
+    // A port that was just free: nothing listens on it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let clock = Arc::new(ManualClock::new());
+    let model = agent_llm::OpenAiModel::builder("gpt-test")
+        .base_url(format!("http://127.0.0.1:{port}/v1"))
+        .clock(clock.clone())
+        .retry(RetryPolicy {
+            max_attempts: 3,
+            ..exact_retries()
+        })
+        .build()
+        .expect("a model");
+    let error = model.complete(&request()).await.expect_err("an error");
+    assert!(matches!(error, ModelError::Transport(_)), "{error:?}");
+    assert!(error.is_retryable());
+    assert!(
+        !error.to_string().contains(&port.to_string()),
+        "no URL in errors: {error}"
+    );
+    assert_eq!(clock.sleeps().len(), 2);
+}
+
+#[tokio::test]
+async fn an_endless_body_is_cut_off() {
+    let huge = ok(format!(
+        "{{\"choices\": \"{}\"}}",
+        "x".repeat(17 * 1024 * 1024)
+    ));
+    let server = serve(OPENAI_PATH, vec![huge]).await;
+    let clock = Arc::new(ManualClock::new());
+    let error = openai(&server, &clock)
+        .complete(&request())
+        .await
+        .expect_err("an error");
+    let expected = format!(
+        "the response body is larger than {} bytes",
+        16 * 1024 * 1024
+    );
+    assert_eq!(error, ModelError::Malformed(expected));
+}
+
+#[tokio::test]
+async fn retries_stop_when_the_next_wait_would_pass_the_total_time() {
+    let busy = || status(503).insert_header("retry-after", "5");
+    let server = serve(OPENAI_PATH, vec![busy(), busy(), busy(), text_reply()]).await;
+    let clock = Arc::new(ManualClock::new());
+    let policy = RetryPolicy {
+        max_elapsed: Duration::from_secs(8),
+        ..exact_retries()
+    };
+    let model = openai_builder(&server, &clock)
+        .retry(policy)
+        .build()
+        .expect("a model");
+    let error = model.complete(&request()).await.expect_err("an error");
+    assert!(
+        matches!(error, ModelError::Status { status: 503, .. }),
+        "{error:?}"
+    );
+    assert_eq!(clock.sleeps(), [Duration::from_secs(5)]);
+    assert_eq!(received(&server).await.len(), 2);
+}

@@ -1,0 +1,165 @@
+//! The GenAI tracing fields, seen by a subscriber: request and response fields on the `chat`
+//! span, tool calls and errors as fields, message contents only on opt-in.
+
+mod common;
+
+use agent_core::{ChatModel, Message, model::ChatRequest};
+use agent_llm::ManualClock;
+use common::*;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt as _};
+
+/// Every field value recorded, by span or event name then field name.
+#[derive(Clone, Default)]
+struct Fields(Arc<Mutex<Vec<(String, String, String)>>>);
+
+struct Visitor<'a>(&'a Fields, &'a str);
+
+impl Visit for Visitor<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.push(field, format!("{value:?}"));
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.push(field, value.to_owned());
+    }
+}
+
+impl Visitor<'_> {
+    fn push(&self, field: &Field, value: String) {
+        let mut all = self
+            .0
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        all.push((self.1.to_owned(), field.name().to_owned(), value));
+    }
+}
+
+impl<S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>> Layer<S>
+    for Fields
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, _: &Id, _: Context<'_, S>) {
+        attrs.record(&mut Visitor(self, attrs.metadata().name()));
+    }
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        let name = ctx.span(id).map_or("?", |s| s.name());
+        values.record(&mut Visitor(self, name));
+    }
+    fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+        event.record(&mut Visitor(self, "event"));
+    }
+}
+
+impl Fields {
+    /// The fields of `scope` (a span name, or `event`), the last value winning.
+    fn of(&self, scope: &str) -> BTreeMap<String, String> {
+        let all = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        all.iter()
+            .filter(|(s, ..)| s == scope)
+            .map(|(_, k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+    fn any_value_contains(&self, text: &str) -> bool {
+        let all = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        all.iter().any(|(_, _, v)| v.contains(text))
+    }
+}
+
+const SECRET_PROMPT: &str = "my card number is 4111";
+
+fn request() -> ChatRequest {
+    ChatRequest::new("main_agent", vec![Message::user(SECRET_PROMPT)], Vec::new())
+}
+
+fn tool_reply() -> wiremock::ResponseTemplate {
+    let reply = json!({"role": "assistant", "tool_calls": [{"id": "call_7", "type": "function",
+        "function": {"name": "run_discovery_agent", "arguments": "{}"}}]});
+    ok(completion(reply, "tool_calls"))
+}
+
+#[tokio::test]
+async fn a_model_call_records_the_gen_ai_fields() {
+    let fields = Fields::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(fields.clone()));
+    let server = serve(OPENAI_PATH, vec![tool_reply(), tool_reply(), status(401)]).await;
+    let clock = Arc::new(ManualClock::new());
+
+    openai(&server, &clock)
+        .complete(&request())
+        .await
+        .expect("a reply");
+    let expected: BTreeMap<String, String> = [
+        ("otel.name", "chat gpt-test"),
+        ("gen_ai.operation.name", "chat"),
+        ("gen_ai.provider.name", "openai"),
+        ("gen_ai.request.model", "gpt-test"),
+        ("gen_ai.agent.name", "main_agent"),
+        ("gen_ai.response.id", "chatcmpl-1"),
+        ("gen_ai.response.model", "gpt-test-2026"),
+        ("gen_ai.response.finish_reasons", r#"["tool_calls"]"#),
+        ("gen_ai.usage.input_tokens", "12"),
+        ("gen_ai.usage.output_tokens", "5"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    assert_eq!(fields.of("chat"), expected);
+    let event = fields.of("event");
+    assert_eq!(
+        event.get("gen_ai.tool.name").map(String::as_str),
+        Some("run_discovery_agent")
+    );
+    assert_eq!(
+        event.get("gen_ai.tool.call.id").map(String::as_str),
+        Some("call_7")
+    );
+    assert!(
+        !fields.any_value_contains(SECRET_PROMPT),
+        "content is off by default"
+    );
+
+    let options = agent_core::model::ModelOptions {
+        temperature: Some(0.5),
+        ..Default::default()
+    };
+    let capturing = openai_builder(&server, &clock)
+        .capture_content(true)
+        .options(options)
+        .build()
+        .expect("ok");
+    capturing.complete(&request()).await.expect("a reply");
+    let event = fields.of("event");
+    let input = event
+        .get("gen_ai.input.messages")
+        .cloned()
+        .unwrap_or_default();
+    assert!(input.contains(SECRET_PROMPT), "{input}");
+    assert!(event.contains_key("gen_ai.output.messages"));
+    let temperature = fields.of("chat").get("gen_ai.request.temperature").cloned();
+    assert_eq!(
+        temperature.as_deref(),
+        Some("0.5"),
+        "the model's default options are traced"
+    );
+
+    let error = openai(&server, &clock)
+        .complete(&request())
+        .await
+        .expect_err("a 401");
+    assert_eq!(
+        fields.of("chat").get("error.type").map(String::as_str),
+        Some(error.kind())
+    );
+    assert!(!fields.any_value_contains(KEY), "the key is never traced");
+}

@@ -1,0 +1,37 @@
+//! What the binaries print around a run: the model it runs on first, and a summary of the
+//! transcript (model calls, retries, tokens) last.
+
+use agent_core::ChatModel;
+use agent_core::transcript::Transcript;
+use std::sync::Arc;
+
+/// The model a `--model` flag names (`openai:<model>` or `anthropic:<model>`, configured from
+/// the environment), or the scripted one without it; with the line that says which.
+pub fn model(
+    spec: Option<&str>,
+    scripted: impl FnOnce() -> Arc<dyn ChatModel>,
+) -> Result<(Arc<dyn ChatModel>, String), agent_llm::ConfigError> {
+    match spec {
+        None => Ok((scripted(), "=== model: scripted (offline) ===\n".to_owned())),
+        Some(spec) => Ok((
+            agent_llm::from_spec(spec)?,
+            format!("=== model: {spec} ===\n"),
+        )),
+    }
+}
+
+/// The closing summary of a run: its model calls, retries and the tokens the providers
+/// reported (none for the scripted model).
+pub fn summary(transcript: &Transcript) -> String {
+    let counts = transcript.counts();
+    let usage = transcript.usage();
+    format!(
+        "=== summary ===\n{} model calls, {} input retries, {} output retries; {} input tokens ({} cached), {} output tokens\n",
+        counts.model_calls,
+        counts.input_retries,
+        counts.output_retries,
+        usage.input_tokens,
+        usage.cached_tokens,
+        usage.output_tokens
+    )
+}
