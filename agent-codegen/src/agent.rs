@@ -64,6 +64,8 @@ pub struct AgentCode {
     output_ty: Option<TokenStream>,
     /// Fields of the typed input, if it is a struct with named fields.
     input_fields: Option<Vec<String>>,
+    /// What the schemas' typing dropped (a `default` its schema refuses), located.
+    pub warnings: Vec<SchemaError>,
 }
 
 /// An error about one agent, and the span it belongs to.
@@ -194,7 +196,14 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
         let ident = &o.root_ident;
         quote!(#module_ident::#ident)
     });
+    let warnings = input
+        .warnings
+        .iter()
+        .chain(output.iter().flat_map(|o| &o.warnings))
+        .cloned()
+        .collect();
     Ok(AgentCode {
+        warnings,
         input_fields: struct_fields(&input),
         input_ty: quote!(#module_ident::#input_ident),
         output_ty,

@@ -39,3 +39,23 @@ fn sanitize(input: &str, to_case: fn(&str) -> String) -> String {
         format!("{out}_")
     }
 }
+
+/// The variant names typify gives the string values of an `enum`, or `None` when they
+/// collide even after its second try (typify then panics). Mirrors
+/// `TypeEntryEnum::from_metadata` of typify-impl 0.8.0.
+pub(crate) fn variant_names(values: &[&str]) -> Option<Vec<String>> {
+    let first: Vec<String> = values.iter().map(|v| type_name(v)).collect();
+    if unique(&first) {
+        return Some(first);
+    }
+    let second: Vec<String> = values
+        .iter()
+        .map(|v| type_name(&v.replace(|c| c == '_' || !is_xid_continue(c), "X")))
+        .collect();
+    unique(&second).then_some(second)
+}
+
+fn unique(names: &[String]) -> bool {
+    let mut seen = std::collections::BTreeSet::new();
+    names.iter().all(|n| seen.insert(n))
+}

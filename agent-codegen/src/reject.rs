@@ -232,7 +232,6 @@ fn check_node(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>) {
     pattern_properties(node, problems);
     linear_patterns(node, problems);
     tuple_items(node, problems);
-    mixed_enum(node, problems);
     field_collisions(node, problems);
     for keyword in ["oneOf", "anyOf"] {
         const_discriminated(root, node, keyword, problems);
@@ -405,24 +404,6 @@ fn tuple_items(node: &Node<'_>, problems: &mut Vec<Problem>) {
     }
 }
 
-/// typify panics on an `enum` whose values have different JSON types.
-fn mixed_enum(node: &Node<'_>, problems: &mut Vec<Problem>) {
-    let Some(values) = node.schema.get("enum").and_then(Value::as_array) else {
-        return;
-    };
-    let kinds: BTreeSet<&str> = values.iter().filter_map(value_kind).collect();
-    if kinds.len() > 1 {
-        let kinds = kinds.into_iter().collect::<Vec<_>>().join("`, `");
-        problems.push(Problem::new(
-            child_pointer(&node.pointer, "enum"),
-            format!(
-                "`enum` at `{}` mixes value types (`{kinds}`): typify cannot type it",
-                display(&node.pointer)
-            ),
-        ));
-    }
-}
-
 /// JSON type of an `enum` value; `null` only makes the type optional.
 fn value_kind(value: &Value) -> Option<&'static str> {
     match value {
@@ -494,7 +475,7 @@ fn const_discriminated(root: &Value, node: &Node<'_>, keyword: &str, problems: &
         .iter()
         .flatten()
         .any(|b| !const_properties(b).is_empty());
-    if !has_const || is_tagged(branches) {
+    if !has_const || is_tagged(branches) || disjoint(root, branches) {
         return;
     }
     problems.push(Problem::new(
@@ -504,6 +485,16 @@ fn const_discriminated(root: &Value, node: &Node<'_>, keyword: &str, problems: &
             display(&node.pointer)
         ),
     ));
+}
+
+/// Whether no two branches may accept a value of the same JSON type: typify's untagged enum
+/// then picks the one branch that can match, whatever the `const`s say.
+fn disjoint(root: &Value, branches: &[Value]) -> bool {
+    let mut seen = BTreeSet::new();
+    branches
+        .iter()
+        .flat_map(|b| accepted_kinds(root, b, 0))
+        .all(|kind| seen.insert(kind))
 }
 
 /// Whether all branches are inline objects sharing a required string-`const`
@@ -560,7 +551,7 @@ fn is_required(schema: &Map<String, Value>, name: &str) -> bool {
 }
 
 /// Follows `$ref`s of a branch (a few hops, cycles give up).
-fn resolve_branch<'a>(root: &'a Value, branch: &'a Value) -> Option<&'a Value> {
+pub(crate) fn resolve_branch<'a>(root: &'a Value, branch: &'a Value) -> Option<&'a Value> {
     let mut current = branch;
     for _ in 0..8 {
         match current.get("$ref").and_then(Value::as_str) {
@@ -578,6 +569,14 @@ fn overlapping_any_of(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>
     let Some(branches) = node.schema.get("anyOf").and_then(Value::as_array) else {
         return;
     };
+    // Scalar branches are typed by the union of their types (`prepare::scalar_union`).
+    let resolved: Vec<Value> = branches
+        .iter()
+        .map(|b| resolve_branch(root, b).unwrap_or(b).clone())
+        .collect();
+    if crate::prepare::scalar_types(&resolved).is_some() {
+        return;
+    }
     let mut seen = BTreeSet::new();
     let mut shared = BTreeSet::new();
     for branch in branches {
@@ -934,6 +933,6 @@ fn describe(pointer: &str, source: &str) -> String {
 }
 
 /// Pointer as shown in messages: the root's empty pointer reads as `#`.
-fn display(pointer: &str) -> &str {
+pub(crate) fn display(pointer: &str) -> &str {
     if pointer.is_empty() { "#" } else { pointer }
 }

@@ -14,7 +14,7 @@ use crate::error::SchemaError;
 use crate::locate::locate;
 use crate::reject::{self, ContractKind};
 use crate::rewrite;
-use crate::walk;
+use crate::{fixup, prepare, walk};
 
 /// Options of [`generate_types_with`].
 #[derive(Clone, Debug)]
@@ -47,6 +47,9 @@ pub struct GeneratedTypes {
     pub root_ident: syn::Ident,
     /// The root object's top-level properties, in schema order.
     pub properties: Vec<Property>,
+    /// What was dropped to type the schema (a `default` its own schema refuses), located
+    /// like errors: build scripts print them as `cargo:warning`.
+    pub warnings: Vec<SchemaError>,
 }
 
 /// One top-level property of the root object.
@@ -110,9 +113,16 @@ pub fn generate_types_with(
         let message = format!("the validator refuses this schema: {e}");
         return Err(vec![SchemaError::new(origin, "", message)]);
     }
-    let input = typify_input(schema.clone(), root_name);
+    let (input, notes) = prepare::typify_input(&schema, root_name);
+    let warnings = notes
+        .into_iter()
+        .map(|note| error(&note.pointer, note.message))
+        .collect();
     let internal = |message: String| vec![SchemaError::new(origin, "", message)];
-    let built = run_build(input, schema, root_name, &options.runtime).map_err(internal)?;
+    let built = match run_build(input.clone(), schema.clone(), root_name, &options.runtime) {
+        Ok(built) => built,
+        Err(failure) => return Err(vec![located_failure(&schema, failure, &error)]),
+    };
     let tokens = built
         .code
         .parse::<TokenStream>()
@@ -121,7 +131,31 @@ pub fn generate_types_with(
         tokens,
         root_ident: syn::Ident::new(&built.root_name, proc_macro2::Span::call_site()),
         properties: built.properties,
+        warnings,
     })
+}
+
+/// A typify-stage failure as an error at the schema node typify cannot type, saying what to
+/// change.
+fn located_failure(
+    schema: &Value,
+    failure: Failure,
+    error: &dyn Fn(&str, String) -> SchemaError,
+) -> SchemaError {
+    let Some(pointer) = failure.pointer else {
+        return error("", failure.message);
+    };
+    // The typify input keeps `$defs` under `definitions`.
+    let pointer = match pointer.strip_prefix("/definitions/") {
+        Some(rest) if schema.pointer(&pointer).is_none() => format!("/$defs/{rest}"),
+        _ => pointer,
+    };
+    let at = crate::reject::display(&pointer);
+    let message = format!(
+        "{} (at `{at}`): simplify the schema there, or give it a plain `type` and let the validator check the rest",
+        failure.message
+    );
+    error(&pointer, message)
 }
 
 /// Renders tokens as formatted Rust source (for goldens and debugging).
@@ -176,52 +210,6 @@ fn is_type_name(name: &str) -> bool {
     syn::parse_str::<syn::Ident>(name).is_ok() && crate::naming::type_name(name) == name
 }
 
-/// The copy of the schema given to typify: schemars 0.8 reads draft 7, so
-/// `$defs` move to `definitions`; the root is titled `root_name` (typify's
-/// name source); and formats typify would type with chrono or uuid are
-/// dropped so the output needs no such dependency (they stay strings; the
-/// original schema still validates them).
-fn typify_input(mut schema: Value, root_name: &str) -> Value {
-    let pointers: Vec<String> = walk::walk(&schema)
-        .nodes
-        .iter()
-        .map(|node| node.pointer.clone())
-        .collect();
-    for pointer in pointers {
-        if let Some(Value::Object(node)) = schema.pointer_mut(&pointer) {
-            adapt_node(node);
-        }
-    }
-    let Value::Object(root) = &mut schema else {
-        return schema;
-    };
-    if let Some(Value::Object(defs)) = root.remove("$defs") {
-        let definitions = root
-            .entry("definitions")
-            .or_insert_with(|| Value::Object(Default::default()));
-        if let Value::Object(definitions) = definitions {
-            // Same-named entries were checked to be identical.
-            definitions.extend(defs);
-        }
-    }
-    root.insert("title".into(), Value::from(root_name));
-    schema
-}
-
-/// Per-node rewrites of [`typify_input`].
-fn adapt_node(node: &mut serde_json::Map<String, Value>) {
-    if let Some(Value::String(target)) = node.get_mut("$ref")
-        && let Some(name) = target.strip_prefix("#/$defs/")
-    {
-        *target = format!("#/definitions/{name}");
-    }
-    if let Some(Value::String(format)) = node.get("format")
-        && matches!(format.as_str(), "date" | "date-time" | "uuid")
-    {
-        node.remove("format");
-    }
-}
-
 /// typify's output before post-processing. The code is text because
 /// tokens cannot leave the typify thread.
 struct Typified {
@@ -255,7 +243,7 @@ fn run_build(
     schema: Value,
     root_name: &str,
     runtime: &syn::Path,
-) -> Result<Built, String> {
+) -> Result<Built, Failure> {
     let runtime = runtime.to_token_stream().to_string();
     let root_name = root_name.to_string();
     let job = move || build(input, &schema, &root_name, &runtime);
@@ -266,20 +254,79 @@ fn run_build(
         .name("agent-codegen".into())
         .stack_size(BUILD_STACK)
         .spawn(job)
-        .map_err(|e| format!("cannot start the code generation thread: {e}"))?
+        .map_err(|e| Failure::internal(format!("cannot start the code generation thread: {e}")))?
         .join()
         .unwrap_or_else(|panic| {
-            Err(format!(
+            Err(Failure::internal(format!(
                 "typify failed on this schema: {}",
                 panic_message(&*panic)
-            ))
+            )))
         })
 }
 
-fn build(input: Value, schema: &Value, root_name: &str, runtime: &str) -> Result<Built, String> {
+/// Why the typify stage failed, and where in the typify input, when known.
+struct Failure {
+    /// Pointer into the typify input of the smallest schema typify fails on.
+    pointer: Option<String>,
+    message: String,
+}
+
+impl Failure {
+    fn internal(message: String) -> Self {
+        Self {
+            pointer: None,
+            message,
+        }
+    }
+}
+
+fn build(input: Value, schema: &Value, root_name: &str, runtime: &str) -> Result<Built, Failure> {
     let runtime: syn::Path = syn::parse_str(runtime)
-        .map_err(|e| format!("runtime path `{runtime}` is not a path: {e}"))?;
-    finish(typify(input, root_name)?, schema, &runtime)
+        .map_err(|e| Failure::internal(format!("runtime path `{runtime}` is not a path: {e}")))?;
+    let typified = typify(input.clone(), root_name).map_err(|message| Failure {
+        pointer: Some(culprit(&input, root_name)),
+        message,
+    })?;
+    finish(typified, schema, &runtime).map_err(Failure::internal)
+}
+
+/// Most typify runs spent looking for the schema node that makes typify fail.
+const MAX_PROBES: usize = 500;
+
+/// The deepest schema node of `input` whose replacement by `{}` (any value) lets typify
+/// succeed: the node typify cannot type. The root (`""`) when none does.
+///
+/// Walks down from the root: among the descendants of the current culprit, in document
+/// order, the first whose replacement fixes the schema becomes the culprit.
+fn culprit(input: &Value, root_name: &str) -> String {
+    let mut found = String::new();
+    let mut probes = 0;
+    'descend: loop {
+        let Some(node) = input.pointer(&found) else {
+            return found;
+        };
+        let below: Vec<String> = walk::walk(node)
+            .nodes
+            .into_iter()
+            .skip(1)
+            .map(|n| format!("{found}{}", n.pointer))
+            .collect();
+        for pointer in below {
+            if probes == MAX_PROBES {
+                return found;
+            }
+            probes += 1;
+            let mut probe = input.clone();
+            if let Some(slot) = probe.pointer_mut(&pointer) {
+                *slot = Value::Object(serde_json::Map::new());
+            }
+            if typify(probe, root_name).is_ok() {
+                found = pointer;
+                continue 'descend;
+            }
+        }
+        return found;
+    }
 }
 
 /// Runs typify on the current thread.
@@ -358,7 +405,13 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .copied()
         .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("unknown panic");
-    first_line(text).chars().take(200).collect()
+    let line = first_line(text);
+    // typify's `todo!`s end in a dump of the schema (`... Object(`): the part before says it.
+    let line = match line.rsplit_once(' ') {
+        Some((head, tail)) if tail.ends_with(['(', '{', '[']) => head,
+        _ => line,
+    };
+    line.chars().take(200).collect()
 }
 
 /// Reroutes crate paths, checks the result and lists the root properties.
@@ -367,6 +420,8 @@ fn finish(typified: Typified, schema: &Value, runtime: &syn::Path) -> Result<Bui
         .map_err(|e| format!("internal error: typify output does not parse: {e}"))?;
     rewrite::reroute(&mut file, runtime);
     rewrite::display_string_newtypes(&mut file);
+    fixup::camel_case_variants(&mut file);
+    fixup::lenient_integers(&mut file, runtime);
     check_items(&file)?;
     let root_ident = syn::Ident::new(&typified.root_name, proc_macro2::Span::call_site());
     let properties = match &typified.fields {
