@@ -9,6 +9,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use std::path::{Path, PathBuf};
 
+mod fields;
 mod template;
 
 /// One agent's declaration, from `#[agent(...)]` or from a `schemas/<agent>/` folder.
@@ -327,15 +328,32 @@ fn prompt_template(
 /// found in askama's folders for the crate at `root` (its `CARGO_MANIFEST_DIR`). Empty when
 /// the agent has no template, or when the template is beyond the check (askama then reports).
 pub fn prompt_errors(def: &AgentDef, code: &AgentCode, root: &Path) -> Vec<(Span, String)> {
-    let (Some(prompt), Some(fields)) = (&def.user_prompt, &code.input_fields) else {
+    let Some(prompt) = &def.user_prompt else {
         return Vec::new();
     };
-    let Some(file) = template::find(root, &prompt.path) else {
+    let file = match template::lookup(root, &prompt.path) {
+        template::Lookup::Found(file) => file,
+        template::Lookup::Missing(dirs) => {
+            let dirs = dirs
+                .iter()
+                .map(|d| format!("`{d}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let message = format!(
+                "template `{}` not found in the template folders {dirs}: check the path, or the `dirs` of `askama.toml`",
+                prompt.path
+            );
+            return vec![(prompt.span, message)];
+        }
+        template::Lookup::Unknown => return Vec::new(),
+    };
+    let Some(fields) = &code.input_fields else {
         return Vec::new();
     };
     let mut known: Vec<&str> = vec!["task"];
     known.extend(fields.iter().map(String::as_str));
     let unknown = template::unknown_names(&file.source, &known).unwrap_or_default();
+    let nested = nested_errors(def, &file, prompt.span);
     let expected = fields
         .iter()
         .map(|f| format!("`{f}`"))
@@ -356,6 +374,49 @@ pub fn prompt_errors(def: &AgentDef, code: &AgentCode, root: &Path) -> Vec<(Span
                 message.push_str(&format!(" (did you mean `{close}`?)"));
             }
             (prompt.span, message)
+        })
+        .chain(nested)
+        .collect()
+}
+
+/// The files a build script must watch for the agent's prompt: `askama.toml` and the
+/// template, when they exist (cargo reruns a build script on every build for a watched path
+/// that does not exist).
+pub fn prompt_files(def: &AgentDef, root: &Path) -> Vec<PathBuf> {
+    let Some(prompt) = &def.user_prompt else {
+        return Vec::new();
+    };
+    let config = root.join("askama.toml");
+    let template = match template::lookup(root, &prompt.path) {
+        template::Lookup::Found(file) => Some(file.path),
+        _ => None,
+    };
+    config
+        .is_file()
+        .then_some(config)
+        .into_iter()
+        .chain(template)
+        .collect()
+}
+
+/// Field chains of the template that read a field their value does not have.
+fn nested_errors(def: &AgentDef, file: &template::TemplateFile, span: Span) -> Vec<(Span, String)> {
+    let Ok(schema) = serde_json::from_str::<serde_json::Value>(&def.input.text) else {
+        return Vec::new();
+    };
+    let Some(reads) = template::reads(&file.source) else {
+        return Vec::new();
+    };
+    fields::bad_chains(&schema, &reads)
+        .into_iter()
+        .map(|bad| {
+            let (line, col) = template::line_col(&file.source, bad.offset);
+            let path = file.display.display();
+            let mut message = format!("{path}:{line}:{col}: {}", bad.message);
+            if let Some(close) = closest(&bad.field, bad.candidates.iter().map(String::as_str)) {
+                message.push_str(&format!(" (did you mean `{close}`?)"));
+            }
+            (span, message)
         })
         .collect()
 }

@@ -117,6 +117,7 @@ impl Builder {
         let mut items = TokenStream::new();
         let mut registry = Vec::new();
         for def in agents.values() {
+            read.extend(crate::agent::prompt_files(def, &self.root));
             match contract_module(def) {
                 Ok(code) => {
                     warnings.extend(code.warnings.iter().map(ToString::to_string));
