@@ -19,7 +19,7 @@ mod rewrite;
 mod types;
 mod walk;
 
-pub use buildscript::{BuildError, Builder};
+pub use buildscript::{AgentCheck, BuildError, Builder};
 pub use error::SchemaError;
 pub use reject::{ContractKind, RESERVED_INPUT_KEYS};
 pub use types::{

@@ -16,3 +16,4 @@ pub mod agents {
 pub mod bench;
 pub mod event_planning;
 pub mod pipeline;
+pub mod user_contracts;
