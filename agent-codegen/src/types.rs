@@ -151,9 +151,15 @@ fn located_failure(
         _ => pointer,
     };
     let at = crate::reject::display(&pointer);
+    let reason = [
+        "typify failed on this schema: ",
+        "typify cannot type this schema: ",
+    ]
+    .iter()
+    .find_map(|prefix| failure.message.strip_prefix(prefix))
+    .unwrap_or(&failure.message);
     let message = format!(
-        "{} (at `{at}`): simplify the schema there, or give it a plain `type` and let the validator check the rest",
-        failure.message
+        "typify cannot type the schema at `{at}` ({reason}): simplify it, or give it a plain `type` and let the validator check the rest"
     );
     error(&pointer, message)
 }
