@@ -15,6 +15,8 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{DeriveInput, LitInt, LitStr};
 
+use crate::ctxt::Ctxt;
+
 /// The `#[contributor(...)]` keys as written.
 #[derive(Default)]
 struct Attrs {
@@ -25,14 +27,22 @@ struct Attrs {
     krate: Option<LitStr>,
 }
 
-const KEYS: &str = "`template`, `name`, `priority`, `agents`, `crate`";
+const KEYS: [&str; 5] = ["template", "name", "priority", "agents", "crate"];
 
-fn parse(input: &DeriveInput, errors: &mut Option<syn::Error>) -> Attrs {
+fn unknown_key(key: &str) -> String {
+    let expected: Vec<String> = KEYS.iter().map(|k| format!("`{k}`")).collect();
+    let mut message = format!(
+        "unknown `contributor` attribute key `{key}`, expected one of {}",
+        expected.join(", ")
+    );
+    if let Some(close) = crate::agent::closest(key, KEYS.into_iter()) {
+        message.push_str(&format!(" (did you mean `{close}`?)"));
+    }
+    message
+}
+
+fn parse(input: &DeriveInput, errors: &mut Ctxt) -> Attrs {
     let mut attrs = Attrs::default();
-    let push = |e: syn::Error, errors: &mut Option<syn::Error>| match errors {
-        Some(all) => all.combine(e),
-        None => *errors = Some(e),
-    };
     for attr in input
         .attrs
         .iter()
@@ -69,12 +79,7 @@ fn parse(input: &DeriveInput, errors: &mut Option<syn::Error>) -> Attrs {
                     attrs.agents.replace(names).is_some()
                 }
                 _ => {
-                    local.push(syn::Error::new(
-                        meta.path.span(),
-                        format!(
-                            "unknown `contributor` attribute key `{key}`, expected one of {KEYS}"
-                        ),
-                    ));
+                    local.push(syn::Error::new(meta.path.span(), unknown_key(&key)));
                     if meta.input.peek(syn::Token![=]) {
                         let _: syn::Expr = meta.value()?.parse()?;
                     }
@@ -89,9 +94,9 @@ fn parse(input: &DeriveInput, errors: &mut Option<syn::Error>) -> Attrs {
             }
             Ok(())
         });
-        local.into_iter().for_each(|e| push(e, errors));
+        local.into_iter().for_each(|e| errors.push(e));
         if let Err(e) = result {
-            push(e, errors);
+            errors.push(e);
         }
     }
     attrs
@@ -99,42 +104,76 @@ fn parse(input: &DeriveInput, errors: &mut Option<syn::Error>) -> Attrs {
 
 /// Expands `#[derive(PromptContributor)]`.
 pub fn derive_prompt_contributor(input: &DeriveInput) -> TokenStream {
-    let mut errors = None;
+    let mut errors = Ctxt::default();
     let attrs = parse(input, &mut errors);
     if !input.generics.params.is_empty() {
-        let e = syn::Error::new(
+        errors.at(
             input.generics.span(),
             "`PromptContributor` cannot be derived for a generic type",
         );
-        match &mut errors {
-            Some(all) => all.combine(e),
-            None => errors = Some(e),
-        }
     }
-    let template = attrs.template.clone().ok_or_else(|| {
-        syn::Error::new(
+    if attrs.template.is_none() {
+        errors.at(
             Span::call_site(),
             "missing `#[contributor(template = \"path/to/template.md\")]`",
-        )
-    });
-    let runtime: Result<syn::Path, syn::Error> = match &attrs.krate {
-        Some(lit) => lit.parse(),
-        None => Ok(syn::parse_quote!(::agent_core)),
+        );
+    }
+    let runtime = match &attrs.krate {
+        Some(lit) => errors.ok(lit.parse()),
+        None => Some(syn::parse_quote!(::agent_core)),
     };
-    let (template, runtime) = match (template, runtime, errors) {
-        (Ok(t), Ok(r), None) => (t, r),
-        (t, r, errors) => {
-            let mut all = errors;
-            for e in [t.err(), r.err()].into_iter().flatten() {
-                match &mut all {
-                    Some(a) => a.combine(e),
-                    None => all = Some(e),
+    let runtime = runtime.unwrap_or_else(|| syn::parse_quote!(::agent_core));
+    match &attrs.template {
+        Some(template) if !errors.has_errors() => expand(input, &attrs, template, &runtime),
+        _ => {
+            let fallback = fallback(input, &attrs, &runtime);
+            let errors = errors.into_compile_errors();
+            quote! { #errors #fallback }
+        }
+    }
+}
+
+/// After an error, an impl that compiles and contributes nothing, so that code using the
+/// contributor does not pile up errors of its own (thiserror's `fallback.rs`). A generic type
+/// gets none.
+fn fallback(input: &DeriveInput, attrs: &Attrs, runtime: &syn::Path) -> Option<TokenStream> {
+    if !input.generics.params.is_empty() {
+        return None;
+    }
+    let ident = &input.ident;
+    let name = contributor_name(input, attrs);
+    Some(quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl #runtime::contributor::PromptContributor for #ident {
+                fn name(&self) -> &str {
+                    #name
+                }
+                fn applies_to(&self) -> #runtime::contributor::AppliesTo<'_> {
+                    #runtime::contributor::AppliesTo::All
+                }
+                fn priority(&self) -> i32 {
+                    0
+                }
+                fn contribute(
+                    &self,
+                    _: &#runtime::contributor::PromptContext<'_>,
+                ) -> ::core::result::Result<
+                    ::core::option::Option<::std::string::String>,
+                    #runtime::contributor::ContributorError,
+                > {
+                    ::core::unreachable!("the `PromptContributor` derive failed")
                 }
             }
-            return all.map(|e| e.to_compile_error()).unwrap_or_default();
-        }
-    };
-    expand(input, &attrs, &template, &runtime)
+        };
+    })
+}
+
+fn contributor_name(input: &DeriveInput, attrs: &Attrs) -> String {
+    attrs.name.as_ref().map_or_else(
+        || crate::derive::snake_case(&input.ident.to_string()),
+        LitStr::value,
+    )
 }
 
 fn expand(
@@ -144,10 +183,7 @@ fn expand(
     runtime: &syn::Path,
 ) -> TokenStream {
     let ident = &input.ident;
-    let name = attrs.name.as_ref().map_or_else(
-        || crate::derive::snake_case(&ident.to_string()),
-        LitStr::value,
-    );
+    let name = contributor_name(input, attrs);
     let priority = attrs
         .priority
         .as_ref()

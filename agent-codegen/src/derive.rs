@@ -6,28 +6,13 @@ use crate::agent::{
     AgentDef, PromptSource, SchemaSource, agent_impl, camel, closest, contract_module,
     prompt_errors,
 };
+use crate::ctxt::Ctxt;
 use crate::{ContractKind, TypeOptions, generate_types_with};
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
 use syn::{DeriveInput, LitStr};
-
-/// Collects errors so that all of them are reported together (serde's `Ctxt`).
-#[derive(Default)]
-struct Errors(Option<syn::Error>);
-
-impl Errors {
-    fn push(&mut self, error: syn::Error) {
-        match &mut self.0 {
-            Some(all) => all.combine(error),
-            None => self.0 = Some(error),
-        }
-    }
-    fn at(&mut self, span: Span, message: impl std::fmt::Display) {
-        self.push(syn::Error::new(span, message));
-    }
-}
 
 /// The `#[agent(...)]` keys as written, each with its literal (and so its span).
 #[derive(Default)]
@@ -51,7 +36,7 @@ const KEYS: [&str; 6] = [
     "crate",
 ];
 
-fn parse_attrs(input: &DeriveInput, errors: &mut Errors) -> Attrs {
+fn parse_attrs(input: &DeriveInput, errors: &mut Ctxt) -> Attrs {
     let mut attrs = Attrs::default();
     for attr in input.attrs.iter().filter(|a| a.path().is_ident("agent")) {
         attrs.span.get_or_insert(attr.path().span());
@@ -112,7 +97,7 @@ fn unknown_key(key: &str) -> String {
 
 /// Expands `#[derive(Agent)]`.
 pub fn derive_agent(input: &DeriveInput) -> TokenStream {
-    let mut errors = Errors::default();
+    let mut errors = Ctxt::default();
     check_shape(input, &mut errors);
     let attrs = parse_attrs(input, &mut errors);
     let runtime = runtime_path(attrs.krate.as_ref(), &mut errors);
@@ -123,7 +108,7 @@ pub fn derive_agent(input: &DeriveInput) -> TokenStream {
         },
         None => None,
     };
-    let mut expanded = errors.0.map(|e| e.to_compile_error()).unwrap_or_default();
+    let mut expanded = errors.into_compile_errors();
     expanded.extend(module);
     if let Some(runtime) = runtime.filter(|_| input.generics.params.is_empty()) {
         expanded.extend(fallback(input, &agent_name(input, &attrs), &runtime));
@@ -131,7 +116,7 @@ pub fn derive_agent(input: &DeriveInput) -> TokenStream {
     expanded
 }
 
-fn check_shape(input: &DeriveInput, errors: &mut Errors) {
+fn check_shape(input: &DeriveInput, errors: &mut Ctxt) {
     if !matches!(&input.data, syn::Data::Struct(_)) {
         errors.at(
             input.ident.span(),
@@ -153,7 +138,7 @@ fn check_shape(input: &DeriveInput, errors: &mut Errors) {
 fn expand(
     input: &DeriveInput,
     def: &AgentDef,
-    errors: &mut Errors,
+    errors: &mut Ctxt,
 ) -> Result<TokenStream, Option<TokenStream>> {
     let code = contract_module(def).map_err(|located| {
         for (span, e) in located {
@@ -164,7 +149,7 @@ fn expand(
     for (span, e) in prompt_errors(def, &code, &manifest_dir()) {
         errors.at(span, e);
     }
-    if errors.0.is_some() {
+    if errors.has_errors() {
         return Err(Some(code.module));
     }
     let ident = &input.ident;
@@ -214,7 +199,7 @@ fn model(
     input: &DeriveInput,
     attrs: &Attrs,
     runtime: Option<syn::Path>,
-    errors: &mut Errors,
+    errors: &mut Ctxt,
 ) -> Option<AgentDef> {
     let root = manifest_dir();
     let name = agent_name(input, attrs);
@@ -289,7 +274,7 @@ fn check_schema(
     kind: ContractKind,
     root_name: &str,
     runtime: &syn::Path,
-    errors: &mut Errors,
+    errors: &mut Ctxt,
 ) {
     let options = TypeOptions {
         kind,
@@ -303,7 +288,7 @@ fn check_schema(
 }
 
 /// Reads a schema file named in an attribute, relative to the crate's manifest directory.
-fn read_schema(root: &Path, lit: &LitStr, errors: &mut Errors) -> Option<SchemaSource> {
+fn read_schema(root: &Path, lit: &LitStr, errors: &mut Ctxt) -> Option<SchemaSource> {
     let rel = lit.value();
     let path = root.join(&rel);
     match std::fs::read_to_string(&path) {
@@ -320,7 +305,7 @@ fn read_schema(root: &Path, lit: &LitStr, errors: &mut Errors) -> Option<SchemaS
     }
 }
 
-fn runtime_path(krate: Option<&LitStr>, errors: &mut Errors) -> Option<syn::Path> {
+fn runtime_path(krate: Option<&LitStr>, errors: &mut Ctxt) -> Option<syn::Path> {
     match krate {
         None => Some(syn::parse_quote!(::agent_core)),
         Some(lit) => match lit.parse() {
@@ -377,7 +362,7 @@ pub fn snake_case(ident: &str) -> String {
 
 /// Expands `#[derive(AgentInput)]`: the contract is the schema schemars derives for the type.
 pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
-    let mut errors = Errors::default();
+    let mut errors = Ctxt::default();
     let mut krate = None;
     let mut name = None;
     for attr in input.attrs.iter().filter(|a| a.path().is_ident("agent")) {
@@ -418,11 +403,26 @@ pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
             }
         }
     }
-    if let Some(e) = errors.0 {
-        return e.to_compile_error();
-    }
     let runtime = runtime.unwrap_or_else(|| syn::parse_quote!(::agent_core));
     let ident = &input.ident;
+    if errors.has_errors() {
+        // After an error, an impl that compiles, so that code using the type does not pile up
+        // errors of its own (thiserror's `fallback.rs`); a generic type gets none.
+        let fallback = input.generics.params.is_empty().then(|| {
+            quote! {
+                const _: () = {
+                    #[automatically_derived]
+                    impl #runtime::AgentInput for #ident {
+                        fn input_contract() -> &'static #runtime::Contract {
+                            ::core::unreachable!("the `AgentInput` derive failed")
+                        }
+                    }
+                };
+            }
+        });
+        let errors = errors.into_compile_errors();
+        return quote! { #errors #fallback };
+    }
     let name = name.map_or_else(|| snake_case(&ident.to_string()), |n| n.value());
     quote! {
         const _: () = {

@@ -8,6 +8,7 @@
 pub mod agent;
 mod buildscript;
 pub mod contributor;
+mod ctxt;
 pub mod derive;
 mod error;
 mod fixup;
