@@ -93,22 +93,9 @@ pub fn check_agent_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// `plan_generator_agent` -> `PlanGeneratorAgent`.
-pub fn camel(name: &str) -> String {
-    name.split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| {
-            let mut cs = w.chars();
-            cs.next()
-                .map(|f| f.to_ascii_uppercase().to_string() + cs.as_str())
-                .unwrap_or_default()
-        })
-        .collect()
-}
-
 /// Generates the contract module; every schema problem is returned, not just the first.
 pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
-    let stem = camel(&def.name);
+    let stem = crate::naming::agent_type(&def.name);
     let input = types_for(
         def,
         &def.input,

@@ -9,7 +9,7 @@
 //! ```
 //! and in the crate: `include!(concat!(env!("OUT_DIR"), "/agents.rs"));`
 
-use crate::agent::{AgentDef, PromptSource, SchemaSource, agent_impl, camel, contract_module};
+use crate::agent::{AgentDef, PromptSource, SchemaSource, agent_impl, contract_module};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::BTreeMap;
@@ -141,7 +141,7 @@ impl Builder {
                         errors.extend(typos.into_iter().map(|(_, message)| message));
                         continue;
                     }
-                    let ident = format_ident!("{}", camel(&def.name));
+                    let ident = format_ident!("{}", crate::naming::agent_type(&def.name));
                     let doc = format!("The `{}` agent.", def.name);
                     let module = &code.module;
                     let agent_impl = agent_impl(def, &code, &quote!(#ident));

@@ -171,7 +171,7 @@ fn fallback(input: &DeriveInput, attrs: &Attrs, runtime: &syn::Path) -> Option<T
 
 fn contributor_name(input: &DeriveInput, attrs: &Attrs) -> String {
     attrs.name.as_ref().map_or_else(
-        || crate::derive::snake_case(&input.ident.to_string()),
+        || crate::naming::agent_name(&input.ident.to_string()),
         LitStr::value,
     )
 }

@@ -3,8 +3,7 @@
 //! build scripts use. Every problem of one derive is reported in one compile.
 
 use crate::agent::{
-    AgentDef, PromptSource, SchemaSource, agent_impl, camel, closest, contract_module,
-    prompt_errors,
+    AgentDef, PromptSource, SchemaSource, agent_impl, closest, contract_module, prompt_errors,
 };
 use crate::ctxt::Ctxt;
 use crate::{ContractKind, TypeOptions, generate_types_with};
@@ -187,10 +186,10 @@ fn fallback(input: &DeriveInput, name: &str, runtime: &syn::Path) -> TokenStream
 }
 
 fn agent_name(input: &DeriveInput, attrs: &Attrs) -> String {
-    attrs
-        .name
-        .as_ref()
-        .map_or_else(|| snake_case(&input.ident.to_string()), LitStr::value)
+    attrs.name.as_ref().map_or_else(
+        || crate::naming::agent_name(&input.ident.to_string()),
+        LitStr::value,
+    )
 }
 
 /// The agent's model; `None` after any error, once every file it names has been read and
@@ -250,7 +249,7 @@ fn model(
         (input, output, runtime) => {
             // The agent cannot be generated, but its schemas can still be checked.
             let runtime = runtime.unwrap_or_else(|| syn::parse_quote!(::agent_core));
-            let stem = camel(&name);
+            let stem = crate::naming::agent_type(&name);
             let schemas = [
                 (input.flatten(), ContractKind::Input, format!("{stem}Input")),
                 (
@@ -344,22 +343,6 @@ fn doc_comment(input: &DeriveInput) -> String {
     lines.join(" ").trim().to_owned()
 }
 
-/// `PlanGeneratorAgent` -> `plan_generator_agent`.
-pub fn snake_case(ident: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in ident.chars().enumerate() {
-        if c.is_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.extend(c.to_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// Expands `#[derive(AgentInput)]`: the contract is the schema schemars derives for the type.
 pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
     let mut errors = Ctxt::default();
@@ -423,7 +406,10 @@ pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
         let errors = errors.into_compile_errors();
         return quote! { #errors #fallback };
     }
-    let name = name.map_or_else(|| snake_case(&ident.to_string()), |n| n.value());
+    let name = name.map_or_else(
+        || crate::naming::agent_name(&ident.to_string()),
+        |n| n.value(),
+    );
     quote! {
         const _: () = {
             #[automatically_derived]

@@ -1,11 +1,20 @@
 //! Turns JSON Schema contracts into typed Rust, for `agent-macros` and build
 //! scripts.
 //!
-//! The schema -> types core is [`generate_types`]: it rejects constructs
-//! typify cannot type faithfully (see `reject.rs`), runs typify, and reroutes
-//! the output's serde/serde_json/regress paths through the runtime crate.
+//! The schema -> types core is [`generate_types`], in stages:
+//! - `reject.rs`: the rules that refuse what typify cannot type faithfully, located;
+//! - `prepare.rs`: the copy of the schema typify sees, with the fallbacks that type looser
+//!   and leave the rest to the validator (non-conforming `default`s dropped, mixed enums,
+//!   scalar unions, colliding enum values);
+//! - `types.rs`: typify itself, on a thread of its own, with its failures located;
+//! - `rewrite.rs` and `fixup.rs`: the output rerouted through the runtime crate, integer
+//!   fields made lenient, variant names made warning-free.
+//!
+//! The front ends: `derive.rs` and `contributor.rs` (the three derives, sharing `ctxt.rs`),
+//! and [`Builder`] for build scripts; `agent.rs` is what they share. Case conversion lives
+//! in `naming.rs`.
 
-pub mod agent;
+mod agent;
 mod buildscript;
 pub mod contributor;
 mod ctxt;
@@ -26,6 +35,3 @@ pub use reject::{ContractKind, RESERVED_INPUT_KEYS};
 pub use types::{
     GeneratedTypes, Property, TypeOptions, generate_types, generate_types_with, pretty,
 };
-
-// Further stages (rendering, tool-call glue, ...) go below as their own
-// modules, each re-exported here.
