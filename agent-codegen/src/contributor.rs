@@ -15,6 +15,7 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{DeriveInput, LitInt, LitStr};
 
+use crate::attr::Keys;
 use crate::ctxt::Ctxt;
 
 /// The `#[contributor(...)]` keys as written.
@@ -29,77 +30,15 @@ struct Attrs {
 
 const KEYS: [&str; 5] = ["template", "name", "priority", "agents", "crate"];
 
-fn unknown_key(key: &str) -> String {
-    let expected: Vec<String> = KEYS.iter().map(|k| format!("`{k}`")).collect();
-    let mut message = format!(
-        "unknown `contributor` attribute key `{key}`, expected one of {}",
-        expected.join(", ")
-    );
-    if let Some(close) = crate::agent::closest(key, KEYS.into_iter()) {
-        message.push_str(&format!(" (did you mean `{close}`?)"));
-    }
-    message
-}
-
 fn parse(input: &DeriveInput, errors: &mut Ctxt) -> Attrs {
-    let mut attrs = Attrs::default();
-    for attr in input
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("contributor"))
-    {
-        let mut local = Vec::new();
-        let result = attr.parse_nested_meta(|meta| {
-            let key = meta
-                .path
-                .get_ident()
-                .map(ToString::to_string)
-                .unwrap_or_default();
-            let duplicate = match key.as_str() {
-                "template" => attrs.template.replace(meta.value()?.parse()?).is_some(),
-                "name" => attrs.name.replace(meta.value()?.parse()?).is_some(),
-                "priority" => attrs.priority.replace(meta.value()?.parse()?).is_some(),
-                "crate" => attrs.krate.replace(meta.value()?.parse()?).is_some(),
-                "agents" => {
-                    let list: syn::ExprArray = meta.value()?.parse()?;
-                    let names = list
-                        .elems
-                        .iter()
-                        .map(|e| match e {
-                            syn::Expr::Lit(syn::ExprLit {
-                                lit: syn::Lit::Str(s),
-                                ..
-                            }) => Ok(s.clone()),
-                            other => Err(syn::Error::new(
-                                other.span(),
-                                "expected an agent name string",
-                            )),
-                        })
-                        .collect::<syn::Result<Vec<_>>>()?;
-                    attrs.agents.replace(names).is_some()
-                }
-                _ => {
-                    local.push(syn::Error::new(meta.path.span(), unknown_key(&key)));
-                    if meta.input.peek(syn::Token![=]) {
-                        let _: syn::Expr = meta.value()?.parse()?;
-                    }
-                    false
-                }
-            };
-            if duplicate {
-                local.push(syn::Error::new(
-                    meta.path.span(),
-                    format!("duplicate `contributor` attribute key `{key}`"),
-                ));
-            }
-            Ok(())
-        });
-        local.into_iter().for_each(|e| errors.push(e));
-        if let Err(e) = result {
-            errors.push(e);
-        }
+    let keys = Keys::parse(&input.attrs, "contributor", &KEYS, errors);
+    Attrs {
+        template: keys.str("template", errors),
+        name: keys.str("name", errors),
+        priority: keys.int("priority", errors),
+        agents: keys.str_list("agents", errors),
+        krate: keys.str("crate", errors),
     }
-    attrs
 }
 
 /// Expands `#[derive(PromptContributor)]`.

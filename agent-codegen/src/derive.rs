@@ -3,8 +3,9 @@
 //! build scripts use. Every problem of one derive is reported in one compile.
 
 use crate::agent::{
-    AgentDef, PromptSource, SchemaSource, agent_impl, closest, contract_module, prompt_errors,
+    AgentDef, PromptSource, SchemaSource, agent_impl, contract_module, prompt_errors,
 };
+use crate::attr::Keys;
 use crate::ctxt::Ctxt;
 use crate::{ContractKind, TypeOptions, generate_types_with};
 use proc_macro2::{Span, TokenStream};
@@ -36,62 +37,16 @@ const KEYS: [&str; 6] = [
 ];
 
 fn parse_attrs(input: &DeriveInput, errors: &mut Ctxt) -> Attrs {
-    let mut attrs = Attrs::default();
-    for attr in input.attrs.iter().filter(|a| a.path().is_ident("agent")) {
-        attrs.span.get_or_insert(attr.path().span());
-        let result = attr.parse_nested_meta(|meta| {
-            let slot = match meta.path.get_ident().map(|i| i.to_string()).as_deref() {
-                Some("name") => &mut attrs.name,
-                Some("description") => &mut attrs.description,
-                Some("input") => &mut attrs.input,
-                Some("output") => &mut attrs.output,
-                Some("user_prompt") => &mut attrs.user_prompt,
-                Some("crate") => &mut attrs.krate,
-                _ => {
-                    let path = &meta.path;
-                    let key = quote!(#path).to_string().replace(' ', "");
-                    errors.at(meta.path.span(), unknown_key(&key));
-                    // Skip the value so parsing goes on to the next key.
-                    if meta.input.peek(syn::Token![=]) {
-                        let _: syn::Expr = meta.value()?.parse()?;
-                    }
-                    return Ok(());
-                }
-            };
-            let lit: LitStr = meta.value()?.parse()?;
-            if slot.is_some() {
-                let key = meta
-                    .path
-                    .get_ident()
-                    .map(|i| i.to_string())
-                    .unwrap_or_default();
-                errors.at(
-                    meta.path.span(),
-                    format!("duplicate `agent` attribute key `{key}`"),
-                );
-            } else {
-                *slot = Some(lit);
-            }
-            Ok(())
-        });
-        if let Err(e) = result {
-            errors.push(e);
-        }
+    let keys = Keys::parse(&input.attrs, "agent", &KEYS, errors);
+    Attrs {
+        name: keys.str("name", errors),
+        description: keys.str("description", errors),
+        input: keys.str("input", errors),
+        output: keys.str("output", errors),
+        user_prompt: keys.str("user_prompt", errors),
+        krate: keys.str("crate", errors),
+        span: keys.span,
     }
-    attrs
-}
-
-/// "unknown key" with the keys there are, and the one meant if it is a near miss.
-fn unknown_key(key: &str) -> String {
-    let expected: Vec<String> = KEYS.iter().map(|k| format!("`{k}`")).collect();
-    let mut message = format!(
-        "unknown `agent` attribute key `{key}`, expected one of {}",
-        expected.join(", ")
-    );
-    if let Some(close) = closest(key, KEYS.into_iter()) {
-        message.push_str(&format!(" (did you mean `{close}`?)"));
-    }
-    message
 }
 
 /// Expands `#[derive(Agent)]`.
@@ -346,26 +301,9 @@ fn doc_comment(input: &DeriveInput) -> String {
 /// Expands `#[derive(AgentInput)]`: the contract is the schema schemars derives for the type.
 pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
     let mut errors = Ctxt::default();
-    let mut krate = None;
-    let mut name = None;
-    for attr in input.attrs.iter().filter(|a| a.path().is_ident("agent")) {
-        let result = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("crate") {
-                krate = Some(meta.value()?.parse::<LitStr>()?);
-            } else if meta.path.is_ident("name") {
-                name = Some(meta.value()?.parse::<LitStr>()?);
-            } else {
-                errors.at(
-                    meta.path.span(),
-                    "unknown `agent` attribute key for `AgentInput`, expected `name` or `crate`",
-                );
-            }
-            Ok(())
-        });
-        if let Err(e) = result {
-            errors.push(e);
-        }
-    }
+    let keys = Keys::parse(&input.attrs, "agent", &["name", "crate"], &mut errors);
+    let krate = keys.str("crate", &mut errors);
+    let name = keys.str("name", &mut errors);
     let runtime = runtime_path(krate.as_ref(), &mut errors);
     if !input.generics.params.is_empty() {
         errors.at(

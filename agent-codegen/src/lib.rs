@@ -15,6 +15,7 @@
 //! in `naming.rs`.
 
 mod agent;
+mod attr;
 mod buildscript;
 pub mod contributor;
 mod ctxt;
