@@ -289,11 +289,38 @@ impl Failure {
 fn build(input: Value, schema: &Value, root_name: &str, runtime: &str) -> Result<Built, Failure> {
     let runtime: syn::Path = syn::parse_str(runtime)
         .map_err(|e| Failure::internal(format!("runtime path `{runtime}` is not a path: {e}")))?;
-    let typified = typify(input.clone(), root_name).map_err(|message| Failure {
-        pointer: Some(culprit(&input, root_name)),
+    let typified = quietly(|| typify(input.clone(), root_name)).map_err(|message| Failure {
+        pointer: Some(quietly(|| culprit(&input, root_name))),
         message,
     })?;
     finish(typified, schema, &runtime).map_err(Failure::internal)
+}
+
+thread_local! {
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with the panic messages of this thread silenced: typify's panics are caught and
+/// become located errors, and the search for the failing node may panic it hundreds of times.
+/// Other threads' panics still reach the previous hook. Inside a proc macro, rustc's own hook
+/// already keeps the macro's caught panics quiet, and is left alone.
+fn quietly<T>(f: impl FnOnce() -> T) -> T {
+    if proc_macro::is_available() {
+        return f();
+    }
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    let was = QUIET.with(|q| q.replace(true));
+    let out = f();
+    QUIET.with(|q| q.set(was));
+    out
 }
 
 /// Most typify runs spent looking for the schema node that makes typify fail.
