@@ -6,13 +6,17 @@
 //! - `prepare.rs`: the copy of the schema typify sees, with the fallbacks that type looser
 //!   and leave the rest to the validator (non-conforming `default`s dropped, mixed enums,
 //!   scalar unions, colliding enum values);
-//! - `types.rs`: typify itself, on a thread of its own, with its failures located;
+//! - `types.rs`: typify itself, on a thread of its own; `loosen.rs`: the nodes typify
+//!   cannot type, found and typed as any value with a warning;
 //! - `rewrite.rs` and `fixup.rs`: the output rerouted through the runtime crate, integer
 //!   fields made lenient, variant names made warning-free.
 //!
 //! The front ends: `derive.rs` and `contributor.rs` (the three derives, sharing `ctxt.rs`),
 //! and [`Builder`] for build scripts; `agent.rs` is what they share. Case conversion lives
 //! in `naming.rs`.
+
+// `proc_macro::is_available` tells whether the code runs inside a proc macro.
+extern crate proc_macro;
 
 mod agent;
 mod attr;
@@ -23,6 +27,7 @@ pub mod derive;
 mod error;
 mod fixup;
 mod locate;
+mod loosen;
 mod naming;
 mod prepare;
 mod reject;

@@ -100,9 +100,31 @@ fn adapt_node(node: &mut Map<String, Value>, branches: &[Value]) {
     {
         node.remove("format");
     }
+    boolean_branches(node);
     mixed_enum(node);
     colliding_variants(node);
     scalar_union(node, branches);
+}
+
+/// typify cannot type boolean schemas among `anyOf`/`oneOf` branches (it reaches
+/// `unreachable!`): a `false` branch matches nothing and is dropped; a `true` branch matches
+/// anything, so the union is typed as any value.
+fn boolean_branches(node: &mut Map<String, Value>) {
+    for keyword in ["anyOf", "oneOf"] {
+        let Some(Value::Array(branches)) = node.get_mut(keyword) else {
+            continue;
+        };
+        if branches.iter().any(|b| *b == Value::Bool(true)) {
+            node.remove(keyword);
+            continue;
+        }
+        let before = branches.len();
+        branches.retain(|b| *b != Value::Bool(false));
+        if branches.is_empty() && before > 0 {
+            // Nothing matches: leave it for typify, which types it as an empty enum.
+            branches.push(Value::Bool(false));
+        }
+    }
 }
 
 /// typify panics on an `enum` whose values have different JSON types: type it by the JSON

@@ -1,7 +1,5 @@
 //! Schema text -> Rust types, through typify.
 
-extern crate proc_macro;
-
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use proc_macro2::TokenStream;
@@ -12,9 +10,10 @@ use typify_impl::{TypeDetails, TypeId, TypeSpace, TypeSpaceSettings};
 
 use crate::error::SchemaError;
 use crate::locate::locate;
+use crate::loosen::{self, quietly};
 use crate::reject::{self, ContractKind};
 use crate::rewrite;
-use crate::{fixup, prepare, walk};
+use crate::{fixup, prepare};
 
 /// Options of [`generate_types_with`].
 #[derive(Clone, Debug)]
@@ -114,15 +113,23 @@ pub fn generate_types_with(
         return Err(vec![SchemaError::new(origin, "", message)]);
     }
     let (input, notes) = prepare::typify_input(&schema, root_name);
-    let warnings = notes
+    let mut warnings: Vec<SchemaError> = notes
         .into_iter()
         .map(|note| error(&note.pointer, note.message))
         .collect();
     let internal = |message: String| vec![SchemaError::new(origin, "", message)];
-    let built = match run_build(input.clone(), schema.clone(), root_name, &options.runtime) {
+    let built = match run_build(input, schema.clone(), root_name, &options.runtime) {
         Ok(built) => built,
         Err(failure) => return Err(vec![located_failure(&schema, failure, &error)]),
     };
+    warnings.extend(built.loosened.iter().map(|pointer| {
+        let pointer = schema_pointer(&schema, pointer);
+        let message = format!(
+            "typify cannot type the schema at `{}`: it is typed as `serde_json::Value` and checked by the validator only (simplify it, or give it a plain `type`, to type it)",
+            crate::reject::display(&pointer)
+        );
+        error(&pointer, message)
+    }));
     let tokens = built
         .code
         .parse::<TokenStream>()
@@ -145,11 +152,7 @@ fn located_failure(
     let Some(pointer) = failure.pointer else {
         return error("", failure.message);
     };
-    // The typify input keeps `$defs` under `definitions`.
-    let pointer = match pointer.strip_prefix("/definitions/") {
-        Some(rest) if schema.pointer(&pointer).is_none() => format!("/$defs/{rest}"),
-        _ => pointer,
-    };
+    let pointer = schema_pointer(schema, &pointer);
     let at = crate::reject::display(&pointer);
     let reason = [
         "typify failed on this schema: ",
@@ -162,6 +165,15 @@ fn located_failure(
         "typify cannot type the schema at `{at}` ({reason}): simplify it, or give it a plain `type` and let the validator check the rest"
     );
     error(&pointer, message)
+}
+
+/// A pointer into the typify input as a pointer into the schema: the typify input keeps
+/// `$defs` under `definitions`.
+fn schema_pointer(schema: &Value, pointer: &str) -> String {
+    match pointer.strip_prefix("/definitions/") {
+        Some(rest) if schema.pointer(pointer).is_none() => format!("/$defs/{rest}"),
+        _ => pointer.to_owned(),
+    }
 }
 
 /// Renders tokens as formatted Rust source (for goldens and debugging).
@@ -231,6 +243,8 @@ struct Built {
     code: String,
     root_name: String,
     properties: Vec<Property>,
+    /// Pointers (into the typify input) of the nodes typed as any value.
+    loosened: Vec<String>,
 }
 
 /// Stack of the thread that runs typify outside proc macros.
@@ -241,7 +255,7 @@ const BUILD_STACK: usize = 64 << 20;
 /// typify and syn recurse once per schema level with large frames (about
 /// 55 KiB per level in debug builds, which is how proc-macro dependencies
 /// are built). Inside a proc macro, tokens can only be made on the macro's
-/// own thread, which rustc gives 8 MiB: [`walk::MAX_DEPTH`] is set to fit.
+/// own thread, which rustc gives 8 MiB: `walk::MAX_DEPTH` is set to fit.
 /// Elsewhere (build scripts, tests on 2 MiB threads) the work runs on a
 /// thread of its own with a generous stack.
 fn run_build(
@@ -289,77 +303,27 @@ impl Failure {
 fn build(input: Value, schema: &Value, root_name: &str, runtime: &str) -> Result<Built, Failure> {
     let runtime: syn::Path = syn::parse_str(runtime)
         .map_err(|e| Failure::internal(format!("runtime path `{runtime}` is not a path: {e}")))?;
-    let typified = quietly(|| typify(input.clone(), root_name)).map_err(|message| Failure {
-        pointer: Some(quietly(|| culprit(&input, root_name))),
-        message,
-    })?;
-    finish(typified, schema, &runtime).map_err(Failure::internal)
-}
-
-thread_local! {
-    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Runs `f` with the panic messages of this thread silenced: typify's panics are caught and
-/// become located errors, and the search for the failing node may panic it hundreds of times.
-/// Other threads' panics still reach the previous hook. Inside a proc macro, rustc's own hook
-/// already keeps the macro's caught panics quiet, and is left alone.
-fn quietly<T>(f: impl FnOnce() -> T) -> T {
-    if proc_macro::is_available() {
-        return f();
-    }
-    static INSTALL: std::sync::Once = std::sync::Once::new();
-    INSTALL.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !QUIET.with(std::cell::Cell::get) {
-                previous(info);
-            }
-        }));
-    });
-    let was = QUIET.with(|q| q.replace(true));
-    let out = f();
-    QUIET.with(|q| q.set(was));
-    out
-}
-
-/// Most typify runs spent looking for the schema node that makes typify fail.
-const MAX_PROBES: usize = 500;
-
-/// The deepest schema node of `input` whose replacement by `{}` (any value) lets typify
-/// succeed: the node typify cannot type. The root (`""`) when none does.
-///
-/// Walks down from the root: among the descendants of the current culprit, in document
-/// order, the first whose replacement fixes the schema becomes the culprit.
-fn culprit(input: &Value, root_name: &str) -> String {
-    let mut found = String::new();
-    let mut probes = 0;
-    'descend: loop {
-        let Some(node) = input.pointer(&found) else {
-            return found;
-        };
-        let below: Vec<String> = walk::walk(node)
-            .nodes
-            .into_iter()
-            .skip(1)
-            .map(|n| format!("{found}{}", n.pointer))
-            .collect();
-        for pointer in below {
-            if probes == MAX_PROBES {
-                return found;
-            }
-            probes += 1;
-            let mut probe = input.clone();
-            if let Some(slot) = probe.pointer_mut(&pointer) {
-                *slot = Value::Object(serde_json::Map::new());
-            }
-            if typify(probe, root_name).is_ok() {
-                found = pointer;
-                continue 'descend;
-            }
+    let (typified, loosened) = match quietly(|| typify(input.clone(), root_name)) {
+        Ok(typified) => (typified, Vec::new()),
+        Err(message) => {
+            let typifies = |doc: &Value| typify(doc.clone(), root_name).is_ok();
+            let Some(pointers) = quietly(|| loosen::culprits(&input, &typifies)) else {
+                return Err(Failure {
+                    pointer: Some(String::new()),
+                    message,
+                });
+            };
+            let doc = loosen::loosened(&input, &pointers);
+            let typified = quietly(|| typify(doc, root_name)).map_err(|message| Failure {
+                pointer: Some(String::new()),
+                message,
+            })?;
+            (typified, pointers)
         }
-        return found;
-    }
+    };
+    let mut built = finish(typified, schema, &runtime).map_err(Failure::internal)?;
+    built.loosened = loosened;
+    Ok(built)
 }
 
 /// Runs typify on the current thread.
@@ -465,6 +429,7 @@ fn finish(typified: Typified, schema: &Value, runtime: &syn::Path) -> Result<Bui
         code: file.into_token_stream().to_string(),
         root_name: typified.root_name,
         properties,
+        loosened: Vec::new(),
     })
 }
 

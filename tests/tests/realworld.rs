@@ -47,6 +47,10 @@ struct MixedEnum;
 #[agent(input = "fixtures/realworld/ref_with_type.schema.json")]
 struct RefWithType;
 
+#[derive(Agent)]
+#[agent(input = "fixtures/realworld/typify_not.schema.json")]
+struct TypifyNot;
+
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/realworld")
 }
@@ -101,6 +105,19 @@ fn nonconforming_defaults_are_dropped_with_a_warning() {
             format!(
                 "{file}:6:41: `default` \"N/A\" at `/properties/unit` does not match its own schema: it is ignored (fix or remove it)"
             ),
+        ]
+    );
+}
+
+/// What typify cannot type is typed as any value, with a located warning.
+#[test]
+fn what_typify_cannot_type_is_any_value_with_a_warning() {
+    let generated = generate(&corpus().join("typify_not.schema.json")).unwrap();
+    let warnings: Vec<String> = generated.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        warnings,
+        [
+            "fixtures/realworld/typify_not.schema.json:5:5: typify cannot type the schema at `/properties/exclude`: it is typed as `serde_json::Value` and checked by the validator only (simplify it, or give it a plain `type`, to type it)"
         ]
     );
 }
@@ -229,6 +246,10 @@ fn other_corpus_schemas_round_trip() {
             json!({"mode": true, "level": "max"}),
         ),
     ]);
+    round_trips::<TypifyNot>(&[(
+        json!({"query": "q", "exclude": 5}),
+        json!({"query": "q", "exclude": 5}),
+    )]);
     round_trips::<RefWithType>(&[(
         json!({"filter": {"field": "f"}, "kind": "a"}),
         json!({"filter": {"field": "f"}, "kind": "a"}),
@@ -306,4 +327,5 @@ fn validator_and_types_give_one_verdict() {
     one_verdict::<KnownOrAnyString>(&json!({"model": "m"}));
     one_verdict::<MixedEnum>(&json!({"mode": "auto"}));
     one_verdict::<RefWithType>(&json!({"filter": {}}));
+    one_verdict::<TypifyNot>(&json!({}));
 }
