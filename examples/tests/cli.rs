@@ -168,7 +168,7 @@ error broken_agent
   error: broken_agent/input.schema.json:6:7: `anyOf` at `/properties/values` has several branches of type `array`: typify cannot type overlapping non-object branches: merge them into one branch, or make them differ by `type`
 error search_agent
   error: templates/search_user.md:1:15: template uses `quary`, which is not a field of the contract: expected `task` or one of `filters`, `limit`, `query` (did you mean `query`?)
-  error: templates/search_user.md:2:29: template uses `f.feild`, but `f` has no field `feild`: expected one of `field` (did you mean `field`?)
+  error: templates/search_user.md:2:28: template uses `f.feild`, but `f` has no field `feild`: expected one of `field` (did you mean `field`?)
 ok tagged_agent
   warning: tagged_agent/input.schema.json:5:37: `default` \"false\" at `/properties/verbose` does not match its own schema: it is ignored (fix or remove it)
 ";

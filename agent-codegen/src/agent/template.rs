@@ -118,13 +118,13 @@ pub(crate) fn reads(source: &str) -> Option<Reads<'_>> {
     })
 }
 
-/// `a.b.c` as `["a", "b", "c"]` (without a leading `self`), if the expression is a variable
-/// followed by plain field accesses.
-fn chain<'a>(expr: &Expr<'a>) -> Option<Vec<&'a str>> {
+/// `a.b.c` as `["a", "b", "c"]` (without a leading `self`), with the byte offset of `a`, if
+/// the expression is a variable followed by plain field accesses.
+fn chain<'a>(expr: &WithSpan<Box<Expr<'a>>>) -> Option<(Vec<&'a str>, usize)> {
     let mut names = Vec::new();
     let mut current = expr;
     loop {
-        match current {
+        match &***current {
             Expr::AssociatedItem(inner, item) if item.generics.is_none() => {
                 names.push(*item.name);
                 current = inner;
@@ -134,7 +134,8 @@ fn chain<'a>(expr: &Expr<'a>) -> Option<Vec<&'a str>> {
                     names.push(*name);
                 }
                 names.reverse();
-                return Some(names);
+                let offset = current.span().byte_range().map_or(0, |r| r.start);
+                return Some((names, offset));
             }
             _ => return None,
         }
@@ -195,7 +196,7 @@ impl<'a> Walk<'a> {
             Node::Loop(l) => {
                 self.target(&l.var);
                 self.bind("loop");
-                if let (Target::Name(var), Some(iter)) = (&l.var, chain(&l.iter)) {
+                if let (Target::Name(var), Some((iter, _))) = (&l.var, chain(&l.iter)) {
                     self.loops.push((**var, iter));
                 }
                 self.expr(&l.iter);
@@ -235,14 +236,12 @@ impl<'a> Walk<'a> {
             }
             Expr::AssociatedItem(inner, _) => {
                 match chain(expr) {
-                    Some(names) if names.len() > 1 => {
-                        let offset = expr.span().byte_range().map_or(0, |r| r.start);
+                    Some((names, offset)) if names.len() > 1 => {
                         self.used.push((names[0], offset));
                         self.chains.push((names, offset));
                     }
                     // `self.x` reads the field `x`.
-                    Some(names) => {
-                        let offset = expr.span().byte_range().map_or(0, |r| r.start);
+                    Some((names, offset)) => {
                         self.used.extend(names.first().map(|n| (*n, offset)));
                     }
                     None => self.expr(inner),
