@@ -9,6 +9,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use std::path::{Path, PathBuf};
 
+mod fields;
 mod template;
 
 /// One agent's declaration, from `#[agent(...)]` or from a `schemas/<agent>/` folder.
@@ -64,6 +65,8 @@ pub struct AgentCode {
     output_ty: Option<TokenStream>,
     /// Fields of the typed input, if it is a struct with named fields.
     input_fields: Option<Vec<String>>,
+    /// What the schemas' typing dropped (a `default` its schema refuses), located.
+    pub warnings: Vec<SchemaError>,
 }
 
 /// An error about one agent, and the span it belongs to.
@@ -90,22 +93,9 @@ pub fn check_agent_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// `plan_generator_agent` -> `PlanGeneratorAgent`.
-pub fn camel(name: &str) -> String {
-    name.split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| {
-            let mut cs = w.chars();
-            cs.next()
-                .map(|f| f.to_ascii_uppercase().to_string() + cs.as_str())
-                .unwrap_or_default()
-        })
-        .collect()
-}
-
 /// Generates the contract module; every schema problem is returned, not just the first.
 pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
-    let stem = camel(&def.name);
+    let stem = crate::naming::agent_type(&def.name);
     let input = types_for(
         def,
         &def.input,
@@ -194,7 +184,14 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
         let ident = &o.root_ident;
         quote!(#module_ident::#ident)
     });
+    let warnings = input
+        .warnings
+        .iter()
+        .chain(output.iter().flat_map(|o| &o.warnings))
+        .cloned()
+        .collect();
     Ok(AgentCode {
+        warnings,
         input_fields: struct_fields(&input),
         input_ty: quote!(#module_ident::#input_ident),
         output_ty,
@@ -319,15 +316,32 @@ fn prompt_template(
 /// found in askama's folders for the crate at `root` (its `CARGO_MANIFEST_DIR`). Empty when
 /// the agent has no template, or when the template is beyond the check (askama then reports).
 pub fn prompt_errors(def: &AgentDef, code: &AgentCode, root: &Path) -> Vec<(Span, String)> {
-    let (Some(prompt), Some(fields)) = (&def.user_prompt, &code.input_fields) else {
+    let Some(prompt) = &def.user_prompt else {
         return Vec::new();
     };
-    let Some(file) = template::find(root, &prompt.path) else {
+    let file = match template::lookup(root, &prompt.path) {
+        template::Lookup::Found(file) => file,
+        template::Lookup::Missing(dirs) => {
+            let dirs = dirs
+                .iter()
+                .map(|d| format!("`{d}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let message = format!(
+                "template `{}` not found in the template folders {dirs}: check the path, or the `dirs` of `askama.toml`",
+                prompt.path
+            );
+            return vec![(prompt.span, message)];
+        }
+        template::Lookup::Unknown => return Vec::new(),
+    };
+    let Some(fields) = &code.input_fields else {
         return Vec::new();
     };
     let mut known: Vec<&str> = vec!["task"];
     known.extend(fields.iter().map(String::as_str));
     let unknown = template::unknown_names(&file.source, &known).unwrap_or_default();
+    let nested = nested_errors(def, &file, prompt.span);
     let expected = fields
         .iter()
         .map(|f| format!("`{f}`"))
@@ -349,6 +363,49 @@ pub fn prompt_errors(def: &AgentDef, code: &AgentCode, root: &Path) -> Vec<(Span
             }
             (prompt.span, message)
         })
+        .chain(nested)
+        .collect()
+}
+
+/// The files a build script must watch for the agent's prompt: `askama.toml` and the
+/// template, when they exist (cargo reruns a build script on every build for a watched path
+/// that does not exist).
+pub fn prompt_files(def: &AgentDef, root: &Path) -> Vec<PathBuf> {
+    let Some(prompt) = &def.user_prompt else {
+        return Vec::new();
+    };
+    let config = root.join("askama.toml");
+    let template = match template::lookup(root, &prompt.path) {
+        template::Lookup::Found(file) => Some(file.path),
+        _ => None,
+    };
+    config
+        .is_file()
+        .then_some(config)
+        .into_iter()
+        .chain(template)
+        .collect()
+}
+
+/// Field chains of the template that read a field their value does not have.
+fn nested_errors(def: &AgentDef, file: &template::TemplateFile, span: Span) -> Vec<(Span, String)> {
+    let Ok(schema) = serde_json::from_str::<serde_json::Value>(&def.input.text) else {
+        return Vec::new();
+    };
+    let Some(reads) = template::reads(&file.source) else {
+        return Vec::new();
+    };
+    fields::bad_chains(&schema, &reads)
+        .into_iter()
+        .map(|bad| {
+            let (line, col) = template::line_col(&file.source, bad.offset);
+            let path = file.display.display();
+            let mut message = format!("{path}:{line}:{col}: {}", bad.message);
+            if let Some(close) = closest(&bad.field, bad.candidates.iter().map(String::as_str)) {
+                message.push_str(&format!(" (did you mean `{close}`?)"));
+            }
+            (span, message)
+        })
         .collect()
 }
 
@@ -368,20 +425,31 @@ pub(crate) fn closest<'a>(
         .map(|(_, c)| c)
 }
 
-/// Levenshtein distance, in characters.
+/// Edit distance in characters, counting a swap of two neighbours as one edit (optimal string
+/// alignment): `feild` is one edit from `field`.
 fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substituted = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substituted.min(row[j] + 1).min(row[j + 1] + 1);
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
         }
     }
-    row[b.len()]
+    d[a.len()][b.len()]
 }
 
 /// Named fields of the generated root struct, as the template names them.

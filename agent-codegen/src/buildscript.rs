@@ -9,7 +9,7 @@
 //! ```
 //! and in the crate: `include!(concat!(env!("OUT_DIR"), "/agents.rs"));`
 
-use crate::agent::{AgentDef, PromptSource, SchemaSource, agent_impl, camel, contract_module};
+use crate::agent::{AgentDef, PromptSource, SchemaSource, agent_impl, contract_module};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::BTreeMap;
@@ -21,6 +21,8 @@ use std::path::{Path, PathBuf};
 /// (`{"description": "...", "user_prompt": "agents/x_user.md"}`).
 #[derive(Debug, Clone)]
 pub struct Builder {
+    /// The schemas folder as given to [`Builder::new`].
+    given: PathBuf,
     schemas: PathBuf,
     runtime: syn::Path,
     /// The crate whose askama folders hold the templates (its `CARGO_MANIFEST_DIR`).
@@ -42,25 +44,36 @@ impl fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {}
 
+/// The verdict on one agent folder, from [`Builder::check`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentCheck {
+    /// The agent's name (its folder's name).
+    pub name: String,
+    /// Every problem, each with its `file:line:col`; empty when the agent is fine.
+    pub errors: Vec<String>,
+    /// What the typing dropped (a `default` its schema refuses), located.
+    pub warnings: Vec<String>,
+}
+
 impl Builder {
     /// A builder over `schemas`, resolved against `CARGO_MANIFEST_DIR` when relative.
     pub fn new(schemas: impl AsRef<Path>) -> Self {
         let root = std::env::var_os("CARGO_MANIFEST_DIR")
             .map_or_else(|| PathBuf::from("."), PathBuf::from);
         Self {
+            given: schemas.as_ref().to_path_buf(),
             schemas: root.join(schemas),
             runtime: syn::parse_quote!(::agent_core),
             root,
         }
     }
 
-    /// Resolves the schemas folder and the templates against `root` instead of
-    /// `CARGO_MANIFEST_DIR` (for tools and tests that generate outside a build script).
+    /// Resolves the schemas folder (when given as a relative path) and the templates against
+    /// `root` instead of `CARGO_MANIFEST_DIR` (for tools and tests that generate outside a
+    /// build script).
     pub fn manifest_dir(mut self, root: impl AsRef<Path>) -> Self {
         let root = root.as_ref();
-        if let Ok(relative) = self.schemas.strip_prefix(&self.root) {
-            self.schemas = root.join(relative);
-        }
+        self.schemas = root.join(&self.given);
         self.root = root.to_path_buf();
         self
     }
@@ -78,7 +91,10 @@ impl Builder {
         let out_dir = std::env::var_os("OUT_DIR").ok_or_else(|| {
             BuildError(vec!["OUT_DIR is not set: call this from build.rs".into()])
         })?;
-        let (content, read) = self.generate_tracked()?;
+        let (content, read, warnings) = self.generate_tracked()?;
+        for warning in warnings {
+            println!("cargo:warning={warning}");
+        }
         println!("cargo:rerun-if-changed={}", self.schemas.display());
         for file in read {
             println!("cargo:rerun-if-changed={}", file.display());
@@ -94,11 +110,13 @@ impl Builder {
 
     /// The generated file's text: deterministic, agents in name order.
     pub fn generate(&self) -> Result<String, BuildError> {
-        self.generate_tracked().map(|(text, _)| text)
+        self.generate_tracked().map(|(text, _, _)| text)
     }
 
-    fn generate_tracked(&self) -> Result<(String, Vec<PathBuf>), BuildError> {
+    /// The generated text, the files read, and the warnings to print.
+    fn generate_tracked(&self) -> Result<(String, Vec<PathBuf>, Vec<String>), BuildError> {
         let mut errors = Vec::new();
+        let mut warnings = Vec::new();
         let mut read = Vec::new();
         let mut agents = BTreeMap::new();
         for dir in self.agent_dirs().map_err(|e| BuildError(vec![e]))? {
@@ -112,8 +130,10 @@ impl Builder {
         let mut items = TokenStream::new();
         let mut registry = Vec::new();
         for def in agents.values() {
+            read.extend(crate::agent::prompt_files(def, &self.root));
             match contract_module(def) {
                 Ok(code) => {
+                    warnings.extend(code.warnings.iter().map(ToString::to_string));
                     // The same template check the derive runs: a typo in a template is
                     // reported with its `path:line:col`, not as an error in generated code.
                     let typos = crate::agent::prompt_errors(def, &code, &self.root);
@@ -121,7 +141,7 @@ impl Builder {
                         errors.extend(typos.into_iter().map(|(_, message)| message));
                         continue;
                     }
-                    let ident = format_ident!("{}", camel(&def.name));
+                    let ident = format_ident!("{}", crate::naming::agent_type(&def.name));
                     let doc = format!("The `{}` agent.", def.name);
                     let module = &code.module;
                     let agent_impl = agent_impl(def, &code, &quote!(#ident));
@@ -147,7 +167,43 @@ impl Builder {
         });
         let body = crate::pretty(&items);
         let header = "// @generated by agent-codegen from the schemas folder. Do not edit.\n\n";
-        Ok((format!("{header}{body}"), read))
+        Ok((format!("{header}{body}"), read, warnings))
+    }
+
+    /// Checks every agent folder without writing anything: per agent, in name order, every
+    /// problem (schema, `agent.json`, template) with its `file:line:col`, and the warnings.
+    /// This is what a build would report, for tools such as `agent-contract check`.
+    pub fn check(&self) -> Result<Vec<AgentCheck>, BuildError> {
+        let dirs = self.agent_dirs().map_err(|e| BuildError(vec![e]))?;
+        let mut out = Vec::new();
+        for dir in dirs {
+            let name = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let mut check = AgentCheck {
+                name,
+                errors: Vec::new(),
+                warnings: Vec::new(),
+            };
+            match self.load(&dir, &mut Vec::new()) {
+                Err(errors) => check.errors = errors,
+                Ok(def) => match contract_module(&def) {
+                    Ok(code) => {
+                        check.warnings = code.warnings.iter().map(ToString::to_string).collect();
+                        check.errors = crate::agent::prompt_errors(&def, &code, &self.root)
+                            .into_iter()
+                            .map(|(_, message)| message)
+                            .collect();
+                    }
+                    Err(located) => {
+                        check.errors = located.into_iter().map(|(_, e)| e.to_string()).collect();
+                    }
+                },
+            }
+            out.push(check);
+        }
+        Ok(out)
     }
 
     fn agent_dirs(&self) -> Result<Vec<PathBuf>, String> {

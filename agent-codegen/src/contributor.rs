@@ -15,6 +15,9 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{DeriveInput, LitInt, LitStr};
 
+use crate::attr::Keys;
+use crate::ctxt::Ctxt;
+
 /// The `#[contributor(...)]` keys as written.
 #[derive(Default)]
 struct Attrs {
@@ -25,116 +28,91 @@ struct Attrs {
     krate: Option<LitStr>,
 }
 
-const KEYS: &str = "`template`, `name`, `priority`, `agents`, `crate`";
+const KEYS: [&str; 5] = ["template", "name", "priority", "agents", "crate"];
 
-fn parse(input: &DeriveInput, errors: &mut Option<syn::Error>) -> Attrs {
-    let mut attrs = Attrs::default();
-    let push = |e: syn::Error, errors: &mut Option<syn::Error>| match errors {
-        Some(all) => all.combine(e),
-        None => *errors = Some(e),
-    };
-    for attr in input
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("contributor"))
-    {
-        let mut local = Vec::new();
-        let result = attr.parse_nested_meta(|meta| {
-            let key = meta
-                .path
-                .get_ident()
-                .map(ToString::to_string)
-                .unwrap_or_default();
-            let duplicate = match key.as_str() {
-                "template" => attrs.template.replace(meta.value()?.parse()?).is_some(),
-                "name" => attrs.name.replace(meta.value()?.parse()?).is_some(),
-                "priority" => attrs.priority.replace(meta.value()?.parse()?).is_some(),
-                "crate" => attrs.krate.replace(meta.value()?.parse()?).is_some(),
-                "agents" => {
-                    let list: syn::ExprArray = meta.value()?.parse()?;
-                    let names = list
-                        .elems
-                        .iter()
-                        .map(|e| match e {
-                            syn::Expr::Lit(syn::ExprLit {
-                                lit: syn::Lit::Str(s),
-                                ..
-                            }) => Ok(s.clone()),
-                            other => Err(syn::Error::new(
-                                other.span(),
-                                "expected an agent name string",
-                            )),
-                        })
-                        .collect::<syn::Result<Vec<_>>>()?;
-                    attrs.agents.replace(names).is_some()
-                }
-                _ => {
-                    local.push(syn::Error::new(
-                        meta.path.span(),
-                        format!(
-                            "unknown `contributor` attribute key `{key}`, expected one of {KEYS}"
-                        ),
-                    ));
-                    if meta.input.peek(syn::Token![=]) {
-                        let _: syn::Expr = meta.value()?.parse()?;
-                    }
-                    false
-                }
-            };
-            if duplicate {
-                local.push(syn::Error::new(
-                    meta.path.span(),
-                    format!("duplicate `contributor` attribute key `{key}`"),
-                ));
-            }
-            Ok(())
-        });
-        local.into_iter().for_each(|e| push(e, errors));
-        if let Err(e) = result {
-            push(e, errors);
-        }
+fn parse(input: &DeriveInput, errors: &mut Ctxt) -> Attrs {
+    let keys = Keys::parse(&input.attrs, "contributor", &KEYS, errors);
+    Attrs {
+        template: keys.str("template", errors),
+        name: keys.str("name", errors),
+        priority: keys.int("priority", errors),
+        agents: keys.str_list("agents", errors),
+        krate: keys.str("crate", errors),
     }
-    attrs
 }
 
 /// Expands `#[derive(PromptContributor)]`.
 pub fn derive_prompt_contributor(input: &DeriveInput) -> TokenStream {
-    let mut errors = None;
+    let mut errors = Ctxt::default();
     let attrs = parse(input, &mut errors);
     if !input.generics.params.is_empty() {
-        let e = syn::Error::new(
+        errors.at(
             input.generics.span(),
             "`PromptContributor` cannot be derived for a generic type",
         );
-        match &mut errors {
-            Some(all) => all.combine(e),
-            None => errors = Some(e),
-        }
     }
-    let template = attrs.template.clone().ok_or_else(|| {
-        syn::Error::new(
+    if attrs.template.is_none() {
+        errors.at(
             Span::call_site(),
             "missing `#[contributor(template = \"path/to/template.md\")]`",
-        )
-    });
-    let runtime: Result<syn::Path, syn::Error> = match &attrs.krate {
-        Some(lit) => lit.parse(),
-        None => Ok(syn::parse_quote!(::agent_core)),
+        );
+    }
+    let runtime = match &attrs.krate {
+        Some(lit) => errors.ok(lit.parse()),
+        None => Some(syn::parse_quote!(::agent_core)),
     };
-    let (template, runtime) = match (template, runtime, errors) {
-        (Ok(t), Ok(r), None) => (t, r),
-        (t, r, errors) => {
-            let mut all = errors;
-            for e in [t.err(), r.err()].into_iter().flatten() {
-                match &mut all {
-                    Some(a) => a.combine(e),
-                    None => all = Some(e),
+    let runtime = runtime.unwrap_or_else(|| syn::parse_quote!(::agent_core));
+    match &attrs.template {
+        Some(template) if !errors.has_errors() => expand(input, &attrs, template, &runtime),
+        _ => {
+            let fallback = fallback(input, &attrs, &runtime);
+            let errors = errors.into_compile_errors();
+            quote! { #errors #fallback }
+        }
+    }
+}
+
+/// After an error, an impl that compiles and contributes nothing, so that code using the
+/// contributor does not pile up errors of its own (thiserror's `fallback.rs`). A generic type
+/// gets none.
+fn fallback(input: &DeriveInput, attrs: &Attrs, runtime: &syn::Path) -> Option<TokenStream> {
+    if !input.generics.params.is_empty() {
+        return None;
+    }
+    let ident = &input.ident;
+    let name = contributor_name(input, attrs);
+    Some(quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl #runtime::contributor::PromptContributor for #ident {
+                fn name(&self) -> &str {
+                    #name
+                }
+                fn applies_to(&self) -> #runtime::contributor::AppliesTo<'_> {
+                    #runtime::contributor::AppliesTo::All
+                }
+                fn priority(&self) -> i32 {
+                    0
+                }
+                fn contribute(
+                    &self,
+                    _: &#runtime::contributor::PromptContext<'_>,
+                ) -> ::core::result::Result<
+                    ::core::option::Option<::std::string::String>,
+                    #runtime::contributor::ContributorError,
+                > {
+                    ::core::unreachable!("the `PromptContributor` derive failed")
                 }
             }
-            return all.map(|e| e.to_compile_error()).unwrap_or_default();
-        }
-    };
-    expand(input, &attrs, &template, &runtime)
+        };
+    })
+}
+
+fn contributor_name(input: &DeriveInput, attrs: &Attrs) -> String {
+    attrs.name.as_ref().map_or_else(
+        || crate::naming::agent_name(&input.ident.to_string()),
+        LitStr::value,
+    )
 }
 
 fn expand(
@@ -144,10 +122,7 @@ fn expand(
     runtime: &syn::Path,
 ) -> TokenStream {
     let ident = &input.ident;
-    let name = attrs.name.as_ref().map_or_else(
-        || crate::derive::snake_case(&ident.to_string()),
-        LitStr::value,
-    );
+    let name = contributor_name(input, attrs);
     let priority = attrs
         .priority
         .as_ref()

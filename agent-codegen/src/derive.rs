@@ -3,31 +3,16 @@
 //! build scripts use. Every problem of one derive is reported in one compile.
 
 use crate::agent::{
-    AgentDef, PromptSource, SchemaSource, agent_impl, camel, closest, contract_module,
-    prompt_errors,
+    AgentDef, PromptSource, SchemaSource, agent_impl, contract_module, prompt_errors,
 };
+use crate::attr::Keys;
+use crate::ctxt::Ctxt;
 use crate::{ContractKind, TypeOptions, generate_types_with};
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
 use syn::{DeriveInput, LitStr};
-
-/// Collects errors so that all of them are reported together (serde's `Ctxt`).
-#[derive(Default)]
-struct Errors(Option<syn::Error>);
-
-impl Errors {
-    fn push(&mut self, error: syn::Error) {
-        match &mut self.0 {
-            Some(all) => all.combine(error),
-            None => self.0 = Some(error),
-        }
-    }
-    fn at(&mut self, span: Span, message: impl std::fmt::Display) {
-        self.push(syn::Error::new(span, message));
-    }
-}
 
 /// The `#[agent(...)]` keys as written, each with its literal (and so its span).
 #[derive(Default)]
@@ -51,68 +36,22 @@ const KEYS: [&str; 6] = [
     "crate",
 ];
 
-fn parse_attrs(input: &DeriveInput, errors: &mut Errors) -> Attrs {
-    let mut attrs = Attrs::default();
-    for attr in input.attrs.iter().filter(|a| a.path().is_ident("agent")) {
-        attrs.span.get_or_insert(attr.path().span());
-        let result = attr.parse_nested_meta(|meta| {
-            let slot = match meta.path.get_ident().map(|i| i.to_string()).as_deref() {
-                Some("name") => &mut attrs.name,
-                Some("description") => &mut attrs.description,
-                Some("input") => &mut attrs.input,
-                Some("output") => &mut attrs.output,
-                Some("user_prompt") => &mut attrs.user_prompt,
-                Some("crate") => &mut attrs.krate,
-                _ => {
-                    let path = &meta.path;
-                    let key = quote!(#path).to_string().replace(' ', "");
-                    errors.at(meta.path.span(), unknown_key(&key));
-                    // Skip the value so parsing goes on to the next key.
-                    if meta.input.peek(syn::Token![=]) {
-                        let _: syn::Expr = meta.value()?.parse()?;
-                    }
-                    return Ok(());
-                }
-            };
-            let lit: LitStr = meta.value()?.parse()?;
-            if slot.is_some() {
-                let key = meta
-                    .path
-                    .get_ident()
-                    .map(|i| i.to_string())
-                    .unwrap_or_default();
-                errors.at(
-                    meta.path.span(),
-                    format!("duplicate `agent` attribute key `{key}`"),
-                );
-            } else {
-                *slot = Some(lit);
-            }
-            Ok(())
-        });
-        if let Err(e) = result {
-            errors.push(e);
-        }
+fn parse_attrs(input: &DeriveInput, errors: &mut Ctxt) -> Attrs {
+    let keys = Keys::parse(&input.attrs, "agent", &KEYS, errors);
+    Attrs {
+        name: keys.str("name", errors),
+        description: keys.str("description", errors),
+        input: keys.str("input", errors),
+        output: keys.str("output", errors),
+        user_prompt: keys.str("user_prompt", errors),
+        krate: keys.str("crate", errors),
+        span: keys.span,
     }
-    attrs
-}
-
-/// "unknown key" with the keys there are, and the one meant if it is a near miss.
-fn unknown_key(key: &str) -> String {
-    let expected: Vec<String> = KEYS.iter().map(|k| format!("`{k}`")).collect();
-    let mut message = format!(
-        "unknown `agent` attribute key `{key}`, expected one of {}",
-        expected.join(", ")
-    );
-    if let Some(close) = closest(key, KEYS.into_iter()) {
-        message.push_str(&format!(" (did you mean `{close}`?)"));
-    }
-    message
 }
 
 /// Expands `#[derive(Agent)]`.
 pub fn derive_agent(input: &DeriveInput) -> TokenStream {
-    let mut errors = Errors::default();
+    let mut errors = Ctxt::default();
     check_shape(input, &mut errors);
     let attrs = parse_attrs(input, &mut errors);
     let runtime = runtime_path(attrs.krate.as_ref(), &mut errors);
@@ -123,7 +62,7 @@ pub fn derive_agent(input: &DeriveInput) -> TokenStream {
         },
         None => None,
     };
-    let mut expanded = errors.0.map(|e| e.to_compile_error()).unwrap_or_default();
+    let mut expanded = errors.into_compile_errors();
     expanded.extend(module);
     if let Some(runtime) = runtime.filter(|_| input.generics.params.is_empty()) {
         expanded.extend(fallback(input, &agent_name(input, &attrs), &runtime));
@@ -131,7 +70,7 @@ pub fn derive_agent(input: &DeriveInput) -> TokenStream {
     expanded
 }
 
-fn check_shape(input: &DeriveInput, errors: &mut Errors) {
+fn check_shape(input: &DeriveInput, errors: &mut Ctxt) {
     if !matches!(&input.data, syn::Data::Struct(_)) {
         errors.at(
             input.ident.span(),
@@ -153,7 +92,7 @@ fn check_shape(input: &DeriveInput, errors: &mut Errors) {
 fn expand(
     input: &DeriveInput,
     def: &AgentDef,
-    errors: &mut Errors,
+    errors: &mut Ctxt,
 ) -> Result<TokenStream, Option<TokenStream>> {
     let code = contract_module(def).map_err(|located| {
         for (span, e) in located {
@@ -164,7 +103,7 @@ fn expand(
     for (span, e) in prompt_errors(def, &code, &manifest_dir()) {
         errors.at(span, e);
     }
-    if errors.0.is_some() {
+    if errors.has_errors() {
         return Err(Some(code.module));
     }
     let ident = &input.ident;
@@ -202,10 +141,10 @@ fn fallback(input: &DeriveInput, name: &str, runtime: &syn::Path) -> TokenStream
 }
 
 fn agent_name(input: &DeriveInput, attrs: &Attrs) -> String {
-    attrs
-        .name
-        .as_ref()
-        .map_or_else(|| snake_case(&input.ident.to_string()), LitStr::value)
+    attrs.name.as_ref().map_or_else(
+        || crate::naming::agent_name(&input.ident.to_string()),
+        LitStr::value,
+    )
 }
 
 /// The agent's model; `None` after any error, once every file it names has been read and
@@ -214,7 +153,7 @@ fn model(
     input: &DeriveInput,
     attrs: &Attrs,
     runtime: Option<syn::Path>,
-    errors: &mut Errors,
+    errors: &mut Ctxt,
 ) -> Option<AgentDef> {
     let root = manifest_dir();
     let name = agent_name(input, attrs);
@@ -265,7 +204,7 @@ fn model(
         (input, output, runtime) => {
             // The agent cannot be generated, but its schemas can still be checked.
             let runtime = runtime.unwrap_or_else(|| syn::parse_quote!(::agent_core));
-            let stem = camel(&name);
+            let stem = crate::naming::agent_type(&name);
             let schemas = [
                 (input.flatten(), ContractKind::Input, format!("{stem}Input")),
                 (
@@ -289,7 +228,7 @@ fn check_schema(
     kind: ContractKind,
     root_name: &str,
     runtime: &syn::Path,
-    errors: &mut Errors,
+    errors: &mut Ctxt,
 ) {
     let options = TypeOptions {
         kind,
@@ -303,7 +242,7 @@ fn check_schema(
 }
 
 /// Reads a schema file named in an attribute, relative to the crate's manifest directory.
-fn read_schema(root: &Path, lit: &LitStr, errors: &mut Errors) -> Option<SchemaSource> {
+fn read_schema(root: &Path, lit: &LitStr, errors: &mut Ctxt) -> Option<SchemaSource> {
     let rel = lit.value();
     let path = root.join(&rel);
     match std::fs::read_to_string(&path) {
@@ -320,7 +259,7 @@ fn read_schema(root: &Path, lit: &LitStr, errors: &mut Errors) -> Option<SchemaS
     }
 }
 
-fn runtime_path(krate: Option<&LitStr>, errors: &mut Errors) -> Option<syn::Path> {
+fn runtime_path(krate: Option<&LitStr>, errors: &mut Ctxt) -> Option<syn::Path> {
     match krate {
         None => Some(syn::parse_quote!(::agent_core)),
         Some(lit) => match lit.parse() {
@@ -359,45 +298,12 @@ fn doc_comment(input: &DeriveInput) -> String {
     lines.join(" ").trim().to_owned()
 }
 
-/// `PlanGeneratorAgent` -> `plan_generator_agent`.
-pub fn snake_case(ident: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in ident.chars().enumerate() {
-        if c.is_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.extend(c.to_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// Expands `#[derive(AgentInput)]`: the contract is the schema schemars derives for the type.
 pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
-    let mut errors = Errors::default();
-    let mut krate = None;
-    let mut name = None;
-    for attr in input.attrs.iter().filter(|a| a.path().is_ident("agent")) {
-        let result = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("crate") {
-                krate = Some(meta.value()?.parse::<LitStr>()?);
-            } else if meta.path.is_ident("name") {
-                name = Some(meta.value()?.parse::<LitStr>()?);
-            } else {
-                errors.at(
-                    meta.path.span(),
-                    "unknown `agent` attribute key for `AgentInput`, expected `name` or `crate`",
-                );
-            }
-            Ok(())
-        });
-        if let Err(e) = result {
-            errors.push(e);
-        }
-    }
+    let mut errors = Ctxt::default();
+    let keys = Keys::parse(&input.attrs, "agent", &["name", "crate"], &mut errors);
+    let krate = keys.str("crate", &mut errors);
+    let name = keys.str("name", &mut errors);
     let runtime = runtime_path(krate.as_ref(), &mut errors);
     if !input.generics.params.is_empty() {
         errors.at(
@@ -418,12 +324,30 @@ pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
             }
         }
     }
-    if let Some(e) = errors.0 {
-        return e.to_compile_error();
-    }
     let runtime = runtime.unwrap_or_else(|| syn::parse_quote!(::agent_core));
     let ident = &input.ident;
-    let name = name.map_or_else(|| snake_case(&ident.to_string()), |n| n.value());
+    if errors.has_errors() {
+        // After an error, an impl that compiles, so that code using the type does not pile up
+        // errors of its own (thiserror's `fallback.rs`); a generic type gets none.
+        let fallback = input.generics.params.is_empty().then(|| {
+            quote! {
+                const _: () = {
+                    #[automatically_derived]
+                    impl #runtime::AgentInput for #ident {
+                        fn input_contract() -> &'static #runtime::contract::Contract {
+                            ::core::unreachable!("the `AgentInput` derive failed")
+                        }
+                    }
+                };
+            }
+        });
+        let errors = errors.into_compile_errors();
+        return quote! { #errors #fallback };
+    }
+    let name = name.map_or_else(
+        || crate::naming::agent_name(&ident.to_string()),
+        |n| n.value(),
+    );
     quote! {
         const _: () = {
             #[automatically_derived]

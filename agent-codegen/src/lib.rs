@@ -1,28 +1,43 @@
 //! Turns JSON Schema contracts into typed Rust, for `agent-macros` and build
 //! scripts.
 //!
-//! The schema -> types core is [`generate_types`]: it rejects constructs
-//! typify cannot type faithfully (see `reject.rs`), runs typify, and reroutes
-//! the output's serde/serde_json/regress paths through the runtime crate.
+//! The schema -> types core is [`generate_types`], in stages:
+//! - `reject.rs`: the rules that refuse what typify cannot type faithfully, located;
+//! - `prepare.rs`: the copy of the schema typify sees, with the fallbacks that type looser
+//!   and leave the rest to the validator (non-conforming `default`s dropped, mixed enums,
+//!   scalar unions, colliding enum values);
+//! - `types.rs`: typify itself, on a thread of its own; `loosen.rs`: the nodes typify
+//!   cannot type, found and typed as any value with a warning;
+//! - `rewrite.rs` and `fixup.rs`: the output rerouted through the runtime crate, integer
+//!   fields made lenient, variant names made warning-free.
+//!
+//! The front ends: `derive.rs` and `contributor.rs` (the three derives, sharing `ctxt.rs`),
+//! and [`Builder`] for build scripts; `agent.rs` is what they share. Case conversion lives
+//! in `naming.rs`.
 
-pub mod agent;
+// `proc_macro::is_available` tells whether the code runs inside a proc macro.
+extern crate proc_macro;
+
+mod agent;
+mod attr;
 mod buildscript;
 pub mod contributor;
+mod ctxt;
 pub mod derive;
 mod error;
+mod fixup;
 mod locate;
+mod loosen;
 mod naming;
+mod prepare;
 mod reject;
 mod rewrite;
 mod types;
 mod walk;
 
-pub use buildscript::{BuildError, Builder};
+pub use buildscript::{AgentCheck, BuildError, Builder};
 pub use error::SchemaError;
 pub use reject::{ContractKind, RESERVED_INPUT_KEYS};
 pub use types::{
     GeneratedTypes, Property, TypeOptions, generate_types, generate_types_with, pretty,
 };
-
-// Further stages (rendering, tool-call glue, ...) go below as their own
-// modules, each re-exported here.

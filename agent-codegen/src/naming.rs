@@ -1,4 +1,5 @@
-//! Predicts the Rust names typify 0.8 derives from schema names.
+//! Case conversion, in one place and on `heck`: the names typify 0.8 derives from schema
+//! names, and the names of agents, their modules and types.
 //!
 //! typify keeps its `sanitize` private; the rejection rules need the same
 //! mapping to spot two schema names that would become one Rust name (typify
@@ -38,4 +39,35 @@ fn sanitize(input: &str, to_case: fn(&str) -> String) -> String {
     } else {
         format!("{out}_")
     }
+}
+
+/// The variant names typify gives the string values of an `enum`, or `None` when they
+/// collide even after its second try (typify then panics). Mirrors
+/// `TypeEntryEnum::from_metadata` of typify-impl 0.8.0.
+pub(crate) fn variant_names(values: &[&str]) -> Option<Vec<String>> {
+    let first: Vec<String> = values.iter().map(|v| type_name(v)).collect();
+    if unique(&first) {
+        return Some(first);
+    }
+    let second: Vec<String> = values
+        .iter()
+        .map(|v| type_name(&v.replace(|c| c == '_' || !is_xid_continue(c), "X")))
+        .collect();
+    unique(&second).then_some(second)
+}
+
+fn unique(names: &[String]) -> bool {
+    let mut seen = std::collections::BTreeSet::new();
+    names.iter().all(|n| seen.insert(n))
+}
+
+/// The agent name derived from a type name: `PlanGeneratorAgent` -> `plan_generator_agent`.
+pub(crate) fn agent_name(type_name: &str) -> String {
+    type_name.to_snake_case()
+}
+
+/// The type name of an agent: `plan_generator_agent` -> `PlanGeneratorAgent`.
+pub(crate) fn agent_type(agent_name: &str) -> String {
+    use heck::ToUpperCamelCase;
+    agent_name.to_upper_camel_case()
 }

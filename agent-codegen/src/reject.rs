@@ -36,51 +36,51 @@ pub const RESERVED_INPUT_KEYS: &[&str] = &[
 const UNSUPPORTED: &[(&str, &str)] = &[
     (
         "if",
-        "typify cannot type conditional schemas (it panics on them)",
+        "typify cannot type conditional schemas (it panics on them); describe the cases with a `oneOf` of objects, or drop the condition",
     ),
     (
         "then",
-        "typify cannot type conditional schemas (it panics on them)",
+        "typify cannot type conditional schemas (it panics on them); describe the cases with a `oneOf` of objects, or drop the condition",
     ),
     (
         "else",
-        "typify cannot type conditional schemas (it panics on them)",
+        "typify cannot type conditional schemas (it panics on them); describe the cases with a `oneOf` of objects, or drop the condition",
     ),
     (
         "prefixItems",
-        "typify ignores it and types the array as `Vec<serde_json::Value>`",
+        "typify ignores it and types the array as `Vec<serde_json::Value>`; use `items` with one schema, or tuple-form `items` with equal `minItems` and `maxItems`",
     ),
     (
         "unevaluatedProperties",
-        "typify ignores it, so the Rust type would not match the schema",
+        "typify ignores it, so the Rust type would not match the schema; use `additionalProperties` or `items` instead",
     ),
     (
         "unevaluatedItems",
-        "typify ignores it, so the Rust type would not match the schema",
+        "typify ignores it, so the Rust type would not match the schema; use `additionalProperties` or `items` instead",
     ),
     (
         "dependentSchemas",
-        "typify ignores it, so conditionally allowed properties would be dropped",
+        "typify ignores it, so conditionally allowed properties would be dropped; declare those properties in `properties` and keep `dependentRequired` for the condition",
     ),
     (
         "contains",
-        "typify cannot type arrays constrained by `contains`",
+        "typify cannot type arrays constrained by `contains`; drop it or describe the items with `items`",
     ),
     (
         "$dynamicRef",
-        "dynamic references cannot be resolved when generating code",
+        "dynamic references cannot be resolved when generating code; use a plain `$ref` to a `$defs` entry",
     ),
     (
         "$dynamicAnchor",
-        "dynamic references cannot be resolved when generating code",
+        "dynamic references cannot be resolved when generating code; use a plain `$ref` to a `$defs` entry",
     ),
     (
         "$recursiveRef",
-        "dynamic references cannot be resolved when generating code",
+        "dynamic references cannot be resolved when generating code; use a plain `$ref` to a `$defs` entry",
     ),
     (
         "$recursiveAnchor",
-        "dynamic references cannot be resolved when generating code",
+        "dynamic references cannot be resolved when generating code; use a plain `$ref` to a `$defs` entry",
     ),
 ];
 
@@ -128,7 +128,10 @@ pub(crate) fn check(root: &Value, kind: ContractKind, root_name: &str) -> Vec<Pr
 fn check_root(root: &Value, kind: ContractKind) -> Vec<Problem> {
     let mut problems = Vec::new();
     if root.get("type") != Some(&Value::from("object")) {
-        problems.push(Problem::new("", "schema root must be an object type"));
+        problems.push(Problem::new(
+            "",
+            "schema root must be an object type: add `\"type\": \"object\"`",
+        ));
     }
     if kind == ContractKind::Input {
         problems.extend(reserved_keys(root));
@@ -167,7 +170,7 @@ fn unknown_dialect(root: &Value) -> Option<Problem> {
         Problem::new(
             "/$schema",
             format!(
-                "`$schema` {dialect} at `#` is not a published JSON Schema draft: a custom meta-schema would have to be fetched, and contracts are self-contained"
+                "`$schema` {dialect} at `#` is not a published JSON Schema draft: a custom meta-schema would have to be fetched, and contracts are self-contained; use a draft URI or remove `$schema`"
             ),
         )
     })
@@ -196,7 +199,7 @@ fn reserved_keys(root: &Value) -> Vec<Problem> {
             Problem::new(
                 &pointer,
                 format!(
-                    "property `{name}` at `{pointer}` is reserved in input contracts: the tool call itself uses that key"
+                    "property `{name}` at `{pointer}` is reserved in input contracts: the tool call itself uses that key; rename the property"
                 ),
             )
         })
@@ -217,7 +220,7 @@ fn conflicting_definitions(root: &Value) -> Vec<Problem> {
             let pointer = child_pointer("/$defs", name);
             Problem::new(
                 &pointer,
-                format!("definition `{name}` at `{pointer}` differs from `/definitions` entry of the same name"),
+                format!("definition `{name}` at `{pointer}` differs from `/definitions` entry of the same name: rename one of them"),
             )
         })
         .collect()
@@ -232,7 +235,6 @@ fn check_node(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>) {
     pattern_properties(node, problems);
     linear_patterns(node, problems);
     tuple_items(node, problems);
-    mixed_enum(node, problems);
     field_collisions(node, problems);
     for keyword in ["oneOf", "anyOf"] {
         const_discriminated(root, node, keyword, problems);
@@ -264,7 +266,7 @@ fn schema_dependencies(node: &Node<'_>, problems: &mut Vec<Problem>) {
         problems.push(Problem::new(
             child_pointer(&node.pointer, "dependencies"),
             format!(
-                "unsupported schema keyword `dependencies` with schema values at `{}`: typify ignores it, so conditionally allowed properties would be dropped",
+                "unsupported schema keyword `dependencies` with schema values at `{}`: typify ignores it, so conditionally allowed properties would be dropped; declare those properties in `properties` and use the array form of `dependencies`",
                 display(&node.pointer)
             ),
         ));
@@ -277,7 +279,7 @@ fn nested_id(node: &Node<'_>, problems: &mut Vec<Problem>) {
         problems.push(Problem::new(
             child_pointer(&node.pointer, "$id"),
             format!(
-                "nested `$id` at `{}` is not supported: it changes how `$ref` resolves",
+                "nested `$id` at `{}` is not supported: it changes how `$ref` resolves; remove it and refer to the schema through `$defs`",
                 node.pointer
             ),
         ));
@@ -297,13 +299,15 @@ fn reference(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>) {
         // The root itself: typify resolves it to the root type.
         Some("#") => return,
         Some(target) if !target.starts_with('#') => format!(
-            "external `$ref` `{target}` at `{at}` is not supported: contracts are self-contained"
+            "external `$ref` `{target}` at `{at}` is not supported: contracts are self-contained; copy the schema into `$defs`"
         ),
         Some(target) if definition_name(target).is_none() => format!(
             "`$ref` `{target}` at `{at}` must point directly at a definition (`#/$defs/<name>`)"
         ),
         Some(target) if resolve(root, target).is_none() => {
-            format!("`$ref` `{target}` at `{at}` points at a missing definition")
+            format!(
+                "`$ref` `{target}` at `{at}` points at a missing definition: add it under `$defs`, or fix the name"
+            )
         }
         Some(_) => return,
     };
@@ -381,7 +385,7 @@ fn linear_patterns(node: &Node<'_>, problems: &mut Vec<Problem>) {
                 .to_owned();
             problems.push(Problem::new(
                 &pointer,
-                format!("pattern `{pattern}` at `{pointer}` is not supported by the linear-time regex engine: {reason}"),
+                format!("pattern `{pattern}` at `{pointer}` is not supported by the linear-time regex engine: {reason}; rewrite it without backreferences or lookaround"),
             ));
         }
     }
@@ -399,24 +403,6 @@ fn tuple_items(node: &Node<'_>, problems: &mut Vec<Problem>) {
             child_pointer(&node.pointer, "items"),
             format!(
                 "tuple-form `items` at `{}` needs equal, non-zero `minItems` and `maxItems`: typify cannot type open-ended tuples",
-                display(&node.pointer)
-            ),
-        ));
-    }
-}
-
-/// typify panics on an `enum` whose values have different JSON types.
-fn mixed_enum(node: &Node<'_>, problems: &mut Vec<Problem>) {
-    let Some(values) = node.schema.get("enum").and_then(Value::as_array) else {
-        return;
-    };
-    let kinds: BTreeSet<&str> = values.iter().filter_map(value_kind).collect();
-    if kinds.len() > 1 {
-        let kinds = kinds.into_iter().collect::<Vec<_>>().join("`, `");
-        problems.push(Problem::new(
-            child_pointer(&node.pointer, "enum"),
-            format!(
-                "`enum` at `{}` mixes value types (`{kinds}`): typify cannot type it",
                 display(&node.pointer)
             ),
         ));
@@ -462,7 +448,7 @@ fn field_collisions(node: &Node<'_>, problems: &mut Vec<Problem>) {
             problems.push(Problem::new(
                 child_pointer(&child_pointer(&node.pointer, "properties"), name),
                 format!(
-                    "properties `{first}` and `{name}` at `{}` both become the Rust field `{field}`",
+                    "properties `{first}` and `{name}` at `{}` both become the Rust field `{field}`: rename one of them",
                     display(&node.pointer)
                 ),
             ));
@@ -494,7 +480,7 @@ fn const_discriminated(root: &Value, node: &Node<'_>, keyword: &str, problems: &
         .iter()
         .flatten()
         .any(|b| !const_properties(b).is_empty());
-    if !has_const || is_tagged(branches) {
+    if !has_const || is_tagged(branches) || disjoint(root, branches) {
         return;
     }
     problems.push(Problem::new(
@@ -504,6 +490,16 @@ fn const_discriminated(root: &Value, node: &Node<'_>, keyword: &str, problems: &
             display(&node.pointer)
         ),
     ));
+}
+
+/// Whether no two branches may accept a value of the same JSON type: typify's untagged enum
+/// then picks the one branch that can match, whatever the `const`s say.
+fn disjoint(root: &Value, branches: &[Value]) -> bool {
+    let mut seen = BTreeSet::new();
+    branches
+        .iter()
+        .flat_map(|b| accepted_kinds(root, b, 0))
+        .all(|kind| seen.insert(kind))
 }
 
 /// Whether all branches are inline objects sharing a required string-`const`
@@ -560,7 +556,7 @@ fn is_required(schema: &Map<String, Value>, name: &str) -> bool {
 }
 
 /// Follows `$ref`s of a branch (a few hops, cycles give up).
-fn resolve_branch<'a>(root: &'a Value, branch: &'a Value) -> Option<&'a Value> {
+pub(crate) fn resolve_branch<'a>(root: &'a Value, branch: &'a Value) -> Option<&'a Value> {
     let mut current = branch;
     for _ in 0..8 {
         match current.get("$ref").and_then(Value::as_str) {
@@ -578,6 +574,14 @@ fn overlapping_any_of(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>
     let Some(branches) = node.schema.get("anyOf").and_then(Value::as_array) else {
         return;
     };
+    // Scalar branches are typed by the union of their types (`prepare::scalar_union`).
+    let resolved: Vec<Value> = branches
+        .iter()
+        .map(|b| resolve_branch(root, b).unwrap_or(b).clone())
+        .collect();
+    if crate::prepare::scalar_types(&resolved).is_some() {
+        return;
+    }
     let mut seen = BTreeSet::new();
     let mut shared = BTreeSet::new();
     for branch in branches {
@@ -594,7 +598,7 @@ fn overlapping_any_of(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>
     problems.push(Problem::new(
         child_pointer(&node.pointer, "anyOf"),
         format!(
-            "`anyOf` at `{}` has several branches of type `{shared}`: typify cannot type overlapping non-object branches (merge them, or use `oneOf`)",
+            "`anyOf` at `{}` has several branches of type `{shared}`: typify cannot type overlapping non-object branches: merge them into one branch, or make them differ by `type`",
             display(&node.pointer)
         ),
     ));
@@ -862,7 +866,7 @@ fn check_type_names(
             Some((first, other)) if *other != schema => problems.push(Problem::new(
                 &pointer,
                 format!(
-                    "{} at `{pointer}` and {first} both become the Rust type `{name}`: typify would merge the two different schemas into one type",
+                    "{} at `{pointer}` and {first} both become the Rust type `{name}`: typify would merge the two different schemas into one type; rename one of them",
                     describe(&pointer, &source)
                 ),
             )),
@@ -934,6 +938,6 @@ fn describe(pointer: &str, source: &str) -> String {
 }
 
 /// Pointer as shown in messages: the root's empty pointer reads as `#`.
-fn display(pointer: &str) -> &str {
+pub(crate) fn display(pointer: &str) -> &str {
     if pointer.is_empty() { "#" } else { pointer }
 }

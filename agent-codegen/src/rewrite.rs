@@ -156,6 +156,18 @@ impl VisitMut for Rerouter {
         }
     }
 
+    // Macro arguments are opaque tokens to syn: typify's `vec![..]` defaults hold
+    // `::serde_json::from_str` calls.
+    fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
+        let parser = Punctuated::<Expr, Token![,]>::parse_terminated;
+        if let Ok(mut exprs) = mac.parse_body_with(parser) {
+            for expr in &mut exprs {
+                self.visit_expr_mut(expr);
+            }
+            mac.tokens = exprs.to_token_stream();
+        }
+    }
+
     fn visit_attribute_mut(&mut self, attr: &mut Attribute) {
         // Attribute arguments are opaque tokens to syn: parse the two kinds
         // whose arguments carry paths.
@@ -282,11 +294,13 @@ fn scan(tokens: TokenStream, found: &mut Vec<String>) {
     }
 }
 
-/// Whether `trees` starts with `::`.
+/// Whether `trees` starts with `::` (a joint pair: `uuid: ::std::..` is a field named `uuid`
+/// of type `::std::..`, not a path into a crate `uuid`).
 fn is_path_sep(trees: &[TokenTree]) -> bool {
     matches!(
         trees,
-        [TokenTree::Punct(a), TokenTree::Punct(b), ..] if a.as_char() == ':' && b.as_char() == ':'
+        [TokenTree::Punct(a), TokenTree::Punct(b), ..]
+            if a.as_char() == ':' && a.spacing() == proc_macro2::Spacing::Joint && b.as_char() == ':'
     )
 }
 

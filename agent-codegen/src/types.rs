@@ -1,7 +1,5 @@
 //! Schema text -> Rust types, through typify.
 
-extern crate proc_macro;
-
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use proc_macro2::TokenStream;
@@ -12,9 +10,10 @@ use typify_impl::{TypeDetails, TypeId, TypeSpace, TypeSpaceSettings};
 
 use crate::error::SchemaError;
 use crate::locate::locate;
+use crate::loosen::{self, quietly};
 use crate::reject::{self, ContractKind};
 use crate::rewrite;
-use crate::walk;
+use crate::{fixup, prepare};
 
 /// Options of [`generate_types_with`].
 #[derive(Clone, Debug)]
@@ -47,6 +46,9 @@ pub struct GeneratedTypes {
     pub root_ident: syn::Ident,
     /// The root object's top-level properties, in schema order.
     pub properties: Vec<Property>,
+    /// What was dropped to type the schema (a `default` its own schema refuses), located
+    /// like errors: build scripts print them as `cargo:warning`.
+    pub warnings: Vec<SchemaError>,
 }
 
 /// One top-level property of the root object.
@@ -110,9 +112,24 @@ pub fn generate_types_with(
         let message = format!("the validator refuses this schema: {e}");
         return Err(vec![SchemaError::new(origin, "", message)]);
     }
-    let input = typify_input(schema.clone(), root_name);
+    let (input, notes) = prepare::typify_input(&schema, root_name);
+    let mut warnings: Vec<SchemaError> = notes
+        .into_iter()
+        .map(|note| error(&note.pointer, note.message))
+        .collect();
     let internal = |message: String| vec![SchemaError::new(origin, "", message)];
-    let built = run_build(input, schema, root_name, &options.runtime).map_err(internal)?;
+    let built = match run_build(input, schema.clone(), root_name, &options.runtime) {
+        Ok(built) => built,
+        Err(failure) => return Err(vec![located_failure(&schema, failure, &error)]),
+    };
+    warnings.extend(built.loosened.iter().map(|pointer| {
+        let pointer = schema_pointer(&schema, pointer);
+        let message = format!(
+            "typify cannot type the schema at `{}`: it is typed as `serde_json::Value` and checked by the validator only (simplify it, or give it a plain `type`, to type it)",
+            crate::reject::display(&pointer)
+        );
+        error(&pointer, message)
+    }));
     let tokens = built
         .code
         .parse::<TokenStream>()
@@ -121,7 +138,42 @@ pub fn generate_types_with(
         tokens,
         root_ident: syn::Ident::new(&built.root_name, proc_macro2::Span::call_site()),
         properties: built.properties,
+        warnings,
     })
+}
+
+/// A typify-stage failure as an error at the schema node typify cannot type, saying what to
+/// change.
+fn located_failure(
+    schema: &Value,
+    failure: Failure,
+    error: &dyn Fn(&str, String) -> SchemaError,
+) -> SchemaError {
+    let Some(pointer) = failure.pointer else {
+        return error("", failure.message);
+    };
+    let pointer = schema_pointer(schema, &pointer);
+    let at = crate::reject::display(&pointer);
+    let reason = [
+        "typify failed on this schema: ",
+        "typify cannot type this schema: ",
+    ]
+    .iter()
+    .find_map(|prefix| failure.message.strip_prefix(prefix))
+    .unwrap_or(&failure.message);
+    let message = format!(
+        "typify cannot type the schema at `{at}` ({reason}): simplify it, or give it a plain `type` and let the validator check the rest"
+    );
+    error(&pointer, message)
+}
+
+/// A pointer into the typify input as a pointer into the schema: the typify input keeps
+/// `$defs` under `definitions`.
+fn schema_pointer(schema: &Value, pointer: &str) -> String {
+    match pointer.strip_prefix("/definitions/") {
+        Some(rest) if schema.pointer(pointer).is_none() => format!("/$defs/{rest}"),
+        _ => pointer.to_owned(),
+    }
 }
 
 /// Renders tokens as formatted Rust source (for goldens and debugging).
@@ -176,52 +228,6 @@ fn is_type_name(name: &str) -> bool {
     syn::parse_str::<syn::Ident>(name).is_ok() && crate::naming::type_name(name) == name
 }
 
-/// The copy of the schema given to typify: schemars 0.8 reads draft 7, so
-/// `$defs` move to `definitions`; the root is titled `root_name` (typify's
-/// name source); and formats typify would type with chrono or uuid are
-/// dropped so the output needs no such dependency (they stay strings; the
-/// original schema still validates them).
-fn typify_input(mut schema: Value, root_name: &str) -> Value {
-    let pointers: Vec<String> = walk::walk(&schema)
-        .nodes
-        .iter()
-        .map(|node| node.pointer.clone())
-        .collect();
-    for pointer in pointers {
-        if let Some(Value::Object(node)) = schema.pointer_mut(&pointer) {
-            adapt_node(node);
-        }
-    }
-    let Value::Object(root) = &mut schema else {
-        return schema;
-    };
-    if let Some(Value::Object(defs)) = root.remove("$defs") {
-        let definitions = root
-            .entry("definitions")
-            .or_insert_with(|| Value::Object(Default::default()));
-        if let Value::Object(definitions) = definitions {
-            // Same-named entries were checked to be identical.
-            definitions.extend(defs);
-        }
-    }
-    root.insert("title".into(), Value::from(root_name));
-    schema
-}
-
-/// Per-node rewrites of [`typify_input`].
-fn adapt_node(node: &mut serde_json::Map<String, Value>) {
-    if let Some(Value::String(target)) = node.get_mut("$ref")
-        && let Some(name) = target.strip_prefix("#/$defs/")
-    {
-        *target = format!("#/definitions/{name}");
-    }
-    if let Some(Value::String(format)) = node.get("format")
-        && matches!(format.as_str(), "date" | "date-time" | "uuid")
-    {
-        node.remove("format");
-    }
-}
-
 /// typify's output before post-processing. The code is text because
 /// tokens cannot leave the typify thread.
 struct Typified {
@@ -237,6 +243,8 @@ struct Built {
     code: String,
     root_name: String,
     properties: Vec<Property>,
+    /// Pointers (into the typify input) of the nodes typed as any value.
+    loosened: Vec<String>,
 }
 
 /// Stack of the thread that runs typify outside proc macros.
@@ -247,7 +255,7 @@ const BUILD_STACK: usize = 64 << 20;
 /// typify and syn recurse once per schema level with large frames (about
 /// 55 KiB per level in debug builds, which is how proc-macro dependencies
 /// are built). Inside a proc macro, tokens can only be made on the macro's
-/// own thread, which rustc gives 8 MiB: [`walk::MAX_DEPTH`] is set to fit.
+/// own thread, which rustc gives 8 MiB: `walk::MAX_DEPTH` is set to fit.
 /// Elsewhere (build scripts, tests on 2 MiB threads) the work runs on a
 /// thread of its own with a generous stack.
 fn run_build(
@@ -255,7 +263,7 @@ fn run_build(
     schema: Value,
     root_name: &str,
     runtime: &syn::Path,
-) -> Result<Built, String> {
+) -> Result<Built, Failure> {
     let runtime = runtime.to_token_stream().to_string();
     let root_name = root_name.to_string();
     let job = move || build(input, &schema, &root_name, &runtime);
@@ -266,20 +274,56 @@ fn run_build(
         .name("agent-codegen".into())
         .stack_size(BUILD_STACK)
         .spawn(job)
-        .map_err(|e| format!("cannot start the code generation thread: {e}"))?
+        .map_err(|e| Failure::internal(format!("cannot start the code generation thread: {e}")))?
         .join()
         .unwrap_or_else(|panic| {
-            Err(format!(
+            Err(Failure::internal(format!(
                 "typify failed on this schema: {}",
                 panic_message(&*panic)
-            ))
+            )))
         })
 }
 
-fn build(input: Value, schema: &Value, root_name: &str, runtime: &str) -> Result<Built, String> {
+/// Why the typify stage failed, and where in the typify input, when known.
+struct Failure {
+    /// Pointer into the typify input of the smallest schema typify fails on.
+    pointer: Option<String>,
+    message: String,
+}
+
+impl Failure {
+    fn internal(message: String) -> Self {
+        Self {
+            pointer: None,
+            message,
+        }
+    }
+}
+
+fn build(input: Value, schema: &Value, root_name: &str, runtime: &str) -> Result<Built, Failure> {
     let runtime: syn::Path = syn::parse_str(runtime)
-        .map_err(|e| format!("runtime path `{runtime}` is not a path: {e}"))?;
-    finish(typify(input, root_name)?, schema, &runtime)
+        .map_err(|e| Failure::internal(format!("runtime path `{runtime}` is not a path: {e}")))?;
+    let (typified, loosened) = match quietly(|| typify(input.clone(), root_name)) {
+        Ok(typified) => (typified, Vec::new()),
+        Err(message) => {
+            let typifies = |doc: &Value| typify(doc.clone(), root_name).is_ok();
+            let Some(pointers) = quietly(|| loosen::culprits(&input, &typifies)) else {
+                return Err(Failure {
+                    pointer: Some(String::new()),
+                    message,
+                });
+            };
+            let doc = loosen::loosened(&input, &pointers);
+            let typified = quietly(|| typify(doc, root_name)).map_err(|message| Failure {
+                pointer: Some(String::new()),
+                message,
+            })?;
+            (typified, pointers)
+        }
+    };
+    let mut built = finish(typified, schema, &runtime).map_err(Failure::internal)?;
+    built.loosened = loosened;
+    Ok(built)
 }
 
 /// Runs typify on the current thread.
@@ -358,7 +402,13 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .copied()
         .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("unknown panic");
-    first_line(text).chars().take(200).collect()
+    let line = first_line(text);
+    // typify's `todo!`s end in a dump of the schema (`... Object(`): the part before says it.
+    let line = match line.rsplit_once(' ') {
+        Some((head, tail)) if tail.ends_with(['(', '{', '[']) => head,
+        _ => line,
+    };
+    line.chars().take(200).collect()
 }
 
 /// Reroutes crate paths, checks the result and lists the root properties.
@@ -367,6 +417,8 @@ fn finish(typified: Typified, schema: &Value, runtime: &syn::Path) -> Result<Bui
         .map_err(|e| format!("internal error: typify output does not parse: {e}"))?;
     rewrite::reroute(&mut file, runtime);
     rewrite::display_string_newtypes(&mut file);
+    fixup::camel_case_variants(&mut file);
+    fixup::lenient_integers(&mut file, runtime);
     check_items(&file)?;
     let root_ident = syn::Ident::new(&typified.root_name, proc_macro2::Span::call_site());
     let properties = match &typified.fields {
@@ -377,6 +429,7 @@ fn finish(typified: Typified, schema: &Value, runtime: &syn::Path) -> Result<Bui
         code: file.into_token_stream().to_string(),
         root_name: typified.root_name,
         properties,
+        loosened: Vec::new(),
     })
 }
 

@@ -83,7 +83,10 @@ pub(crate) fn walk(root: &Value) -> Walk<'_> {
 }
 
 /// The subschemas directly below one schema object, with their pointers.
-fn children<'a>(pointer: &str, schema: &'a Map<String, Value>) -> Vec<(String, &'a Value)> {
+pub(crate) fn children<'a>(
+    pointer: &str,
+    schema: &'a Map<String, Value>,
+) -> Vec<(String, &'a Value)> {
     let mut out = Vec::new();
     for (key, value) in schema {
         let here = child_pointer(pointer, key);

@@ -164,16 +164,38 @@ fn maps_are_sorted() {
 }
 
 #[test]
-fn typify_panics_become_errors() {
+fn what_typify_cannot_type_is_any_value_with_a_warning() {
     // No rule covers `not` (typify handles some forms); this one panics it.
     let schema =
         json!({ "type": "object", "properties": { "v": { "not": { "type": "string" } } } });
+    let generated = generate_types(&schema.to_string(), "a.json", "Root").unwrap();
+    let code = pretty(&generated.tokens);
+    assert!(
+        code.contains("pub v: ::std::option::Option<::agent_core::__private::serde_json::Value>"),
+        "{code}"
+    );
+    // Located at the smallest schema typify fails on.
+    assert_eq!(generated.warnings.len(), 1);
+    let warning = &generated.warnings[0];
+    assert_eq!(warning.pointer, "/properties/v");
+    assert_eq!(warning.line_col, Some((1, 32)));
+    assert_eq!(
+        warning.message,
+        "typify cannot type the schema at `/properties/v`: it is typed as `serde_json::Value` and checked by the validator only (simplify it, or give it a plain `type`, to type it)"
+    );
+}
+
+#[test]
+fn a_root_typify_cannot_type_is_refused_at_the_root() {
+    let schema = json!({ "type": "object", "not": { "required": ["a"] } });
     let errors = generate_types(&schema.to_string(), "a.json", "Root").unwrap_err();
     assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].pointer, "");
+    assert_eq!(errors[0].line_col, Some((1, 1)));
     assert!(
         errors[0]
             .message
-            .starts_with("typify failed on this schema: not yet implemented"),
+            .starts_with("typify cannot type the schema at `#`"),
         "{errors:#?}"
     );
 }

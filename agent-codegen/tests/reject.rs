@@ -53,7 +53,7 @@ fn conditional_keywords() {
     );
     assert_eq!(
         errors[0].message,
-        "unsupported schema keyword `if` at `/properties/x`: typify cannot type conditional schemas (it panics on them)"
+        "unsupported schema keyword `if` at `/properties/x`: typify cannot type conditional schemas (it panics on them); describe the cases with a `oneOf` of objects, or drop the condition"
     );
 }
 
@@ -126,7 +126,7 @@ fn external_ref() {
     rejects(
         with_property(json!({ "$ref": "https://example.com/thing.json" })),
         "/properties/x/$ref",
-        "external `$ref` `https://example.com/thing.json` at `/properties/x` is not supported: contracts are self-contained",
+        "external `$ref` `https://example.com/thing.json` at `/properties/x` is not supported: contracts are self-contained; copy the schema into `$defs`",
     );
     rejects(
         with_property(json!({ "$ref": "other.json#/$defs/a" })),
@@ -247,11 +247,9 @@ fn open_tuple_items() {
 
 #[test]
 fn mixed_type_enum() {
-    rejects(
-        with_property(json!({ "enum": ["a", 1] })),
-        "/properties/x/enum",
-        "`enum` at `/properties/x` mixes value types (`number`, `string`)",
-    );
+    // Typed by the JSON types of its values (an untagged enum); the validator keeps the values.
+    accepts(with_property(json!({ "enum": ["a", 1] })));
+    accepts(with_property(json!({ "enum": [true, false, "auto"] })));
     accepts(with_property(json!({ "enum": ["a", "b", null] })));
 }
 
@@ -344,17 +342,20 @@ fn string_tagged_one_of_becomes_a_tagged_enum() {
 #[test]
 fn overlapping_any_of() {
     rejects(
-        with_property(
-            json!({ "anyOf": [{ "type": "string", "format": "uri" }, { "type": "string", "minLength": 3 }] }),
-        ),
+        with_property(json!({ "anyOf": [
+            { "type": "array", "items": { "type": "string" } },
+            { "type": "array", "items": { "type": "integer" } }
+        ] })),
         "/properties/x/anyOf",
-        "`anyOf` at `/properties/x` has several branches of type `string`",
+        "`anyOf` at `/properties/x` has several branches of type `array`",
     );
-    rejects(
-        with_property(json!({ "anyOf": [{ "type": "integer" }, { "type": "number" }] })),
-        "/properties/x/anyOf",
-        "of type `number`",
-    );
+    // Overlapping scalar branches are typed by the union of their types.
+    accepts(with_property(
+        json!({ "anyOf": [{ "type": "string", "format": "uri" }, { "type": "string", "minLength": 3 }] }),
+    ));
+    accepts(with_property(
+        json!({ "anyOf": [{ "type": "integer" }, { "type": "number" }] }),
+    ));
     // Distinct types, nullable, objects: typify types these faithfully.
     accepts(with_property(
         json!({ "anyOf": [{ "type": "string" }, { "type": "integer" }] }),
@@ -384,8 +385,8 @@ fn conflicting_type_names() {
     assert_eq!(
         messages,
         [
-            "definition `Root` at `/$defs/Root` and the root type both become the Rust type `Root`: typify would merge the two different schemas into one type",
-            "title `item` at `/properties/b` and title `Item` at `/properties/a` both become the Rust type `Item`: typify would merge the two different schemas into one type",
+            "definition `Root` at `/$defs/Root` and the root type both become the Rust type `Root`: typify would merge the two different schemas into one type; rename one of them",
+            "title `item` at `/properties/b` and title `Item` at `/properties/a` both become the Rust type `Item`: typify would merge the two different schemas into one type; rename one of them",
         ]
     );
     // A title on a plain property schema names no type.
@@ -424,7 +425,7 @@ fn reserved_keys_in_input_contracts() {
     );
     assert_eq!(
         errors[0].message,
-        "property `task` at `/properties/task` is reserved in input contracts: the tool call itself uses that key"
+        "property `task` at `/properties/task` is reserved in input contracts: the tool call itself uses that key; rename the property"
     );
 
     // Output contracts may use them.
@@ -466,11 +467,11 @@ fn all_problems_are_reported_together() {
     assert_eq!(
         shown,
         [
-            "input.schema.json:4:5: property `task` at `/properties/task` is reserved in input contracts: the tool call itself uses that key",
-            "input.schema.json:5:12: unsupported schema keyword `if` at `/properties/x`: typify cannot type conditional schemas (it panics on them)",
-            "input.schema.json:5:22: unsupported schema keyword `then` at `/properties/x`: typify cannot type conditional schemas (it panics on them)",
-            "input.schema.json:6:12: external `$ref` `https://example.com/y.json` at `/properties/y` is not supported: contracts are self-contained",
-            "input.schema.json:7:29: unsupported schema keyword `prefixItems` at `/properties/z`: typify ignores it and types the array as `Vec<serde_json::Value>`",
+            "input.schema.json:4:5: property `task` at `/properties/task` is reserved in input contracts: the tool call itself uses that key; rename the property",
+            "input.schema.json:5:12: unsupported schema keyword `if` at `/properties/x`: typify cannot type conditional schemas (it panics on them); describe the cases with a `oneOf` of objects, or drop the condition",
+            "input.schema.json:5:22: unsupported schema keyword `then` at `/properties/x`: typify cannot type conditional schemas (it panics on them); describe the cases with a `oneOf` of objects, or drop the condition",
+            "input.schema.json:6:12: external `$ref` `https://example.com/y.json` at `/properties/y` is not supported: contracts are self-contained; copy the schema into `$defs`",
+            "input.schema.json:7:29: unsupported schema keyword `prefixItems` at `/properties/z`: typify ignores it and types the array as `Vec<serde_json::Value>`; use `items` with one schema, or tuple-form `items` with equal `minItems` and `maxItems`",
         ]
     );
 }

@@ -224,8 +224,12 @@ impl Contract {
     ) -> RetryError {
         let message =
             truncate(&error.to_string(), limits.max_echo_bytes.saturating_mul(2)).into_owned();
+        // The one known disagreement: an integer the schema accepts but no 64-bit type holds.
+        let path = beyond_64_bits(instance)
+            .map(|path| truncated(path, limits))
+            .unwrap_or_default();
         let violation = Violation {
-            path: Vec::new(),
+            path,
             message,
             description: None,
         };
@@ -351,6 +355,18 @@ impl Contract {
     }
 }
 
+/// Keys of a path are caller text: each is cut to the echo bound.
+fn truncated(path: Vec<PathSegment>, limits: &Limits) -> Vec<PathSegment> {
+    path.into_iter()
+        .map(|s| match s {
+            PathSegment::Key(k) => {
+                PathSegment::Key(truncate(&k, limits.max_echo_bytes).into_owned())
+            }
+            index => index,
+        })
+        .collect()
+}
+
 /// Instances of at most this many values get every error (up to `max_errors`) in their retry
 /// error; larger ones get the first.
 const FULL_REPORT_VALUES: usize = 10_000;
@@ -371,6 +387,42 @@ fn at_most_values(value: &Value, max: usize) -> bool {
         }
     }
     true
+}
+
+/// The path of the first integral number in `instance` (document order) that neither `i64`
+/// nor `u64` can hold.
+fn beyond_64_bits(instance: &Value) -> Option<Vec<PathSegment>> {
+    let mut stack = vec![(Vec::new(), instance)];
+    while let Some((path, value)) = stack.pop() {
+        match value {
+            Value::Number(n) if n.as_i64().is_none() && n.as_u64().is_none() => {
+                let beyond = n.as_f64().is_none_or(|f| {
+                    f.fract() == 0.0
+                        && !(-9_223_372_036_854_775_808.0..18_446_744_073_709_551_616.0)
+                            .contains(&f)
+                });
+                if beyond {
+                    return Some(path);
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate().rev() {
+                    let mut here = path.clone();
+                    here.push(PathSegment::Index(i));
+                    stack.push((here, item));
+                }
+            }
+            Value::Object(map) => {
+                for (key, item) in map.iter().rev() {
+                    let mut here = path.clone();
+                    here.push(PathSegment::Key(key.clone()));
+                    stack.push((here, item));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The one validator configuration of the project: offline, linear-time patterns.

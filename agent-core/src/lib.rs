@@ -10,6 +10,7 @@ pub mod contributor;
 pub mod error;
 pub mod extract;
 pub mod ids;
+mod integer;
 pub mod kwargs;
 pub mod limits;
 pub mod markdown;
@@ -44,6 +45,11 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
     pub use std::sync::OnceLock;
+
+    /// Integer fields that accept integral floats (`5.0`), as JSON Schema does.
+    pub mod integer {
+        pub use crate::integer::{Lenient, deserialize};
+    }
 
     /// What typify's generated pattern checks call, backed by the linear-time `regex` crate
     /// instead of the backtracking `regress`: `^(a+)+$` on a long input stays linear.

@@ -17,3 +17,4 @@ pub mod bench;
 pub mod event_planning;
 pub mod pipeline;
 pub mod report;
+pub mod user_contracts;

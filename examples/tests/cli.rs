@@ -150,3 +150,74 @@ fn help_on_each_subcommand() {
         assert!(stdout(&out).contains("Usage: agent-contract"), "{sub:?}");
     }
 }
+
+const USER_CRATE: &str = "../tests/fixtures/user_crate";
+const USER_SCHEMAS: &str = "../tests/fixtures/user_crate/schemas";
+
+#[test]
+fn check_reports_every_problem_per_agent_with_its_location() {
+    let out = cli()
+        .args(["check", USER_SCHEMAS, "--root", USER_CRATE])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let expected = "\
+error broken_agent
+  error: broken_agent/input.schema.json:12:3: unsupported schema keyword `if` at `#`: typify cannot type conditional schemas (it panics on them); describe the cases with a `oneOf` of objects, or drop the condition
+  error: broken_agent/input.schema.json:13:3: unsupported schema keyword `then` at `#`: typify cannot type conditional schemas (it panics on them); describe the cases with a `oneOf` of objects, or drop the condition
+  error: broken_agent/input.schema.json:6:7: `anyOf` at `/properties/values` has several branches of type `array`: typify cannot type overlapping non-object branches: merge them into one branch, or make them differ by `type`
+error search_agent
+  error: templates/search_user.md:1:15: template uses `quary`, which is not a field of the contract: expected `task` or one of `filters`, `limit`, `query` (did you mean `query`?)
+  error: templates/search_user.md:2:28: template uses `f.feild`, but `f` has no field `feild`: expected one of `field` (did you mean `field`?)
+ok tagged_agent
+  warning: tagged_agent/input.schema.json:5:37: `default` \"false\" at `/properties/verbose` does not match its own schema: it is ignored (fix or remove it)
+";
+    assert_eq!(stdout(&out), expected);
+}
+
+#[test]
+fn check_passes_the_examples_own_schemas() {
+    let out = cli()
+        .args(["check", "../schemas", "--root", "."])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).lines().all(|l| l.starts_with("ok ")));
+}
+
+#[test]
+fn tool_and_validate_read_a_users_schemas_at_run_time() {
+    let out = cli()
+        .args(["tool", "search_agent", "--schemas", USER_SCHEMAS])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["function"]["name"], "run_search_agent");
+    assert_eq!(
+        v["function"]["parameters"]["required"],
+        serde_json::json!(["task", "query"])
+    );
+    let validate = |args: &[&str], stdin: &str| {
+        cli()
+            .args(["validate", "tagged_agent", "--schemas", USER_SCHEMAS])
+            .args(args)
+            .write_stdin(stdin)
+            .output()
+            .unwrap()
+    };
+    let out = validate(&[], r#"{"task": "t", "count": 5.0}"#);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out), "{\"success\":true}\n");
+    let out = validate(&[], r#"{"task": "t", "count": "x"}"#);
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["path"], serde_json::json!(["count"]));
+    let out = validate(&["--output"], r#"{"total": -1}"#);
+    assert_eq!(out.status.code(), Some(2));
+    let out = cli()
+        .args(["tool", "nope", "--schemas", USER_SCHEMAS])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}

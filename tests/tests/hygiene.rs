@@ -38,6 +38,13 @@ mod shadowing {
     pub struct Search {
         pub query: ::std::string::String,
     }
+
+    /// A prompt contributor.
+    #[derive(::agent_core::PromptContributor)]
+    #[contributor(template = "contributors/style.md", name = "style")]
+    pub struct Style {
+        pub tone: &'static str,
+    }
 }
 
 #[path = "hygiene/no_prelude.rs"]
@@ -70,4 +77,23 @@ fn no_implicit_prelude_still_derives() {
         agent_core::kwargs::ToolCall::from_json_str(r#"{"task": "x", "query": "rust"}"#).unwrap();
     let search = <no_prelude::Search as agent_core::AgentInput>::from_call(&call).unwrap();
     assert_eq!(search.query, "rust");
+}
+
+/// The `Style` contributor of each hygiene module renders the same text.
+fn style_renders(style: &dyn agent_core::contributor::PromptContributor) {
+    let id: agent_core::ids::ContextId = "run-1/selector_agent/1/2026-01-19T10:15:00.123Z"
+        .parse()
+        .unwrap();
+    let ctx = agent_core::contributor::PromptContext::new("selector_agent", &id);
+    assert_eq!(style.name(), "style");
+    assert_eq!(
+        style.contribute(&ctx).unwrap().as_deref(),
+        Some("Write in a plain tone, `selector_agent`.")
+    );
+}
+
+#[test]
+fn prompt_contributors_derive_without_the_prelude() {
+    style_renders(&shadowing::Style { tone: "plain" });
+    style_renders(&no_prelude::Style { tone: "plain" });
 }

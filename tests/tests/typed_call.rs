@@ -387,3 +387,82 @@ async fn dropping_a_runs_future_stops_it() {
     assert_eq!(model.started.load(Ordering::SeqCst), 1);
     assert_eq!(model.dropped.load(Ordering::SeqCst), 1);
 }
+
+// ---- usage and the token budget -----------------------------------------------------------
+
+fn with_usage(text: &str, input: u64, output: u64) -> ChatResponse {
+    ChatResponse {
+        usage: Some(agent_core::model::Usage {
+            input_tokens: input,
+            output_tokens: output,
+            cached_tokens: 0,
+        }),
+        ..ChatResponse::new(Message::assistant(text))
+    }
+}
+
+#[tokio::test]
+async fn usage_is_recorded_and_a_token_budget_stops_the_run() {
+    let script = || {
+        ScriptedModel::new().script_responses(
+            "plan_generator_agent",
+            [
+                with_usage(BAD_PLAN, 900, 50),
+                with_usage(GOOD_PLAN, 1000, 60),
+            ],
+        )
+    };
+    // Without a budget: both calls' usage is in the transcript, and the totals add up.
+    let runtime = Runtime::new(Arc::new(script()));
+    runtime.call::<PlanGeneratorAgent>(KWARGS).await.unwrap();
+    let usage = runtime.transcript().usage();
+    assert_eq!((usage.input_tokens, usage.output_tokens), (1900, 110));
+    let counts = runtime.transcript().counts();
+    assert_eq!((counts.model_calls, counts.output_retries), (2, 1));
+    assert!(
+        runtime
+            .transcript()
+            .to_string()
+            .contains("=== [plan_generator_agent] tokens: 900 in, 50 out ===")
+    );
+    // A budget of 900 tokens is passed by the first call: the run stops there.
+    let config = Config {
+        token_budget: Some(900),
+        ..Config::default()
+    };
+    let model = Arc::new(script());
+    let error = Runtime::with_config(model.clone(), config)
+        .call::<PlanGeneratorAgent>(KWARGS)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "the run used 950 tokens, past its budget of 900, when `plan_generator_agent` was answered"
+    );
+    assert!(matches!(
+        error,
+        Error::TokenBudget {
+            used: 950,
+            budget: 900,
+            ..
+        }
+    ));
+    assert_eq!(model.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_sub_agent_call_asks_for_its_output_contract_as_structured_output() {
+    let model = plan_model();
+    Runtime::new(model.clone())
+        .call::<PlanGeneratorAgent>(KWARGS)
+        .await
+        .unwrap();
+    let request = &model.requests_of("plan_generator_agent")[0];
+    let schema = request.output_schema.as_ref().unwrap();
+    assert_eq!(
+        &schema.schema,
+        <PlanGeneratorAgent as agent_core::Agent>::output_contract()
+            .unwrap()
+            .schema()
+    );
+}

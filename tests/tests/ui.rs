@@ -7,8 +7,11 @@
 //! `CARGO_MANIFEST_DIR`. The derive resolves schema paths against it, and askama looks there
 //! for `askama.toml` (and, without one, for `templates/`). So before running the cases, this
 //! test mirrors what they name into that directory: `ui/schemas/` (so `input =
-//! "ui/schemas/x.json"` means the same there as here) and an `askama.toml` whose template
-//! folders are this crate's, as absolute paths.
+//! "ui/schemas/x.json"` means the same there as here), this crate's template folders, and an
+//! `askama.toml` naming the mirrored folders by relative paths. Template paths in the
+//! diagnostics are then the same wherever the target directory is (askama shows them relative
+//! to the crate, which an absolute folder outside the repository would leak into the
+//! `.stderr` files).
 
 use std::path::{Path, PathBuf};
 
@@ -32,22 +35,28 @@ fn mirror_into_trybuild_project() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let project = trybuild_project();
     copy_dir(&here.join("ui/schemas"), &project.join("ui/schemas"));
-    // The same folders as `askama.toml` here, resolved against this crate.
-    let dirs = [here.join("../templates"), here.join("templates")];
-    let dirs: Vec<String> = dirs
-        .iter()
-        .map(|d| format!("{:?}", d.canonicalize().expect("template folder exists")))
-        .collect();
-    let config = format!("[general]\ndirs = [{}]\n", dirs.join(", "));
-    write_if_changed(&project.join("askama.toml"), &config);
+    // The same folders as `askama.toml` here, in the same order.
+    copy_dir(
+        &here.join("../templates"),
+        &project.join("workspace_templates"),
+    );
+    copy_dir(&here.join("templates"), &project.join("templates"));
+    let config = "[general]\ndirs = [\"workspace_templates\", \"templates\"]\n";
+    write_if_changed(&project.join("askama.toml"), config);
 }
 
+/// Copies a folder tree, files only where they changed.
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("create the mirrored folder");
     for entry in std::fs::read_dir(from).expect("read the folder to mirror") {
         let path = entry.expect("read a folder entry").path();
-        let text = std::fs::read_to_string(&path).expect("read a file to mirror");
-        write_if_changed(&to.join(path.file_name().expect("a file name")), &text);
+        let target = to.join(path.file_name().expect("a file name"));
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            let text = std::fs::read_to_string(&path).expect("read a file to mirror");
+            write_if_changed(&target, &text);
+        }
     }
 }
 

@@ -8,28 +8,51 @@
 //! skips the check and leaves the error to askama and rustc, which still reject the template.
 
 use askama_parser::{Ast, Expr, Filter, LetValueOrBlock, Node, Syntax, Target, WithSpan};
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// A template file found the way askama finds it.
 pub(crate) struct TemplateFile {
     /// The path to show: the template folder as configured, joined with the template's name.
     pub display: PathBuf,
+    /// The file's path on disk, for build scripts to track.
+    pub path: PathBuf,
     pub source: String,
 }
 
+/// Where askama would look for a template.
+pub(crate) enum Lookup {
+    /// Found.
+    Found(TemplateFile),
+    /// In none of these folders (as configured).
+    Missing(Vec<String>),
+    /// The configuration is beyond this check.
+    Unknown,
+}
+
 /// Finds `name` in askama's template folders of the crate at `root`: `askama.toml`'s
-/// `[general] dirs`, else `templates/`. `None` when the configuration is beyond this check.
-pub(crate) fn find(root: &Path, name: &str) -> Option<TemplateFile> {
+/// `[general] dirs`, else `templates/`.
+pub(crate) fn lookup(root: &Path, name: &str) -> Lookup {
     let dirs = match std::fs::read_to_string(root.join("askama.toml")) {
-        Ok(text) => config_dirs(&text)?,
+        Ok(text) => match config_dirs(&text) {
+            Some(dirs) => dirs,
+            None => return Lookup::Unknown,
+        },
         Err(_) => vec!["templates".to_owned()],
     };
-    dirs.iter().find_map(|dir| {
-        let source = std::fs::read_to_string(root.join(dir).join(name)).ok()?;
+    let found = dirs.iter().find_map(|dir| {
+        let path = root.join(dir).join(name);
+        let source = std::fs::read_to_string(&path).ok()?;
         let display = Path::new(dir).join(name);
-        Some(TemplateFile { display, source })
-    })
+        Some(TemplateFile {
+            display,
+            path,
+            source,
+        })
+    });
+    match found {
+        Some(file) => Lookup::Found(file),
+        None => Lookup::Missing(dirs),
+    }
 }
 
 /// The folders of an `askama.toml` that uses the default syntax and no globs.
@@ -56,19 +79,67 @@ pub(crate) struct Unknown<'a> {
 /// The names `source` reads that are neither bound in the template nor in `known`.
 /// `None` when the template does not parse or uses what this check cannot follow.
 pub(crate) fn unknown_names<'a>(source: &'a str, known: &[&str]) -> Option<Vec<Unknown<'a>>> {
+    let reads = reads(source)?;
+    let unknown = reads
+        .used
+        .into_iter()
+        .filter(|(name, _)| !reads.bound.contains_key(name) && !known.contains(name))
+        .map(|(name, offset)| Unknown { name, offset })
+        .collect();
+    Some(unknown)
+}
+
+/// What a template reads: its variables, field chains and loops.
+pub(crate) struct Reads<'a> {
+    /// Variables read, with their byte offsets.
+    pub used: Vec<(&'a str, usize)>,
+    /// Field chains read from a variable (`s.title` is `["s", "title"]`), with the offset of
+    /// the chain; `self.` is dropped.
+    pub chains: Vec<(Vec<&'a str>, usize)>,
+    /// `{% for s in steps %}` binds `s` to the items of the chain `["steps"]`.
+    pub loops: Vec<(&'a str, Vec<&'a str>)>,
+    /// Every name the template binds, and how many times.
+    pub bound: std::collections::BTreeMap<&'a str, usize>,
+}
+
+/// What `source` reads; `None` when it does not parse or uses what this check cannot follow.
+pub(crate) fn reads(source: &str) -> Option<Reads<'_>> {
     let ast = Ast::from_str(source, None, &Syntax::default()).ok()?;
     let mut walk = Walk::default();
     walk.nodes(ast.nodes())?;
     if walk.conditional {
         return None;
     }
-    let unknown = walk
-        .used
-        .into_iter()
-        .filter(|(name, _)| !walk.bound.contains(name) && !known.contains(name))
-        .map(|(name, offset)| Unknown { name, offset })
-        .collect();
-    Some(unknown)
+    Some(Reads {
+        used: walk.used,
+        chains: walk.chains,
+        loops: walk.loops,
+        bound: walk.bound,
+    })
+}
+
+/// `a.b.c` as `["a", "b", "c"]` (without a leading `self`), with the byte offset of `a`, if
+/// the expression is a variable followed by plain field accesses.
+fn chain<'a>(expr: &WithSpan<Box<Expr<'a>>>) -> Option<(Vec<&'a str>, usize)> {
+    let mut names = Vec::new();
+    let mut current = expr;
+    loop {
+        match &***current {
+            Expr::AssociatedItem(inner, item) if item.generics.is_none() => {
+                names.push(*item.name);
+                current = inner;
+            }
+            Expr::Var(name) => {
+                if *name != "self" {
+                    names.push(*name);
+                }
+                names.reverse();
+                let offset = current.span().byte_range().map_or(0, |r| r.start);
+                return Some((names, offset));
+            }
+            _ => return None,
+        }
+    }
 }
 
 /// Collects the variables a template reads and every name it binds anywhere. Scopes are
@@ -76,8 +147,10 @@ pub(crate) fn unknown_names<'a>(source: &'a str, known: &[&str]) -> Option<Vec<U
 /// miss a typo (rustc still reports it) but never rejects a valid template.
 #[derive(Default)]
 struct Walk<'a> {
-    bound: BTreeSet<&'a str>,
+    bound: std::collections::BTreeMap<&'a str, usize>,
     used: Vec<(&'a str, usize)>,
+    chains: Vec<(Vec<&'a str>, usize)>,
+    loops: Vec<(&'a str, Vec<&'a str>)>,
     /// `x is defined` drops code at compile time, so an unknown name may be fine.
     conditional: bool,
 }
@@ -99,9 +172,7 @@ impl<'a> Walk<'a> {
                     LetValueOrBlock::Block { nodes, .. } => self.nodes(nodes)?,
                 }
             }
-            Node::Declare(d) => {
-                self.bound.insert(*d.var_name);
-            }
+            Node::Declare(d) => self.bind(&d.var_name),
             Node::Compound(c) => {
                 self.expr(&c.op.lhs);
                 self.expr(&c.op.rhs);
@@ -124,7 +195,10 @@ impl<'a> Walk<'a> {
             }
             Node::Loop(l) => {
                 self.target(&l.var);
-                self.bound.insert("loop");
+                self.bind("loop");
+                if let (Target::Name(var), Some((iter, _))) = (&l.var, chain(&l.iter)) {
+                    self.loops.push((**var, iter));
+                }
                 self.expr(&l.iter);
                 l.cond.iter().for_each(|c| self.expr(c));
                 self.nodes(&l.body)?;
@@ -160,8 +234,20 @@ impl<'a> Walk<'a> {
                 self.expr(a);
                 self.expr(b);
             }
-            Expr::AssociatedItem(inner, _)
-            | Expr::As(inner, _)
+            Expr::AssociatedItem(inner, _) => {
+                match chain(expr) {
+                    Some((names, offset)) if names.len() > 1 => {
+                        self.used.push((names[0], offset));
+                        self.chains.push((names, offset));
+                    }
+                    // `self.x` reads the field `x`.
+                    Some((names, offset)) => {
+                        self.used.extend(names.first().map(|n| (*n, offset)));
+                    }
+                    None => self.expr(inner),
+                }
+            }
+            Expr::As(inner, _)
             | Expr::Unary(_, inner)
             | Expr::Group(inner)
             | Expr::Try(inner)
@@ -179,8 +265,11 @@ impl<'a> Walk<'a> {
             Expr::Call(call) => {
                 // `name(..)` is a method of the template struct (through `Deref`, the typed
                 // input's), or a local closure: neither is a field.
-                if !matches!(&**call.path, Expr::Var(_)) {
-                    self.expr(&call.path);
+                match &**call.path {
+                    Expr::Var(_) => {}
+                    // `x.len()`: `x` is read, `len` is a method.
+                    Expr::AssociatedItem(inner, _) => self.expr(inner),
+                    _ => self.expr(&call.path),
                 }
                 call.args.iter().for_each(|e| self.expr(e));
             }
@@ -207,15 +296,17 @@ impl<'a> Walk<'a> {
         }
     }
 
+    fn bind(&mut self, name: &'a str) {
+        *self.bound.entry(name).or_default() += 1;
+    }
+
     fn filter(&mut self, filter: &Filter<'a>) {
         filter.arguments.iter().for_each(|e| self.expr(e));
     }
 
     fn target(&mut self, target: &Target<'a>) {
         match target {
-            Target::Name(name) => {
-                self.bound.insert(**name);
-            }
+            Target::Name(name) => self.bind(name),
             Target::Tuple(tuple) => tuple.1.iter().for_each(|t| self.target(t)),
             Target::Array(items) | Target::OrChain(items) => {
                 items.iter().for_each(|t| self.target(t))
@@ -223,7 +314,7 @@ impl<'a> Walk<'a> {
             Target::Struct(s) => s.1.iter().for_each(|field| self.target(&field.dest)),
             Target::Rest(rest) => {
                 if let Some(name) = &**rest {
-                    self.bound.insert(**name);
+                    self.bind(name);
                 }
             }
             Target::NumLit(..)

@@ -33,6 +33,7 @@ pub struct KitchenSink {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub note: ::std::option::Option<::std::string::String>,
     #[serde(default = "defaults::default_u64::<u64, 3>")]
+    #[serde(deserialize_with = "::agent_core::__private::integer::deserialize")]
     pub retries: u64,
     ///A property name that is not a Rust identifier.
     #[serde(rename = "run-id", skip_serializing_if = "::std::option::Option::is_none")]

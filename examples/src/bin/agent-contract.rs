@@ -1,13 +1,16 @@
-//! `agent-contract`: the contracts compiled into this binary, from the command line.
+//! `agent-contract`: the contracts compiled into this binary, or a user's own (`check DIR`,
+//! `--schemas DIR`), from the command line.
 //!
 //! Exit codes: 0 success, 1 usage error (unknown agent, unreadable file), 2 the input broke the
-//! contract (the retry error JSON is on stdout).
+//! contract (the retry error JSON is on stdout), or `check` found problems.
 
 use agent_core::extract::extract_json;
 use agent_core::{DynAgent, Limits, tool::PrepareError, tool::ToolFormat};
+use agent_examples::user_contracts::UserAgent;
 use agent_examples::{agents, bench};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Read as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -24,6 +27,15 @@ struct Cli {
 enum Command {
     /// Print one agent name per line
     List,
+    /// Check a folder of agent folders (the build-script layout) as a build would: per agent,
+    /// `ok` or every problem with its file:line:col; exit 2 if any
+    Check {
+        /// The folder of agent folders
+        dir: PathBuf,
+        /// The crate folder whose `askama.toml` (or `templates/`) holds the prompt templates
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+    },
     /// Print an agent's tool definition as JSON
     Tool {
         /// The agent's name
@@ -31,6 +43,9 @@ enum Command {
         /// The provider format
         #[arg(long, value_enum, default_value = "openai")]
         format: Format,
+        /// Read the agent from this folder of agent folders instead of the compiled-in ones
+        #[arg(long)]
+        schemas: Option<PathBuf>,
     },
     /// Render the user prompt for kwargs JSON, or print the retry error (exit 2)
     Render {
@@ -48,6 +63,9 @@ enum Command {
         /// Check an answer against the output contract instead of kwargs against the input
         #[arg(long)]
         output: bool,
+        /// Read the agent from this folder of agent folders instead of the compiled-in ones
+        #[arg(long)]
+        schemas: Option<PathBuf>,
     },
     /// Time the per-call path (kwargs text to rendered prompt, or to the retry error JSON)
     /// against parsing the same text, and print one JSON line of median nanoseconds per call
@@ -112,12 +130,23 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Tool { agent, format } => {
+        Command::Check { dir, root } => check(&dir, &root),
+        Command::Tool {
+            agent,
+            format,
+            schemas,
+        } => {
             let format = match format {
                 Format::Openai => ToolFormat::OpenAi,
                 Format::Anthropic => ToolFormat::Anthropic,
             };
-            let definition = find(&agent)?.tool_definition().to_format(format);
+            let definition = match schemas {
+                Some(dir) => UserAgent::load(&dir, &agent)
+                    .map_err(Usage)?
+                    .tool_definition(),
+                None => find(&agent)?.tool_definition(),
+            };
+            let definition = definition.to_format(format);
             println!("{}", pretty(&definition));
             Ok(ExitCode::SUCCESS)
         }
@@ -137,6 +166,22 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
             agent,
             file,
             output,
+            schemas: Some(dir),
+        } => {
+            let agent = UserAgent::load(&dir, &agent).map_err(Usage)?;
+            let text = read_input(file.as_deref())?;
+            let result = if output {
+                agent.check_output(&text, &Limits::default())
+            } else {
+                agent.validate(&text, &Limits::default())
+            };
+            Ok(verdict(result))
+        }
+        Command::Validate {
+            agent,
+            file,
+            output,
+            schemas: None,
         } => {
             let agent = find(&agent)?;
             let text = read_input(file.as_deref())?;
@@ -146,13 +191,7 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
             } else {
                 agent.validate(&text, &Limits::default()).map(drop)
             };
-            match result {
-                Ok(()) => {
-                    println!("{}", serde_json::json!({"success": true}));
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(e) => Ok(retry(&e.to_json())),
-            }
+            Ok(verdict(result))
         }
         Command::Bench {
             agent,
@@ -172,6 +211,52 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
             )
         }
     }
+}
+
+/// `{"success": true}` and exit 0, or the retry error and exit 2.
+fn verdict(result: Result<(), agent_core::RetryError>) -> ExitCode {
+    match result {
+        Ok(()) => {
+            println!("{}", serde_json::json!({"success": true}));
+            ExitCode::SUCCESS
+        }
+        Err(e) => retry(&e.to_json()),
+    }
+}
+
+/// `check DIR`: one line per agent, `ok <name>` or `error <name>` followed by its problems.
+fn check(dir: &Path, root: &Path) -> Result<ExitCode, Usage> {
+    let absolute =
+        |p: &Path| std::path::absolute(p).map_err(|e| Usage(format!("{}: {e}", p.display())));
+    let builder = agent_codegen::Builder::new(absolute(dir)?).manifest_dir(absolute(root)?);
+    let checks = builder.check().map_err(|e| Usage(e.0.join("; ")))?;
+    if checks.is_empty() {
+        return Err(Usage(format!(
+            "no agent folder (with an `input.schema.json`) in {}",
+            dir.display()
+        )));
+    }
+    let mut failed = false;
+    for agent in checks {
+        let verdict = if agent.errors.is_empty() {
+            "ok"
+        } else {
+            "error"
+        };
+        println!("{verdict} {}", agent.name);
+        for warning in &agent.warnings {
+            println!("  warning: {warning}");
+        }
+        for error in &agent.errors {
+            println!("  error: {error}");
+        }
+        failed |= !agent.errors.is_empty();
+    }
+    Ok(if failed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn run_bench(

@@ -34,3 +34,10 @@ impl ::schemars::JsonSchema for Search {
         ::serde_json::from_str(schema).expect("the schema is valid JSON")
     }
 }
+
+/// A prompt contributor.
+#[derive(::agent_core::PromptContributor)]
+#[contributor(template = "contributors/style.md", name = "style")]
+pub struct Style {
+    pub tone: &'static str,
+}

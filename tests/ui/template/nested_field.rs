@@ -1,4 +1,5 @@
-//! A typo below the top level is rustc's to find: the error still points at the template.
+//! A typo below the top level, in a loop variable: reported with the template line and a
+//! did-you-mean, like a top-level one.
 
 use agent_core::Agent;
 

@@ -1,0 +1,203 @@
+//! Fixes to typify's output that make it agree with the schema and compile warning-free.
+//!
+//! - Integer fields deserialize through the runtime's lenient reader, so `5.0` (an integer to
+//!   JSON Schema and to the validator) fills an `i64`.
+//! - Enum variants typify names outside UpperCamelCase (`plus1` for `"+1"`) are renamed, so
+//!   the generated code passes `#![deny(warnings)]`; their `#[serde(rename)]` keeps the JSON
+//!   value.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use heck::ToUpperCamelCase;
+use quote::{ToTokens, format_ident};
+use syn::visit_mut::{self, VisitMut};
+use syn::{Attribute, Field, Path, Type};
+
+/// Integer types typify emits, by the last segment of their path.
+const INTEGERS: &[&str] = &[
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "isize",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "usize",
+    "NonZeroI8",
+    "NonZeroI16",
+    "NonZeroI32",
+    "NonZeroI64",
+    "NonZeroU8",
+    "NonZeroU16",
+    "NonZeroU32",
+    "NonZeroU64",
+];
+
+/// Containers the runtime's reader looks through, with the index of their element type.
+const CONTAINERS: &[(&str, usize)] = &[
+    ("Option", 0),
+    ("Vec", 0),
+    ("Box", 0),
+    ("BTreeMap", 1),
+    ("HashMap", 1),
+];
+
+/// Adds `#[serde(deserialize_with = "<runtime>::__private::integer::deserialize")]` to every
+/// field whose type is an integer or a container of integers (and `default` to an optional
+/// one, which `deserialize_with` would otherwise make required).
+pub(crate) fn lenient_integers(file: &mut syn::File, runtime: &Path) {
+    let function = format!(
+        "{}::__private::integer::deserialize",
+        runtime.to_token_stream().to_string().replace(' ', "")
+    );
+    Lenient { function }.visit_file_mut(file);
+}
+
+struct Lenient {
+    function: String,
+}
+
+impl VisitMut for Lenient {
+    fn visit_field_mut(&mut self, field: &mut Field) {
+        if !holds_integer(&field.ty) {
+            return;
+        }
+        let function = &self.function;
+        field
+            .attrs
+            .push(syn::parse_quote!(#[serde(deserialize_with = #function)]));
+        if outer(&field.ty) == Some("Option") && !has_serde_default(&field.attrs) {
+            field.attrs.push(syn::parse_quote!(#[serde(default)]));
+        }
+    }
+}
+
+/// The last path segment's name of a type, if it is a path.
+fn outer(ty: &Type) -> Option<&'static str> {
+    let Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?.ident.to_string();
+    CONTAINERS
+        .iter()
+        .map(|(name, _)| *name)
+        .chain(INTEGERS.iter().copied())
+        .find(|name| *name == last)
+}
+
+/// Whether `ty` is an integer, or one of [`CONTAINERS`] around one.
+fn holds_integer(ty: &Type) -> bool {
+    let Type::Path(path) = ty else {
+        return false;
+    };
+    let Some(last) = path.path.segments.last() else {
+        return false;
+    };
+    let name = last.ident.to_string();
+    if INTEGERS.contains(&name.as_str()) {
+        return matches!(last.arguments, syn::PathArguments::None);
+    }
+    let Some((_, index)) = CONTAINERS.iter().find(|(c, _)| *c == name) else {
+        return false;
+    };
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return false;
+    };
+    let types: Vec<&Type> = args
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    types.get(*index).is_some_and(|t| holds_integer(t))
+}
+
+fn has_serde_default(attrs: &[Attribute]) -> bool {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("serde"))
+        .any(|a| {
+            let mut found = false;
+            let _ = a.parse_nested_meta(|meta| {
+                found |= meta.path.is_ident("default");
+                if meta.input.peek(syn::Token![=]) {
+                    meta.value()?.parse::<syn::Expr>()?;
+                }
+                Ok(())
+            });
+            found
+        })
+}
+
+/// Renames enum variants that are not UpperCamelCase, and every `Self::old` or `Enum::old`
+/// path naming them.
+pub(crate) fn camel_case_variants(file: &mut syn::File) {
+    let mut renames: BTreeMap<String, BTreeMap<String, syn::Ident>> = BTreeMap::new();
+    for item in &mut file.items {
+        let syn::Item::Enum(item) = item else {
+            continue;
+        };
+        let taken: BTreeSet<String> = item.variants.iter().map(|v| v.ident.to_string()).collect();
+        let mut map = BTreeMap::new();
+        for variant in &mut item.variants {
+            let old = variant.ident.to_string();
+            let new = old.to_upper_camel_case();
+            if new == old || new.is_empty() || taken.contains(&new) || !is_ident(&new) {
+                continue;
+            }
+            variant.ident = format_ident!("{new}");
+            map.insert(old, variant.ident.clone());
+        }
+        if !map.is_empty() {
+            renames.insert(item.ident.to_string(), map);
+        }
+    }
+    for item in &mut file.items {
+        let owner = match item {
+            syn::Item::Impl(imp) => imp.self_ty.to_token_stream().to_string(),
+            _ => String::new(),
+        };
+        Renamer {
+            renames: &renames,
+            owner,
+        }
+        .visit_item_mut(item);
+    }
+}
+
+fn is_ident(name: &str) -> bool {
+    syn::parse_str::<syn::Ident>(name).is_ok()
+}
+
+struct Renamer<'a> {
+    renames: &'a BTreeMap<String, BTreeMap<String, syn::Ident>>,
+    /// The type of the `impl` being visited, for `Self::` paths.
+    owner: String,
+}
+
+impl VisitMut for Renamer<'_> {
+    fn visit_path_mut(&mut self, path: &mut Path) {
+        let n = path.segments.len();
+        if n >= 2 {
+            let parent = path.segments[n - 2].ident.to_string();
+            let parent = if parent == "Self" {
+                self.owner.clone()
+            } else {
+                parent
+            };
+            let last = &mut path.segments[n - 1].ident;
+            if let Some(new) = self
+                .renames
+                .get(&parent)
+                .and_then(|m| m.get(&last.to_string()))
+            {
+                *last = new.clone();
+            }
+        }
+        visit_mut::visit_path_mut(self, path);
+    }
+}

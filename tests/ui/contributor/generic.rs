@@ -1,0 +1,9 @@
+use agent_core::PromptContributor;
+
+#[derive(PromptContributor)]
+#[contributor(template = "contributors/style.md")]
+struct Style<T> {
+    tone: T,
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use agent_core::PromptContributor;
+
+#[derive(PromptContributor)]
+#[contributor(name = "style", name = "again")]
+struct Style;
+
+fn main() {
+    let _: &dyn PromptContributor = &Style;
+}
