@@ -252,3 +252,35 @@ async fn a_stored_state_is_checked_for_consistency_not_only_shape() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_sealed_state_opens_only_unchanged_under_its_key() {
+    let model = Arc::new(event_planning::scripted_model());
+    let state = run_to_question(model).await;
+    let workflow = event_planning::workflow();
+    let key = b"a server-side secret of 32 bytes!";
+    let sealed = workflow.seal_state(&state, key);
+    assert_eq!(sealed.as_bytes()[64], b'.');
+    assert_eq!(workflow.open_state(&sealed, key).unwrap(), state);
+
+    let refused = "cannot resume workflow `event_planning`: the state's signature does not match";
+    let edited = sealed
+        .replacen("Three", "Thirty", 1)
+        .replacen("40", "400", 1);
+    assert_ne!(edited, sealed);
+    let other = agent_core::Workflow::new("other");
+    let cases = [
+        workflow.open_state(&edited, key).unwrap_err(),
+        workflow.open_state(&sealed, b"another key").unwrap_err(),
+        workflow.open_state(&sealed[1..], key).unwrap_err(),
+        workflow.open_state("no signature", key).unwrap_err(),
+    ];
+    for error in cases {
+        assert!(error.to_string().starts_with(refused), "{error}");
+    }
+    let error = other.open_state(&sealed, key).unwrap_err().to_string();
+    assert!(
+        error.starts_with("cannot resume workflow `other`: the state's signature does not match"),
+        "{error}"
+    );
+}

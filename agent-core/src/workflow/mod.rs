@@ -20,6 +20,7 @@
 //! [`run`] the [`Runner`] that drives it.
 
 pub mod run;
+mod seal;
 pub mod state;
 
 pub use crate::tool::Tool;
