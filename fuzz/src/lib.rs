@@ -7,8 +7,8 @@
 
 use agent_core::limits::value_depth_exceeds;
 use agent_core::{
-    Agent, Limits, RetryError, agent::check_call, contract::Contract, contract::ContractKind,
-    kwargs::ToolCall, prompt::default_user_prompt,
+    Agent, DynAgent as _, Limits, RetryError, agent::check_call, contract::Contract,
+    contract::ContractKind, kwargs::ToolCall, prompt::default_user_prompt,
 };
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use serde_json::Value;
@@ -92,6 +92,58 @@ pub fn kwargs_prompt(data: &[u8]) {
         }
         Err(error) => check_retry(&error, &limits),
     }
+}
+
+/// Target `kwargs_large`: calls near and past the default limits, grown from a small input so
+/// the fuzzer reaches sizes it would never write byte by byte. `data[0]` sets how many times
+/// the fragment repeats (up to about 250,000), `data[1]` how deep it is wrapped in arrays, and
+/// the rest is the fragment (any text: broken JSON too). Every outcome is a prompt within
+/// `max_prompt_bytes` or a bounded retry error; never a panic, a template failure, or a prompt
+/// past its limit.
+pub fn kwargs_large(data: &[u8]) {
+    let [count, depth, fragment @ ..] = data else {
+        return;
+    };
+    let Ok(fragment) = std::str::from_utf8(fragment) else {
+        return;
+    };
+    let text = large_kwargs(
+        fragment,
+        1 + usize::from(*count) * 997,
+        usize::from(*depth % 80),
+    );
+    let limits = Limits::default();
+    match PlanGeneratorAgent.prepare(&text, &limits) {
+        Ok(prepared) => assert!(
+            prepared.user_prompt.len() <= limits.max_prompt_bytes,
+            "a prompt of {} bytes",
+            prepared.user_prompt.len()
+        ),
+        Err(agent_core::tool::PrepareError::Retry(error)) => check_retry(&error, &limits),
+        Err(agent_core::tool::PrepareError::Prompt(e)) => panic!("a checked call failed: {e}"),
+    }
+}
+
+/// The plan generator's kwargs with `fragment`, wrapped in `depth` arrays, repeated `count`
+/// times as one output's items; written as text, so the harness builds no tree of its own.
+/// Stops growing a little past the default byte limit.
+pub fn large_kwargs(fragment: &str, count: usize, depth: usize) -> String {
+    let item = format!("{}{fragment}{}", "[".repeat(depth), "]".repeat(depth));
+    let cap = Limits::default().max_bytes + 1024;
+    let mut text = String::from(
+        r#"{"task": "t", "target_url": "https://a.example", "task_name": "n", "collected_information": [{"agent_name": "discovery_agent", "description": "d", "output": {"items": ["#,
+    );
+    for i in 0..count {
+        if text.len() + item.len() > cap {
+            break;
+        }
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(&item);
+    }
+    text.push_str("]}}]}");
+    text
 }
 
 /// Target `markdown`: the renderer alone. JSON input renders as is; other bytes render as a

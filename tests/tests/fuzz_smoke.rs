@@ -323,3 +323,30 @@ fn crashes_found_by_fuzzing_stay_fixed() {
         agent_fuzz::check_framed_markdown(&value);
     }
 }
+
+/// The large-input target on shapes at and past the default limits: many small values, deep
+/// wrapping, broken fragments, strings that open blocks.
+#[test]
+fn kwargs_large_shapes() {
+    let shapes: [(u8, u8, &str); 9] = [
+        (255, 0, "{}"),
+        (255, 0, "0"),
+        (255, 60, "1"),
+        (40, 63, "\"x\""),
+        (40, 70, "\"x\""),
+        (255, 2, "{\"a\": [1, 2, {\"b\": null}]}"),
+        (10, 0, "\"- item\\n## heading\\n```\""),
+        (3, 1, "{\"broken\": "),
+        (255, 0, "1e400"),
+    ];
+    for (count, depth, fragment) in shapes {
+        let mut data = vec![count, depth];
+        data.extend_from_slice(fragment.as_bytes());
+        agent_fuzz::kwargs_large(&data);
+    }
+    // The shapes reach the limits: the first is past the value limit, the largest past 4 MiB.
+    let text = agent_fuzz::large_kwargs("{}", 1 + 255 * 997, 0);
+    assert!(text.len() > 500_000);
+    let text = agent_fuzz::large_kwargs("{\"a\": [1, 2, {\"b\": null}]}", 1 + 255 * 997, 2);
+    assert!(text.len() > agent_core::Limits::default().max_bytes);
+}
