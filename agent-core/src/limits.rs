@@ -48,19 +48,8 @@ impl Default for Limits {
 /// depth: the parser reports its own error afterwards.
 pub fn text_depth(text: &str) -> usize {
     let (mut depth, mut max) = (0usize, 0usize);
-    let (mut in_string, mut escaped) = (false, false);
-    for &b in text.as_bytes() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
+    for b in outside_strings(text) {
         match b {
-            b'"' => in_string = true,
             b'[' | b'{' => {
                 depth += 1;
                 max = max.max(depth);
@@ -70,6 +59,25 @@ pub fn text_depth(text: &str) -> usize {
         }
     }
     max
+}
+
+/// The bytes of JSON text that stand outside strings, the opening `"` of each string
+/// included (so a scan sees where a string value starts); what a string holds is skipped.
+fn outside_strings(text: &str) -> impl Iterator<Item = u8> + '_ {
+    let (mut in_string, mut escaped) = (false, false);
+    text.bytes().filter(move |&b| {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            return false;
+        }
+        in_string = b == b'"';
+        true
+    })
 }
 
 /// Whether JSON text would hold more than `max_values` values or nest deeper than
@@ -82,17 +90,8 @@ pub fn text_exceeds(text: &str, max_values: usize, max_depth: usize) -> Option<E
     let mut values = 1usize;
     // One bit per open container: is it an array?
     let mut arrays: Vec<bool> = Vec::new();
-    let (mut in_string, mut escaped, mut element_next) = (false, false, false);
-    for &b in text.as_bytes() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
+    let mut element_next = false;
+    for b in outside_strings(text) {
         if b.is_ascii_whitespace() {
             continue;
         }
@@ -103,7 +102,6 @@ pub fn text_exceeds(text: &str, max_values: usize, max_depth: usize) -> Option<E
             }
         }
         match b {
-            b'"' => in_string = true,
             b'[' | b'{' => {
                 arrays.push(b == b'[');
                 element_next = b == b'[';

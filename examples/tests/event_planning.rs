@@ -184,15 +184,7 @@ async fn malformed_or_truncated_states_are_clear_errors() {
         ),
         ("[".repeat(100_000), "state nesting exceeds 68 levels"),
     ];
-    for (text, expected) in cases {
-        let error = workflow.parse_state(&text).unwrap_err().to_string();
-        assert!(
-            error.starts_with(&format!(
-                "cannot resume workflow `event_planning`: {expected}"
-            )),
-            "{error}"
-        );
-    }
+    assert_refused(&workflow, cases);
 }
 
 #[tokio::test]
@@ -242,15 +234,7 @@ async fn a_stored_state_is_checked_for_consistency_not_only_shape() {
             "the state's question is from `venue_agent`, but the current agent is `catering_agent`",
         ),
     ];
-    for (text, expected) in cases {
-        let error = workflow.parse_state(&text).unwrap_err().to_string();
-        assert!(
-            error.starts_with(&format!(
-                "cannot resume workflow `event_planning`: {expected}"
-            )),
-            "{error}"
-        );
-    }
+    assert_refused(&workflow, cases);
 }
 
 #[tokio::test]
@@ -283,4 +267,17 @@ async fn a_sealed_state_opens_only_unchanged_under_its_key() {
         error.starts_with("cannot resume workflow `other`: the state's signature does not match"),
         "{error}"
     );
+}
+
+/// Each state text is refused with a message that starts as expected.
+fn assert_refused(workflow: &agent_core::Workflow, cases: Vec<(String, &str)>) {
+    for (text, expected) in cases {
+        let error = workflow.parse_state(&text).unwrap_err().to_string();
+        assert!(
+            error.starts_with(&format!(
+                "cannot resume workflow `event_planning`: {expected}"
+            )),
+            "{error}"
+        );
+    }
 }

@@ -63,16 +63,7 @@ async fn a_typed_call_returns_the_typed_output_after_an_output_retry() {
         ),
         "{retry}"
     );
-    assert!(
-        retry.contains(&format!("\"context_id\": \"{id}\"")),
-        "{retry}"
-    );
-    assert!(
-        retry.contains(&format!(
-            "## Previous attempt\n\nAttempt 1 at this task (context id `{id}`, "
-        )),
-        "{retry}"
-    );
+    assert_names_the_call(retry, &id);
 }
 
 #[tokio::test]
@@ -173,16 +164,7 @@ async fn a_workflow_step_retries_with_the_previous_attempt_and_its_context_id() 
         retry.starts_with("Your answer broke your output contract."),
         "{retry}"
     );
-    assert!(
-        retry.contains(&format!("\"context_id\": \"{id}\"")),
-        "{retry}"
-    );
-    assert!(
-        retry.contains(&format!(
-            "## Previous attempt\n\nAttempt 1 at this task (context id `{id}`, "
-        )),
-        "{retry}"
-    );
+    assert_names_the_call(retry, &id);
 }
 
 #[tokio::test]
@@ -464,5 +446,20 @@ async fn a_sub_agent_call_asks_for_its_output_contract_as_structured_output() {
         <PlanGeneratorAgent as agent_core::Agent>::output_contract()
             .unwrap()
             .schema()
+    );
+}
+
+/// An output retry's message names the call twice: in the retry error and in the "Previous
+/// attempt" section.
+fn assert_names_the_call(retry: &str, id: &str) {
+    assert!(
+        retry.contains(&format!("\"context_id\": \"{id}\"")),
+        "{retry}"
+    );
+    assert!(
+        retry.contains(&format!(
+            "## Previous attempt\n\nAttempt 1 at this task (context id `{id}`, "
+        )),
+        "{retry}"
     );
 }
