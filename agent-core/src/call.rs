@@ -276,15 +276,8 @@ impl Engine<'_> {
         calls: &[ToolCallRequest],
         conversation: &mut Vec<Message>,
     ) -> Result<Vec<Option<Value>>, Error> {
-        let runs = calls.iter().map(|call| {
-            let tool = tools.iter().find(|t| t.definition().name == call.name);
-            async move {
-                match tool {
-                    Some(tool) => Some(tool.call(&call.arguments).await),
-                    None => None,
-                }
-            }
-        });
+        // Collected first: a stream over a closure's map is not `Send` for every lifetime.
+        let runs: Vec<_> = calls.iter().map(|call| run_tool(tools, call)).collect();
         let work = futures_util::stream::iter(runs)
             .buffered(self.config.max_concurrency.max(1))
             .collect::<Vec<_>>();
@@ -339,6 +332,14 @@ impl Engine<'_> {
             message: message.clone(),
         });
     }
+}
+
+/// One plain tool call: the tool's result, or `None` for a tool the agent does not have. A
+/// named function, so the future is `Send` for every lifetime (a closure's async block is not
+/// general enough for that).
+async fn run_tool(tools: &[Arc<dyn Tool>], call: &ToolCallRequest) -> Option<Value> {
+    let tool = tools.iter().find(|t| t.definition().name == call.name)?;
+    Some(tool.call(&call.arguments).await)
 }
 
 enum Checked {

@@ -273,10 +273,12 @@ impl Runtime {
                     outputs,
                 });
             }
-            let calls = reply
+            // Collected first: a stream over a closure's map is not `Send` for every lifetime.
+            let calls: Vec<_> = reply
                 .tool_calls
                 .iter()
-                .map(|call| self.call_tool(agent, &id, tools, call));
+                .map(|call| self.call_tool(agent, &id, tools, call))
+                .collect();
             let work = futures_util::stream::iter(calls)
                 .buffered(self.config.max_concurrency.max(1))
                 .collect::<Vec<_>>();

@@ -131,6 +131,37 @@ pub fn scripted_model() -> ScriptedModel {
         .script("plan_generator_agent", [Message::assistant(PLAN_OUTPUT)])
 }
 
+/// A model that answers every call of each sub-agent with that agent's canned output: the
+/// offline model of `agent-contract mcp`, which serves any number of calls.
+pub fn canned_model() -> Canned {
+    Canned
+}
+
+/// See [`canned_model`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Canned;
+
+impl agent_core::ChatModel for Canned {
+    fn complete<'a>(
+        &'a self,
+        request: &'a agent_core::model::ChatRequest,
+    ) -> agent_core::model::BoxFuture<
+        'a,
+        Result<agent_core::model::ChatResponse, agent_core::model::ModelError>,
+    > {
+        let answer = match request.agent.as_str() {
+            "discovery_agent" => Ok(DISCOVERY_OUTPUT),
+            "selector_agent" => Ok(SELECTOR_OUTPUT),
+            "accessibility_agent" => Ok(ACCESSIBILITY_OUTPUT),
+            "plan_generator_agent" => Ok(PLAN_OUTPUT),
+            other => Err(agent_core::model::ModelError::Other(format!(
+                "no canned answer for `{other}`"
+            ))),
+        };
+        Box::pin(async move { answer.map(|text| Message::assistant(text).into()) })
+    }
+}
+
 /// The sub-agents the main agent may call.
 pub fn tools() -> [&'static dyn DynAgent; 4] {
     [

@@ -463,3 +463,18 @@ fn assert_names_the_call(retry: &str, id: &str) {
         "{retry}"
     );
 }
+
+/// Runs can be spawned: every entry point's future is `Send` (a server runs each call on its
+/// own task).
+#[test]
+fn run_futures_are_send() {
+    fn send<T: Send>(_: &T) {}
+    let runtime = Runtime::new(plan_model());
+    send(&runtime.call::<PlanGeneratorAgent>(KWARGS));
+    let tools: [&dyn DynAgent; 1] = [&DiscoveryAgent];
+    send(&runtime.run_loop("main", "", "go", &tools));
+    let workflow = Workflow::new("plans").agent(&PlanGeneratorAgent);
+    let runner = workflow.runner(plan_model());
+    send(&runner.start("go"));
+    send(&runner.start_with_kwargs(KWARGS));
+}

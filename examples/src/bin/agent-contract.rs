@@ -7,11 +7,12 @@
 use agent_core::extract::extract_json;
 use agent_core::{DynAgent, Limits, tool::PrepareError, tool::ToolFormat};
 use agent_examples::user_contracts::UserAgent;
-use agent_examples::{agents, bench};
+use agent_examples::{agents, bench, pipeline, report};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(Parser)]
 #[command(
@@ -66,6 +67,15 @@ enum Command {
         /// Read the agent from this folder of agent folders instead of the compiled-in ones
         #[arg(long)]
         schemas: Option<PathBuf>,
+    },
+    /// Serve the agents as MCP tools over stdio, or over streamable HTTP at `/mcp`
+    Mcp {
+        /// `openai:<model>` or `anthropic:<model>`; without it, canned answers, offline
+        #[arg(long)]
+        model: Option<String>,
+        /// Serve streamable HTTP on this address (such as 127.0.0.1:8080) instead of stdio
+        #[arg(long)]
+        http: Option<std::net::SocketAddr>,
     },
     /// Time the per-call path (kwargs text to rendered prompt, or to the retry error JSON)
     /// against parsing the same text, and print one JSON line of median nanoseconds per call
@@ -131,6 +141,7 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { dir, root } => check(&dir, &root),
+        Command::Mcp { model, http } => mcp(model.as_deref(), http),
         Command::Tool {
             agent,
             format,
@@ -280,6 +291,25 @@ fn run_bench(
         eprintln!("agent-contract: the kwargs break the contract: timed the retry path");
     }
     println!("{}", report.to_json());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Serves the compiled-in agents until the client disconnects (stdio) or the process ends.
+fn mcp(model: Option<&str>, http: Option<std::net::SocketAddr>) -> Result<ExitCode, Usage> {
+    let (model, _) = report::model(model, || Arc::new(pipeline::canned_model()))
+        .map_err(|e| Usage(e.to_string()))?;
+    let server = agent_mcp::AgentServer::new(agents::AGENTS.to_vec(), model);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Usage(e.to_string()))?;
+    let served = runtime.block_on(async {
+        match http {
+            Some(addr) => server.serve_http(addr).await,
+            None => server.serve_stdio().await,
+        }
+    });
+    served.map_err(|e| Usage(format!("the MCP server stopped: {e}")))?;
     Ok(ExitCode::SUCCESS)
 }
 
