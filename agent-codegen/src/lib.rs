@@ -20,6 +20,7 @@ extern crate proc_macro;
 
 mod agent;
 mod attr;
+mod bounds;
 mod buildscript;
 pub mod contributor;
 mod ctxt;

@@ -76,7 +76,7 @@ pub(crate) struct Problem {
 }
 
 impl Problem {
-    fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             pointer: pointer.into(),
             message: message.into(),
@@ -222,6 +222,7 @@ fn check_node(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>) {
         const_discriminated(root, node, keyword, problems);
     }
     overlapping_any_of(root, node, problems);
+    crate::bounds::too_large(node, problems);
 }
 
 fn unsupported_keywords(node: &Node<'_>, problems: &mut Vec<Problem>) {

@@ -754,3 +754,26 @@ fn schemas_validation_cannot_finish() {
         "lists the same branch twice (items 0 and 1)",
     );
 }
+
+/// Contracts larger than the compiler can take in reasonable time (BENCHMARKS.md).
+#[test]
+fn size_bounds() {
+    let wide = |n: usize| {
+        let properties: serde_json::Map<String, Value> = (0..n)
+            .map(|i| (format!("f{i}"), json!({"type": "string"})))
+            .collect();
+        json!({"type": "object", "properties": properties})
+    };
+    accepts(wide(500));
+    rejects(
+        wide(501),
+        "/properties",
+        "`properties` at `#` has 501 properties, more than the 500",
+    );
+    let values: Vec<String> = (0..501).map(|i| format!("v{i}")).collect();
+    rejects(
+        with_property(json!({"type": "string", "enum": values})),
+        "/properties/x/enum",
+        "has 501 values, more than the 500",
+    );
+}
