@@ -20,6 +20,7 @@ extern crate proc_macro;
 
 mod agent;
 mod attr;
+mod bounds;
 mod buildscript;
 pub mod contributor;
 mod ctxt;
@@ -35,9 +36,11 @@ mod rewrite;
 mod types;
 mod walk;
 
+pub use agent_schema::ContractKind;
+/// Top-level keys of the tool call that input contracts may not use: the runtime's own list.
+pub use agent_schema::RESERVED_KEYS as RESERVED_INPUT_KEYS;
 pub use buildscript::{AgentCheck, BuildError, Builder};
 pub use error::SchemaError;
-pub use reject::{ContractKind, RESERVED_INPUT_KEYS};
 pub use types::{
     GeneratedTypes, Property, TypeOptions, generate_types, generate_types_with, pretty,
 };

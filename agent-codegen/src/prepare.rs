@@ -279,9 +279,7 @@ fn nonconforming_defaults(root: &Value) -> Vec<Note> {
                 schema.entry(key).or_insert_with(|| value.clone());
             }
         }
-        let conforms = jsonschema::options()
-            .offline()
-            .with_pattern_options(jsonschema::PatternOptions::regex())
+        let conforms = agent_schema::validator_options()
             .build(&Value::Object(schema))
             .map(|validator| validator.is_valid(default));
         if !matches!(conforms, Ok(true)) {

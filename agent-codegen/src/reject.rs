@@ -12,25 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::naming;
 use crate::walk::{self, Node, child_pointer, decode_token};
-
-/// Which side of an agent a contract describes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ContractKind {
-    /// What the agent is called with: its top-level properties share the
-    /// tool-call object with the reserved keys in [`RESERVED_INPUT_KEYS`].
-    Input,
-    /// What the agent returns: no reserved keys.
-    Output,
-}
-
-/// Top-level keys of the tool call that input contracts may not use.
-pub const RESERVED_INPUT_KEYS: &[&str] = &[
-    "task",
-    "context",
-    "run_identifier",
-    "expected_outputs",
-    "output_contract_schema",
-];
+use crate::{ContractKind, RESERVED_INPUT_KEYS};
 
 /// Keywords rejected wherever they appear, with the reason.
 const UNSUPPORTED: &[(&str, &str)] = &[
@@ -94,7 +76,7 @@ pub(crate) struct Problem {
 }
 
 impl Problem {
-    fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             pointer: pointer.into(),
             message: message.into(),
@@ -240,6 +222,7 @@ fn check_node(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>) {
         const_discriminated(root, node, keyword, problems);
     }
     overlapping_any_of(root, node, problems);
+    crate::bounds::too_large(node, problems);
 }
 
 fn unsupported_keywords(node: &Node<'_>, problems: &mut Vec<Problem>) {

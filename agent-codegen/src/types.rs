@@ -8,10 +8,11 @@ use schemars08::schema::RootSchema;
 use serde_json::Value;
 use typify_impl::{TypeDetails, TypeId, TypeSpace, TypeSpaceSettings};
 
+use crate::ContractKind;
 use crate::error::SchemaError;
 use crate::locate::locate;
 use crate::loosen::{self, quietly};
-use crate::reject::{self, ContractKind};
+use crate::reject;
 use crate::rewrite;
 use crate::{fixup, prepare};
 
@@ -90,6 +91,16 @@ pub fn generate_types_with(
         SchemaError::new(origin, pointer, message).at(locate(schema_text, pointer))
     };
     let schema = parse(schema_text, origin).map_err(|e| vec![e])?;
+    // First the runtime's own shape check (agent-schema): a `$ref` cycle would overflow the
+    // stack in the rules below and in typify, and a contract it refuses could never be built
+    // at run time. It is iterative, so no schema exhausts the stack here.
+    let shape: Vec<SchemaError> = agent_schema::check::schema_problems(&schema)
+        .iter()
+        .map(|problem| error(&problem.location(), problem.to_string()))
+        .collect();
+    if !shape.is_empty() {
+        return Err(shape);
+    }
     let mut problems: Vec<SchemaError> = reject::check(&schema, options.kind, root_name)
         .into_iter()
         .map(|p| error(&p.pointer, p.message))
@@ -104,11 +115,7 @@ pub fn generate_types_with(
     // The runtime compiles the same text with the same configuration (agent-core's
     // `Contract::new`); refusing what the rules above let through keeps that first use from
     // failing.
-    if let Err(e) = jsonschema::options()
-        .offline()
-        .with_pattern_options(jsonschema::PatternOptions::regex())
-        .build(&schema)
-    {
+    if let Err(e) = agent_schema::validator_options().build(&schema) {
         let message = format!("the validator refuses this schema: {e}");
         return Err(vec![SchemaError::new(origin, "", message)]);
     }

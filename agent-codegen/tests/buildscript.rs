@@ -50,3 +50,23 @@ fn a_template_typo_is_reported_with_its_position() {
         "{error}"
     );
 }
+
+#[test]
+fn a_ref_cycle_is_refused_before_typify_with_its_position() {
+    let root = scratch("builder_cycle", "{{ task }}\n");
+    write(
+        &root.join("schemas/greeter/input.schema.json"),
+        "{\"type\": \"object\",\n \"$ref\": \"#\",\n \"properties\": {\"a\": {\"type\": \"string\"}}}",
+    );
+    let error = Builder::new("schemas")
+        .manifest_dir(&root)
+        .generate()
+        .unwrap_err();
+    assert_eq!(error.0.len(), 1, "{error}");
+    assert!(
+        error.0[0].ends_with(
+            "input.schema.json:2:2: `#` refers back to itself through `#` -> `#` without moving into the instance, so validation would never end; make the recursion go through `properties`, `items` or another keyword that moves into the instance"
+        ),
+        "{error}"
+    );
+}

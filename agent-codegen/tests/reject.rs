@@ -715,3 +715,65 @@ fn custom_meta_schemas() {
         accepts(schema.clone());
     }
 }
+
+/// The runtime's shape check (agent-schema) runs first, located at the node to change, and
+/// never overflows the stack on the schemas it refuses.
+#[test]
+fn schemas_validation_cannot_finish() {
+    let cycle = json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/a"}},
+        "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}});
+    let found = errors(&cycle);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].pointer.ends_with("/$ref"), "{found:#?}");
+    assert!(
+        found[0].message.contains("refers back to itself"),
+        "{found:#?}"
+    );
+    rejects(
+        json!({"type": "object", "allOf": [{"$ref": "#"}]}),
+        "/allOf/0/$ref",
+        "`#` refers back to itself",
+    );
+    let mut defs = serde_json::Map::new();
+    for i in 0..13 {
+        let next = format!("#/$defs/l{}", i + 1);
+        defs.insert(
+            format!("l{i}"),
+            json!({"anyOf": [{"$ref": next}, {"$ref": next, "title": "again"}]}),
+        );
+    }
+    defs.insert("l13".into(), json!({"type": "string"}));
+    let shared = json!({"type": "object", "properties": {"v": {"$ref": "#/$defs/l0"}},
+        "$defs": defs});
+    let found = errors(&shared);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].message.contains("evaluation paths"), "{found:#?}");
+    rejects(
+        with_property(json!({"oneOf": [{"type": "string"}, {"type": "string"}]})),
+        "/properties/x/oneOf/1",
+        "lists the same branch twice (items 0 and 1)",
+    );
+}
+
+/// Contracts larger than the compiler can take in reasonable time (BENCHMARKS.md).
+#[test]
+fn size_bounds() {
+    let wide = |n: usize| {
+        let properties: serde_json::Map<String, Value> = (0..n)
+            .map(|i| (format!("f{i}"), json!({"type": "string"})))
+            .collect();
+        json!({"type": "object", "properties": properties})
+    };
+    accepts(wide(500));
+    rejects(
+        wide(501),
+        "/properties",
+        "`properties` at `#` has 501 properties, more than the 500",
+    );
+    let values: Vec<String> = (0..501).map(|i| format!("v{i}")).collect();
+    rejects(
+        with_property(json!({"type": "string", "enum": values})),
+        "/properties/x/enum",
+        "has 501 values, more than the 500",
+    );
+}

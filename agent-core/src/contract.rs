@@ -3,26 +3,20 @@
 
 use crate::error::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
 use crate::limits::{Limits, truncate};
+use agent_schema::validator_options;
 use jsonschema::error::ValidationErrorKind;
-use jsonschema::{PatternOptions, ValidationError, Validator};
+use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 use std::io::Write;
 
-/// Which side of an agent a contract guards; decides the retry error's `error` text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ContractKind {
-    /// The context a caller sends.
-    Input,
-    /// The answer the agent gives.
-    Output,
-}
+/// Which side of an agent a contract guards; decides the retry error's `error` text. Defined
+/// in `agent-schema`, which the code generator shares.
+pub use agent_schema::ContractKind;
 
-impl ContractKind {
-    fn error_kind(self) -> ErrorKind {
-        match self {
-            Self::Input => ErrorKind::InputContract,
-            Self::Output => ErrorKind::OutputContract,
-        }
+fn error_kind(kind: ContractKind) -> ErrorKind {
+    match kind {
+        ContractKind::Input => ErrorKind::InputContract,
+        ContractKind::Output => ErrorKind::OutputContract,
     }
 }
 
@@ -262,7 +256,7 @@ impl Contract {
         let first = violations.first();
         RetryDetails {
             success: false,
-            error: self.kind.error_kind().to_string(),
+            error: error_kind(self.kind).to_string(),
             validation_message: first.map(|v| v.message.clone()).unwrap_or_default(),
             path: first.map(|v| v.path.clone()).unwrap_or_default(),
             required_fields: self.required.clone(),
@@ -270,7 +264,7 @@ impl Contract {
             provided_fields: provided,
             hint,
             errors: violations,
-            kind: self.kind.error_kind(),
+            kind: error_kind(self.kind),
         }
         .into()
     }
@@ -423,13 +417,6 @@ fn beyond_64_bits(instance: &Value) -> Option<Vec<PathSegment>> {
         }
     }
     None
-}
-
-/// The one validator configuration of the project: offline, linear-time patterns.
-fn validator_options<'a>() -> jsonschema::ValidationOptions<'a> {
-    jsonschema::options()
-        .offline()
-        .with_pattern_options(PatternOptions::regex())
 }
 
 /// The retriever of in-memory registries: like the validator's own offline retriever, it

@@ -9,14 +9,9 @@ use crate::limits::{
 };
 use serde_json::{Map, Value};
 
-/// Keys of a tool call that are about the call, not data for the agent.
-pub const RESERVED_KEYS: [&str; 5] = [
-    "task",
-    "run_identifier",
-    "expected_outputs",
-    "output_contract_schema",
-    "context",
-];
+/// Keys of a tool call that are about the call, not data for the agent (defined in
+/// `agent-schema`, so the code generator refuses the same keys in input contracts).
+pub use agent_schema::RESERVED_KEYS;
 
 /// A parent's tool call, split into the reserved keys and the merged context.
 #[derive(Debug, Clone, PartialEq)]

@@ -18,12 +18,15 @@ pub mod model;
 pub mod prompt;
 pub mod rerun;
 pub mod runtime;
-pub mod schema_check;
 mod texts;
 pub mod tool;
 pub mod transcript;
 pub mod upstream;
 pub mod workflow;
+
+/// The shape check every contract passes when it is built (defined in `agent-schema`, which the
+/// code generator runs too).
+pub use agent_schema::check as schema_check;
 
 // The front door: what a user needs to define and run agents. Everything else is reached
 // through its module (`agent_core::contract::Contract`, `agent_core::ids::ContextId`, ...).

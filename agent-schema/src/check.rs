@@ -27,6 +27,8 @@ pub enum SchemaShapeError {
         pointer: String,
         /// The pointers along the cycle.
         path: String,
+        /// The applicator that closes it (the `$ref`, or the union branch), as `#/...`.
+        at: String,
     },
     /// A union whose branches multiply past the bound.
     #[error(
@@ -54,11 +56,26 @@ pub enum SchemaShapeError {
     },
 }
 
+impl SchemaShapeError {
+    /// The JSON pointer (`""` for the root, no `#`) of the smallest schema node to change: the
+    /// `$ref` or branch that closes a cycle, the node with too many paths, the repeated branch.
+    pub fn location(&self) -> String {
+        let shown = match self {
+            Self::Cycle { at, .. } => at.clone(),
+            Self::TooManyPaths { pointer, .. } => pointer.clone(),
+            Self::DuplicateBranch {
+                pointer, second, ..
+            } => format!("{pointer}/{second}"),
+        };
+        shown.trim_start_matches('#').to_owned()
+    }
+}
+
 /// Checks `schema` for cycles of in-place applicators, evaluation paths past
 /// [`MAX_EVALUATION_PATHS`] and duplicate union branches.
 ///
 /// ```
-/// use agent_core::schema_check::check_schema;
+/// use agent_schema::check::check_schema;
 /// use serde_json::json;
 ///
 /// let cycle = json!({"properties": {"x": {"$ref": "#/$defs/a"}},
@@ -68,6 +85,26 @@ pub enum SchemaShapeError {
 /// assert!(check_schema(&tree).is_ok());
 /// ```
 pub fn check_schema(schema: &Value) -> Result<(), SchemaShapeError> {
+    match schema_problems(schema).into_iter().next() {
+        Some(problem) => Err(problem),
+        None => Ok(()),
+    }
+}
+
+/// Every problem [`check_schema`] refuses, for a caller that reports them all at once: each
+/// duplicate branch, then the first cycle or, without one, the first node past the bound
+/// (its ancestors are past it too, and saying so adds nothing).
+///
+/// ```
+/// use agent_schema::check::{SchemaShapeError, schema_problems};
+/// use serde_json::json;
+///
+/// let schema = json!({"allOf": [{"$ref": "#"}]});
+/// let problems = schema_problems(&schema);
+/// assert!(matches!(&problems[..], [SchemaShapeError::Cycle { .. }]));
+/// assert_eq!(problems[0].location(), "/allOf/0/$ref");
+/// ```
+pub fn schema_problems(schema: &Value) -> Vec<SchemaShapeError> {
     let mut nodes: Vec<(String, &Value)> = Vec::new();
     collect(schema, String::new(), &mut nodes);
     let index: HashMap<&str, usize> = nodes
@@ -75,34 +112,46 @@ pub fn check_schema(schema: &Value) -> Result<(), SchemaShapeError> {
         .enumerate()
         .map(|(i, (p, _))| (p.as_str(), i))
         .collect();
-    let mut edges: Vec<Vec<usize>> = Vec::with_capacity(nodes.len());
+    let mut problems = Vec::new();
+    let mut edges: Vec<Vec<Edge>> = Vec::with_capacity(nodes.len());
     for (pointer, node) in &nodes {
-        duplicates(pointer, node)?;
+        problems.extend(duplicates(pointer, node));
         edges.push(
             in_place(pointer, node, schema)
-                .iter()
-                .filter_map(|p| index.get(p.as_str()).copied())
+                .into_iter()
+                .filter_map(|(target, via)| Some((*index.get(target.as_str())?, via)))
                 .collect(),
         );
     }
-    let order = acyclic_order(&nodes, &edges)?;
+    let order = match acyclic_order(&nodes, &edges) {
+        Ok(order) => order,
+        Err(cycle) => {
+            problems.push(cycle);
+            return problems;
+        }
+    };
     // Paths from a node: 1 for itself, plus those of each in-place child; children first.
     let mut paths = vec![1u64; nodes.len()];
     for &node in &order {
         let total = edges[node]
             .iter()
-            .fold(1u64, |sum, &child| sum.saturating_add(paths[child]));
+            .fold(1u64, |sum, (child, _)| sum.saturating_add(paths[*child]));
         if total > MAX_EVALUATION_PATHS {
-            return Err(SchemaShapeError::TooManyPaths {
+            problems.push(SchemaShapeError::TooManyPaths {
                 pointer: shown(&nodes[node].0),
                 paths: total,
                 max: MAX_EVALUATION_PATHS,
             });
+            break;
         }
         paths[node] = total;
     }
-    Ok(())
+    problems
 }
+
+/// An in-place edge: the node it leads to and the pointer of the keyword that makes it (the
+/// `$ref`, or the branch itself).
+type Edge = (usize, String);
 
 /// Every schema object in the document with its pointer; values of keywords that hold data
 /// (`const`, `enum`, `default`, `examples`) are not schemas.
@@ -129,32 +178,37 @@ fn collect<'a>(value: &'a Value, pointer: String, out: &mut Vec<(String, &'a Val
     }
 }
 
-/// The pointers a node's in-place applicators lead to: local `$ref`s resolved, and the
-/// branches of `allOf`/`anyOf`/`oneOf`, `not`, `if`/`then`/`else`.
-fn in_place(pointer: &str, node: &Value, root: &Value) -> Vec<String> {
+/// Where a node's in-place applicators lead, each with the keyword that leads there: local
+/// `$ref`s resolved, and the branches of `allOf`/`anyOf`/`oneOf`, `not`, `if`/`then`/`else`.
+fn in_place(pointer: &str, node: &Value, root: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
     if let Some(Value::String(reference)) = node.get("$ref")
         && let Some(target) = reference.strip_prefix('#')
         && (target.is_empty() || target.starts_with('/'))
         && root.pointer(target).is_some()
     {
-        out.push(target.to_owned());
+        out.push((target.to_owned(), format!("{pointer}/$ref")));
     }
     for key in ["allOf", "anyOf", "oneOf"] {
         if let Some(Value::Array(branches)) = node.get(key) {
-            out.extend((0..branches.len()).map(|i| format!("{pointer}/{key}/{i}")));
+            out.extend((0..branches.len()).map(|i| {
+                let branch = format!("{pointer}/{key}/{i}");
+                (branch.clone(), branch)
+            }));
         }
     }
     for key in ["not", "if", "then", "else"] {
         if node.get(key).is_some_and(Value::is_object) {
-            out.push(format!("{pointer}/{key}"));
+            let branch = format!("{pointer}/{key}");
+            out.push((branch.clone(), branch));
         }
     }
     out
 }
 
-/// The same branch twice in one union.
-fn duplicates(pointer: &str, node: &Value) -> Result<(), SchemaShapeError> {
+/// The same branch twice in one union, once per repeat.
+fn duplicates(pointer: &str, node: &Value) -> Vec<SchemaShapeError> {
+    let mut out = Vec::new();
     for key in ["allOf", "anyOf", "oneOf"] {
         let Some(Value::Array(branches)) = node.get(key) else {
             continue;
@@ -165,7 +219,7 @@ fn duplicates(pointer: &str, node: &Value) -> Result<(), SchemaShapeError> {
                 continue;
             }
             if let Some(first) = branches[..second].iter().position(|b| b == branch) {
-                return Err(SchemaShapeError::DuplicateBranch {
+                out.push(SchemaShapeError::DuplicateBranch {
                     pointer: shown(&format!("{pointer}/{key}")),
                     first,
                     second,
@@ -173,14 +227,14 @@ fn duplicates(pointer: &str, node: &Value) -> Result<(), SchemaShapeError> {
             }
         }
     }
-    Ok(())
+    out
 }
 
 /// The nodes in an order where every node comes after the nodes it leads to, or the first
 /// cycle found; an iterative depth-first search, so no schema can exhaust the stack.
 fn acyclic_order(
     nodes: &[(String, &Value)],
-    edges: &[Vec<usize>],
+    edges: &[Vec<Edge>],
 ) -> Result<Vec<usize>, SchemaShapeError> {
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
@@ -197,7 +251,8 @@ fn acyclic_order(
         let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
         mark[start] = Mark::Open;
         while let Some((node, next)) = stack.last().copied() {
-            if let Some(&child) = edges[node].get(next) {
+            if let Some((child, via)) = edges[node].get(next) {
+                let child = *child;
                 if let Some(top) = stack.last_mut() {
                     top.1 += 1;
                 }
@@ -217,6 +272,7 @@ fn acyclic_order(
                         return Err(SchemaShapeError::Cycle {
                             pointer: shown(&nodes[child].0),
                             path: path.join(" -> "),
+                            at: shown(via),
                         });
                     }
                     Mark::Done => {}
@@ -318,5 +374,23 @@ mod tests {
         let schema = json!({"properties": {"v": {"anyOf": [{"type": "string"},
             {"type": "object", "properties": {"w": {"const": true}}}]}}});
         check_schema(&schema).unwrap();
+    }
+
+    #[test]
+    fn each_problem_is_located_at_the_node_to_change() {
+        let beside = json!({"type": "object", "$ref": "#", "properties": {"a": {}}});
+        assert_eq!(schema_problems(&beside)[0].location(), "/$ref");
+        let through_all_of = json!({"allOf": [{"$ref": "#"}]});
+        assert_eq!(
+            schema_problems(&through_all_of)[0].location(),
+            "/allOf/0/$ref"
+        );
+        let twice = json!({"anyOf": [{"type": "string"}, {"type": "string"}],
+            "oneOf": [{"type": "integer"}, {"type": "null"}, {"type": "integer"}]});
+        let locations: Vec<String> = schema_problems(&twice)
+            .iter()
+            .map(|p| p.location())
+            .collect();
+        assert_eq!(locations, ["/anyOf/1", "/oneOf/2"]);
     }
 }

@@ -1,0 +1,7 @@
+use agent_core::Agent;
+
+#[derive(Agent)]
+#[agent(input = "ui/schemas/duplicate_branch.schema.json")]
+struct DuplicateBranch;
+
+fn main() {}

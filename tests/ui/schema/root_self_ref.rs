@@ -1,0 +1,7 @@
+use agent_core::Agent;
+
+#[derive(Agent)]
+#[agent(input = "ui/schemas/root_self_ref.schema.json")]
+struct RootSelfRef;
+
+fn main() {}

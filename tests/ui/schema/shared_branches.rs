@@ -1,0 +1,7 @@
+use agent_core::Agent;
+
+#[derive(Agent)]
+#[agent(input = "ui/schemas/shared_branches.schema.json")]
+struct SharedBranches;
+
+fn main() {}

@@ -1,0 +1,7 @@
+use agent_core::Agent;
+
+#[derive(Agent)]
+#[agent(input = "ui/schemas/too_many_properties.schema.json")]
+struct TooManyProperties;
+
+fn main() {}
