@@ -19,6 +19,7 @@ pub mod prompt;
 pub mod rerun;
 pub mod runtime;
 pub mod schema_check;
+pub mod store;
 mod texts;
 pub mod tool;
 pub mod transcript;
