@@ -353,6 +353,71 @@ async fn crash_resumes_from_last_completed_step(open: Opener) {
     );
 }
 
+/// Rows edited in the table itself (`edit` runs `UPDATE ... SET <its argument>` on the run):
+/// a status or sequence no run record has is refused.
+async fn raw_rows(
+    store: &dyn CheckpointStore,
+    edit: impl Fn(&'static str) -> BoxFuture<'static, ()>,
+) {
+    let record = RunRecord::new("raw-run", "event_planning", RunStatus::Paused, "{}");
+    store.save(&record).await.unwrap();
+    let edits = [
+        ("status = 'bogus'", "its status `bogus` is not a run status"),
+        (
+            "status = 'paused', sequence = -1",
+            "its sequence (-1) is negative",
+        ),
+    ];
+    for (set, reason) in edits {
+        edit(set).await;
+        let refused = store.load("raw-run").await.unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            format!("stored run `raw-run` is corrupt: {reason}")
+        );
+        assert!(matches!(
+            store.list().await,
+            Err(StoreError::Corrupt { .. })
+        ));
+    }
+}
+
+#[tokio::test]
+async fn sqlite_raw_rows_are_refused() {
+    let url = format!("sqlite:{}", temp_dir("raw").join("runs.db").display());
+    let store = SqliteStore::open(&url).await.unwrap();
+    let pool = store.pool().clone();
+    raw_rows(&store, |set| {
+        let pool = pool.clone();
+        Box::pin(async move {
+            let sql = format!("UPDATE agent_runs SET {set} WHERE run_id = 'raw-run'");
+            sqlx::query(&sql).execute(&pool).await.unwrap();
+        })
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn postgres_raw_rows_are_refused() {
+    let Ok(url) = std::env::var("DATABASE_URL") else {
+        println!("skipped: PostgreSQL tests need DATABASE_URL");
+        return;
+    };
+    let schema = format!("raw{}_{}", std::process::id(), agent_core::store::now_ms());
+    let store = PostgresStore::connect_in_schema(&url, Some(&schema))
+        .await
+        .unwrap();
+    let pool = store.pool().clone();
+    raw_rows(&store, |set| {
+        let (pool, schema) = (pool.clone(), schema.clone());
+        Box::pin(async move {
+            let sql = format!("UPDATE {schema}.agent_runs SET {set} WHERE run_id = 'raw-run'");
+            sqlx::query(&sql).execute(&pool).await.unwrap();
+        })
+    })
+    .await;
+}
+
 macro_rules! suite {
     ($($backend:ident),*) => {$(
         mod $backend {
