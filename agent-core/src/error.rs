@@ -348,6 +348,10 @@ pub enum Error {
     /// A prompt contributor failed while assembling a system prompt.
     #[error(transparent)]
     Contributor(#[from] crate::contributor::AssemblyError),
+    /// The checkpoint store refused or failed: a conflict, a run claimed by another worker,
+    /// an unknown or corrupt stored run.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
 }
 
 impl Error {

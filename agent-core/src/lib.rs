@@ -18,6 +18,7 @@ pub mod model;
 pub mod prompt;
 pub mod rerun;
 pub mod runtime;
+pub mod store;
 mod texts;
 pub mod tool;
 pub mod transcript;

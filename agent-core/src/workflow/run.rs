@@ -19,6 +19,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use tracing::Instrument as _;
 
+mod durable;
+
 /// How a run ended (for now).
 #[derive(Debug, Clone, PartialEq)]
 pub enum WorkflowOutcome {
@@ -44,6 +46,7 @@ pub struct Runner<'w> {
     model: Arc<dyn ChatModel>,
     transcript: Transcript,
     context_ids: Option<Arc<ContextIdGenerator>>,
+    durable: Option<durable::Durable>,
 }
 
 impl<'w> Runner<'w> {
@@ -53,6 +56,7 @@ impl<'w> Runner<'w> {
             model,
             transcript: Transcript::default(),
             context_ids: None,
+            durable: None,
         }
     }
 
@@ -212,6 +216,17 @@ impl<'w> Runner<'w> {
 
     async fn drive(
         &self,
+        state: WorkflowState,
+        ids: Arc<ContextIdGenerator>,
+    ) -> Result<WorkflowOutcome, Error> {
+        let run_id = state.run_id.clone();
+        let result = self.drive_steps(state, ids).await;
+        self.checkpoint_failure(&run_id, &result).await;
+        result
+    }
+
+    async fn drive_steps(
+        &self,
         mut state: WorkflowState,
         ids: Arc<ContextIdGenerator>,
     ) -> Result<WorkflowOutcome, Error> {
@@ -238,7 +253,9 @@ impl<'w> Runner<'w> {
             let output = match self.answer(member, &id, &mut state).await? {
                 Reply::Question(prompt) => {
                     state.issued = ids.snapshot();
-                    return Ok(self.pause(prompt, step.agent, state));
+                    let outcome = self.pause(prompt, step.agent, state);
+                    self.checkpoint_outcome(&outcome).await?;
+                    return Ok(outcome);
                 }
                 Reply::Output(output) => output,
             };
@@ -258,10 +275,13 @@ impl<'w> Runner<'w> {
             state.step_index = next.as_ref().and_then(|(_, index)| *index);
             state.current = next.map(|(step, _)| step);
             state.phase = Phase::Routing;
+            self.checkpoint_step(&mut state, &ids).await?;
         }
         state.issued = ids.snapshot();
         let output = self.finish(&mut state).await?;
-        Ok(WorkflowOutcome::Finished { output, state })
+        let outcome = WorkflowOutcome::Finished { output, state };
+        self.checkpoint_outcome(&outcome).await?;
+        Ok(outcome)
     }
 
     fn pause(&self, prompt: String, agent: String, mut state: WorkflowState) -> WorkflowOutcome {

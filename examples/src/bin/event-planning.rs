@@ -3,6 +3,10 @@
 //! new process would), and the synthesis prints the plan. `--model openai:<model>` or
 //! `--model anthropic:<model>` runs it on a real model configured from the environment. The
 //! output opens with the model it runs on and closes with a summary (calls, retries, tokens).
+//!
+//! `--store sqlite:PATH` (or `postgres://...`) runs without the scripted human: the run pauses
+//! at the question, is saved, and `--resume RUN_ID --answer TEXT` continues it in a new
+//! process; `--list` shows the stored runs.
 
 use agent_core::workflow::WorkflowOutcome;
 use agent_examples::{event_planning, report};
@@ -16,11 +20,26 @@ struct Args {
     /// `openai:<model>` or `anthropic:<model>`; the scripted model when left out.
     #[arg(long)]
     model: Option<String>,
+    /// A checkpoint store, `sqlite:PATH` or `postgres://...`: the run stops at the question.
+    #[arg(long)]
+    store: Option<String>,
+    /// Resumes the stored paused run with this ID (with `--answer`).
+    #[arg(long, requires_all = ["store", "answer"])]
+    resume: Option<String>,
+    /// The user's answer to the stored run's question.
+    #[arg(long, requires = "resume")]
+    answer: Option<String>,
+    /// Lists the stored runs with their status.
+    #[arg(long, requires = "store", conflicts_with = "resume")]
+    list: bool,
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(url) = &args.store {
+        return durable(&args, url).await;
+    }
     let (model, line) = match report::model(args.model.as_deref(), || {
         Arc::new(event_planning::scripted_model())
     }) {
@@ -74,4 +93,68 @@ async fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// The `--store` flows: start and stop at the question, resume, or list.
+async fn durable(args: &Args, url: &str) -> ExitCode {
+    let store = match agent_store::open(url).await {
+        Ok(store) => store,
+        Err(e) => return fail(&e),
+    };
+    if args.list {
+        return match store.list().await {
+            Ok(runs) => {
+                for run in runs {
+                    println!("{}  {}  {}", run.run_id, run.status, run.workflow);
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(&e),
+        };
+    }
+    let (model, line) = match report::model(args.model.as_deref(), || {
+        let scripted = agent_core::ScriptedModel::new();
+        Arc::new(match &args.resume {
+            Some(_) => event_planning::script_after_question(scripted),
+            None => event_planning::script_before_question(scripted),
+        })
+    }) {
+        Ok(model) => model,
+        Err(e) => return fail(&e),
+    };
+    print!("{line}");
+    let workflow = event_planning::workflow();
+    let runner = workflow.runner(model).with_store(store);
+    let outcome = match (&args.resume, &args.answer) {
+        (Some(run_id), Some(answer)) => runner.resume_run(run_id, answer).await,
+        _ => runner.start(event_planning::REQUEST).await,
+    };
+    for event in runner.transcript().events() {
+        print!("{event}");
+    }
+    match outcome {
+        Ok(WorkflowOutcome::NeedsInput { request, state }) => {
+            println!(
+                "=== [{}] asks the user ===\n{}\n",
+                request.requesting_agent, request.prompt
+            );
+            println!("run {} is saved, paused", state.run_id);
+            println!(
+                "resume with: event-planning --store {url} --resume {} --answer TEXT",
+                state.run_id
+            );
+            ExitCode::SUCCESS
+        }
+        Ok(WorkflowOutcome::Finished { output, .. }) => {
+            print!("{}", report::summary(runner.transcript()));
+            println!("=== plan ===\n{output}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(error: &dyn std::fmt::Display) -> ExitCode {
+    eprintln!("error: {error}");
+    ExitCode::FAILURE
 }

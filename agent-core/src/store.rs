@@ -1,0 +1,482 @@
+//! Durable runs: a [`CheckpointStore`] keeps each workflow run as a [`RunRecord`], so a paused
+//! or crashed run goes on in another process.
+//!
+//! - Saves are optimistic on the record's sequence number: a writer that read sequence `n`
+//!   saves only if the stored run is still at `n`, and a stale writer gets
+//!   [`StoreError::Conflict`].
+//! - Resuming claims a paused run ([`CheckpointStore::claim`]): of two racing resumers exactly
+//!   one gets the run, the other [`StoreError::AlreadyClaimed`].
+//! - A stored run is untrusted: the runner always reloads its state through
+//!   [`Workflow::parse_state`](crate::Workflow::parse_state), and a tampered, truncated or
+//!   foreign row is [`StoreError::Corrupt`], never a panic.
+//! - The state is kept as text, so its key order and number text survive the store.
+//!
+//! This module holds the trait, an in-memory store and a file store (one file per run,
+//! written by atomic rename); the `agent-store` crate adds SQLite and PostgreSQL.
+
+use crate::model::BoxFuture;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Where a stored run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// A worker is running it (or crashed while running it).
+    Running,
+    /// It waits for the user's answer.
+    Paused,
+    /// It finished.
+    Finished,
+    /// It stopped with an error.
+    Failed,
+}
+
+impl RunStatus {
+    /// The status as stored: `running`, `paused`, `finished` or `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Paused => "paused",
+            Self::Finished => "finished",
+            Self::Failed => "failed",
+        }
+    }
+
+    /// Parses a stored status.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "running" => Some(Self::Running),
+            "paused" => Some(Self::Paused),
+            "finished" => Some(Self::Finished),
+            "failed" => Some(Self::Failed),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One stored run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// The run's ID.
+    pub run_id: String,
+    /// The workflow's name.
+    pub workflow: String,
+    /// Where it stands.
+    pub status: RunStatus,
+    /// Bumped by every save: the version a writer read.
+    pub sequence: u64,
+    /// The [`WorkflowState`](crate::workflow::WorkflowState) as JSON text.
+    pub state: String,
+    /// When it was first saved, in milliseconds since the Unix epoch.
+    pub created_ms: u64,
+    /// When it was last saved, in milliseconds since the Unix epoch.
+    pub updated_ms: u64,
+}
+
+impl RunRecord {
+    /// A record not saved yet (sequence 0).
+    pub fn new(
+        run_id: impl Into<String>,
+        workflow: impl Into<String>,
+        status: RunStatus,
+        state: impl Into<String>,
+    ) -> Self {
+        let now = now_ms();
+        Self {
+            run_id: run_id.into(),
+            workflow: workflow.into(),
+            status,
+            sequence: 0,
+            state: state.into(),
+            created_ms: now,
+            updated_ms: now,
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Why a store refused or failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// Another writer saved the run since this one read it.
+    #[error(
+        "run `{run_id}` was saved by another writer: expected sequence {expected}, found {found}"
+    )]
+    Conflict {
+        /// The run.
+        run_id: String,
+        /// The sequence this writer read (0 for a new run).
+        expected: u64,
+        /// The stored sequence.
+        found: u64,
+    },
+    /// No run has this ID.
+    #[error("no run `{run_id}` is stored")]
+    NotFound {
+        /// The run.
+        run_id: String,
+    },
+    /// Another worker claimed the run first.
+    #[error("run `{run_id}` was already claimed by another worker")]
+    AlreadyClaimed {
+        /// The run.
+        run_id: String,
+    },
+    /// The run waits for no answer.
+    #[error("run `{run_id}` is {status}, not paused: there is nothing to resume")]
+    NotPaused {
+        /// The run.
+        run_id: String,
+        /// Its status.
+        status: RunStatus,
+    },
+    /// A stored row that cannot be used: tampered, truncated, or of another workflow or run.
+    #[error("stored run `{run_id}` is corrupt: {reason}")]
+    Corrupt {
+        /// The run.
+        run_id: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The backend failed (I/O, database); a retry may help.
+    #[error("store backend failed: {0}")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl StoreError {
+    /// Wraps a backend's error.
+    pub fn backend(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self::Backend(error.into())
+    }
+
+    /// Whether trying again can help: only a backend failure.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Self::Backend(_))
+    }
+}
+
+/// Keeps workflow runs. Object safe: use it as `Arc<dyn CheckpointStore>`.
+///
+/// ```
+/// use agent_core::store::{CheckpointStore, MemoryStore, RunRecord, RunStatus, StoreError};
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let store = MemoryStore::new();
+/// let record = RunRecord::new("run-1", "venues", RunStatus::Paused, "{}");
+/// assert_eq!(store.save(&record).await?, 1);
+/// // A stale writer (it read sequence 0) loses.
+/// assert!(matches!(store.save(&record).await, Err(StoreError::Conflict { .. })));
+/// let claimed = store.claim("run-1", 1).await?;
+/// assert_eq!((claimed.status, claimed.sequence), (RunStatus::Running, 2));
+/// assert!(matches!(store.claim("run-1", 1).await, Err(StoreError::AlreadyClaimed { .. })));
+/// # Ok::<(), StoreError>(()) }).unwrap();
+/// ```
+pub trait CheckpointStore: Send + Sync {
+    /// Saves `record` if the stored run is still at `record.sequence` (0: no run yet), and
+    /// returns the new sequence; else [`StoreError::Conflict`].
+    fn save<'a>(&'a self, record: &'a RunRecord) -> BoxFuture<'a, Result<u64, StoreError>>;
+
+    /// The stored run.
+    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunRecord, StoreError>>;
+
+    /// Every stored run, oldest first.
+    fn list(&self) -> BoxFuture<'_, Result<Vec<RunRecord>, StoreError>>;
+
+    /// Deletes a run; [`StoreError::NotFound`] if there is none.
+    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Claims a paused run at `sequence` for one resumer: it becomes running at the next
+    /// sequence, which is returned with it. A run already claimed is
+    /// [`StoreError::AlreadyClaimed`], a finished or failed one [`StoreError::NotPaused`].
+    fn claim<'a>(
+        &'a self,
+        run_id: &'a str,
+        sequence: u64,
+    ) -> BoxFuture<'a, Result<RunRecord, StoreError>>;
+}
+
+/// The claim rule, shared by the stores that check it in Rust: `stored` must be paused at
+/// `sequence`.
+pub fn check_claim(stored: &RunRecord, sequence: u64) -> Result<(), StoreError> {
+    let run_id = stored.run_id.clone();
+    match stored.status {
+        RunStatus::Paused if stored.sequence == sequence => Ok(()),
+        RunStatus::Paused => Err(StoreError::Conflict {
+            run_id,
+            expected: sequence,
+            found: stored.sequence,
+        }),
+        RunStatus::Running => Err(StoreError::AlreadyClaimed { run_id }),
+        status => Err(StoreError::NotPaused { run_id, status }),
+    }
+}
+
+/// The save rule: the stored sequence (0 when absent) must be the one the writer read.
+fn check_save(stored: Option<&RunRecord>, record: &RunRecord) -> Result<u64, StoreError> {
+    let found = stored.map_or(0, |s| s.sequence);
+    if found != record.sequence {
+        return Err(StoreError::Conflict {
+            run_id: record.run_id.clone(),
+            expected: record.sequence,
+            found,
+        });
+    }
+    Ok(found + 1)
+}
+
+/// The record as written: the next sequence, now as its update time, and the first save's
+/// creation time.
+fn next_record(stored: Option<&RunRecord>, record: &RunRecord, sequence: u64) -> RunRecord {
+    RunRecord {
+        sequence,
+        updated_ms: now_ms(),
+        created_ms: stored.map_or(record.created_ms, |s| s.created_ms),
+        ..record.clone()
+    }
+}
+
+fn not_found(run_id: &str) -> StoreError {
+    StoreError::NotFound {
+        run_id: crate::limits::truncate(run_id, 128).into_owned(),
+    }
+}
+
+/// Runs in memory, for tests and single-process use.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    runs: Mutex<BTreeMap<String, RunRecord>>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn runs(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, RunRecord>> {
+        // A panic elsewhere cannot leave a half-written record: each change is one insert.
+        self.runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl CheckpointStore for MemoryStore {
+    fn save<'a>(&'a self, record: &'a RunRecord) -> BoxFuture<'a, Result<u64, StoreError>> {
+        Box::pin(async move {
+            let mut runs = self.runs();
+            let stored = runs.get(&record.run_id);
+            let sequence = check_save(stored, record)?;
+            let next = next_record(stored, record, sequence);
+            runs.insert(record.run_id.clone(), next);
+            Ok(sequence)
+        })
+    }
+
+    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
+        Box::pin(async move {
+            self.runs()
+                .get(run_id)
+                .cloned()
+                .ok_or_else(|| not_found(run_id))
+        })
+    }
+
+    fn list(&self) -> BoxFuture<'_, Result<Vec<RunRecord>, StoreError>> {
+        Box::pin(async move {
+            let mut all: Vec<RunRecord> = self.runs().values().cloned().collect();
+            all.sort_by_key(|r| (r.created_ms, r.run_id.clone()));
+            Ok(all)
+        })
+    }
+
+    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.runs()
+                .remove(run_id)
+                .map(drop)
+                .ok_or_else(|| not_found(run_id))
+        })
+    }
+
+    fn claim<'a>(
+        &'a self,
+        run_id: &'a str,
+        sequence: u64,
+    ) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
+        Box::pin(async move {
+            let mut runs = self.runs();
+            let stored = runs.get_mut(run_id).ok_or_else(|| not_found(run_id))?;
+            check_claim(stored, sequence)?;
+            stored.status = RunStatus::Running;
+            stored.sequence += 1;
+            stored.updated_ms = now_ms();
+            Ok(stored.clone())
+        })
+    }
+}
+
+/// Runs as files in one folder, `<run id>.run.json` each, replaced by atomic rename so a
+/// crash leaves the old or the new record, never half of one.
+///
+/// Saves and claims are checked under a lock of this store value: share one `FileStore`
+/// (in an `Arc`) between the tasks of a process. Several processes on one folder need a
+/// database store.
+#[derive(Debug)]
+pub struct FileStore {
+    dir: PathBuf,
+    lock: Mutex<()>,
+}
+
+impl FileStore {
+    /// A store in `dir`, created if missing.
+    pub fn open(dir: impl Into<PathBuf>) -> Result<Self, StoreError> {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir).map_err(StoreError::backend)?;
+        Ok(Self {
+            dir,
+            lock: Mutex::new(()),
+        })
+    }
+
+    /// The folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn path(&self, run_id: &str) -> Result<PathBuf, StoreError> {
+        let valid = !run_id.is_empty()
+            && run_id.len() <= 128
+            && run_id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+        if !valid {
+            return Err(not_found(run_id));
+        }
+        Ok(self.dir.join(format!("{run_id}.run.json")))
+    }
+
+    fn read(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
+        let path = self.path(run_id)?;
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(StoreError::backend(e)),
+        };
+        let record: RunRecord = serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
+            run_id: run_id.to_owned(),
+            reason: format!("the run file is not a run record: {e}"),
+        })?;
+        if record.run_id != run_id {
+            return Err(StoreError::Corrupt {
+                run_id: run_id.to_owned(),
+                reason: format!(
+                    "the run file holds run `{}`",
+                    crate::limits::truncate(&record.run_id, 128)
+                ),
+            });
+        }
+        Ok(Some(record))
+    }
+
+    fn write(&self, record: &RunRecord) -> Result<(), StoreError> {
+        use std::io::Write as _;
+        let path = self.path(&record.run_id)?;
+        let tmp = self
+            .dir
+            .join(format!(".{}.{}.tmp", record.run_id, std::process::id()));
+        let text = serde_json::to_string(record).map_err(StoreError::backend)?;
+        let mut file = std::fs::File::create(&tmp).map_err(StoreError::backend)?;
+        file.write_all(text.as_bytes())
+            .and_then(|()| file.sync_all())
+            .map_err(StoreError::backend)?;
+        std::fs::rename(&tmp, &path).map_err(StoreError::backend)
+    }
+
+    fn locked<T>(&self, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let _guard = self
+            .lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f()
+    }
+}
+
+impl CheckpointStore for FileStore {
+    fn save<'a>(&'a self, record: &'a RunRecord) -> BoxFuture<'a, Result<u64, StoreError>> {
+        Box::pin(async move {
+            self.locked(|| {
+                let stored = self.read(&record.run_id)?;
+                let sequence = check_save(stored.as_ref(), record)?;
+                self.write(&next_record(stored.as_ref(), record, sequence))?;
+                Ok(sequence)
+            })
+        })
+    }
+
+    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
+        Box::pin(async move { self.read(run_id)?.ok_or_else(|| not_found(run_id)) })
+    }
+
+    fn list(&self) -> BoxFuture<'_, Result<Vec<RunRecord>, StoreError>> {
+        Box::pin(async move {
+            let mut all = Vec::new();
+            for entry in std::fs::read_dir(&self.dir).map_err(StoreError::backend)? {
+                let name = entry.map_err(StoreError::backend)?.file_name();
+                let name = name.to_string_lossy();
+                if let Some(run_id) = name.strip_suffix(".run.json")
+                    && let Some(record) = self.read(run_id)?
+                {
+                    all.push(record);
+                }
+            }
+            all.sort_by_key(|r| (r.created_ms, r.run_id.clone()));
+            Ok(all)
+        })
+    }
+
+    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.locked(|| match std::fs::remove_file(self.path(run_id)?) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(not_found(run_id)),
+                Err(e) => Err(StoreError::backend(e)),
+            })
+        })
+    }
+
+    fn claim<'a>(
+        &'a self,
+        run_id: &'a str,
+        sequence: u64,
+    ) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
+        Box::pin(async move {
+            self.locked(|| {
+                let mut stored = self.read(run_id)?.ok_or_else(|| not_found(run_id))?;
+                check_claim(&stored, sequence)?;
+                stored.status = RunStatus::Running;
+                stored.sequence += 1;
+                stored.updated_ms = now_ms();
+                self.write(&stored)?;
+                Ok(stored)
+            })
+        })
+    }
+}

@@ -1,0 +1,275 @@
+//! A runner with a [`CheckpointStore`]: the run is saved at every pause, after every completed
+//! step and at its end, and goes on from the store in another process.
+
+use super::{Runner, WorkflowOutcome};
+use crate::error::Error;
+use crate::ids::ContextIdGenerator;
+use crate::store::{CheckpointStore, RunRecord, RunStatus, StoreError, check_claim};
+use crate::workflow::state::{Phase, WorkflowState};
+use std::sync::{Arc, Mutex};
+
+/// The store and where this runner's run stands in it.
+pub(super) struct Durable {
+    store: Arc<dyn CheckpointStore>,
+    cursor: Mutex<Option<Cursor>>,
+}
+
+/// The last record this runner saved (or claimed): the next save must find it unchanged.
+#[derive(Clone)]
+struct Cursor {
+    run_id: String,
+    sequence: u64,
+    state: String,
+    created_ms: u64,
+}
+
+impl Durable {
+    fn cursor(&self, run_id: &str) -> Option<Cursor> {
+        let cursor = self
+            .cursor
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cursor.clone().filter(|c| c.run_id == run_id)
+    }
+
+    fn set(&self, cursor: Cursor) {
+        *self
+            .cursor
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(cursor);
+    }
+
+    /// Saves `state` with `status` over the last record this runner saved of the run (none:
+    /// a new run).
+    async fn save(
+        &self,
+        workflow: &str,
+        state: &str,
+        status: RunStatus,
+        run_id: &str,
+    ) -> Result<(), StoreError> {
+        let last = self.cursor(run_id);
+        let mut record = RunRecord::new(run_id, workflow, status, state);
+        if let Some(last) = &last {
+            record.sequence = last.sequence;
+            record.created_ms = last.created_ms;
+        }
+        let sequence = self.store.save(&record).await?;
+        self.set(Cursor {
+            run_id: run_id.to_owned(),
+            sequence,
+            state: record.state,
+            created_ms: record.created_ms,
+        });
+        Ok(())
+    }
+}
+
+impl<'w> Runner<'w> {
+    /// Saves the run in `store` at every pause, after every completed step and at its end, so
+    /// [`resume_run`](Self::resume_run) answers a paused run and
+    /// [`recover_run`](Self::recover_run) continues a crashed one, in any process.
+    ///
+    /// ```
+    /// use agent_core::store::{CheckpointStore, MemoryStore, RunStatus};
+    /// use agent_core::workflow::{Workflow, WorkflowOutcome};
+    /// use agent_core::{Agent, Message, ScriptedModel};
+    /// use std::sync::Arc;
+    ///
+    /// /// Finds venues.
+    /// #[derive(Agent)]
+    /// #[agent(name = "venue_agent", input = "../schemas/venue_agent/input.schema.json",
+    ///         output = "../schemas/venue_agent/output.schema.json")]
+    /// struct VenueAgent;
+    ///
+    /// let workflow = Workflow::new("venues").agent(&VenueAgent).goal([("venue_agent", "Find one")]);
+    /// let model = ScriptedModel::new().script("venue_agent", [
+    ///     Message::assistant(r#"{"user_input_needed": true, "user_prompt": "Indoors?"}"#),
+    ///     Message::assistant(r#"{"venue_name": "Loft", "capacity": 60, "cost_usd": 1500, "notes": "ok"}"#),
+    /// ]);
+    /// let store = Arc::new(MemoryStore::new());
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let model = Arc::new(model);
+    /// let runner = workflow.runner(model.clone()).with_store(store.clone());
+    /// let WorkflowOutcome::NeedsInput { state, .. } = runner.start("A party").await? else {
+    ///     panic!("the agent asks first");
+    /// };
+    /// // Another process: a new runner on the same store.
+    /// let later = workflow.runner(model).with_store(store.clone());
+    /// let outcome = later.resume_run(&state.run_id, "Yes").await?;
+    /// assert!(matches!(outcome, WorkflowOutcome::Finished { .. }));
+    /// assert_eq!(store.load(&state.run_id).await?.status, RunStatus::Finished);
+    /// # Ok::<(), agent_core::Error>(()) }).unwrap();
+    /// ```
+    pub fn with_store(mut self, store: Arc<dyn CheckpointStore>) -> Self {
+        self.durable = Some(Durable {
+            store,
+            cursor: Mutex::new(None),
+        });
+        self
+    }
+
+    fn durable(&self) -> Result<&Durable, Error> {
+        self.durable.as_ref().ok_or_else(|| {
+            self.workflow
+                .bad_state("the runner has no checkpoint store (see `Runner::with_store`)".into())
+        })
+    }
+
+    /// Answers a stored paused run: loads it, checks its state, claims it (of racing
+    /// resumers exactly one proceeds; the others get [`StoreError::AlreadyClaimed`]) and
+    /// resumes it.
+    pub async fn resume_run(&self, run_id: &str, feedback: &str) -> Result<WorkflowOutcome, Error> {
+        let durable = self.durable()?;
+        let record = durable.store.load(run_id).await?;
+        check_claim(&record, record.sequence)?;
+        let state = self.stored_state(&record)?;
+        if state.pending.is_none() {
+            return Err(corrupt(
+                &record,
+                "the paused run has no pending question".into(),
+            ));
+        }
+        let claimed = durable.store.claim(run_id, record.sequence).await?;
+        durable.set(Cursor {
+            run_id: claimed.run_id,
+            sequence: claimed.sequence,
+            state: claimed.state,
+            created_ms: claimed.created_ms,
+        });
+        self.resume(state, feedback).await
+    }
+
+    /// Continues a run whose worker stopped while running it (a crash): from the last
+    /// completed step. The takeover is a save, so a worker still running it conflicts at its
+    /// next checkpoint and stops.
+    pub async fn recover_run(&self, run_id: &str) -> Result<WorkflowOutcome, Error> {
+        let durable = self.durable()?;
+        let record = durable.store.load(run_id).await?;
+        if record.status != RunStatus::Running {
+            return Err(StoreError::NotPaused {
+                run_id: record.run_id,
+                status: record.status,
+            }
+            .into());
+        }
+        let state = self.stored_state(&record)?;
+        if state.phase != Phase::Routing {
+            return Err(corrupt(
+                &record,
+                "the running run stopped inside a step".into(),
+            ));
+        }
+        durable.set(Cursor {
+            run_id: record.run_id.clone(),
+            sequence: record.sequence,
+            state: record.state.clone(),
+            created_ms: record.created_ms,
+        });
+        durable
+            .save(
+                &self.workflow.name,
+                &record.state,
+                RunStatus::Running,
+                run_id,
+            )
+            .await?;
+        let ids = Arc::new(ContextIdGenerator::resume(
+            state.run_id.clone(),
+            state.issued.clone(),
+        )?);
+        self.drive(state, ids).await
+    }
+
+    /// A stored record's state, reloaded through the state checks: a row of another workflow
+    /// or run, or one that does not parse or pass, is [`StoreError::Corrupt`].
+    fn stored_state(&self, record: &RunRecord) -> Result<WorkflowState, Error> {
+        if record.workflow != self.workflow.name {
+            let reason = format!(
+                "it belongs to workflow `{}`",
+                crate::limits::truncate(&record.workflow, 100)
+            );
+            return Err(corrupt(record, reason));
+        }
+        let state = match self.workflow.parse_state(&record.state) {
+            Ok(state) => state,
+            Err(Error::BadState { reason, .. }) => return Err(corrupt(record, reason)),
+            Err(other) => return Err(other),
+        };
+        if state.run_id != record.run_id {
+            let reason = format!(
+                "its state is of run `{}`",
+                crate::limits::truncate(&state.run_id, 100)
+            );
+            return Err(corrupt(record, reason));
+        }
+        Ok(state)
+    }
+
+    /// After a completed step: saves the state as running.
+    pub(super) async fn checkpoint_step(
+        &self,
+        state: &mut WorkflowState,
+        ids: &ContextIdGenerator,
+    ) -> Result<(), Error> {
+        let Some(durable) = &self.durable else {
+            return Ok(());
+        };
+        state.issued = ids.snapshot();
+        let text = to_text(state)?;
+        let name = &self.workflow.name;
+        Ok(durable
+            .save(name, &text, RunStatus::Running, &state.run_id)
+            .await?)
+    }
+
+    /// At a pause or the end: saves the state as paused or finished.
+    pub(super) async fn checkpoint_outcome(&self, outcome: &WorkflowOutcome) -> Result<(), Error> {
+        let Some(durable) = &self.durable else {
+            return Ok(());
+        };
+        let (state, status) = match outcome {
+            WorkflowOutcome::NeedsInput { state, .. } => (state, RunStatus::Paused),
+            WorkflowOutcome::Finished { state, .. } => (state, RunStatus::Finished),
+        };
+        let text = to_text(state)?;
+        let name = &self.workflow.name;
+        Ok(durable.save(name, &text, status, &state.run_id).await?)
+    }
+
+    /// After an error: marks the run failed, keeping its last saved state; a run another
+    /// writer took over (a conflict) is left to it.
+    pub(super) async fn checkpoint_failure(
+        &self,
+        run_id: &str,
+        result: &Result<WorkflowOutcome, Error>,
+    ) {
+        let (Some(durable), Err(error)) = (&self.durable, result) else {
+            return;
+        };
+        let Some(last) = durable.cursor(run_id) else {
+            return;
+        };
+        if matches!(error, Error::Store(_)) {
+            return;
+        }
+        let saved = durable
+            .save(&self.workflow.name, &last.state, RunStatus::Failed, run_id)
+            .await;
+        if let Err(e) = saved {
+            tracing::warn!(run_id, error = %e, "could not mark the run failed");
+        }
+    }
+}
+
+fn corrupt(record: &RunRecord, reason: String) -> Error {
+    StoreError::Corrupt {
+        run_id: crate::limits::truncate(&record.run_id, 128).into_owned(),
+        reason,
+    }
+    .into()
+}
+
+fn to_text(state: &WorkflowState) -> Result<String, Error> {
+    serde_json::to_string(state).map_err(|e| StoreError::backend(e).into())
+}

@@ -1,0 +1,389 @@
+//! SQLite and PostgreSQL [`CheckpointStore`]s for `agent-core` workflows, on one driver
+//! (sqlx).
+//!
+//! - [`SqliteStore`] is the embedded default: `sqlite:runs.db`, created if missing.
+//! - [`PostgresStore`] lets several workers share runs: saves are optimistic on the sequence
+//!   number and a claim is one conditional `UPDATE`, so two workers never resume one run.
+//! - Each store creates its table on first use and records its schema version.
+//! - The state is `TEXT`, never `jsonb`: its key order and number text survive.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), agent_core::store::StoreError> {
+//! let store = agent_store::open("sqlite:runs.db").await?;
+//! for run in store.list().await? {
+//!     println!("{} {}", run.run_id, run.status);
+//! }
+//! # Ok(()) }
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+use agent_core::model::BoxFuture;
+use agent_core::store::{CheckpointStore, RunRecord, RunStatus, StoreError, check_claim};
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use std::str::FromStr as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The schema version this crate writes.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Opens the store a URL names: `sqlite:PATH` or `postgres://...`.
+pub async fn open(url: &str) -> Result<Arc<dyn CheckpointStore>, StoreError> {
+    if url.starts_with("sqlite:") {
+        Ok(Arc::new(SqliteStore::open(url).await?))
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Arc::new(PostgresStore::connect(url).await?))
+    } else {
+        Err(StoreError::backend(format!(
+            "store url `{url}` is neither `sqlite:PATH` nor `postgres://...`"
+        )))
+    }
+}
+
+/// The statements of one backend, with its table names and placeholders.
+#[derive(Debug)]
+struct Sql {
+    insert: String,
+    update: String,
+    select: String,
+    list: String,
+    delete: String,
+    claim: String,
+}
+
+const COLUMNS: &str = "run_id, workflow, status, sequence, state, created_ms, updated_ms";
+
+impl Sql {
+    /// `prefix` qualifies the tables (`schema.` or nothing); `$n` placeholders become `?n` on
+    /// SQLite.
+    fn new(prefix: &str, sqlite: bool) -> Self {
+        let t = format!("{prefix}agent_runs");
+        let fix = |s: String| if sqlite { s.replace('$', "?") } else { s };
+        Self {
+            insert: fix(format!(
+                "INSERT INTO {t} ({COLUMNS}) VALUES ($1, $2, $3, 1, $4, $5, $5) \
+                 ON CONFLICT (run_id) DO NOTHING"
+            )),
+            update: fix(format!(
+                "UPDATE {t} SET workflow = $2, status = $3, sequence = sequence + 1, state = $4, \
+                 updated_ms = $5 WHERE run_id = $1 AND sequence = $6"
+            )),
+            select: fix(format!("SELECT {COLUMNS} FROM {t} WHERE run_id = $1")),
+            list: format!("SELECT {COLUMNS} FROM {t} ORDER BY created_ms, run_id"),
+            delete: fix(format!("DELETE FROM {t} WHERE run_id = $1")),
+            claim: fix(format!(
+                "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = $3 \
+                 WHERE run_id = $1 AND sequence = $2 AND status = 'paused' RETURNING {COLUMNS}"
+            )),
+        }
+    }
+
+    fn schema(prefix: &str) -> [String; 2] {
+        [
+            format!(
+                "CREATE TABLE IF NOT EXISTS {prefix}agent_store_schema (version BIGINT NOT NULL)"
+            ),
+            format!(
+                "CREATE TABLE IF NOT EXISTS {prefix}agent_runs (run_id TEXT PRIMARY KEY, \
+                 workflow TEXT NOT NULL, status TEXT NOT NULL, sequence BIGINT NOT NULL, \
+                 state TEXT NOT NULL, created_ms BIGINT NOT NULL, updated_ms BIGINT NOT NULL)"
+            ),
+        ]
+    }
+}
+
+/// A row as stored: untrusted until [`into_record`] checked it.
+type Row = (String, String, String, i64, String, i64, i64);
+
+fn into_record(row: Row) -> Result<RunRecord, StoreError> {
+    let (run_id, workflow, status, sequence, state, created, updated) = row;
+    let corrupt = |reason: String| StoreError::Corrupt {
+        run_id: run_id.chars().take(128).collect(),
+        reason,
+    };
+    let Some(status) = RunStatus::parse(&status) else {
+        let shown: String = status.chars().take(40).collect();
+        return Err(corrupt(format!("its status `{shown}` is not a run status")));
+    };
+    let number = |n: i64, what: &str| {
+        u64::try_from(n).map_err(|_| corrupt(format!("its {what} ({n}) is negative")))
+    };
+    Ok(RunRecord {
+        sequence: number(sequence, "sequence")?,
+        created_ms: number(created, "creation time")?,
+        updated_ms: number(updated, "update time")?,
+        run_id,
+        workflow,
+        status,
+        state,
+    })
+}
+
+fn int(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn backend(error: sqlx::Error) -> StoreError {
+    StoreError::backend(error)
+}
+
+fn checked_version(found: Option<i64>) -> Result<(), StoreError> {
+    match found {
+        Some(v) if v > SCHEMA_VERSION => Err(StoreError::backend(format!(
+            "the store's schema version {v} is newer than this agent-store's ({SCHEMA_VERSION})"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Runs in a SQLite file: the embedded default.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+    sql: Arc<Sql>,
+}
+
+impl SqliteStore {
+    /// Opens (creating if missing) the database at `url` (`sqlite:PATH`), and its tables.
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        let options = SqliteConnectOptions::from_str(url)
+            .map_err(backend)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(backend)?;
+        let mut tx = pool.begin().await.map_err(backend)?;
+        for statement in Sql::schema("") {
+            sqlx::query(&statement)
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
+        }
+        let version: Option<i64> =
+            sqlx::query_scalar("SELECT MAX(version) FROM agent_store_schema")
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(backend)?;
+        checked_version(version)?;
+        if version.is_none() {
+            sqlx::query("INSERT INTO agent_store_schema (version) VALUES (?1)")
+                .bind(SCHEMA_VERSION)
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
+        }
+        tx.commit().await.map_err(backend)?;
+        Ok(Self {
+            pool,
+            sql: Arc::new(Sql::new("", true)),
+        })
+    }
+
+    /// The connection pool, for tools that inspect the table.
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+}
+
+/// Runs in PostgreSQL, shared by any number of workers.
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    pool: PgPool,
+    sql: Arc<Sql>,
+}
+
+impl PostgresStore {
+    /// Connects to `url` and creates the tables in the default schema.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        Self::connect_in_schema(url, None).await
+    }
+
+    /// Connects to `url` and keeps the tables in `schema` (created if missing; `a-z 0-9 _`),
+    /// so that several deployments or test runs share a database without colliding.
+    pub async fn connect_in_schema(url: &str, schema: Option<&str>) -> Result<Self, StoreError> {
+        let prefix = match schema {
+            Some(s) if is_identifier(s) => format!("{s}."),
+            Some(s) => {
+                return Err(StoreError::backend(format!(
+                    "schema `{s}` is not made of `a-z 0-9 _`"
+                )));
+            }
+            None => String::new(),
+        };
+        let pool = PgPoolOptions::new()
+            .max_connections(8)
+            .connect(url)
+            .await
+            .map_err(backend)?;
+        let mut tx = pool.begin().await.map_err(backend)?;
+        // Workers starting together create the tables once.
+        sqlx::query("SELECT pg_advisory_xact_lock(4242013)")
+            .execute(&mut *tx)
+            .await
+            .map_err(backend)?;
+        if let Some(schema) = schema {
+            sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
+        }
+        for statement in Sql::schema(&prefix) {
+            sqlx::query(&statement)
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
+        }
+        let version: Option<i64> = sqlx::query_scalar(&format!(
+            "SELECT MAX(version) FROM {prefix}agent_store_schema"
+        ))
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(backend)?;
+        checked_version(version)?;
+        if version.is_none() {
+            sqlx::query(&format!(
+                "INSERT INTO {prefix}agent_store_schema (version) VALUES ($1)"
+            ))
+            .bind(SCHEMA_VERSION)
+            .execute(&mut *tx)
+            .await
+            .map_err(backend)?;
+        }
+        tx.commit().await.map_err(backend)?;
+        Ok(Self {
+            pool,
+            sql: Arc::new(Sql::new(&prefix, false)),
+        })
+    }
+
+    /// The connection pool, for tools that inspect the table.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+}
+
+fn is_identifier(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        && !s.as_bytes()[0].is_ascii_digit()
+}
+
+/// The trait's body, the same text for both pools: sqlx's query API is.
+macro_rules! checkpoint_store {
+    ($store:ty) => {
+        impl CheckpointStore for $store {
+            fn save<'a>(&'a self, record: &'a RunRecord) -> BoxFuture<'a, Result<u64, StoreError>> {
+                Box::pin(async move {
+                    let now = int(agent_core::store::now_ms());
+                    let sql = if record.sequence == 0 {
+                        &self.sql.insert
+                    } else {
+                        &self.sql.update
+                    };
+                    let mut query = sqlx::query(sql)
+                        .bind(&record.run_id)
+                        .bind(&record.workflow)
+                        .bind(record.status.as_str())
+                        .bind(&record.state)
+                        .bind(now);
+                    if record.sequence != 0 {
+                        query = query.bind(int(record.sequence));
+                    }
+                    let done = query.execute(&self.pool).await.map_err(backend)?;
+                    if done.rows_affected() == 1 {
+                        return Ok(record.sequence + 1);
+                    }
+                    let found = match self.load(&record.run_id).await {
+                        Ok(stored) => stored.sequence,
+                        Err(StoreError::NotFound { .. }) => 0,
+                        Err(other) => return Err(other),
+                    };
+                    Err(StoreError::Conflict {
+                        run_id: record.run_id.clone(),
+                        expected: record.sequence,
+                        found,
+                    })
+                })
+            }
+
+            fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
+                Box::pin(async move {
+                    let row: Option<Row> = sqlx::query_as(&self.sql.select)
+                        .bind(run_id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                    match row {
+                        Some(row) => into_record(row),
+                        None => Err(StoreError::NotFound {
+                            run_id: run_id.chars().take(128).collect(),
+                        }),
+                    }
+                })
+            }
+
+            fn list(&self) -> BoxFuture<'_, Result<Vec<RunRecord>, StoreError>> {
+                Box::pin(async move {
+                    let rows: Vec<Row> = sqlx::query_as(&self.sql.list)
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                    rows.into_iter().map(into_record).collect()
+                })
+            }
+
+            fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+                Box::pin(async move {
+                    let done = sqlx::query(&self.sql.delete)
+                        .bind(run_id)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                    match done.rows_affected() {
+                        0 => Err(StoreError::NotFound {
+                            run_id: run_id.chars().take(128).collect(),
+                        }),
+                        _ => Ok(()),
+                    }
+                })
+            }
+
+            fn claim<'a>(
+                &'a self,
+                run_id: &'a str,
+                sequence: u64,
+            ) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
+                Box::pin(async move {
+                    let row: Option<Row> = sqlx::query_as(&self.sql.claim)
+                        .bind(run_id)
+                        .bind(int(sequence))
+                        .bind(int(agent_core::store::now_ms()))
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                    if let Some(row) = row {
+                        return into_record(row);
+                    }
+                    let stored = self.load(run_id).await?;
+                    check_claim(&stored, sequence)?;
+                    // Paused at `sequence` now, but not when the update ran: it moved on.
+                    Err(StoreError::AlreadyClaimed {
+                        run_id: stored.run_id,
+                    })
+                })
+            }
+        }
+    };
+}
+
+checkpoint_store!(SqliteStore);
+checkpoint_store!(PostgresStore);

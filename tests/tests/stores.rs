@@ -1,0 +1,444 @@
+//! One suite, run against every store: memory, file, SQLite in a temp dir, and PostgreSQL
+//! when `DATABASE_URL` is set (each test in its own schema).
+
+use agent_core::model::{BoxFuture, ChatRequest, ChatResponse, ModelError};
+use agent_core::store::{
+    CheckpointStore, FileStore, MemoryStore, RunRecord, RunStatus, StoreError,
+};
+use agent_core::workflow::{WorkflowOutcome, WorkflowState};
+use agent_core::{ChatModel, Error, ScriptedModel};
+use agent_examples::event_planning::{self, HUMAN_ANSWER, PLAN, REQUEST};
+use agent_store::{PostgresStore, SqliteStore};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Opens a fresh backend, and another instance on the same data ("another process").
+type Opener = Box<dyn Fn() -> BoxFuture<'static, Arc<dyn CheckpointStore>> + Send + Sync>;
+
+fn temp_dir(tag: &str) -> PathBuf {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "agent-store-{tag}-{}-{n}-{}",
+        std::process::id(),
+        agent_core::store::now_ms()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn memory() -> Option<Opener> {
+    let store: Arc<dyn CheckpointStore> = Arc::new(MemoryStore::new());
+    Some(Box::new(move || {
+        let store = store.clone();
+        Box::pin(async move { store })
+    }))
+}
+
+fn file() -> Option<Opener> {
+    // One store value per folder: its lock serializes the tasks of this process.
+    let store: Arc<dyn CheckpointStore> = Arc::new(FileStore::open(temp_dir("file")).unwrap());
+    Some(Box::new(move || {
+        let store = store.clone();
+        Box::pin(async move { store })
+    }))
+}
+
+fn sqlite() -> Option<Opener> {
+    let url = format!("sqlite:{}", temp_dir("sqlite").join("runs.db").display());
+    Some(Box::new(move || {
+        let url = url.clone();
+        Box::pin(async move {
+            let store: Arc<dyn CheckpointStore> = Arc::new(SqliteStore::open(&url).await.unwrap());
+            store
+        })
+    }))
+}
+
+fn postgres() -> Option<Opener> {
+    let Ok(url) = std::env::var("DATABASE_URL") else {
+        println!("skipped: PostgreSQL tests need DATABASE_URL");
+        return None;
+    };
+    static N: AtomicU32 = AtomicU32::new(0);
+    let schema = format!(
+        "t{}_{}_{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed),
+        agent_core::store::now_ms()
+    );
+    Some(Box::new(move || {
+        let (url, schema) = (url.clone(), schema.clone());
+        Box::pin(async move {
+            let store = PostgresStore::connect_in_schema(&url, Some(&schema)).await;
+            let store: Arc<dyn CheckpointStore> = Arc::new(store.unwrap());
+            store
+        })
+    }))
+}
+
+/// A model that never answers `stuck_agent`: the process "crashes" while it waits.
+struct Hangs {
+    inner: ScriptedModel,
+    stuck_agent: &'static str,
+}
+
+impl ChatModel for Hangs {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+        if request.agent == self.stuck_agent {
+            return Box::pin(std::future::pending());
+        }
+        self.inner.complete(request)
+    }
+}
+
+async fn pause(store: Arc<dyn CheckpointStore>) -> WorkflowState {
+    let workflow = event_planning::workflow();
+    let model = Arc::new(event_planning::scripted_model());
+    let runner = workflow.runner(model).with_store(store);
+    match runner.start(REQUEST).await.unwrap() {
+        WorkflowOutcome::NeedsInput { state, .. } => state,
+        other => panic!("expected a question, got {other:?}"),
+    }
+}
+
+async fn resume(store: Arc<dyn CheckpointStore>, run_id: &str) -> Result<WorkflowOutcome, Error> {
+    let workflow = event_planning::workflow();
+    let model = event_planning::script_after_question(ScriptedModel::new());
+    let runner = workflow.runner(Arc::new(model)).with_store(store);
+    runner.resume_run(run_id, HUMAN_ANSWER).await
+}
+
+fn store_error(result: Result<WorkflowOutcome, Error>) -> StoreError {
+    match result {
+        Err(Error::Store(e)) => e,
+        other => panic!("expected a store error, got {other:?}"),
+    }
+}
+
+async fn pause_and_resume_across_instances(open: Opener) {
+    let state = pause(open().await).await;
+    let stored = open().await.load(&state.run_id).await.unwrap();
+    assert_eq!(stored.status, RunStatus::Paused);
+    assert_eq!(stored.workflow, "event_planning");
+    // The state is kept as text, byte for byte.
+    assert_eq!(stored.state, serde_json::to_string(&state).unwrap());
+
+    let Ok(WorkflowOutcome::Finished { output, .. }) = resume(open().await, &state.run_id).await
+    else {
+        panic!("expected the plan");
+    };
+    assert_eq!(output, PLAN);
+    let done = open().await.load(&state.run_id).await.unwrap();
+    assert_eq!(done.status, RunStatus::Finished);
+    assert!(done.sequence > stored.sequence);
+
+    let again = store_error(resume(open().await, &state.run_id).await);
+    assert!(
+        matches!(
+            again,
+            StoreError::NotPaused {
+                status: RunStatus::Finished,
+                ..
+            }
+        ),
+        "{again}"
+    );
+    assert_eq!(
+        again.to_string(),
+        format!(
+            "run `{}` is finished, not paused: there is nothing to resume",
+            state.run_id
+        )
+    );
+    let unknown = store_error(resume(open().await, "no-such-run").await);
+    assert_eq!(unknown.to_string(), "no run `no-such-run` is stored");
+    let runs = open().await.list().await.unwrap();
+    assert_eq!(runs.len(), 1);
+}
+
+async fn stale_writer_conflicts(open: Opener) {
+    let store = open().await;
+    let mut record = RunRecord::new(
+        "conflict-run",
+        "w",
+        RunStatus::Running,
+        r#"{"b":1,"a":1.50}"#,
+    );
+    assert_eq!(store.save(&record).await.unwrap(), 1);
+    let stale = store_error(Err(store.save(&record).await.unwrap_err().into()));
+    assert!(
+        matches!(
+            stale,
+            StoreError::Conflict {
+                expected: 0,
+                found: 1,
+                ..
+            }
+        ),
+        "{stale}"
+    );
+    record.sequence = 1;
+    assert_eq!(store.save(&record).await.unwrap(), 2);
+    let stale = store.save(&record).await.unwrap_err();
+    assert_eq!(
+        stale.to_string(),
+        "run `conflict-run` was saved by another writer: expected sequence 1, found 2"
+    );
+    let loaded = open().await.load("conflict-run").await.unwrap();
+    assert_eq!(loaded.state, r#"{"b":1,"a":1.50}"#);
+    assert_eq!(loaded.sequence, 2);
+    store.delete("conflict-run").await.unwrap();
+    assert!(matches!(
+        store.load("conflict-run").await,
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.delete("conflict-run").await,
+        Err(StoreError::NotFound { .. })
+    ));
+}
+
+async fn one_of_many_racing_resumers_wins(open: Opener) {
+    let state = pause(open().await).await;
+    // Threads, not tasks: a workflow run's future is not `Send` for every lifetime
+    // `tokio::spawn` asks, and blocking threads race for real.
+    let barrier = Arc::new(std::sync::Barrier::new(16));
+    let handle = tokio::runtime::Handle::current();
+    let mut tasks = Vec::new();
+    for _ in 0..16 {
+        let (store, barrier, run_id) = (open().await, barrier.clone(), state.run_id.clone());
+        let handle = handle.clone();
+        tasks.push(tokio::task::spawn_blocking(move || {
+            barrier.wait();
+            handle.block_on(resume(store, &run_id))
+        }));
+    }
+    let mut won = 0;
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(WorkflowOutcome::Finished { output, .. }) => {
+                assert_eq!(output, PLAN);
+                won += 1;
+            }
+            Err(Error::Store(StoreError::AlreadyClaimed { .. }))
+            | Err(Error::Store(StoreError::NotPaused { .. })) => {}
+            other => panic!("a loser got {other:?}"),
+        }
+    }
+    assert_eq!(won, 1);
+    let done = open().await.load(&state.run_id).await.unwrap();
+    assert_eq!(done.status, RunStatus::Finished);
+}
+
+/// A change to a stored record.
+type Edit = Box<dyn Fn(&mut RunRecord)>;
+
+/// Rewrites the stored run (as someone with access to the table would).
+async fn tamper(store: &Arc<dyn CheckpointStore>, run_id: &str, edit: impl Fn(&mut RunRecord)) {
+    let mut record = store.load(run_id).await.unwrap();
+    edit(&mut record);
+    store.save(&record).await.unwrap();
+}
+
+async fn bad_rows_are_refused(open: Opener) {
+    let store = open().await;
+    let state = pause(store.clone()).await;
+    let id = state.run_id.clone();
+    let cases: [(&str, Edit); 4] = [
+        (
+            "truncated",
+            Box::new(|r| r.state.truncate(r.state.len() / 2)),
+        ),
+        (
+            "tampered",
+            Box::new(|r| {
+                r.state = r
+                    .state
+                    .replacen(r#""role":"user""#, r#""role":"system""#, 1)
+            }),
+        ),
+        (
+            "foreign workflow",
+            Box::new(|r| r.workflow = "payroll".into()),
+        ),
+        (
+            "foreign run",
+            Box::new(|r| r.state = r.state.replace(&r.run_id, "another-run")),
+        ),
+    ];
+    let original = store.load(&id).await.unwrap();
+    for (name, edit) in cases {
+        tamper(&store, &id, |r| {
+            r.state = original.state.clone();
+            r.workflow = original.workflow.clone();
+            edit(r);
+        })
+        .await;
+        let refused = store_error(resume(open().await, &id).await);
+        assert!(
+            matches!(refused, StoreError::Corrupt { .. }),
+            "{name}: {refused}"
+        );
+        assert!(
+            refused
+                .to_string()
+                .starts_with(&format!("stored run `{id}` is corrupt: ")),
+            "{name}: {refused}"
+        );
+        // Refused before the claim: the run is still paused.
+        assert_eq!(
+            store.load(&id).await.unwrap().status,
+            RunStatus::Paused,
+            "{name}"
+        );
+    }
+    tamper(&store, &id, |r| {
+        r.state = original.state.clone();
+        r.workflow = original.workflow.clone();
+    })
+    .await;
+    assert!(matches!(
+        resume(open().await, &id).await,
+        Ok(WorkflowOutcome::Finished { .. })
+    ));
+}
+
+async fn crash_resumes_from_last_completed_step(open: Opener) {
+    let workflow = event_planning::workflow();
+    let model = Hangs {
+        inner: event_planning::scripted_model(),
+        stuck_agent: "catering_agent",
+    };
+    let runner = workflow.runner(Arc::new(model)).with_store(open().await);
+    let crashed =
+        tokio::time::timeout(std::time::Duration::from_millis(300), runner.start(REQUEST));
+    assert!(crashed.await.is_err(), "the run should hang at catering");
+    drop(runner);
+
+    let runs = open().await.list().await.unwrap();
+    assert_eq!(runs.len(), 1);
+    let stored = &runs[0];
+    assert_eq!(stored.status, RunStatus::Running);
+    let state = workflow.parse_state(&stored.state).unwrap();
+    let done: Vec<&str> = (&state.upstream)
+        .into_iter()
+        .map(|p| p.producer.as_str())
+        .collect();
+    assert_eq!(done, ["venue_agent", "budget_agent"]);
+
+    // A new process: only catering onward is scripted, so the finished steps are not rerun.
+    let question = agent_core::Message::assistant(
+        r#"{"user_input_needed": true, "user_prompt": "Do any guests have dietary restrictions?"}"#,
+    );
+    let model = ScriptedModel::new().script("catering_agent", [question]);
+    let model = event_planning::script_after_question(model);
+    let model = Arc::new(model);
+    let recovered = workflow.runner(model.clone()).with_store(open().await);
+    let outcome = recovered.recover_run(&stored.run_id).await.unwrap();
+    assert!(
+        matches!(outcome, WorkflowOutcome::NeedsInput { .. }),
+        "{outcome:?}"
+    );
+    assert!(model.requests_of("venue_agent").is_empty());
+    assert!(model.requests_of("budget_agent").is_empty());
+    let finished = resume(open().await, &stored.run_id).await;
+    assert!(
+        matches!(finished, Ok(WorkflowOutcome::Finished { .. })),
+        "{finished:?}"
+    );
+}
+
+/// Rows edited in the table itself (`edit` runs `UPDATE ... SET <its argument>` on the run):
+/// a status or sequence no run record has is refused.
+async fn raw_rows(
+    store: &dyn CheckpointStore,
+    edit: impl Fn(&'static str) -> BoxFuture<'static, ()>,
+) {
+    let record = RunRecord::new("raw-run", "event_planning", RunStatus::Paused, "{}");
+    store.save(&record).await.unwrap();
+    let edits = [
+        ("status = 'bogus'", "its status `bogus` is not a run status"),
+        (
+            "status = 'paused', sequence = -1",
+            "its sequence (-1) is negative",
+        ),
+    ];
+    for (set, reason) in edits {
+        edit(set).await;
+        let refused = store.load("raw-run").await.unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            format!("stored run `raw-run` is corrupt: {reason}")
+        );
+        assert!(matches!(
+            store.list().await,
+            Err(StoreError::Corrupt { .. })
+        ));
+    }
+}
+
+#[tokio::test]
+async fn sqlite_raw_rows_are_refused() {
+    let url = format!("sqlite:{}", temp_dir("raw").join("runs.db").display());
+    let store = SqliteStore::open(&url).await.unwrap();
+    let pool = store.pool().clone();
+    raw_rows(&store, |set| {
+        let pool = pool.clone();
+        Box::pin(async move {
+            let sql = format!("UPDATE agent_runs SET {set} WHERE run_id = 'raw-run'");
+            sqlx::query(&sql).execute(&pool).await.unwrap();
+        })
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn postgres_raw_rows_are_refused() {
+    let Ok(url) = std::env::var("DATABASE_URL") else {
+        println!("skipped: PostgreSQL tests need DATABASE_URL");
+        return;
+    };
+    let schema = format!("raw{}_{}", std::process::id(), agent_core::store::now_ms());
+    let store = PostgresStore::connect_in_schema(&url, Some(&schema))
+        .await
+        .unwrap();
+    let pool = store.pool().clone();
+    raw_rows(&store, |set| {
+        let (pool, schema) = (pool.clone(), schema.clone());
+        Box::pin(async move {
+            let sql = format!("UPDATE {schema}.agent_runs SET {set} WHERE run_id = 'raw-run'");
+            sqlx::query(&sql).execute(&pool).await.unwrap();
+        })
+    })
+    .await;
+}
+
+macro_rules! suite {
+    ($($backend:ident),*) => {$(
+        mod $backend {
+            macro_rules! case {
+                ($name:ident) => {
+                    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                    async fn $name() {
+                        match super::$backend() {
+                            Some(open) => super::$name(open).await,
+                            None => println!("skipped {}", stringify!($name)),
+                        }
+                    }
+                };
+            }
+            case!(pause_and_resume_across_instances);
+            case!(stale_writer_conflicts);
+            case!(one_of_many_racing_resumers_wins);
+            case!(bad_rows_are_refused);
+            case!(crash_resumes_from_last_completed_step);
+        }
+    )*};
+}
+
+suite!(memory, file, sqlite, postgres);
