@@ -31,6 +31,7 @@ mod locate;
 mod loosen;
 mod naming;
 mod prepare;
+mod raw;
 mod reject;
 mod rewrite;
 mod types;

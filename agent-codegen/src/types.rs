@@ -12,6 +12,7 @@ use crate::ContractKind;
 use crate::error::SchemaError;
 use crate::locate::locate;
 use crate::loosen::{self, quietly};
+use crate::raw;
 use crate::reject;
 use crate::rewrite;
 use crate::{fixup, prepare};
@@ -132,7 +133,7 @@ pub fn generate_types_with(
     warnings.extend(built.loosened.iter().map(|pointer| {
         let pointer = schema_pointer(&schema, pointer);
         let message = format!(
-            "typify cannot type the schema at `{}`: it is typed as `serde_json::Value` and checked by the validator only (simplify it, or give it a plain `type`, to type it)",
+            "typify cannot type the schema at `{}`: it is typed as any JSON value (`RawJson`) and checked by the validator only (simplify it, or give it a plain `type`, to type it)",
             crate::reject::display(&pointer)
         );
         error(&pointer, message)
@@ -422,6 +423,7 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 fn finish(typified: Typified, schema: &Value, runtime: &syn::Path) -> Result<Built, String> {
     let mut file: syn::File = syn::parse_str(&typified.code)
         .map_err(|e| format!("internal error: typify output does not parse: {e}"))?;
+    raw::keep_raw_json(&mut file, runtime);
     rewrite::reroute(&mut file, runtime);
     rewrite::display_string_newtypes(&mut file);
     fixup::camel_case_variants(&mut file);

@@ -421,10 +421,10 @@ fn reserved_keys_in_input_contracts() {
     let pointers: Vec<&str> = errors.iter().map(|e| e.pointer.as_str()).collect();
     assert_eq!(
         pointers,
-        ["/properties/task", "/properties/context", "/required/1"]
+        ["/properties/context", "/properties/task", "/required/1"]
     );
     assert_eq!(
-        errors[0].message,
+        errors[1].message,
         "property `task` at `/properties/task` is reserved in input contracts: the tool call itself uses that key; rename the property"
     );
 

@@ -3,12 +3,14 @@
 
 use crate::contract::Contract;
 use crate::error::RetryError;
+use crate::json::{RawJson, Shown};
 use crate::kwargs::ToolCall;
 use crate::limits::Limits;
 use crate::prompt::PromptError;
 use serde::Deserialize as _;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use std::any::Any;
 use std::sync::Arc;
 
@@ -20,8 +22,8 @@ pub trait AgentInput: DeserializeOwned {
     /// The compiled contract (compiled once per process).
     fn input_contract() -> &'static Contract;
 
-    /// Checks the call's context against the contract, then deserializes it, borrowing the
-    /// context rather than cloning it.
+    /// Checks the call's context against the contract, then deserializes it from the text the
+    /// parent wrote, so numbers and untyped parts reach the input as written.
     fn from_call(call: &ToolCall) -> Result<Self, RetryError> {
         Self::from_call_within(call, &Limits::default())
     }
@@ -29,9 +31,11 @@ pub trait AgentInput: DeserializeOwned {
     /// [`AgentInput::from_call`], building any retry error within `limits`.
     fn from_call_within(call: &ToolCall, limits: &Limits) -> Result<Self, RetryError> {
         let contract = Self::input_contract();
-        contract.check_within(call.context(), limits)?;
-        Self::deserialize(call.context())
-            .map_err(|e| contract.deserialize_error_within(call.context(), &e, limits))
+        contract.check_call_within(call, limits)?;
+        call.deserialize_context::<Self>().map_err(|e| {
+            let error = contract.deserialize_error_within(call.context(), &e, limits);
+            contract.in_call_order(error, call, limits)
+        })
     }
 }
 
@@ -131,6 +135,8 @@ pub fn check_output_within<A: Agent>(
 pub struct CheckedOutput {
     value: Value,
     typed: Arc<dyn Any + Send + Sync>,
+    /// The JSON as the model wrote it (its key order, its numbers' text), when known.
+    text: Option<RawJson>,
 }
 
 impl CheckedOutput {
@@ -139,6 +145,30 @@ impl CheckedOutput {
         Self {
             value,
             typed: Arc::new(typed),
+            text: None,
+        }
+    }
+
+    /// Keeps `text`, the JSON the value was parsed from, to show the output as the model wrote
+    /// it. Text that is not one JSON value is ignored.
+    pub fn with_text(mut self, text: &str) -> Self {
+        self.text = serde_json::from_str::<Box<RawValue>>(text)
+            .ok()
+            .map(RawJson::from_raw);
+        self
+    }
+
+    /// The output as the model wrote it, when known.
+    pub fn text(&self) -> Option<&RawJson> {
+        self.text.as_ref()
+    }
+
+    /// The output as JSON to show again (to a model, in a prompt): as the model wrote it when
+    /// known, else the value.
+    pub fn as_written(&self) -> Shown<'_> {
+        match &self.text {
+            Some(text) => Shown::Text(text),
+            None => Shown::Value(&self.value),
         }
     }
 

@@ -13,7 +13,7 @@
 use crate::agent::CheckedOutput;
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, RetryError, Side};
-use crate::extract::extract_json;
+use crate::extract::extract_json_text;
 use crate::ids::ContextId;
 use crate::model::{ChatModel, ChatRequest, Message, OutputSchema, ToolCallRequest};
 use crate::rerun::{AgentOutput, PreviousAttempt, describe_retry_error};
@@ -210,7 +210,8 @@ impl Engine<'_> {
             })?;
         let text = match refusal {
             Refusal::Output => {
-                let json = serde_json::to_string_pretty(&traced).unwrap_or_default();
+                let json =
+                    serde_json::to_string_pretty(&error.with_context_id(id)).unwrap_or_default();
                 crate::texts::output_retry(&json, &section)
             }
             Refusal::Handoff { consumer, message } => {
@@ -298,14 +299,18 @@ impl Engine<'_> {
     /// An answer's text: its JSON, or (for a workflow agent without an output contract) the
     /// text itself.
     fn check_text(&self, ask: &Ask<'_>, content: &str) -> Result<Checked, RetryError> {
-        let value = match extract_json(content, &self.config.limits) {
-            Ok(value) => value,
+        let (value, text) = match extract_json_text(content, &self.config.limits) {
+            Ok(found) => found,
             Err(_) if ask.workflow && ask.agent.output_contract().is_none() => {
-                Value::String(content.to_owned())
+                (Value::String(content.to_owned()), "")
             }
             Err(e) => return Err(e),
         };
-        self.check_value(ask, value)
+        // The output keeps the text the model wrote, to be shown again as written.
+        Ok(match self.check_value(ask, value)? {
+            Checked::Output(output) if !text.is_empty() => Checked::Output(output.with_text(text)),
+            checked => checked,
+        })
     }
 
     /// A parsed answer: a question, or an output whose routing (if any) is accepted and which

@@ -2,6 +2,7 @@
 //! either `Ok` or the structured retry error a caller can act on.
 
 use crate::error::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
+use crate::kwargs::ToolCall;
 use crate::limits::{Limits, truncate};
 use agent_schema::validator_options;
 use jsonschema::error::ValidationErrorKind;
@@ -52,6 +53,9 @@ pub struct Contract {
     name: String,
     kind: ContractKind,
     schema: Value,
+    /// The schema's text as written, when it was given as text: its keys in the author's
+    /// order, for the prompts that show it to a model.
+    text: Option<crate::json::RawJson>,
     validator: Validator,
     required: Vec<String>,
     limits: Limits,
@@ -124,6 +128,7 @@ impl Contract {
             name,
             kind,
             schema,
+            text: None,
             validator,
             required,
             limits: Limits::default(),
@@ -137,11 +142,15 @@ impl Contract {
         text: &str,
     ) -> Result<Self, ContractError> {
         let name = name.into();
-        let schema = serde_json::from_str(text).map_err(|source| ContractError::Json {
+        let json = |source| ContractError::Json {
             name: name.clone(),
             source,
-        })?;
-        Self::new(name, kind, schema)
+        };
+        let schema = serde_json::from_str(text).map_err(json)?;
+        let raw = serde_json::from_str(text).map_err(json)?;
+        let mut contract = Self::new(name.clone(), kind, schema)?;
+        contract.text = Some(crate::json::RawJson::from_raw(raw));
+        Ok(contract)
     }
 
     /// Replaces the limits used when building retry errors.
@@ -163,6 +172,16 @@ impl Contract {
     /// The schema as written.
     pub fn schema(&self) -> &Value {
         &self.schema
+    }
+
+    /// The schema as pretty JSON (2-space indent), its keys in the author's order when the
+    /// contract was built from text; for prompts that show the schema to a model.
+    pub fn schema_pretty(&self) -> String {
+        match &self.text {
+            Some(text) => serde_json::to_string_pretty(text),
+            None => serde_json::to_string_pretty(&self.schema),
+        }
+        .unwrap_or_default()
     }
 
     /// The root's `required` fields, in schema order.
@@ -201,6 +220,50 @@ impl Contract {
                 .collect()
         };
         Err(self.retry_error(instance, violations, limits))
+    }
+
+    /// Validates a call's context, reporting in the caller's order: the validator reads the
+    /// context as a `Value`, whose keys are sorted, so the retry error's `provided_fields`, its
+    /// violations (by their top-level field) and its hint are put back in the order the caller
+    /// wrote the fields.
+    pub fn check_call_within(&self, call: &ToolCall, limits: &Limits) -> Result<(), RetryError> {
+        self.check_within(call.context(), limits)
+            .map_err(|e| self.in_call_order(e, call, limits))
+    }
+
+    /// A retry error about `call`'s context, its lists in the caller's order.
+    pub(crate) fn in_call_order(
+        &self,
+        mut error: RetryError,
+        call: &ToolCall,
+        limits: &Limits,
+    ) -> RetryError {
+        error.provided_fields = call
+            .entries()
+            .take(limits.max_listed_fields)
+            .map(|(key, _)| truncate(key, limits.max_echo_bytes).into_owned())
+            .collect();
+        let position: std::collections::HashMap<&str, usize> = call
+            .entries()
+            .enumerate()
+            .map(|(i, (key, _))| (key, i))
+            .collect();
+        // Errors about the whole context first, then by the field they are under (a stable
+        // sort keeps the validator's order within a field).
+        error.errors.sort_by_key(|v| match v.path.first() {
+            Some(PathSegment::Key(key)) => position.get(key.as_str()).map_or(usize::MAX, |i| i + 1),
+            _ => 0,
+        });
+        let first = error
+            .errors
+            .first()
+            .map(|v| (v.message.clone(), v.path.clone()));
+        if let Some((message, path)) = first {
+            error.validation_message = message;
+            error.path = path;
+        }
+        error.hint = hint(&error.missing_fields, &error.errors);
+        error
     }
 
     /// The retry error for a value that passed the schema but not the typed deserialization

@@ -325,7 +325,7 @@ impl PromptContributor for OutputContractContributor {
 pub fn output_contract(agent: &dyn DynAgent) -> String {
     let schema = agent
         .output_contract()
-        .map(|contract| serde_json::to_string_pretty(contract.schema()).unwrap_or_default());
+        .map(|contract| contract.schema_pretty());
     crate::texts::output_contract(schema.as_deref())
 }
 

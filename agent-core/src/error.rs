@@ -201,8 +201,21 @@ impl RetryError {
         serde_json::to_value(self).unwrap_or_default()
     }
 
+    /// The error as a tool result of the agent call `context_id`, to serialize: the keys of
+    /// the error in their order, then `context_id` (what a model reads).
+    pub fn with_context_id<'a>(
+        &'a self,
+        context_id: &'a crate::ids::ContextId,
+    ) -> WithContextId<'a> {
+        WithContextId {
+            error: &self.0,
+            context_id,
+        }
+    }
+
     /// The error as a tool result of the agent call `context_id`: the keys of
-    /// [`RetryError::to_json`], then `context_id`.
+    /// [`RetryError::to_json`] and `context_id` (a `Value`'s keys are sorted; see
+    /// [`RetryError::with_context_id`] for the keys in order).
     pub fn to_json_with_context_id(&self, context_id: &crate::ids::ContextId) -> serde_json::Value {
         let mut json = self.to_json();
         if let serde_json::Value::Object(map) = &mut json {
@@ -210,6 +223,14 @@ impl RetryError {
         }
         json
     }
+}
+
+/// A retry error and the agent call it is about (see [`RetryError::with_context_id`]).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct WithContextId<'a> {
+    #[serde(flatten)]
+    error: &'a RetryDetails,
+    context_id: &'a crate::ids::ContextId,
 }
 
 impl fmt::Display for RetryError {

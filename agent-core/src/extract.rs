@@ -3,7 +3,6 @@
 
 use crate::error::{ErrorKind, RetryError};
 use crate::limits::{Limits, check_shape};
-use serde::Deserialize as _;
 use serde_json::Value;
 
 /// How many `{` positions in prose are tried before giving up, so an answer full of braces
@@ -16,6 +15,14 @@ const MAX_CANDIDATES: usize = 64;
 /// Depth is checked on the parsed value (serde_json's own recursion limit keeps parsing off
 /// the stack's edge), so no quote in the prose around the JSON can hide nesting.
 pub fn extract_json(answer: &str, limits: &Limits) -> Result<Value, RetryError> {
+    extract_json_text(answer, limits).map(|(value, _)| value)
+}
+
+/// [`extract_json`], with the part of `answer` that holds the JSON, as the model wrote it.
+pub fn extract_json_text<'a>(
+    answer: &'a str,
+    limits: &Limits,
+) -> Result<(Value, &'a str), RetryError> {
     if answer.len() > limits.max_bytes {
         let kind = ErrorKind::TooLarge {
             size: answer.len(),
@@ -28,12 +35,13 @@ pub fn extract_json(answer: &str, limits: &Limits) -> Result<Value, RetryError> 
             "Answer with a shorter JSON object",
         ));
     }
-    let value = match find(answer) {
-        Found::Object(value) => {
+    let found = match find(answer) {
+        Found::Object(value, text) => {
             check_shape(&value, limits, 0)?;
-            value
+            (value, text)
         }
         Found::TooDeep => return Err(too_deep(limits)),
+        Found::OutOfRange(path) => return Err(crate::limits::out_of_range_error(path, limits)),
         Found::Nothing => {
             return Err(RetryError::call(
                 ErrorKind::OutputNotJson,
@@ -42,12 +50,15 @@ pub fn extract_json(answer: &str, limits: &Limits) -> Result<Value, RetryError> 
             ));
         }
     };
-    Ok(value)
+    Ok(found)
 }
 
-enum Found {
-    Object(Value),
+enum Found<'a> {
+    /// The object, and the text it was parsed from.
+    Object(Value, &'a str),
     TooDeep,
+    /// An object with a number no `f64` holds, at this path.
+    OutOfRange(Vec<crate::error::PathSegment>),
     Nothing,
 }
 
@@ -63,26 +74,34 @@ fn too_deep(limits: &Limits) -> RetryError {
     )
 }
 
-fn find(answer: &str) -> Found {
-    if let Ok(value @ Value::Object(_)) = serde_json::from_str(answer.trim()) {
-        return Found::Object(value);
+fn find(answer: &str) -> Found<'_> {
+    let trimmed = answer.trim();
+    match serde_json::from_str(trimmed) {
+        Ok(value @ Value::Object(_)) => return Found::Object(value, trimmed),
+        Err(e) if trimmed.starts_with('{') => {
+            if let Some(found) = out_of_range(&e, trimmed) {
+                return found;
+            }
+        }
+        _ => {}
     }
-    if let Some(value) = fenced(answer) {
-        return Found::Object(value);
+    if let Some((value, text)) = fenced(answer) {
+        return Found::Object(value, text);
     }
     embedded(answer)
 }
 
 /// The first ```json (or bare ```) block that holds an object.
-fn fenced(answer: &str) -> Option<Value> {
+fn fenced(answer: &str) -> Option<(Value, &str)> {
     let mut rest = answer;
     while let Some(open) = rest.find("```") {
         let after = &rest[open + 3..];
         let body_start = after.find('\n').map_or(after.len(), |n| n + 1);
         let body = &after[body_start..];
         let close = body.find("```")?;
-        if let Ok(value @ Value::Object(_)) = serde_json::from_str(body[..close].trim()) {
-            return Some(value);
+        let text = body[..close].trim();
+        if let Ok(value @ Value::Object(_)) = serde_json::from_str(text) {
+            return Some((value, text));
         }
         rest = &body[close + 3..];
     }
@@ -94,20 +113,25 @@ fn fenced(answer: &str) -> Option<Value> {
 /// A candidate that fails is skipped up to where its parse stopped: an object nested in a
 /// broken outer object is never taken for the answer, and the whole search reads the text a
 /// bounded number of times.
-fn embedded(answer: &str) -> Found {
+fn embedded(answer: &str) -> Found<'_> {
     let mut from = 0;
     for _ in 0..MAX_CANDIDATES {
         let Some(at) = answer[from..].find('{').map(|i| from + i) else {
             return Found::Nothing;
         };
         let rest = &answer[at..];
-        let mut de = serde_json::Deserializer::from_str(rest);
-        match Value::deserialize(&mut de) {
-            Ok(value) => return Found::Object(value),
+        let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
+        match values.next().unwrap_or_else(|| Ok(Value::Null)) {
+            Ok(value) => return Found::Object(value, &rest[..values.byte_offset()]),
             Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
                 return Found::TooDeep;
             }
-            Err(e) => from = at + offset_of(rest, e.line(), e.column()).max(1),
+            Err(e) => {
+                if let Some(found) = out_of_range(&e, rest) {
+                    return found;
+                }
+                from = at + offset_of(rest, e.line(), e.column()).max(1);
+            }
         }
         if from >= answer.len() {
             return Found::Nothing;
@@ -117,6 +141,14 @@ fn embedded(answer: &str) -> Found {
         }
     }
     Found::Nothing
+}
+
+/// An object that failed to parse only for a number no `f64` holds: that number's path.
+fn out_of_range<'a>(error: &serde_json::Error, text: &str) -> Option<Found<'a>> {
+    if !error.to_string().starts_with("number out of range") {
+        return None;
+    }
+    crate::json::out_of_range(text).map(Found::OutOfRange)
 }
 
 /// The byte offset of serde_json's 1-based line and column in `text`.

@@ -11,6 +11,7 @@ pub mod error;
 pub mod extract;
 pub mod ids;
 mod integer;
+pub mod json;
 pub mod kwargs;
 pub mod limits;
 pub mod markdown;
@@ -49,6 +50,9 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
     pub use std::sync::OnceLock;
+
+    /// The types of a contract's untyped parts: JSON kept as the text it arrived in.
+    pub use crate::json::{RawJson, RawObject};
 
     /// Integer fields that accept integral floats (`5.0`), as JSON Schema does.
     pub mod integer {
@@ -98,7 +102,7 @@ pub mod __private {
 
     /// The default user prompt for a typed call.
     pub fn default_prompt(call: &ToolCall) -> String {
-        crate::prompt::default_user_prompt(&call.task, call.context_map())
+        crate::prompt::default_call_prompt(call)
     }
 
     /// The call's task as a template's `task`: no line of it can open a block.

@@ -248,6 +248,20 @@ fn non_finite(value: &Value, limits: &Limits) -> RetryError {
             _ => {}
         }
     }
+    out_of_range_error(path, limits)
+}
+
+/// The retry error for a number no `f64` holds (`1e400`), at `path`.
+pub(crate) fn out_of_range_error(path: Vec<PathSegment>, limits: &Limits) -> RetryError {
+    let path: Vec<PathSegment> = path
+        .into_iter()
+        .map(|s| match s {
+            PathSegment::Key(k) => {
+                PathSegment::Key(truncate(&k, limits.max_echo_bytes).into_owned())
+            }
+            index => index,
+        })
+        .collect();
     let shown: Vec<String> = path.iter().map(ToString::to_string).collect();
     let message = format!(
         "the number at `/{}` is out of range: a JSON number must be a finite double",

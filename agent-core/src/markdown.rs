@@ -2,8 +2,9 @@
 //! array items, `*(empty)*` for empty arrays and objects, two spaces per level.
 //!
 //! It is a serde `Serializer`, so any `Serialize` value (a `serde_json::Value` or a typed
-//! input) renders without an intermediate tree, and numbers keep the exact text they had in the
-//! input (`serde_json`'s `arbitrary_precision` hands it over as a string).
+//! input) renders without an intermediate tree. JSON kept as text (serde_json's `RawValue`,
+//! and the [`RawJson`](crate::json::RawJson) of a contract's untyped parts) renders from its
+//! text: objects in document order, numbers exactly as written.
 //!
 //! A value cannot forge the prompt's structure: every following line of a multi-line string or
 //! key is indented to its item's content column, and a line that would open a block (heading,
@@ -15,10 +16,11 @@ use std::fmt::{self, Write as _};
 /// Renders `value` as markdown; no trailing newline, so a template decides the line breaks.
 ///
 /// ```
-/// let v = serde_json::json!({"name": "a", "tags": ["x"], "empty": {}});
+/// let v: agent_core::json::RawJson =
+///     serde_json::from_str(r#"{"name": "a", "tags": ["x"], "ratio": 0.50, "empty": {}}"#).unwrap();
 /// assert_eq!(
 ///     agent_core::markdown::to_markdown(&v).unwrap(),
-///     "- **name**: a\n- **tags**:\n  - x\n- **empty**: *(empty)*"
+///     "- **name**: a\n- **tags**:\n  - x\n- **ratio**: 0.50\n- **empty**: *(empty)*"
 /// );
 /// ```
 pub fn to_markdown<T: Serialize + ?Sized>(value: &T) -> Result<String, MarkdownError> {
@@ -209,6 +211,7 @@ impl<'o> Md<'o> {
             key: String::new(),
             has_key: false,
             number: false,
+            raw: false,
         }
     }
 }
@@ -224,6 +227,8 @@ struct Compound<'o> {
     has_key: bool,
     /// This "struct" is serde_json's carrier of a number's exact text.
     number: bool,
+    /// ... and of any JSON value's text (a `RawValue`), which may be compound.
+    raw: bool,
 }
 
 impl<'o> Compound<'o> {
@@ -661,9 +666,9 @@ impl<'o> ser::Serializer for Md<'o> {
         Ok(self.compound())
     }
     fn serialize_struct(self, name: &'static str, _: usize) -> Result<Compound<'o>, MarkdownError> {
-        let number = name == NUMBER_TOKEN || name == RAW_TOKEN;
         let mut compound = self.compound();
-        compound.number = number;
+        compound.raw = name == RAW_TOKEN;
+        compound.number = name == NUMBER_TOKEN || compound.raw;
         Ok(compound)
     }
     fn serialize_struct_variant(
@@ -755,6 +760,11 @@ impl ser::SerializeStruct for Compound<'_> {
                 indent: self.md.indent,
                 slot: std::mem::replace(&mut self.md.slot, Slot::Root),
             };
+            if self.raw {
+                let mut text = String::new();
+                value.serialize(TextInto(&mut text))?;
+                return raw_value(md, &text);
+            }
             return md.scalar_with(|out| value.serialize(TextInto(out)));
         }
         self.entry(key, value)
@@ -776,6 +786,18 @@ impl ser::SerializeStructVariant for Compound<'_> {
     }
     fn end(self) -> Result<(), MarkdownError> {
         self.finish()
+    }
+}
+
+/// A `RawValue`'s text: a number as written, anything else walked level by level.
+fn raw_value(md: Md<'_>, text: &str) -> Result<(), MarkdownError> {
+    match text.trim_start().as_bytes().first() {
+        Some(b'-' | b'0'..=b'9') => md.scalar(text.trim()),
+        _ => {
+            let raw: &serde_json::value::RawValue =
+                serde_json::from_str(text).map_err(ser::Error::custom)?;
+            crate::json::Walk(raw).serialize(md)
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 //! Context goes into the user prompt, where the model reads it as the data of its task, not as
 //! a JSON dump in the system prompt.
 
+use crate::kwargs::ToolCall;
 use askama::Template;
 use serde_json::{Map, Value};
 use std::fmt;
@@ -34,10 +35,39 @@ impl<'a> DefaultUserPrompt<'a> {
         let task = crate::markdown::escape_text(task);
         let context = (!context.is_empty()).then(|| FencedJson {
             fence: fence_for(context),
-            map: context,
+            body: Body::Map(context),
         });
         Self { task, context }
     }
+
+    /// The prompt of a call: its task, and its context as the parent wrote it (its keys in
+    /// their order, its numbers as written).
+    pub fn for_call(call: &'a ToolCall) -> Self {
+        let task = crate::markdown::escape_text(&call.task);
+        let context = (call.entries().len() > 0).then(|| FencedJson {
+            fence: fence_for_entries(call),
+            body: Body::Call(call),
+        });
+        Self { task, context }
+    }
+}
+
+/// Renders the default user prompt of a call (see [`DefaultUserPrompt::for_call`]).
+///
+/// ```
+/// let call = agent_core::kwargs::ToolCall::from_json_str(
+///     r#"{"task": "Plan it", "z": 0.60, "a": 1e5}"#,
+/// ).unwrap();
+/// assert_eq!(
+///     agent_core::prompt::default_call_prompt(&call),
+///     "Plan it\n\n## Context\n```json\n{\n  \"z\": 0.60,\n  \"a\": 1e5\n}\n```"
+/// );
+/// ```
+pub fn default_call_prompt(call: &ToolCall) -> String {
+    // Writing strings into a String cannot fail, and the template calls no fallible filter.
+    DefaultUserPrompt::for_call(call)
+        .render()
+        .unwrap_or_default()
 }
 
 /// Renders the default user prompt.
@@ -60,13 +90,23 @@ pub fn default_user_prompt(task: &str, context: &Map<String, Value>) -> String {
 /// Pretty JSON (2-space indent) written straight into the output, and its fence.
 struct FencedJson<'a> {
     fence: String,
-    map: &'a Map<String, Value>,
+    body: Body<'a>,
+}
+
+/// What the fence holds: a map built in code, or a call's context as written.
+enum Body<'a> {
+    Map(&'a Map<String, Value>),
+    Call(&'a ToolCall),
 }
 
 impl fmt::Display for FencedJson<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut adapter = FmtWriter(f);
-        serde_json::to_writer_pretty(&mut adapter, self.map).map_err(|_| fmt::Error)
+        match self.body {
+            Body::Map(map) => serde_json::to_writer_pretty(&mut adapter, map),
+            Body::Call(call) => serde_json::to_writer_pretty(&mut adapter, &call.context_json()),
+        }
+        .map_err(|_| fmt::Error)
     }
 }
 
@@ -110,6 +150,47 @@ fn fence_for(map: &Map<String, Value>) -> String {
         }
     }
     "`".repeat((longest + 1).max(3))
+}
+
+/// [`fence_for`] on a call's context as written: backticks stand only inside strings and keys,
+/// as themselves or as the escape `\u0060`, which the pretty printer writes out as a backtick.
+fn fence_for_entries(call: &ToolCall) -> String {
+    let mut longest = 0;
+    for (key, raw) in call.entries() {
+        longest = longest.max(backtick_run(key, false));
+        longest = longest.max(backtick_run(raw.get(), true));
+    }
+    "`".repeat((longest + 1).max(3))
+}
+
+/// The longest run of backticks in `text`; in JSON text (`json`), `\u0060` counts as one.
+fn backtick_run(text: &str, json: bool) -> usize {
+    let bytes = text.as_bytes();
+    let (mut longest, mut run, mut i) = (0, 0, 0);
+    while i < bytes.len() {
+        if bytes[i] == b'`' {
+            run += 1;
+            i += 1;
+        } else if json && bytes[i] == b'\\' {
+            let escaped_tick = bytes.get(i + 1) == Some(&b'u')
+                && bytes
+                    .get(i + 2..i + 6)
+                    .is_some_and(|hex| hex.eq_ignore_ascii_case(b"0060"));
+            if escaped_tick {
+                run += 1;
+                i += 6;
+            } else {
+                // Any other escape (`\\`, `\"`, `\u0041`) ends a run.
+                run = 0;
+                i += 2;
+            }
+        } else {
+            run = 0;
+            i += 1;
+        }
+        longest = longest.max(run);
+    }
+    longest
 }
 
 /// Askama filters for prompt templates. Bring them into a template's module with

@@ -14,6 +14,7 @@
 use crate::agent::CheckedOutput;
 use crate::error::RetryError;
 use crate::ids::{ContextId, Timestamp};
+use crate::json::RawJson;
 use crate::texts::Fenced;
 use crate::upstream::{Upstream, UpstreamContext};
 use askama::Template;
@@ -58,8 +59,9 @@ impl PreviousAttempt {
     ///
     /// Fails only when the previous output is JSON the markdown renderer refuses.
     pub fn render(&self) -> Result<String, askama::Error> {
-        let output = match serde_json::from_str::<Value>(&self.serialized_output) {
-            Ok(value @ (Value::Object(_) | Value::Array(_))) => PreviousOutput::Json(value),
+        // As the model wrote it: its keys in their order, its numbers' own text.
+        let output = match serde_json::from_str::<RawJson>(&self.serialized_output) {
+            Ok(raw) if raw.get().starts_with(['{', '[']) => PreviousOutput::Json(raw),
             _ if self.serialized_output.trim().is_empty() => PreviousOutput::Empty,
             _ => PreviousOutput::Raw(Fenced::new(&self.serialized_output)),
         };
@@ -91,7 +93,7 @@ struct PreviousAttemptSection<'a> {
 }
 
 enum PreviousOutput<'a> {
-    Json(Value),
+    Json(RawJson),
     Raw(Fenced<'a>),
     Empty,
 }
@@ -164,7 +166,7 @@ impl AgentOutput {
 
     /// This output as the previous attempt of a redo, rejected for `reason` (if given).
     pub fn to_previous_attempt(&self, reason: Option<&str>) -> PreviousAttempt {
-        let output = serde_json::to_string(self.value()).unwrap_or_default();
+        let output = self.output.as_written().to_json_string();
         let previous = PreviousAttempt::new(self.context_id.clone(), output, self.attempt);
         match reason {
             Some(reason) => previous.with_error(reason),

@@ -23,7 +23,6 @@ use crate::rerun::{AgentOutput, CallOptions, PreviousAttempt};
 use crate::tool::{DynAgent, PrepareError, PreparedCall};
 use crate::transcript::{Event, Transcript};
 use futures_util::StreamExt as _;
-use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -556,17 +555,23 @@ impl ToolResult {
 
 impl serde::Serialize for ToolResult {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // What the calling model reads: keys in this order, the output as its agent wrote it.
+        #[derive(serde::Serialize)]
+        struct Success<'a> {
+            success: bool,
+            agent: &'a str,
+            context_id: &'a ContextId,
+            output: crate::json::Shown<'a>,
+        }
         match self {
-            Self::Success(output) => json!({
-                "success": true,
-                "agent": output.agent,
-                "context_id": output.context_id,
-                "output": output.value(),
-            })
-            .serialize(s),
-            Self::Retry { error, context_id } => {
-                error.to_json_with_context_id(context_id).serialize(s)
+            Self::Success(output) => Success {
+                success: true,
+                agent: &output.agent,
+                context_id: &output.context_id,
+                output: output.output.as_written(),
             }
+            .serialize(s),
+            Self::Retry { error, context_id } => error.with_context_id(context_id).serialize(s),
         }
     }
 }

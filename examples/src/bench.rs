@@ -10,6 +10,7 @@
 //! text (the parse every call needs), and `serde_json::from_str::<IgnoredAny>` (lexing alone).
 //! Each result is dropped inside the timed call, so freeing is part of every figure.
 
+use agent_core::json::{RawJson, RawObject};
 use agent_core::{DynAgent, Limits, tool::PrepareError};
 use serde_json::{Value, json};
 use std::hint::black_box;
@@ -86,17 +87,28 @@ fn synthetic_item(i: usize) -> Value {
 /// `text` (a JSON object) without its top-level `key`: the invalid path's input. Pretty-printed
 /// when `text` spans several lines (as the fixture does), compact otherwise.
 pub fn without_key(text: &str, key: &str) -> Result<String, String> {
-    let mut value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    let object = value
-        .as_object_mut()
-        .ok_or_else(|| "not a JSON object".to_owned())?;
-    if object.shift_remove(key).is_none() {
+    let object: RawObject =
+        serde_json::from_str(text).map_err(|e| format!("not a JSON object: {e}"))?;
+    let entries = object.entries().map_err(|e| e.to_string())?;
+    let kept: Vec<(String, RawJson)> = entries
+        .iter()
+        .filter(|(k, _)| k != key)
+        .map(|(k, v)| (k.to_string(), RawJson::from_raw((*v).to_owned())))
+        .collect();
+    if kept.len() == entries.len() {
         return Err(format!("has no top-level key `{key}`"));
     }
+    // The remaining keys in their order, each value as written.
+    struct Ordered(Vec<(String, RawJson)>);
+    impl serde::Serialize for Ordered {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+        }
+    }
     let written = if text.trim().contains('\n') {
-        serde_json::to_string_pretty(&value)
+        serde_json::to_string_pretty(&Ordered(kept))
     } else {
-        serde_json::to_string(&value)
+        serde_json::to_string(&Ordered(kept))
     };
     written.map_err(|e| e.to_string())
 }

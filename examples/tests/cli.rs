@@ -52,14 +52,41 @@ fn render_from_file_and_stdin() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(stdout(&out), format!("{GOLDEN}\n"));
+    // Byte for byte: the prompt ends where the golden does, with no newline added.
+    assert_eq!(stdout(&out), GOLDEN);
     let kwargs = std::fs::read_to_string(KWARGS).unwrap();
     let out = cli()
         .args(["render", "plan_generator_agent", "-"])
         .write_stdin(kwargs)
         .output()
         .unwrap();
-    assert_eq!(stdout(&out), format!("{GOLDEN}\n"));
+    assert_eq!(stdout(&out), GOLDEN);
+}
+
+#[test]
+fn kwargs_that_are_not_utf8_get_a_retry_error() {
+    let mut kwargs = br#"{"task": "Generate plan", "target_url": "https://a.example/"#.to_vec();
+    kwargs.extend_from_slice(&[0xff, 0xfe]);
+    kwargs.extend_from_slice(br#""}"#);
+    for command in ["render", "validate"] {
+        let out = cli()
+            .args([command, "plan_generator_agent"])
+            .write_stdin(kwargs.clone())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(v["success"], false);
+        assert_eq!(v["error"], "Tool call arguments are not valid JSON");
+        assert_eq!(
+            v["validation_message"],
+            "the input is not valid UTF-8: invalid byte at offset 57"
+        );
+        assert_eq!(
+            v["required_fields"],
+            serde_json::json!(["target_url", "task_name", "collected_information"])
+        );
+    }
 }
 
 #[test]

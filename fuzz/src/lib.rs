@@ -8,7 +8,7 @@
 use agent_core::limits::value_depth_exceeds;
 use agent_core::{
     Agent, DynAgent as _, Limits, RetryError, agent::check_call, contract::Contract,
-    contract::ContractKind, kwargs::ToolCall, prompt::default_user_prompt,
+    contract::ContractKind, kwargs::ToolCall, prompt::default_call_prompt,
 };
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use serde_json::Value;
@@ -74,7 +74,7 @@ pub fn kwargs_prompt(data: &[u8]) {
                 .input
                 .collected_information
                 .iter()
-                .map(|item| item.output.len())
+                .map(|item| item.output.entries().map_or(0, |e| e.len()))
                 .collect();
             check_plan_prompt(&checked.call.task, &prompt, &outputs);
             assert_linear(&prompt, text.len());
@@ -83,7 +83,7 @@ pub fn kwargs_prompt(data: &[u8]) {
     }
     match ToolCall::from_json_str_with(text, &limits) {
         Ok(call) => {
-            let prompt = default_user_prompt(&call.task, call.context_map());
+            let prompt = default_call_prompt(&call);
             check_default_prompt(&call, &prompt);
             assert_linear(&prompt, text.len());
             if let Err(error) = stress_contract().check(call.context()) {
@@ -276,7 +276,7 @@ pub fn check_default_prompt(call: &ToolCall, prompt: &str) {
         ..Structure::default()
     };
     assert_eq!(structure(rest), expected, "default prompt:\n{prompt}");
-    let json = serde_json::to_string_pretty(call.context_map()).expect("JSON serializes");
+    let json = serde_json::to_string_pretty(&call.context_json()).expect("JSON serializes");
     let code: String = Parser::new_ext(rest, options())
         .skip_while(|e| !matches!(e, Event::Start(Tag::CodeBlock(_))))
         .take_while(|e| !matches!(e, Event::End(TagEnd::CodeBlock)))
@@ -332,13 +332,12 @@ pub fn check_retry(error: &RetryError, limits: &Limits) {
         "hint of {} bytes",
         error.hint.len()
     );
-    let json = error.to_json();
-    let keys: Vec<&str> = json
-        .as_object()
-        .expect("a retry error is an object")
-        .keys()
-        .map(String::as_str)
-        .collect();
+    // The keys as serialized (a `Value` would sort them).
+    let text = serde_json::to_string(error).expect("a retry error serializes");
+    let json: agent_core::json::RawObject =
+        serde_json::from_str(&text).expect("a retry error is an object");
+    let entries = json.entries().expect("a retry error is an object");
+    let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_ref()).collect();
     assert_eq!(
         keys,
         [
@@ -353,7 +352,7 @@ pub fn check_retry(error: &RetryError, limits: &Limits) {
             "errors"
         ]
     );
-    assert!(!value_depth_exceeds(&json, 8));
+    assert!(!value_depth_exceeds(&error.to_json(), 8));
 }
 
 /// The block structure a CommonMark (GFM) parser finds in a document.

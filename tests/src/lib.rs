@@ -30,17 +30,18 @@ pub const KWARGS: &str = include_str!("../fixtures/plan_generator/kwargs.json");
 /// The user prompt those kwargs must render, byte for byte.
 pub const GOLDEN: &str = include_str!("../fixtures/plan_generator/expected_user_prompt.md");
 
-/// The keys of a retry error, in order: the eight a caller acts on, then `errors`.
+/// The keys of a retry error as a `serde_json::Value` (which sorts its keys): the eight a
+/// caller acts on, and `errors`.
 pub const RETRY_KEYS: [&str; 9] = [
-    "success",
     "error",
-    "validation_message",
-    "path",
-    "required_fields",
-    "missing_fields",
-    "provided_fields",
-    "hint",
     "errors",
+    "hint",
+    "missing_fields",
+    "path",
+    "provided_fields",
+    "required_fields",
+    "success",
+    "validation_message",
 ];
 
 /// Runs a future that never waits on anything real (the scripted model answers at once).

@@ -31,7 +31,7 @@ const KWARGS: &str = include_str!("../fixtures/plan_generator/kwargs.json");
 fn plan_generator_input_reads_the_fixture_context() {
     use plan_input::{AgentOutputAgentName, PlanGeneratorAgentInput};
     let call = agent_core::kwargs::ToolCall::from_json_str(KWARGS).unwrap();
-    let input: PlanGeneratorAgentInput = serde_json::from_value(call.context().clone()).unwrap();
+    let input: PlanGeneratorAgentInput = call.deserialize_context().unwrap();
     assert_eq!(input.target_url.as_str(), "https://myapp.com/login");
     assert_eq!(input.task_name.as_str(), "login_form_automation");
     let agents: Vec<AgentOutputAgentName> = input
@@ -52,7 +52,27 @@ fn plan_generator_input_reads_the_fixture_context() {
         discovery.description,
         "Discovered interactive elements and page structure for login form"
     );
-    assert_eq!(discovery.output["page_title"], "Login - MyApp");
+    // An untyped output is kept as written: its keys in order, its numbers' own text.
+    let keys: Vec<String> = discovery
+        .output
+        .entries()
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| k.into_owned())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "page_title",
+            "discovered_elements",
+            "forms_detected",
+            "metadata"
+        ]
+    );
+    assert_eq!(
+        discovery.output.to_map().unwrap()["page_title"],
+        "Login - MyApp"
+    );
     // Serializing gives back the context: the types lose nothing.
     assert_eq!(serde_json::to_value(&input).unwrap(), *call.context());
 }

@@ -435,20 +435,21 @@ fn every_call_of_a_run_gets_an_id_and_results_carry_it() {
 
     let results = tool_results(&outcome.messages);
     assert_eq!(results.len(), 3);
-    // A call that broke the input contract: the retry error's keys, then the id.
+    // A call that broke the input contract: the retry error's keys and the id (sorted, as
+    // a `Value` holds them).
     assert_eq!(
         keys(&results[0]),
         [
-            "success",
+            "context_id",
             "error",
-            "validation_message",
-            "path",
-            "required_fields",
-            "missing_fields",
-            "provided_fields",
-            "hint",
             "errors",
-            "context_id"
+            "hint",
+            "missing_fields",
+            "path",
+            "provided_fields",
+            "required_fields",
+            "success",
+            "validation_message",
         ]
     );
     let rejected = id(results[0]["context_id"].as_str().unwrap());
@@ -456,10 +457,10 @@ fn every_call_of_a_run_gets_an_id_and_results_carry_it() {
         (rejected.agent_type(), rejected.sequence()),
         ("discovery_agent", 1)
     );
-    // The successful call: a new number.
+    // The successful call: a new number (keys sorted, as the parsed `Value` holds them).
     assert_eq!(
         keys(&results[1]),
-        ["success", "agent", "context_id", "output"]
+        ["agent", "context_id", "output", "success"]
     );
     let called = id(results[1]["context_id"].as_str().unwrap());
     assert_eq!(
@@ -532,8 +533,8 @@ fn output_retry_errors_carry_the_call_id_after_their_keys() {
             _ => None,
         })
         .unwrap();
-    assert_eq!(keys(&retry).last(), Some(&"context_id"));
-    assert_eq!(keys(&retry)[8], "errors");
+    assert_eq!(keys(&retry).first(), Some(&"context_id"));
+    assert_eq!(keys(&retry)[2], "errors");
     assert_eq!(retry["context_id"], output.context_id.to_string());
     // The message the sub-agent got holds the same JSON.
     let requests = model.requests_of("discovery_agent");

@@ -52,14 +52,15 @@ fn tool_definition_in_both_formats() {
         serde_json::json!(["task", "target_url", "task_name", "collected_information"])
     );
     let keys: Vec<&String> = params["properties"].as_object().unwrap().keys().collect();
+    // A `Value` holds the properties sorted.
     assert_eq!(
         keys,
         [
-            "task",
+            "collected_information",
             "run_identifier",
             "target_url",
+            "task",
             "task_name",
-            "collected_information"
         ]
     );
     assert!(params["$defs"]["agentOutput"].is_object());

@@ -1,16 +1,24 @@
 //! The plan generator's markdown path by hand (no derive): kwargs in, golden prompt out.
 
 use agent_core::__private::askama::Template;
+use agent_core::json::RawObject;
 use agent_core::kwargs::ToolCall;
 use agent_core::prompt::filters;
 use serde::Deserialize;
-use serde_json::{Map, Value};
 
+/// An output the contract leaves untyped is a `RawObject`: the sub-agent's JSON as written.
 #[derive(Deserialize)]
 struct Item {
     agent_name: String,
     description: String,
-    output: Map<String, Value>,
+    output: RawObject,
+}
+
+#[derive(Deserialize)]
+struct Input {
+    target_url: String,
+    task_name: String,
+    collected_information: Vec<Item>,
 }
 
 #[derive(Template)]
@@ -26,12 +34,12 @@ struct Prompt<'a> {
 fn hand_written_template_gives_the_golden_prompt() {
     let kwargs = include_str!("../fixtures/plan_generator/kwargs.json");
     let call = ToolCall::from_json_str(kwargs).unwrap();
-    let ctx = call.context_map();
+    let input: Input = call.deserialize_context().unwrap();
     let prompt = Prompt {
         task: &call.task,
-        target_url: ctx["target_url"].as_str().unwrap(),
-        task_name: ctx["task_name"].as_str().unwrap(),
-        collected_information: Vec::<Item>::deserialize(&ctx["collected_information"]).unwrap(),
+        target_url: &input.target_url,
+        task_name: &input.task_name,
+        collected_information: input.collected_information,
     };
     let rendered = prompt.render().unwrap();
     let expected = include_str!("../fixtures/plan_generator/expected_user_prompt.md");

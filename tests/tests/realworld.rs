@@ -87,7 +87,8 @@ fn every_corpus_schema_is_typed() {
     }
 }
 
-/// Defaults that their own schema refuses are dropped with a warning each, located.
+/// Defaults that their own schema refuses are dropped with a warning each, located (in the
+/// order of their property names).
 #[test]
 fn nonconforming_defaults_are_dropped_with_a_warning() {
     let generated = generate(&corpus().join("default_mismatch.schema.json")).unwrap();
@@ -97,13 +98,13 @@ fn nonconforming_defaults_are_dropped_with_a_warning() {
         warnings,
         [
             format!(
-                "{file}:4:37: `default` \"false\" at `/properties/verbose` does not match its own schema: it is ignored (fix or remove it)"
-            ),
-            format!(
                 "{file}:5:33: `default` null at `/properties/name` does not match its own schema: it is ignored (fix or remove it)"
             ),
             format!(
                 "{file}:6:41: `default` \"N/A\" at `/properties/unit` does not match its own schema: it is ignored (fix or remove it)"
+            ),
+            format!(
+                "{file}:4:37: `default` \"false\" at `/properties/verbose` does not match its own schema: it is ignored (fix or remove it)"
             ),
         ]
     );
@@ -117,7 +118,7 @@ fn what_typify_cannot_type_is_any_value_with_a_warning() {
     assert_eq!(
         warnings,
         [
-            "fixtures/realworld/typify_not.schema.json:5:5: typify cannot type the schema at `/properties/exclude`: it is typed as `serde_json::Value` and checked by the validator only (simplify it, or give it a plain `type`, to type it)"
+            "fixtures/realworld/typify_not.schema.json:5:5: typify cannot type the schema at `/properties/exclude`: it is typed as any JSON value (`RawJson`) and checked by the validator only (simplify it, or give it a plain `type`, to type it)"
         ]
     );
 }

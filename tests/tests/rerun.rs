@@ -219,6 +219,7 @@ fn a_redo_is_a_new_call_whose_prompt_shows_the_previous_attempt() {
         first.context_id
     )));
     assert!(after.contains("```text\nYou listed no elements; the page has a login form.\n```"));
+    // The output as the model wrote it.
     assert!(
         after.contains(
             "Its output was:\n\n- **page_title**: A\n- **discovered_elements**: *(empty)*"
@@ -322,12 +323,13 @@ fn previous_attempts_serialize_and_come_back() {
     let json = serde_json::to_value(&previous).unwrap();
     assert_eq!(
         json.as_object().unwrap().keys().collect::<Vec<_>>(),
+        // Sorted, as a `Value` holds them.
         [
-            "context_id",
-            "serialized_output",
-            "error_message",
+            "at",
             "attempt",
-            "at"
+            "context_id",
+            "error_message",
+            "serialized_output",
         ]
     );
     assert_eq!(json["at"], previous.at.to_string());

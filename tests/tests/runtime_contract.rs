@@ -35,7 +35,14 @@ fn described(pointer: &str) -> Value {
 /// Checks the kwargs text's merged context against the input contract.
 fn check_input(kwargs: &str) -> RetryError {
     let call = ToolCall::from_json_str(kwargs).unwrap();
-    input().check(call.context()).unwrap_err()
+    input()
+        .check_call_within(&call, &Default::default())
+        .unwrap_err()
+}
+
+/// The contract's retry error for `context` (JSON text) sent as a call, in the caller's order.
+fn check_context(context: &str) -> RetryError {
+    check_input(&format!(r#"{{"task": "t", "context": {context}}}"#))
 }
 
 fn keys(json: &Value) -> Vec<&str> {
@@ -147,7 +154,8 @@ fn an_empty_collected_information_names_the_invalid_field() {
             "path": ["collected_information"],
             "required_fields": ["target_url", "task_name", "collected_information"],
             "missing_fields": [],
-            "provided_fields": ["target_url", "task_name", "collected_information"],
+            // A `Value` checked on its own lists its keys sorted (see `check_call_within`).
+            "provided_fields": ["collected_information", "target_url", "task_name"],
             "hint": "Please fix the invalid fields: collected_information",
             "errors": [{
                 "path": ["collected_information"],
@@ -174,7 +182,8 @@ fn a_bad_agent_name_is_located_and_described_through_the_ref() {
             "path": ["collected_information", 0, "agent_name"],
             "required_fields": ["target_url", "task_name", "collected_information"],
             "missing_fields": [],
-            "provided_fields": ["target_url", "task_name", "collected_information"],
+            // A `Value` checked on its own lists its keys sorted (see `check_call_within`).
+            "provided_fields": ["collected_information", "target_url", "task_name"],
             "hint": "Please fix the invalid fields: collected_information",
             "errors": [{
                 "path": ["collected_information", 0, "agent_name"],
@@ -218,15 +227,16 @@ fn a_missing_nested_field_is_described_by_its_own_property() {
 
 #[test]
 fn several_invalid_fields_are_all_named_once_in_order() {
-    let context = json!({
-        "target_url": "",
-        "task_name": 7,
-        "collected_information": [
-            {"agent_name": "bogus_agent", "description": "d", "output": {}},
-            {"agent_name": "selector_agent", "description": "d", "output": []}
-        ]
-    });
-    let e = input().check(&context).unwrap_err();
+    let e = check_context(
+        r#"{
+            "target_url": "",
+            "task_name": 7,
+            "collected_information": [
+                {"agent_name": "bogus_agent", "description": "d", "output": {}},
+                {"agent_name": "selector_agent", "description": "d", "output": []}
+            ]
+        }"#,
+    );
     assert_eq!(
         e.hint,
         "Please fix the invalid fields: target_url, task_name, collected_information"
@@ -366,14 +376,14 @@ fn a_huge_unexpected_key_is_not_echoed() {
             "k".repeat(199)
         )
     );
-    // The key is caller text in `provided_fields` too.
+    // The key is caller text in `provided_fields` too (listed in the `Value`'s sorted order).
     assert_eq!(
         e.provided_fields,
         [
-            "plan_file_path".to_owned(),
-            "status".to_owned(),
             "agent_response_content".to_owned(),
             format!("{}…", "k".repeat(200)),
+            "plan_file_path".to_owned(),
+            "status".to_owned(),
         ]
     );
 }
@@ -396,9 +406,10 @@ fn many_unexpected_keys_are_listed_within_the_bound() {
         answer[format!("extra_{i:04}")] = json!(i);
     }
     let e = output().check(&answer).unwrap_err();
-    let list: String = ["'x'".to_owned(), "'y'".to_owned()]
-        .into_iter()
-        .chain((0..100).map(|i| format!("'extra_{i:04}'")))
+    // In the `Value`'s sorted order.
+    let list: String = (0..100)
+        .map(|i| format!("'extra_{i:04}'"))
+        .chain(["'x'".to_owned(), "'y'".to_owned()])
         .collect::<Vec<_>>()
         .join(", ");
     assert_eq!(
@@ -445,7 +456,7 @@ fn a_wrong_answer_breaks_the_output_contract() {
             "path": [],
             "required_fields": ["plan_file_path", "status", "agent_response_content"],
             "missing_fields": ["agent_response_content"],
-            "provided_fields": ["plan_file_path", "status", "extra"],
+            "provided_fields": ["extra", "plan_file_path", "status"],
             "hint": "Please provide all required fields: agent_response_content",
             "errors": [
                 {

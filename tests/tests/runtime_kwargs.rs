@@ -12,7 +12,7 @@ fn call(text: &str) -> ToolCall {
 
 /// The merged context as compact JSON text: exact values and exact key order.
 fn context_text(text: &str) -> String {
-    serde_json::to_string(call(text).context()).unwrap()
+    serde_json::to_string(&call(text).context_json()).unwrap()
 }
 
 fn err(text: &str) -> RetryError {
@@ -58,13 +58,14 @@ fn reserved_keys_are_taken_out_and_the_rest_is_the_context() {
     assert_eq!(c.expected_outputs, Some(json!(["plan"])));
     assert_eq!(c.output_contract_schema, Some(json!({"type": "object"})));
     assert_eq!(
-        serde_json::to_string(c.context()).unwrap(),
+        serde_json::to_string(&c.context_json()).unwrap(),
         r#"{"b":1,"a":"x","c":null}"#
     );
     assert_eq!(c.context_map().len(), 3);
+    // As a map (a `Value`'s): keys sorted.
     assert_eq!(
         serde_json::to_string(&c.into_context()).unwrap(),
-        r#"{"b":1,"a":"x","c":null}"#
+        r#"{"a":"x","b":1,"c":null}"#
     );
 }
 
@@ -78,7 +79,7 @@ fn run_identifier_may_be_null_or_absent() {
     assert_eq!(c.run_identifier, None);
     assert_eq!(c.expected_outputs, None);
     assert_eq!(c.output_contract_schema, None);
-    assert_eq!(serde_json::to_string(c.context()).unwrap(), "{}");
+    assert_eq!(serde_json::to_string(&c.context_json()).unwrap(), "{}");
 }
 
 #[test]
@@ -169,7 +170,7 @@ fn top_level_reserved_keys_win_over_the_same_keys_in_context() {
     );
     assert_eq!(c.task, "t");
     assert_eq!(
-        serde_json::to_string(c.context()).unwrap(),
+        serde_json::to_string(&c.context_json()).unwrap(),
         r#"{"a":1,"context":2}"#
     );
     // A reserved name the parent did not use at the top level stays data.
@@ -194,10 +195,11 @@ fn from_value_merges_like_from_json_str() {
     let text = r#"{"x": 1, "task": "t", "context": "{\"y\": 2}", "w": {"v": [1, 2]}}"#;
     let value: Value = serde_json::from_str(text).unwrap();
     let from_value = ToolCall::from_value(value, &Limits::default()).unwrap();
-    assert_eq!(from_value, call(text));
+    assert_eq!(from_value.context(), call(text).context());
+    // A parsed `Value` has its keys sorted: that is the order the call keeps.
     assert_eq!(
-        serde_json::to_string(from_value.context()).unwrap(),
-        r#"{"x":1,"y":2,"w":{"v":[1,2]}}"#
+        serde_json::to_string(&from_value.context_json()).unwrap(),
+        r#"{"y":2,"w":{"v":[1,2]},"x":1}"#
     );
 }
 
@@ -208,7 +210,7 @@ fn new_builds_a_call_with_that_context() {
     assert_eq!(c.task, "t");
     assert_eq!(c.run_identifier, None);
     assert_eq!(
-        serde_json::to_string(c.context()).unwrap(),
+        serde_json::to_string(&c.context_json()).unwrap(),
         r#"{"b":1,"a":2}"#
     );
 }

@@ -2,8 +2,9 @@
 //! (spec item 6).
 
 use agent_core::__private::askama::Template;
+use agent_core::json::RawObject;
 use agent_core::prompt::{DefaultUserPrompt, filters};
-use agent_core::{kwargs::ToolCall, prompt::default_user_prompt};
+use agent_core::{kwargs::ToolCall, prompt::default_call_prompt, prompt::default_user_prompt};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -11,12 +12,19 @@ fn map(json: &str) -> Map<String, Value> {
     serde_json::from_str(json).unwrap()
 }
 
+/// The default prompt of a call with `task` and the context object `context` (JSON text): the
+/// context as the parent wrote it.
+fn prompt(task: &str, context: &str) -> String {
+    let kwargs = format!(r#"{{"task": {}, "context": {context}}}"#, json!(task));
+    default_call_prompt(&ToolCall::from_json_str(&kwargs).unwrap())
+}
+
 // ---- 4. the default user prompt -----------------------------------------------------------
 
 #[test]
 fn task_then_context_as_pretty_json_in_a_fence() {
     assert_eq!(
-        default_user_prompt("Plan it", &map(r#"{"a": 1, "b": "x"}"#)),
+        prompt("Plan it", r#"{"a": 1, "b": "x"}"#),
         "Plan it\n\n## Context\n```json\n{\n  \"a\": 1,\n  \"b\": \"x\"\n}\n```"
     );
 }
@@ -24,9 +32,9 @@ fn task_then_context_as_pretty_json_in_a_fence() {
 #[test]
 fn nested_context_is_indented_by_two_spaces() {
     assert_eq!(
-        default_user_prompt(
+        prompt(
             "T",
-            &map(r#"{"o": {"p": [1, {}], "e": [], "n": null}, "t": true}"#)
+            r#"{"o": {"p": [1, {}], "e": [], "n": null}, "t": true}"#
         ),
         "T\n\n## Context\n```json\n{\n  \"o\": {\n    \"p\": [\n      1,\n      {}\n    ],\n    \
          \"e\": [],\n    \"n\": null\n  },\n  \"t\": true\n}\n```"
@@ -63,21 +71,21 @@ fn the_task_keeps_its_words_and_opens_no_block() {
 #[test]
 fn the_fence_is_longer_than_any_backtick_run() {
     assert_eq!(
-        default_user_prompt("T", &map(r#"{"code": "`````"}"#)),
+        prompt("T", r#"{"code": "`````"}"#),
         "T\n\n## Context\n``````json\n{\n  \"code\": \"`````\"\n}\n``````"
     );
     assert_eq!(
-        default_user_prompt("T", &map(r#"{"code": "a ``` b"}"#)),
+        prompt("T", r#"{"code": "a ``` b"}"#),
         "T\n\n## Context\n````json\n{\n  \"code\": \"a ``` b\"\n}\n````"
     );
     // Fewer than three backticks keep the usual fence.
     assert_eq!(
-        default_user_prompt("T", &map(r#"{"code": "``"}"#)),
+        prompt("T", r#"{"code": "``"}"#),
         "T\n\n## Context\n```json\n{\n  \"code\": \"``\"\n}\n```"
     );
     // Runs in keys and deep inside arrays count too; the longest run wins.
     assert_eq!(
-        default_user_prompt("T", &map(r#"{"k````": [{"x": ["``````` and ``"]}]}"#)),
+        prompt("T", r#"{"k````": [{"x": ["``````` and ``"]}]}"#),
         "T\n\n## Context\n````````json\n{\n  \"k````\": [\n    {\n      \"x\": [\n        \
          \"``````` and ``\"\n      ]\n    }\n  ]\n}\n````````"
     );
@@ -86,9 +94,9 @@ fn the_fence_is_longer_than_any_backtick_run() {
 #[test]
 fn numbers_keep_their_text() {
     assert_eq!(
-        default_user_prompt(
+        prompt(
             "T",
-            &map(r#"{"c": 0.60, "n": 12345678901234567890, "m": -0.0, "l": [1.50, 100]}"#)
+            r#"{"c": 0.60, "n": 12345678901234567890, "m": -0.0, "l": [1.50, 100]}"#
         ),
         "T\n\n## Context\n```json\n{\n  \"c\": 0.60,\n  \"n\": 12345678901234567890,\n  \
          \"m\": -0.0,\n  \"l\": [\n    1.50,\n    100\n  ]\n}\n```"
@@ -98,7 +106,7 @@ fn numbers_keep_their_text() {
 #[test]
 fn strings_are_json_escaped_inside_the_fence() {
     assert_eq!(
-        default_user_prompt("T", &map(r#"{"s": "é \"q\"\n```\n## x\u0001"}"#)),
+        prompt("T", r#"{"s": "é \"q\"\n```\n## x\u0001"}"#),
         "T\n\n## Context\n````json\n{\n  \"s\": \"é \\\"q\\\"\\n```\\n## x\\u0001\"\n}\n````"
     );
 }
@@ -117,7 +125,7 @@ fn the_plan_generator_call_gives_the_golden_default_prompt() {
     let call =
         ToolCall::from_json_str(include_str!("../fixtures/plan_generator/kwargs.json")).unwrap();
     assert_eq!(
-        default_user_prompt(&call.task, call.context_map()),
+        default_call_prompt(&call),
         include_str!("../fixtures/runtime/plan_generator_default_prompt.md")
     );
 }
@@ -128,7 +136,7 @@ fn the_plan_generator_call_gives_the_golden_default_prompt() {
 struct Item {
     agent_name: String,
     description: String,
-    output: Map<String, Value>,
+    output: RawObject,
 }
 
 /// The hand-written plan generator template of `markdown_path.rs`.
@@ -143,111 +151,127 @@ struct Prompt<'a> {
 
 fn template_prompt(call: &ToolCall) -> String {
     let ctx = call.context_map();
+    let (_, info) = call
+        .entries()
+        .find(|(k, _)| *k == "collected_information")
+        .unwrap();
     Prompt {
         task: &call.task,
         target_url: ctx["target_url"].as_str().unwrap(),
         task_name: ctx["task_name"].as_str().unwrap(),
-        collected_information: Vec::<Item>::deserialize(&ctx["collected_information"]).unwrap(),
+        collected_information: serde_json::from_str(info.get()).unwrap(),
     }
     .render()
     .unwrap()
 }
 
-/// The fixture's kwargs, and its three data fields.
-fn fixture() -> (Map<String, Value>, Value, Value, Value) {
-    let kwargs = map(include_str!("../fixtures/plan_generator/kwargs.json"));
-    let field = |k: &str| kwargs[k].clone();
+/// The fixture's kwargs text, and the text of its three data fields as written.
+fn fixture() -> (String, String, String, String) {
+    let text = include_str!("../fixtures/plan_generator/kwargs.json");
+    let kwargs: RawObject = serde_json::from_str(text).unwrap();
+    let entries = kwargs.entries().unwrap();
+    let field = |k: &str| {
+        let (_, raw) = entries.iter().find(|(key, _)| key == k).unwrap();
+        raw.get().to_owned()
+    };
     let parts = (
         field("target_url"),
         field("task_name"),
         field("collected_information"),
     );
-    (kwargs, parts.0, parts.1, parts.2)
+    (text.to_owned(), parts.0, parts.1, parts.2)
 }
 
-/// Kwargs text from (key, value) pairs, in that order.
-fn kwargs(pairs: Vec<(&str, Value)>) -> String {
-    let map: Map<String, Value> = pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
-    serde_json::to_string_pretty(&map).unwrap()
+/// A JSON object's text from (key, value text) pairs, in that order.
+fn object(pairs: &[(&str, &str)]) -> String {
+    let entries: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| format!("{}: {v}", json!(k)))
+        .collect();
+    format!("{{{}}}", entries.join(", "))
+}
+
+/// `text` as a JSON string.
+fn stringify(text: &str) -> String {
+    serde_json::to_string(text).unwrap()
 }
 
 #[test]
 fn flat_nested_stringified_and_mixed_data_give_one_prompt() {
     let (flat, url, name, info) = fixture();
-    let task = || json!("Generate Crawl Plan");
-    let id = || json!("12345");
-    let context = json!({"target_url": url, "task_name": name, "collected_information": info});
-    let stringified = Value::String(serde_json::to_string(&context).unwrap());
+    let (task, id) = (r#""Generate Crawl Plan""#, r#""12345""#);
+    let context = object(&[
+        ("target_url", &url),
+        ("task_name", &name),
+        ("collected_information", &info),
+    ]);
     let forms = [
-        ("flat", serde_json::to_string(&flat).unwrap()),
+        ("flat", flat),
         (
             "in context",
-            kwargs(vec![
-                ("task", task()),
-                ("run_identifier", id()),
-                ("context", context.clone()),
+            object(&[
+                ("task", task),
+                ("run_identifier", id),
+                ("context", &context),
             ]),
         ),
         (
             "stringified context",
-            kwargs(vec![
-                ("context", stringified),
-                ("task", task()),
-                ("run_identifier", id()),
+            object(&[
+                ("context", &stringify(&context)),
+                ("task", task),
+                ("run_identifier", id),
             ]),
         ),
         (
             "mixed",
-            kwargs(vec![
-                ("task", task()),
-                ("target_url", url.clone()),
+            object(&[
+                ("task", task),
+                ("target_url", &url),
                 (
                     "context",
-                    json!({"task_name": name, "collected_information": info}),
+                    &object(&[("task_name", &name), ("collected_information", &info)]),
                 ),
-                ("run_identifier", id()),
+                ("run_identifier", id),
             ]),
         ),
         (
             "mixed, stringified",
-            kwargs(vec![
-                ("target_url", url.clone()),
-                ("task_name", name.clone()),
-                ("task", task()),
+            object(&[
+                ("target_url", &url),
+                ("task_name", &name),
+                ("task", task),
                 (
                     "context",
-                    Value::String(
-                        serde_json::to_string(&json!({"collected_information": info})).unwrap(),
-                    ),
+                    &stringify(&object(&[("collected_information", &info)])),
                 ),
             ]),
         ),
         (
             "mixed, null context",
-            kwargs(vec![
-                ("task", task()),
-                ("target_url", url.clone()),
-                ("task_name", name.clone()),
-                ("context", Value::Null),
-                ("collected_information", info.clone()),
+            object(&[
+                ("task", task),
+                ("target_url", &url),
+                ("task_name", &name),
+                ("context", "null"),
+                ("collected_information", &info),
             ]),
         ),
     ];
     let golden_default = include_str!("../fixtures/runtime/plan_generator_default_prompt.md");
     let golden_template = include_str!("../fixtures/plan_generator/expected_user_prompt.md");
+    let expected: Value = serde_json::from_str(&context).unwrap();
     for (form, text) in &forms {
         let call = ToolCall::from_json_str(text).unwrap_or_else(|e| panic!("{form}: {e}"));
         assert_eq!(call.task, "Generate Crawl Plan", "{form}");
+        assert_eq!(call.context(), &expected, "{form}");
+        let keys: Vec<&str> = call.entries().map(|(k, _)| k).collect();
         assert_eq!(
-            serde_json::to_string(call.context()).unwrap(),
-            serde_json::to_string(&context).unwrap(),
+            keys,
+            ["target_url", "task_name", "collected_information"],
             "{form}"
         );
-        assert_eq!(
-            default_user_prompt(&call.task, call.context_map()),
-            golden_default,
-            "{form}"
-        );
+        assert_eq!(default_call_prompt(&call), golden_default, "{form}");
         assert_eq!(template_prompt(&call), golden_template, "{form}");
     }
 }
@@ -255,14 +279,15 @@ fn flat_nested_stringified_and_mixed_data_give_one_prompt() {
 #[test]
 fn a_flat_key_overrides_a_stale_one_in_context() {
     let (_, url, name, info) = fixture();
-    let text = kwargs(vec![
-        ("task", json!("Generate Crawl Plan")),
-        (
-            "context",
-            json!({"target_url": "https://stale.example", "task_name": name,
-                   "collected_information": info}),
-        ),
-        ("target_url", url),
+    let stale = object(&[
+        ("target_url", r#""https://stale.example""#),
+        ("task_name", &name),
+        ("collected_information", &info),
+    ]);
+    let text = object(&[
+        ("task", r#""Generate Crawl Plan""#),
+        ("context", &stale),
+        ("target_url", &url),
     ]);
     let call = ToolCall::from_json_str(&text).unwrap();
     assert_eq!(

@@ -236,7 +236,7 @@ mod tests {
             ),
             [
                 "template uses `topic.title`, but `topic` is a string, which has no fields: use `{{ topic }}`",
-                "template uses `s.titel`, but `s` has no field `titel`: expected one of `title`, `done`",
+                "template uses `s.titel`, but `s` has no field `titel`: expected one of `done`, `title`",
                 "template uses `plan.owner.x`, but `plan.owner` is a string, which has no fields: use `{{ plan.owner }}`",
             ]
         );

@@ -23,12 +23,9 @@ pub struct KitchenSink {
     >,
     #[serde(
         default,
-        skip_serializing_if = ":: agent_core :: __private :: serde_json :: Map :: is_empty"
+        skip_serializing_if = "::agent_core::__private::RawObject::is_empty"
     )]
-    pub metadata: ::agent_core::__private::serde_json::Map<
-        ::std::string::String,
-        ::agent_core::__private::serde_json::Value,
-    >,
+    pub metadata: ::agent_core::__private::RawObject,
     pub mode: Mode,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub note: ::std::option::Option<::std::string::String>,

@@ -13,10 +13,7 @@ pub struct AgentOutput {
     ///Brief explanation of what this agent discovered and how it helps plan generation. Example: 'Selector Agent found 5 listing selectors and 8 detail page selectors with 95%+ success rate'
     pub description: ::std::string::String,
     ///The COMPLETE response object from the agent, including all fields like selectors, URLs, pagination info, etc. Do not filter or summarize - include everything.
-    pub output: ::agent_core::__private::serde_json::Map<
-        ::std::string::String,
-        ::agent_core::__private::serde_json::Value,
-    >,
+    pub output: ::agent_core::__private::RawObject,
 }
 ///Identifier of the source agent
 #[derive(

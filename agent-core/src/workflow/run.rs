@@ -7,6 +7,7 @@ use crate::call::{Ask, Engine, Refusal, Reply};
 use crate::contributor::PromptContext;
 use crate::error::{Error, ErrorKind, RetryError};
 use crate::ids::{ContextId, ContextIdGenerator};
+use crate::json::RawObject;
 use crate::kwargs::ToolCall;
 use crate::model::{ChatModel, ChatRequest, Message, Role};
 use crate::rerun::AgentOutput;
@@ -14,7 +15,7 @@ use crate::tool::PrepareError;
 use crate::transcript::{Event, Transcript};
 use crate::upstream::UpstreamContext;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tracing::Instrument as _;
@@ -82,7 +83,7 @@ impl<'w> Runner<'w> {
 
     /// Starts a run on the user's request: it is the conversation's first message.
     pub async fn start(&self, request: &str) -> Result<WorkflowOutcome, Error> {
-        self.start_with(request, Map::new()).await
+        self.start_with(request, RawObject::default()).await
     }
 
     /// Starts a run from a caller's kwargs, as a parent model would call the workflow as a
@@ -97,8 +98,11 @@ impl<'w> Runner<'w> {
                 error,
             },
         )?;
-        let task = call.task.clone();
-        self.start_with(&task, call.into_context()).await
+        let input = serde_json::value::to_raw_value(&call.context_json())
+            .ok()
+            .and_then(|raw| RawObject::from_raw(raw).ok())
+            .unwrap_or_default();
+        self.start_with(&call.task, input).await
     }
 
     /// Starts a run with a typed input (the first agent's input type, or any struct whose
@@ -117,18 +121,15 @@ impl<'w> Runner<'w> {
                 "Give the run's input as a struct or map of fields",
             ),
         };
-        match serde_json::to_value(input) {
-            Ok(Value::Object(fields)) => self.start_with(request, fields).await,
-            Ok(_) => Err(not_object("the input is not a JSON object".into())),
+        // Serialized straight to text: the fields keep the struct's order.
+        match serde_json::value::to_raw_value(input).map(RawObject::from_raw) {
+            Ok(Ok(fields)) => self.start_with(request, fields).await,
+            Ok(Err(_)) => Err(not_object("the input is not a JSON object".into())),
             Err(e) => Err(not_object(format!("the input does not serialize: {e}"))),
         }
     }
 
-    async fn start_with(
-        &self,
-        request: &str,
-        input: Map<String, Value>,
-    ) -> Result<WorkflowOutcome, Error> {
+    async fn start_with(&self, request: &str, input: RawObject) -> Result<WorkflowOutcome, Error> {
         let ids = match &self.context_ids {
             Some(shared) => shared.clone(),
             None => Arc::new(ContextIdGenerator::fresh()),
@@ -139,7 +140,7 @@ impl<'w> Runner<'w> {
     async fn begin(
         &self,
         request: &str,
-        input: Map<String, Value>,
+        input: RawObject,
         ids: Arc<ContextIdGenerator>,
     ) -> Result<WorkflowOutcome, Error> {
         self.workflow.check()?;
@@ -166,7 +167,7 @@ impl<'w> Runner<'w> {
     /// Starts a run with a given run ID (the first segment of its context IDs).
     pub async fn start_run(&self, run_id: &str, request: &str) -> Result<WorkflowOutcome, Error> {
         let ids = Arc::new(ContextIdGenerator::new(run_id)?);
-        self.begin(request, Map::new(), ids).await
+        self.begin(request, RawObject::default(), ids).await
     }
 
     /// Resumes a paused run with the user's answer: it is appended to the conversation and the
@@ -311,10 +312,17 @@ impl<'w> Runner<'w> {
         let agent = member.agent;
         let id = ids.next(agent.name())?;
         let context = state.context();
-        let keys: Vec<&String> = context.keys().collect();
+        let keys: Vec<&String> = context.iter().map(|(key, _)| key).collect();
         tracing::info!(agent = agent.name(), context_id = %id, ?keys, "context received");
         state.current_call = Some(id.clone());
-        let call = ToolCall::new(step.task.clone(), context);
+        let limits = &self.workflow.config.limits;
+        let call = ToolCall::from_entries(step.task.clone(), context, limits).map_err(|error| {
+            Error::Retry {
+                agent: agent.name().to_owned(),
+                context_id: Some(id.clone()),
+                error,
+            }
+        })?;
         let prepared = agent
             .prepare_call_within(call, &self.workflow.config.limits)
             .map_err(|e| match e {

@@ -4,12 +4,13 @@
 use super::Workflow;
 use crate::error::Error;
 use crate::ids::{ContextId, ContextIdGenerator};
+use crate::json::RawObject;
 use crate::limits::text_depth;
 use crate::model::Message;
 use crate::upstream::UpstreamContext;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use serde_json::value::RawValue;
+use std::collections::{BTreeMap, HashMap};
 
 /// One declared step: which agent does what.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,9 +52,10 @@ pub struct WorkflowState {
     pub run_id: String,
     /// Context IDs issued per agent type, so a resumed run keeps numbering densely.
     pub issued: BTreeMap<String, u64>,
-    /// The run's structured input: its fields are in every step's context.
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub input: Map<String, Value>,
+    /// The run's structured input: its fields are in every step's context, as the caller
+    /// wrote them (their order, their numbers' text).
+    #[serde(default, skip_serializing_if = "RawObject::is_empty")]
+    pub input: RawObject,
     /// Each agent's output, with the agent and the context ID of the call that produced it;
     /// the next agent's context is the input plus its `<agent>_output` map.
     pub upstream: UpstreamContext,
@@ -77,10 +79,35 @@ pub struct WorkflowState {
 }
 
 impl WorkflowState {
-    /// The context the next agent receives: the run's input, then every `<agent>_output`.
-    pub(crate) fn context(&self) -> Map<String, Value> {
-        let mut context = self.input.clone();
-        context.extend(self.upstream.to_context_map());
+    /// The context the next agent receives: the run's input, then every `<agent>_output` in
+    /// the order producers first appeared, each with the producer's latest value (a key seen
+    /// before keeps its place and takes the new value).
+    pub(crate) fn context(&self) -> Vec<(String, Box<RawValue>)> {
+        let mut context: Vec<(String, Box<RawValue>)> = match self.input.entries() {
+            Ok(entries) => entries
+                .into_iter()
+                .map(|(key, value)| (key.into_owned(), value.to_owned()))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        let mut at: HashMap<String, usize> = context
+            .iter()
+            .enumerate()
+            .map(|(i, (key, _))| (key.clone(), i))
+            .collect();
+        for part in &self.upstream {
+            let key = format!("{}_output", part.producer);
+            let Ok(value) = serde_json::value::to_raw_value(&part.value) else {
+                continue;
+            };
+            match at.get(&key) {
+                Some(&i) => context[i].1 = value,
+                None => {
+                    at.insert(key.clone(), context.len());
+                    context.push((key, value));
+                }
+            }
+        }
         context
     }
 }

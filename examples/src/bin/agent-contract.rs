@@ -4,12 +4,13 @@
 //! Exit codes: 0 success, 1 usage error (unknown agent, unreadable file), 2 the input broke the
 //! contract (the retry error JSON is on stdout), or `check` found problems.
 
+use agent_core::error::ErrorKind;
 use agent_core::extract::extract_json;
-use agent_core::{DynAgent, Limits, tool::PrepareError, tool::ToolFormat};
+use agent_core::{DynAgent, Limits, RetryError, tool::PrepareError, tool::ToolFormat};
 use agent_examples::user_contracts::UserAgent;
 use agent_examples::{agents, bench, pipeline, report};
 use clap::{Parser, Subcommand, ValueEnum};
-use std::io::Read as _;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -76,6 +77,13 @@ enum Command {
         /// Serve streamable HTTP on this address (such as 127.0.0.1:8080) instead of stdio
         #[arg(long)]
         http: Option<std::net::SocketAddr>,
+    },
+    /// Print the deterministic plan generator kwargs that `bench --synthetic-items` times, so
+    /// another implementation can be timed on the same bytes
+    Payload {
+        /// Collected items (50 make about 200 KB)
+        #[arg(long, default_value_t = 50)]
+        synthetic_items: usize,
     },
     /// Time the per-call path (kwargs text to rendered prompt, or to the retry error JSON)
     /// against parsing the same text, and print one JSON line of median nanoseconds per call
@@ -163,10 +171,17 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
         }
         Command::Render { agent, file } => {
             let agent = find(&agent)?;
-            let text = read_input(file.as_deref())?;
+            let text = match read_input(file.as_deref())? {
+                Ok(text) => text,
+                Err(e) => return Ok(retry(&e.with_required(required(agent)).to_json())),
+            };
             match agent.prepare(&text, &Limits::default()) {
                 Ok(prepared) => {
-                    println!("{}", prepared.user_prompt);
+                    // The prompt byte for byte: no newline of our own after it.
+                    let mut out = std::io::stdout().lock();
+                    out.write_all(prepared.user_prompt.as_bytes())
+                        .and_then(|()| out.flush())
+                        .map_err(|e| Usage(format!("cannot write the prompt: {e}")))?;
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(PrepareError::Retry(e)) => Ok(retry(&e.to_json())),
@@ -180,7 +195,10 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
             schemas: Some(dir),
         } => {
             let agent = UserAgent::load(&dir, &agent).map_err(Usage)?;
-            let text = read_input(file.as_deref())?;
+            let text = match read_input(file.as_deref())? {
+                Ok(text) => text,
+                Err(e) => return Ok(retry(&e.to_json())),
+            };
             let result = if output {
                 agent.check_output(&text, &Limits::default())
             } else {
@@ -195,7 +213,11 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
             schemas: None,
         } => {
             let agent = find(&agent)?;
-            let text = read_input(file.as_deref())?;
+            let text = match read_input(file.as_deref())? {
+                Ok(text) => text,
+                Err(e) if output => return Ok(retry(&e.to_json())),
+                Err(e) => return Ok(retry(&e.with_required(required(agent)).to_json())),
+            };
             let result = if output {
                 extract_json(&text, &Limits::default())
                     .and_then(|answer| agent.check_output(&answer).map(drop))
@@ -203,6 +225,10 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
                 agent.validate(&text, &Limits::default()).map(drop)
             };
             Ok(verdict(result))
+        }
+        Command::Payload { synthetic_items } => {
+            print!("{}", bench::synthetic_kwargs(synthetic_items));
+            Ok(ExitCode::SUCCESS)
         }
         Command::Bench {
             agent,
@@ -280,7 +306,7 @@ fn run_bench(
     let agent = find(agent)?;
     let mut text = match synthetic_items {
         Some(items) => bench::synthetic_kwargs(items),
-        None => read_input(file)?,
+        None => read_input(file)?.map_err(|e| Usage(e.to_string()))?,
     };
     if let Some(key) = without {
         text = bench::without_key(&text, key)
@@ -323,19 +349,36 @@ fn find(name: &str) -> Result<&'static dyn DynAgent, Usage> {
     })
 }
 
-fn read_input(file: Option<&str>) -> Result<String, Usage> {
-    match file {
+/// The kwargs (or answer) text from a file or stdin. A file that cannot be read is a usage
+/// error; bytes that are not UTF-8 are bad input like any other, answered with a retry error.
+fn read_input(file: Option<&str>) -> Result<Result<String, RetryError>, Usage> {
+    let bytes = match file {
         None | Some("-") => {
-            let mut text = String::new();
+            let mut bytes = Vec::new();
             std::io::stdin()
-                .read_to_string(&mut text)
+                .read_to_end(&mut bytes)
                 .map_err(|e| Usage(format!("cannot read stdin: {e}")))?;
-            Ok(text)
+            bytes
         }
         Some(path) => {
-            std::fs::read_to_string(path).map_err(|e| Usage(format!("cannot read `{path}`: {e}")))
+            std::fs::read(path).map_err(|e| Usage(format!("cannot read `{path}`: {e}")))?
         }
-    }
+    };
+    Ok(String::from_utf8(bytes).map_err(|e| {
+        RetryError::call(
+            ErrorKind::NotJson,
+            format!(
+                "the input is not valid UTF-8: invalid byte at offset {}",
+                e.utf8_error().valid_up_to()
+            ),
+            "Send the tool call arguments as UTF-8 JSON text",
+        )
+    }))
+}
+
+/// The input contract's required fields, for a retry error raised before the contract ran.
+fn required(agent: &dyn DynAgent) -> &[String] {
+    agent.input_contract().required_fields()
 }
 
 fn retry(error: &serde_json::Value) -> ExitCode {

@@ -1,0 +1,589 @@
+//! JSON kept as the text it arrived in.
+//!
+//! A parent's data reaches the prompt as the parent wrote it: keys in their order and every
+//! number with its own text (`0.60`, `1e5`, `0.000001`). serde_json keeps both only with its
+//! `preserve_order` and `arbitrary_precision` features, which change how every crate of a build
+//! parses JSON (untagged and internally tagged enums, `flatten` with numbers), so the text
+//! itself is kept instead: the untyped parts of a contract are [`RawJson`] and [`RawObject`],
+//! and serializing them walks their text with serde_json's own deserializer, one level at a
+//! time, handing every number over as its text.
+//!
+//! The validator reads a plain `serde_json::Value` (serde_json's default features): an integer
+//! beyond `u64` is an `f64` to it, still an integer to JSON Schema when it is integral (`1e30`
+//! passes `"type": "integer"`), compared as a double against bounds; a number no `f64` holds
+//! (`1e400`) is refused before validation, a retry error naming its path. The typed input is
+//! read from the text: an integer the field's type cannot hold is a retry error naming its path.
+
+use crate::error::PathSegment;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use serde::ser::{self, Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+
+/// Any JSON value a contract leaves untyped (a property with no `type`), kept as its text.
+///
+/// Serializing it writes the value as it was written: keys in document order, numbers as
+/// written; `|markdown` and the default prompt render it that way.
+///
+/// ```
+/// # use agent_core::json::RawJson;
+/// let raw: RawJson = serde_json::from_str(r#"{"b": 0.60, "a": 1e5}"#).unwrap();
+/// assert_eq!(serde_json::to_string(&raw).unwrap(), r#"{"b":0.60,"a":1e5}"#);
+/// ```
+#[derive(Clone)]
+pub struct RawJson(Box<RawValue>);
+
+/// A JSON object a contract leaves untyped (`type: object` without properties), kept as its
+/// text, its keys in the order they were written.
+///
+/// ```
+/// # use agent_core::json::RawObject;
+/// let raw: RawObject = serde_json::from_str(r#"{"z": 1, "a": [0.000001]}"#).unwrap();
+/// let keys: Vec<String> = raw.entries().unwrap().into_iter().map(|(k, _)| k.into_owned()).collect();
+/// assert_eq!(keys, ["z", "a"]);
+/// assert_eq!(agent_core::markdown::to_markdown(&raw).unwrap(), "- **z**: 1\n- **a**:\n  - 0.000001");
+/// assert!(serde_json::from_str::<RawObject>("[1]").is_err());
+/// ```
+#[derive(Clone)]
+pub struct RawObject(Box<RawValue>);
+
+impl RawJson {
+    /// Wraps JSON text already parsed as a [`RawValue`].
+    pub fn from_raw(raw: Box<RawValue>) -> Self {
+        Self(raw)
+    }
+
+    /// The JSON of a `Value` (its numbers and key order are the `Value`'s).
+    pub fn from_value(value: &Value) -> Self {
+        Self(raw_of(value))
+    }
+
+    /// The text as written.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The text as a [`RawValue`].
+    pub fn as_raw(&self) -> &RawValue {
+        &self.0
+    }
+
+    /// The value as a `serde_json::Value`: numbers become `f64`/`i64`/`u64`, keys sort.
+    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
+        serde_json::from_str(self.0.get())
+    }
+}
+
+impl RawObject {
+    /// Wraps JSON text, if it is an object.
+    pub fn from_raw(raw: Box<RawValue>) -> Result<Self, Box<RawValue>> {
+        if raw.get().starts_with('{') {
+            Ok(Self(raw))
+        } else {
+            Err(raw)
+        }
+    }
+
+    /// The JSON of a map (its numbers and key order are the map's).
+    pub fn from_map(map: &Map<String, Value>) -> Self {
+        Self(raw_of(map))
+    }
+
+    /// The text as written.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The text as a [`RawValue`].
+    pub fn as_raw(&self) -> &RawValue {
+        &self.0
+    }
+
+    /// Whether the object has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.0.get()[1..].trim_start().starts_with('}')
+    }
+
+    /// The entries in document order; a repeated key keeps its first place and its last value,
+    /// as serde_json's maps do.
+    pub fn entries(&self) -> Result<Vec<(Cow<'_, str>, &RawValue)>, serde_json::Error> {
+        entries(self.0.get())
+    }
+
+    /// The object as a `serde_json` map: numbers become `f64`/`i64`/`u64`, keys sort.
+    pub fn to_map(&self) -> Result<Map<String, Value>, serde_json::Error> {
+        serde_json::from_str(self.0.get())
+    }
+}
+
+/// JSON to show again: the text as written when it is known, else a `Value`.
+#[derive(Debug, Clone, Copy)]
+pub enum Shown<'a> {
+    /// The text as written.
+    Text(&'a RawJson),
+    /// A value (keys sorted, numbers as parsed).
+    Value(&'a Value),
+}
+
+impl Shown<'_> {
+    /// Compact JSON text.
+    pub fn to_json_string(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+impl Serialize for Shown<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Text(text) => text.serialize(serializer),
+            Self::Value(value) => value.serialize(serializer),
+        }
+    }
+}
+
+fn raw_of<T: Serialize + ?Sized>(value: &T) -> Box<RawValue> {
+    // A `Value` or map always serializes: its keys are strings and its numbers finite.
+    serde_json::value::to_raw_value(value)
+        .unwrap_or_else(|_| RawValue::from_string("null".to_owned()).expect("valid JSON"))
+}
+
+impl Default for RawJson {
+    fn default() -> Self {
+        Self(RawValue::from_string("null".to_owned()).expect("valid JSON"))
+    }
+}
+
+impl Default for RawObject {
+    fn default() -> Self {
+        Self(RawValue::from_string("{}".to_owned()).expect("valid JSON"))
+    }
+}
+
+impl fmt::Debug for RawJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("RawJson").field(&self.0).finish()
+    }
+}
+
+impl fmt::Debug for RawObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("RawObject").field(&self.0).finish()
+    }
+}
+
+/// Equal when the JSON is: the same text, or text that parses to the same value.
+fn same_json(a: &RawValue, b: &RawValue) -> bool {
+    a.get() == b.get()
+        || matches!(
+            (
+                serde_json::from_str::<Value>(a.get()),
+                serde_json::from_str::<Value>(b.get())
+            ),
+            (Ok(a), Ok(b)) if a == b
+        )
+}
+
+impl PartialEq for RawJson {
+    fn eq(&self, other: &Self) -> bool {
+        same_json(&self.0, &other.0)
+    }
+}
+
+impl PartialEq for RawObject {
+    fn eq(&self, other: &Self) -> bool {
+        same_json(&self.0, &other.0)
+    }
+}
+
+impl Serialize for RawJson {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Walk(&self.0).serialize(serializer)
+    }
+}
+
+impl Serialize for RawObject {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Walk(&self.0).serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawJson {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_newtype_struct(RAW_TOKEN, RawVisitor)
+            .map(Self)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawObject {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = deserializer.deserialize_newtype_struct(RAW_TOKEN, RawVisitor)?;
+        Self::from_raw(raw)
+            .map_err(|raw| de::Error::invalid_type(unexpected(raw.get()), &"a JSON object"))
+    }
+}
+
+/// serde_json's name for the text of a `RawValue`, which its deserializers hand over as a
+/// one-entry map.
+const RAW_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// Takes the text serde_json hands over for a `RawValue`. Any other deserializer (serde's own
+/// buffer behind an untagged enum or a flattened field) gives the value itself, which is kept
+/// as its JSON: its keys and numbers are then the buffer's, as they would be for a `Value`.
+struct RawVisitor;
+
+impl<'de> Visitor<'de> for RawVisitor {
+    type Value = Box<RawValue>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let Some(Text(first)) = map.next_key::<Text<'de>>()? else {
+            return Ok(raw_of(&Map::new()));
+        };
+        if first == RAW_TOKEN {
+            let Text(text) = map.next_value::<Text<'de>>()?;
+            return RawValue::from_string(text.into_owned()).map_err(de::Error::custom);
+        }
+        let mut object = Map::new();
+        object.insert(first.into_owned(), map.next_value()?);
+        while let Some((key, value)) = map.next_entry::<String, Value>()? {
+            object.insert(key, value);
+        }
+        Ok(raw_of(&object))
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        Value::deserialize(d).map(|v| raw_of(&v))
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(|v| raw_of(&v))
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(raw_of(&v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(raw_of(&v))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(raw_of(&v))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(raw_of(&Value::from(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(raw_of(v))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(raw_of(&Value::Null))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(raw_of(&Value::Null))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        Value::deserialize(d).map(|v| raw_of(&v))
+    }
+}
+
+fn unexpected(text: &str) -> de::Unexpected<'static> {
+    match text.as_bytes().first() {
+        Some(b'[') => de::Unexpected::Seq,
+        Some(b'"') => de::Unexpected::Other("a string"),
+        Some(b't' | b'f') => de::Unexpected::Other("a boolean"),
+        Some(b'n') => de::Unexpected::Unit,
+        _ => de::Unexpected::Other("a number"),
+    }
+}
+
+/// "an array", "a number", ...: the kind of JSON value `text` holds, for messages that must not
+/// echo the value itself.
+pub(crate) fn type_name(text: &str) -> &'static str {
+    match text.trim_start().as_bytes().first() {
+        Some(b'{') => "an object",
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => "a number",
+    }
+}
+
+/// An object's entries, borrowed from its text where no escape is in the way.
+pub(crate) type Entries<'a> = Vec<(Cow<'a, str>, &'a RawValue)>;
+
+/// The entries of the object `text`, in document order (see [`RawObject::entries`]).
+pub(crate) fn entries(text: &str) -> Result<Entries<'_>, serde_json::Error> {
+    serde_json::from_str::<Ordered<'_>>(text).map(|o| o.0)
+}
+
+/// Deserializes an object into its entries, in order.
+pub(crate) struct Ordered<'a>(pub(crate) Entries<'a>);
+
+impl<'de> Deserialize<'de> for Ordered<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Ordered<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0));
+                while let Some(Text(key)) = map.next_key()? {
+                    entries.push((key, map.next_value::<&'de RawValue>()?));
+                }
+                dedupe(&mut entries);
+                Ok(Ordered(entries))
+            }
+        }
+        deserializer.deserialize_map(V)
+    }
+}
+
+/// A JSON string, borrowed from the text when it holds no escape.
+pub(crate) struct Text<'a>(pub(crate) Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(V)
+    }
+}
+
+/// A repeated key keeps its first place and takes the last value, as serde_json's maps do
+/// (which is also what the validator sees).
+pub(crate) fn dedupe<K: AsRef<str>, V: Copy>(entries: &mut Vec<(K, V)>) {
+    let n = entries.len();
+    let mut moves: Vec<(usize, usize)> = Vec::new();
+    if n <= 8 {
+        for i in 1..n {
+            if let Some(first) = (0..i).find(|&j| entries[j].0.as_ref() == entries[i].0.as_ref()) {
+                moves.push((i, first));
+            }
+        }
+    } else {
+        let mut first: HashMap<&str, usize> = HashMap::with_capacity(n);
+        for (i, (key, _)) in entries.iter().enumerate() {
+            match first.entry(key.as_ref()) {
+                std::collections::hash_map::Entry::Occupied(at) => moves.push((i, *at.get())),
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(i);
+                }
+            }
+        }
+    }
+    if moves.is_empty() {
+        return;
+    }
+    // `moves` is in document order, so the last value of a key is the one that stays.
+    let mut repeated = vec![false; n];
+    for &(from, first) in &moves {
+        entries[first].1 = entries[from].1;
+        repeated[from] = true;
+    }
+    let mut at = 0;
+    entries.retain(|_| {
+        at += 1;
+        !repeated[at - 1]
+    });
+}
+
+/// Serializes JSON text one level at a time: objects in document order, strings decoded,
+/// numbers handed over as their text (serde_json's raw-value token), so a serde_json serializer
+/// writes them verbatim and `|markdown` shows them as written.
+pub(crate) struct Walk<'a>(pub(crate) &'a RawValue);
+
+impl Serialize for Walk<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let text = self.0.get();
+        match text.trim_start().as_bytes().first() {
+            Some(b'{') => {
+                let entries = entries(text).map_err(ser::Error::custom)?;
+                let mut map = serializer.serialize_map(Some(entries.len()))?;
+                for (key, value) in &entries {
+                    map.serialize_entry(key.as_ref(), &Walk(value))?;
+                }
+                map.end()
+            }
+            Some(b'[') => {
+                let items: Vec<&RawValue> =
+                    serde_json::from_str(text).map_err(ser::Error::custom)?;
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(&Walk(item))?;
+                }
+                seq.end()
+            }
+            Some(b'"') => {
+                let Text(s) = serde_json::from_str(text).map_err(ser::Error::custom)?;
+                serializer.serialize_str(&s)
+            }
+            Some(b't') => serializer.serialize_bool(true),
+            Some(b'f') => serializer.serialize_bool(false),
+            Some(b'n') => serializer.serialize_unit(),
+            _ => self.0.serialize(serializer),
+        }
+    }
+}
+
+/// Serializes ordered entries as one object.
+pub(crate) struct WalkEntries<'a, K>(pub(crate) &'a [(K, Box<RawValue>)]);
+
+impl<K: AsRef<str>> Serialize for WalkEntries<'_, K> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in self.0 {
+            map.serialize_entry(key.as_ref(), &Walk(value))?;
+        }
+        map.end()
+    }
+}
+
+/// The path of the first number in `text` (a JSON value, possibly followed by other text)
+/// that no `f64` holds (`1e400`), in document order. Called on the error path only, after
+/// a parse into `Value` failed; nesting is bounded by serde_json's recursion limit.
+pub(crate) fn out_of_range(text: &str) -> Option<Vec<PathSegment>> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let raw = <&RawValue>::deserialize(&mut de).ok()?;
+    let mut path = Vec::new();
+    find_out_of_range(raw, &mut path).then_some(path)
+}
+
+fn find_out_of_range(raw: &RawValue, path: &mut Vec<PathSegment>) -> bool {
+    let text = raw.get();
+    match text.as_bytes().first() {
+        Some(b'{') => {
+            let Ok(entries) = entries(text) else {
+                return false;
+            };
+            entries.into_iter().any(|(key, value)| {
+                path.push(PathSegment::Key(key.into_owned()));
+                find_out_of_range(value, path) || {
+                    path.pop();
+                    false
+                }
+            })
+        }
+        Some(b'[') => {
+            let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(text) else {
+                return false;
+            };
+            items.into_iter().enumerate().any(|(i, item)| {
+                path.push(PathSegment::Index(i));
+                find_out_of_range(item, path) || {
+                    path.pop();
+                    false
+                }
+            })
+        }
+        Some(b'-' | b'0'..=b'9') => !text.parse::<f64>().is_ok_and(f64::is_finite),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_key_keeps_its_first_place_and_last_value() {
+        for n in [3, 20] {
+            let mut text = String::from("{\"a\": 1, \"b\": 2");
+            for i in 0..n {
+                text.push_str(&format!(", \"k{i}\": {i}"));
+            }
+            text.push_str(", \"a\": 3, \"a\": 4}");
+            let got: Vec<(String, String)> = entries(&text)
+                .unwrap()
+                .into_iter()
+                .map(|(k, v)| (k.into_owned(), v.get().to_owned()))
+                .collect();
+            assert_eq!(got.len(), n + 2);
+            assert_eq!(got[0], ("a".to_owned(), "4".to_owned()));
+            assert_eq!(got[1], ("b".to_owned(), "2".to_owned()));
+        }
+    }
+
+    #[test]
+    fn numbers_and_order_survive_a_round_trip() {
+        let text = r#"{"z": [0.60, 1e5, 0.000001, -0.0, 123456789012345678901234567890], "a": {"y": "\u00e9\n", "x": null, "w": true}}"#;
+        let raw: RawJson = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            serde_json::to_string(&raw).unwrap(),
+            r#"{"z":[0.60,1e5,0.000001,-0.0,123456789012345678901234567890],"a":{"y":"é\n","x":null,"w":true}}"#
+        );
+    }
+
+    #[test]
+    fn the_first_number_beyond_f64_is_found() {
+        assert_eq!(
+            out_of_range(r#"{"a": [1, {"b": 1e400}], "c": -1e999} trailing"#),
+            Some(vec![
+                PathSegment::Key("a".into()),
+                PathSegment::Index(1),
+                PathSegment::Key("b".into())
+            ])
+        );
+        assert_eq!(out_of_range(r#"{"a": 1e300}"#), None);
+    }
+
+    #[test]
+    fn raw_json_deserializes_inside_untagged_enums_and_flatten() {
+        #[derive(serde::Deserialize, Debug)]
+        #[serde(untagged)]
+        enum Scope {
+            Flag(bool),
+            Object(RawObject),
+        }
+        #[derive(serde::Deserialize, Debug)]
+        struct Outer {
+            #[serde(flatten)]
+            rest: std::collections::BTreeMap<String, RawJson>,
+        }
+        let scope: Scope = serde_json::from_str(r#"{"b": [1, 0.5], "a": true}"#).unwrap();
+        let Scope::Object(object) = scope else {
+            panic!("{scope:?}")
+        };
+        assert_eq!(object.to_map().unwrap()["b"], serde_json::json!([1, 0.5]));
+        assert!(matches!(
+            serde_json::from_str(" true").unwrap(),
+            Scope::Flag(true)
+        ));
+        let outer: Outer = serde_json::from_str(r#"{"x": {"y": [null, "s"]}, "n": 2}"#).unwrap();
+        assert_eq!(outer.rest["x"].get(), r#"{"y":[null,"s"]}"#);
+        assert_eq!(outer.rest["n"].get(), "2");
+        // From a `Value`, as the output side deserializes.
+        let value = serde_json::json!({"k": [1, {"z": 1.5}]});
+        let raw = RawJson::deserialize(&value).unwrap();
+        assert_eq!(raw.to_value().unwrap(), value);
+    }
+}
