@@ -6,9 +6,11 @@
 //! model would say at each turn.
 
 use crate::agents::{AccessibilityAgent, DiscoveryAgent, PlanGeneratorAgent, SelectorAgent};
+use agent_core::json::RawJson;
 use agent_core::model::tool_calls;
 use agent_core::{DynAgent, Error, Message, Runtime, ScriptedModel, runtime::Outcome};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::json;
 use std::sync::Arc;
 
 /// The main agent's name in requests and the transcript.
@@ -75,26 +77,57 @@ pub const MAIN_SYSTEM: &str = "You are the main agent of a web crawling team. Us
 /// The user's request.
 pub const USER_REQUEST: &str = "Create a crawl plan for the login form at https://myapp.com/login (task: login_form_automation).";
 
-fn parse(text: &str) -> Value {
-    // The constants above are fixed, valid JSON.
+/// A sub-agent's answer as it wrote it (the constants above are fixed, valid JSON).
+fn written(text: &str) -> RawJson {
     serde_json::from_str(text).unwrap_or_default()
 }
 
-/// The call a well-behaved main agent makes after its retry: everything, passed flat.
+/// The call a well-behaved main agent makes after its retry: everything, passed flat, each
+/// sub-agent's output as that agent wrote it (a parent model copies text).
 pub fn full_plan_kwargs() -> String {
-    let item = |agent: &str, description: &str, output: &str| json!({"agent_name": agent, "description": description, "output": parse(output)});
-    let kwargs = json!({
-        "task": "Generate Crawl Plan",
-        "run_identifier": "12345",
-        "target_url": TARGET_URL,
-        "task_name": TASK_NAME,
-        "collected_information": [
-            item("discovery_agent", "Discovered interactive elements and page structure for login form", DISCOVERY_OUTPUT),
-            item("selector_agent", "Generated robust CSS and XPath selectors for identified elements", SELECTOR_OUTPUT),
-            item("accessibility_agent", "Accessibility audit results with WCAG compliance scores", ACCESSIBILITY_OUTPUT),
+    #[derive(Serialize)]
+    struct Item {
+        agent_name: &'static str,
+        description: &'static str,
+        output: RawJson,
+    }
+    #[derive(Serialize)]
+    struct Kwargs {
+        task: &'static str,
+        run_identifier: &'static str,
+        target_url: &'static str,
+        task_name: &'static str,
+        collected_information: [Item; 3],
+    }
+    let item = |agent_name, description, output| Item {
+        agent_name,
+        description,
+        output: written(output),
+    };
+    let kwargs = Kwargs {
+        task: "Generate Crawl Plan",
+        run_identifier: "12345",
+        target_url: TARGET_URL,
+        task_name: TASK_NAME,
+        collected_information: [
+            item(
+                "discovery_agent",
+                "Discovered interactive elements and page structure for login form",
+                DISCOVERY_OUTPUT,
+            ),
+            item(
+                "selector_agent",
+                "Generated robust CSS and XPath selectors for identified elements",
+                SELECTOR_OUTPUT,
+            ),
+            item(
+                "accessibility_agent",
+                "Accessibility audit results with WCAG compliance scores",
+                ACCESSIBILITY_OUTPUT,
+            ),
         ],
-    });
-    kwargs.to_string()
+    };
+    serde_json::to_string(&kwargs).unwrap_or_default()
 }
 
 /// The scripted model of the main job.

@@ -80,7 +80,7 @@ fn kwargs_that_are_not_utf8_get_a_retry_error() {
         assert_eq!(v["error"], "Tool call arguments are not valid JSON");
         assert_eq!(
             v["validation_message"],
-            "the input is not valid UTF-8: invalid byte at offset 57"
+            "the input is not valid UTF-8: invalid byte at offset 59"
         );
         assert_eq!(
             v["required_fields"],

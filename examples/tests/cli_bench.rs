@@ -27,11 +27,12 @@ fn assert_report(report: &serde_json::Map<String, serde_json::Value>, bytes: Opt
     let keys: Vec<&str> = report.keys().map(String::as_str).collect();
     assert_eq!(
         keys,
+        // Sorted, as the parsed `Value` holds them.
         [
             "agent",
             "bytes",
-            "iterations",
             "floor_ns",
+            "iterations",
             "lex_ns",
             "pipeline_ns",
             "ratio"

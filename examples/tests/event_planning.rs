@@ -85,7 +85,10 @@ async fn every_agent_sees_the_conversation_and_synthesis_sees_all_outputs() {
         event_planning::SYNTHESIS
     );
     assert_eq!(
-        state.upstream.to_context_map().keys().collect::<Vec<_>>(),
+        (&state.upstream)
+            .into_iter()
+            .map(|part| format!("{}_output", part.producer))
+            .collect::<Vec<_>>(),
         [
             "venue_agent_output",
             "budget_agent_output",
