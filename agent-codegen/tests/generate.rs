@@ -70,7 +70,8 @@ fn required_properties_without_schema_are_listed_last() {
         "properties": { "b": { "type": "string" }, "a": { "type": "integer" }, "gone": false }
     });
     let generated = generate_types(&schema.to_string(), "a.json", "Root").unwrap();
-    let expected = [("b", true), ("a", false), ("free", true)].map(|(name, required)| Property {
+    // Properties in the order the schema's `Value` holds them (sorted), then the rest.
+    let expected = [("a", false), ("b", true), ("free", true)].map(|(name, required)| Property {
         json_name: name.into(),
         rust_name: name.into(),
         required,
