@@ -114,7 +114,7 @@ fn boolean_branches(node: &mut Map<String, Value>) {
         let Some(Value::Array(branches)) = node.get_mut(keyword) else {
             continue;
         };
-        if branches.iter().any(|b| *b == Value::Bool(true)) {
+        if branches.contains(&Value::Bool(true)) {
             node.remove(keyword);
             continue;
         }

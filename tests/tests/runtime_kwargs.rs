@@ -209,9 +209,10 @@ fn new_builds_a_call_with_that_context() {
     let c = ToolCall::new("t", map);
     assert_eq!(c.task, "t");
     assert_eq!(c.run_identifier, None);
+    // A map built in code keeps the map's order (a `Value`'s: sorted).
     assert_eq!(
         serde_json::to_string(&c.context_json()).unwrap(),
-        r#"{"b":1,"a":2}"#
+        r#"{"a":2,"b":1}"#
     );
 }
 
