@@ -121,7 +121,7 @@ fn embedded(answer: &str) -> Found<'_> {
         };
         let rest = &answer[at..];
         let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
-        match values.next().unwrap_or_else(|| Ok(Value::Null)) {
+        match values.next().unwrap_or(Ok(Value::Null)) {
             Ok(value) => return Found::Object(value, &rest[..values.byte_offset()]),
             Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
                 return Found::TooDeep;
