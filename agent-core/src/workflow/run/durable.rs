@@ -21,6 +21,9 @@ struct Cursor {
     sequence: u64,
     state: String,
     created_ms: u64,
+    /// The status the run goes back to when a transient error stops this runner: paused for
+    /// a claimed paused run (answer it again), running after a completed step (recover it).
+    resting: RunStatus,
 }
 
 impl Durable {
@@ -60,6 +63,7 @@ impl Durable {
             sequence,
             state: record.state,
             created_ms: record.created_ms,
+            resting: status,
         });
         Ok(())
     }
@@ -136,6 +140,7 @@ impl<'w> Runner<'w> {
             sequence: claimed.sequence,
             state: claimed.state,
             created_ms: claimed.created_ms,
+            resting: RunStatus::Paused,
         });
         self.resume(state, feedback).await
     }
@@ -165,6 +170,7 @@ impl<'w> Runner<'w> {
             sequence: record.sequence,
             state: record.state.clone(),
             created_ms: record.created_ms,
+            resting: RunStatus::Running,
         });
         durable
             .save(
@@ -238,7 +244,9 @@ impl<'w> Runner<'w> {
     }
 
     /// After an error: marks the run failed, keeping its last saved state; a run another
-    /// writer took over (a conflict) is left to it.
+    /// writer took over (a conflict) is left to it. A transient error (a model failure worth
+    /// retrying, a cancellation) loses nothing: the run goes back to its last checkpoint's
+    /// status, paused to be answered again or running to be recovered.
     pub(super) async fn checkpoint_failure(
         &self,
         run_id: &str,
@@ -253,11 +261,21 @@ impl<'w> Runner<'w> {
         if matches!(error, Error::Store(_)) {
             return;
         }
+        let transient = match error {
+            Error::Model(e) => e.is_retryable(),
+            Error::Cancelled { .. } => true,
+            _ => false,
+        };
+        let status = if transient {
+            last.resting
+        } else {
+            RunStatus::Failed
+        };
         let saved = durable
-            .save(&self.workflow.name, &last.state, RunStatus::Failed, run_id)
+            .save(&self.workflow.name, &last.state, status, run_id)
             .await;
         if let Err(e) = saved {
-            tracing::warn!(run_id, error = %e, "could not mark the run failed");
+            tracing::warn!(run_id, error = %e, status = status.as_str(), "could not save the run after an error");
         }
     }
 }
