@@ -1,6 +1,6 @@
 //! `agent-contract mcp` over stdio, driven by rmcp's client as a child process: the tools, a
-//! retry error as an `isError` result, and a checked structured output from a valid call, on
-//! the offline canned model.
+//! retry error as an `isError` result, a checked structured output from a valid call, and the
+//! event-planning workflow paused at its question and resumed, on the offline canned model.
 
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
@@ -28,6 +28,7 @@ async fn the_cli_serves_the_agents_over_stdio() {
     assert!(
         tools
             .iter()
+            .filter(|t| t.name.starts_with("run_"))
             .all(|t| t.input_schema["required"][0] == "task")
     );
 
@@ -58,5 +59,32 @@ async fn the_cli_serves_the_agents_over_stdio() {
         answered.structured_content.unwrap()["plan_file_path"],
         "plans/login_form_automation.md"
     );
+
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert!(names.ends_with(&["run_event_planning", "resume_event_planning"]));
+    let task = agent_examples::event_planning::REQUEST;
+    let paused = client
+        .call_tool(call("run_event_planning", json!({"task": task})))
+        .await
+        .unwrap()
+        .structured_content
+        .unwrap();
+    assert_eq!(paused["status"], "input_required");
+    assert_eq!(
+        paused["question"],
+        "Do any guests have dietary restrictions?"
+    );
+    let answer = agent_examples::event_planning::HUMAN_ANSWER;
+    let finished = client
+        .call_tool(call(
+            "resume_event_planning",
+            json!({"handle": paused["handle"], "answer": answer}),
+        ))
+        .await
+        .unwrap()
+        .structured_content
+        .unwrap();
+    assert_eq!(finished["status"], "finished");
+    assert_eq!(finished["output"], agent_examples::event_planning::PLAN);
     client.cancel().await.unwrap();
 }

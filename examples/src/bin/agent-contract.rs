@@ -7,7 +7,7 @@
 use agent_core::extract::extract_json;
 use agent_core::{DynAgent, Limits, tool::PrepareError, tool::ToolFormat};
 use agent_examples::user_contracts::UserAgent;
-use agent_examples::{agents, bench, pipeline, report};
+use agent_examples::{agents, bench, event_planning, pipeline, report};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -68,7 +68,8 @@ enum Command {
         #[arg(long)]
         schemas: Option<PathBuf>,
     },
-    /// Serve the agents as MCP tools over stdio, or over streamable HTTP at `/mcp`
+    /// Serve the agents and the event-planning workflow as MCP tools over stdio, or over
+    /// streamable HTTP at `/mcp`
     Mcp {
         /// `openai:<model>` or `anthropic:<model>`; without it, canned answers, offline
         #[arg(long)]
@@ -294,11 +295,16 @@ fn run_bench(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Serves the compiled-in agents until the client disconnects (stdio) or the process ends.
+/// The description of the event-planning workflow as a tool.
+const EVENT_PLANNING: &str = "Plans an event: venue, budget, catering and logistics specialists, then a synthesized plan. Put the whole request (guests, date, city, budget) in `task`.";
+
+/// Serves the compiled-in agents and the event-planning workflow until the client disconnects (stdio) or the process ends.
 fn mcp(model: Option<&str>, http: Option<std::net::SocketAddr>) -> Result<ExitCode, Usage> {
     let (model, _) = report::model(model, || Arc::new(pipeline::canned_model()))
         .map_err(|e| Usage(e.to_string()))?;
-    let server = agent_mcp::AgentServer::new(agents::AGENTS.to_vec(), model);
+    let server = agent_mcp::AgentServer::new(agents::AGENTS.to_vec(), model)
+        .workflow(event_planning::workflow(), EVENT_PLANNING)
+        .map_err(|e| Usage(e.to_string()))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
