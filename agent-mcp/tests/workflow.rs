@@ -486,3 +486,55 @@ async fn a_model_failure_mid_run_is_an_is_error_result() {
     );
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn the_handle_of_an_earlier_question_does_not_answer_a_later_one() {
+    use agent_examples::agents::VenueAgent;
+    const VENUE: &str =
+        r#"{"venue_name": "Loft", "capacity": 60, "cost_usd": 1500, "notes": "ok"}"#;
+    let model = ScriptedModel::new().script(
+        "venue_agent",
+        [
+            Message::assistant(r#"{"user_input_needed": true, "user_prompt": "Indoors?"}"#),
+            Message::assistant(r#"{"user_input_needed": true, "user_prompt": "Which area?"}"#),
+            Message::assistant(VENUE),
+        ],
+    );
+    let workflow = agent_core::Workflow::new("venues")
+        .agent(&VenueAgent)
+        .goal([("venue_agent", "Find a venue")]);
+    let server = AgentServer::new(Vec::new(), Arc::new(model))
+        .workflow(workflow, "Finds a venue.")
+        .unwrap();
+    let (url, _server) = serve(server).await;
+    let client = connect(&url).await;
+    let ask = |name: &str, arguments: Value| client.call_tool(call(name, arguments));
+
+    let first = structured(&ask("run_venues", json!({"task": "A party"})).await.unwrap());
+    assert_eq!(first["question"], "Indoors?");
+    let answer = |handle: &Value, text: &str| json!({"handle": handle, "answer": text});
+    let second = ask("resume_venues", answer(&first["handle"], "Yes"))
+        .await
+        .unwrap();
+    let second = structured(&second);
+    assert_eq!(second["question"], "Which area?");
+    assert_ne!(second["handle"], first["handle"]);
+
+    let again = ask("resume_venues", answer(&first["handle"], "No"))
+        .await
+        .unwrap();
+    assert_eq!(again.is_error, Some(true));
+    assert_eq!(
+        text(&again),
+        "this question was already answered: the run has gone on and asks another question, with its own handle"
+    );
+    let last = ask("resume_venues", answer(&second["handle"], "Downtown"))
+        .await
+        .unwrap();
+    let last = structured(&last);
+    assert_eq!(last["status"], "finished");
+    // Without a synthesis the output is the last agent's answer.
+    assert_eq!(last["output"], VENUE);
+    assert_eq!(last["outputs"]["venue_agent_output"]["venue_name"], "Loft");
+    client.cancel().await.unwrap();
+}
