@@ -97,15 +97,17 @@ async fn the_workflow_and_its_resume_tool_are_listed_with_their_schemas() {
         run.input_schema["properties"]["preferred_area"]["type"],
         "string"
     );
-    assert!(
-        run.description
-            .as_deref()
-            .unwrap()
-            .starts_with("Plans an event. A run may pause")
+    assert_eq!(
+        run.description.as_deref().unwrap(),
+        "Plans an event. A run may pause to ask the user a question: the result then has `status: \"input_required\"`, the `question` and a `handle`; answer it with `resume_event_planning`."
     );
     let resume = &tools[1];
     assert_eq!(resume.input_schema["required"], json!(["handle", "answer"]));
     assert_eq!(resume.input_schema["additionalProperties"], false);
+    assert_eq!(
+        resume.description.as_deref().unwrap(),
+        "Answers the question a paused `run_event_planning` asked: pass its `handle` and the user's `answer`. The result is the run's next question or its end."
+    );
     for tool in [run, resume] {
         let output = tool.output_schema.as_ref().unwrap();
         let statuses: Vec<&Value> = output["oneOf"]
