@@ -172,7 +172,7 @@ impl AgentServer {
         axum::serve(listener, self.http_router()).await
     }
 
-    /// One `tools/call`: the contract path, the agent's run, the checked output.
+    /// One `tools/call`: a workflow's run or resume tool, else an agent's.
     async fn call(
         &self,
         request: CallToolRequestParams,
@@ -192,7 +192,7 @@ impl AgentServer {
             .map(Into::into)
     }
 
-    /// One agent's `tools/call`.
+    /// One agent's `tools/call`: the contract path, the agent's run, the checked output.
     async fn call_agent(
         &self,
         request: CallToolRequestParams,
