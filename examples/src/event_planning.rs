@@ -5,7 +5,7 @@
 use crate::agents::budget_agent::output::BudgetAgentOutput;
 use crate::agents::{BudgetAgent, CateringAgent, LogisticsAgent, VenueAgent};
 use agent_core::ScriptedModel;
-use agent_core::model::Message;
+use agent_core::model::{ChatRequest, Message, Role};
 use agent_core::workflow::Workflow;
 
 /// The user's request: the budget is only here, in the first message.
@@ -73,4 +73,22 @@ pub fn script_after_question(model: ScriptedModel) -> ScriptedModel {
 /// The whole script.
 pub fn scripted_model() -> ScriptedModel {
     script_after_question(script_before_question(ScriptedModel::new()))
+}
+
+/// The canned answer of an event-planning step, for a model that serves any number of runs
+/// (`agent-contract mcp`): the catering specialist asks its question until the conversation
+/// ends with the user's answer. `None` for an agent of another workflow.
+pub fn canned_answer(request: &ChatRequest) -> Option<&'static str> {
+    let answered = request.messages.last().is_some_and(|m| {
+        m.role == Role::User && m.content.starts_with("User provided the following input:")
+    });
+    match request.agent.as_str() {
+        "venue_agent" => Some(VENUE),
+        "budget_agent" => Some(BUDGET),
+        "catering_agent" if answered => Some(CATERING),
+        "catering_agent" => Some(QUESTION),
+        "logistics_agent" => Some(LOGISTICS),
+        "synthesis" => Some(PLAN),
+        _ => None,
+    }
 }
