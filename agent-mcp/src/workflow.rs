@@ -13,8 +13,8 @@
 //! guessed or forged, and it answers that one question only.
 
 use agent_core::contract::{Contract, ContractError, ContractKind};
-use agent_core::store::{CheckpointStore, StoreError};
-use agent_core::workflow::{Runner, WorkflowOutcome};
+use agent_core::store::{CheckpointStore, RunStatus, StoreError};
+use agent_core::workflow::{PausedRun, Runner, WorkflowOutcome};
 use agent_core::{ChatModel, Error, Workflow};
 use rmcp::model::{
     CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams,
@@ -203,10 +203,39 @@ impl ServedWorkflow {
             self.workflow.name(),
         )
         .await;
-        if let Err(Error::Store(store)) = &result {
-            return error(self.store_refusal(store, runs)).into();
+        match &result {
+            Err(Error::Store(store)) => return error(self.store_refusal(store, runs)).into(),
+            Err(failure) => {
+                if let Some(handle) = self.paused_again(runs, &paused, &key).await {
+                    return error(format!(
+                        "`{}` could not go on: {failure}. Nothing is lost: the run is paused at the same question; answer it again with the handle `{handle}`",
+                        self.workflow.name()
+                    ))
+                    .into();
+                }
+            }
+            Ok(_) => {}
         }
         self.outcome(&runner, result, &key, caller)
+    }
+
+    /// After a failed answer: a fresh handle when the run went back to the same question (a
+    /// transient model failure does that), since the old handle names the checkpoint before.
+    async fn paused_again(
+        &self,
+        runs: &Runs,
+        paused: &PausedRun,
+        key: &[u8; 32],
+    ) -> Option<String> {
+        let record = runs.store.load(&paused.run_id).await.ok()?;
+        if record.status != RunStatus::Paused || record.sequence == paused.sequence {
+            return None;
+        }
+        let again = PausedRun {
+            run_id: record.run_id,
+            sequence: record.sequence,
+        };
+        Some(self.workflow.seal_pause(&again, key))
     }
 
     /// The result of a run that started or went on: the end, the next question, or an error.

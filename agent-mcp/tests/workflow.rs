@@ -540,3 +540,79 @@ async fn the_handle_of_an_earlier_question_does_not_answer_a_later_one() {
     assert_eq!(last["outputs"]["venue_agent_output"]["venue_name"], "Loft");
     client.cancel().await.unwrap();
 }
+
+/// Fails its second request with a 503, then answers from the script.
+struct OverloadedOnce {
+    inner: ScriptedModel,
+    requests: std::sync::atomic::AtomicU32,
+}
+
+impl agent_core::ChatModel for OverloadedOnce {
+    fn complete<'a>(
+        &'a self,
+        request: &'a agent_core::model::ChatRequest,
+    ) -> agent_core::model::BoxFuture<
+        'a,
+        Result<agent_core::model::ChatResponse, agent_core::model::ModelError>,
+    > {
+        let n = self
+            .requests
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if n == 1 {
+            let overloaded = agent_core::model::ModelError::status(503, "overloaded");
+            return Box::pin(async move { Err(overloaded) });
+        }
+        self.inner.complete(request)
+    }
+}
+
+#[tokio::test]
+async fn an_answer_the_model_could_not_take_gets_a_fresh_handle_to_the_same_question() {
+    use agent_examples::agents::VenueAgent;
+    const VENUE: &str =
+        r#"{"venue_name": "Loft", "capacity": 60, "cost_usd": 1500, "notes": "ok"}"#;
+    let inner = ScriptedModel::new().script(
+        "venue_agent",
+        [
+            Message::assistant(r#"{"user_input_needed": true, "user_prompt": "Indoors?"}"#),
+            Message::assistant(VENUE),
+        ],
+    );
+    let model = OverloadedOnce {
+        inner,
+        requests: Default::default(),
+    };
+    let workflow = agent_core::Workflow::new("venues")
+        .agent(&VenueAgent)
+        .goal([("venue_agent", "Find a venue")]);
+    let server = AgentServer::new(Vec::new(), Arc::new(model))
+        .workflow(workflow, "Finds a venue.")
+        .unwrap();
+    let (url, _server) = serve(server).await;
+    let client = connect(&url).await;
+    let ask = |name: &str, arguments: Value| client.call_tool(call(name, arguments));
+    let answer = |handle: &str| json!({"handle": handle, "answer": "Yes"});
+
+    let first = structured(&ask("run_venues", json!({"task": "A party"})).await.unwrap());
+    assert_eq!(first["question"], "Indoors?");
+    let failed = ask("resume_venues", answer(first["handle"].as_str().unwrap()))
+        .await
+        .unwrap();
+    assert_eq!(failed.is_error, Some(true));
+    let message = text(&failed);
+    let (before, handle) = message.rsplit_once(" the handle `").unwrap();
+    assert!(
+        before.starts_with("`venues` could not go on: ")
+            && before.ends_with(
+                "Nothing is lost: the run is paused at the same question; answer it again with"
+            ),
+        "{message}"
+    );
+    let handle = handle.strip_suffix('`').unwrap();
+    assert_ne!(handle, first["handle"]);
+    let done = ask("resume_venues", answer(handle)).await.unwrap();
+    let done = structured(&done);
+    assert_eq!(done["status"], "finished");
+    assert_eq!(done["outputs"]["venue_agent_output"]["venue_name"], "Loft");
+    client.cancel().await.unwrap();
+}
