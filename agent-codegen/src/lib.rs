@@ -21,20 +21,24 @@ extern crate proc_macro;
 mod agent;
 mod attr;
 mod bounds;
+mod bundle;
 mod buildscript;
 pub mod contributor;
 mod ctxt;
 pub mod derive;
 mod error;
 mod fixup;
+pub mod flow;
 mod locate;
 mod loosen;
 mod naming;
 mod prepare;
 mod reject;
 mod rewrite;
+mod share;
 mod types;
 mod walk;
+pub mod workflow;
 
 pub use agent_schema::ContractKind;
 /// Top-level keys of the tool call that input contracts may not use: the runtime's own list.
