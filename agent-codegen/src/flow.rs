@@ -218,38 +218,38 @@ fn missing(flow: &Flow, index: usize, field: &str, provided: &[(String, Provider
     message
 }
 
-/// The chain of steps from `later` back to `index` through required `<agent>_output` keys of
-/// steps that do not come before the one needing them, if there is one.
+/// Steps that need each other's output, `index` first, if `later` (whose output `index`
+/// needs) needs `index`'s output, directly or through other steps: no order runs them.
 fn cycle(flow: &Flow, index: usize, later: usize) -> Option<String> {
     let needs = |i: usize| -> Vec<usize> {
-        let schema = &flow.steps[i].input.schema;
-        required(schema)
+        required(&flow.steps[i].input.schema)
             .iter()
             .filter_map(|f| f.strip_suffix("_output"))
             .filter_map(|p| flow.steps.iter().position(|s| s.agent == p))
-            .filter(|&j| j >= i)
             .collect()
     };
-    let mut path = vec![index, later];
     let mut seen = vec![index, later];
-    let mut frontier = vec![(later, path.clone())];
-    while let Some((at, route)) = frontier.pop() {
+    let mut frontier = vec![vec![index, later]];
+    while let Some(route) = frontier.pop() {
+        let at = *route.last()?;
         for next in needs(at) {
+            let mut route = route.clone();
+            route.push(next);
             if next == index {
-                path = route.clone();
-                path.push(index);
-                let mut chain = format!("`{}`", flow.steps[path[0]].agent);
-                for (n, &i) in path.iter().enumerate().skip(1) {
-                    let joint = if n == 1 { " needs the output of" } else { ", which needs the output of" };
+                let mut chain = format!("`{}`", flow.steps[route[0]].agent);
+                for (n, &i) in route.iter().enumerate().skip(1) {
+                    let joint = if n == 1 {
+                        " needs the output of"
+                    } else {
+                        ", which needs the output of"
+                    };
                     chain.push_str(&format!("{joint} `{}`", flow.steps[i].agent));
                 }
                 return Some(chain);
             }
             if !seen.contains(&next) {
                 seen.push(next);
-                let mut r = route.clone();
-                r.push(next);
-                frontier.push((next, r));
+                frontier.push(route);
             }
         }
     }
@@ -286,10 +286,7 @@ pub fn load_step(
 ) -> Result<FlowStep, Vec<SchemaError>> {
     let dir = schemas.join(agent);
     if !dir.join("input.schema.json").is_file() {
-        let message = format!(
-            "`{agent}` is not an agent folder of `{}` (it has no `input.schema.json`)",
-            schemas.display()
-        );
+        let message = format!("`{agent}` is not an agent folder (it has no `input.schema.json`)");
         return Err(vec![SchemaError::new(agent, "", message)]);
     }
     let input = load_contract(&dir.join("input.schema.json"), read)?;

@@ -58,15 +58,20 @@ pub fn derive_workflow(input: &DeriveInput) -> TokenStream {
         span: keys.span,
     };
     let Some(model) = model(input, &attrs, &mut errors) else {
-        return errors.into_compile_errors();
+        let mut expanded = errors.into_compile_errors();
+        expanded.extend(fallback(input, &attrs));
+        return expanded;
     };
     let report = flow::check(&model.flow);
     for problem in &report.errors {
         errors.at(model.spans[problem.step].span(), &problem.message);
     }
     let tracked = model.read.iter().map(|f| crate::bundle::track(f));
+    // After an error, the same items without the agents and the typed handoffs, so that code
+    // using the workflow does not pile up errors of its own.
+    let checked = !errors.has_errors();
     let mut expanded = errors.into_compile_errors();
-    expanded.extend(expand(input, &model, &report));
+    expanded.extend(expand(input, &model, &report, checked));
     expanded.extend(tracked);
     expanded
 }
@@ -89,7 +94,8 @@ fn model(input: &DeriveInput, attrs: &Attrs, errors: &mut Ctxt) -> Option<Model>
         Some(lit) => path_of(lit, errors),
     };
     let root = manifest_dir();
-    let schemas = root.join(attrs.schemas.as_ref()?.value());
+    let shown = attrs.schemas.as_ref()?.value();
+    let schemas = root.join(&shown);
     let folders = flow::agent_folders(&schemas);
     if folders.is_empty() {
         let lit = attrs.schemas.as_ref()?;
@@ -105,7 +111,7 @@ fn model(input: &DeriveInput, attrs: &Attrs, errors: &mut Ctxt) -> Option<Model>
     for lit in &spans {
         let agent = lit.value();
         if !folders.contains(&agent) {
-            let mut message = format!("no agent folder `{agent}` in `{}`", schemas.display());
+            let mut message = format!("no agent folder `{agent}` in `{shown}`");
             if let Some(close) = crate::agent::closest(&agent, folders.iter().map(String::as_str)) {
                 message.push_str(&format!(" (did you mean `{close}`?)"));
             }
@@ -148,13 +154,12 @@ fn model(input: &DeriveInput, attrs: &Attrs, errors: &mut Ctxt) -> Option<Model>
     })
 }
 
-fn expand(input: &DeriveInput, model: &Model, report: &FlowReport) -> TokenStream {
+fn expand(input: &DeriveInput, model: &Model, report: &FlowReport, checked: bool) -> TokenStream {
     let ident = &input.ident;
     let runtime = &model.runtime;
     let agents = &model.agents;
     let name = &model.flow.name;
     let steps: Vec<&str> = model.flow.steps.iter().map(|s| s.agent.as_str()).collect();
-    let count = steps.len();
     let types: Vec<syn::Ident> = steps
         .iter()
         .map(|s| format_ident!("{}", crate::naming::agent_type(s)))
@@ -182,6 +187,81 @@ fn expand(input: &DeriveInput, model: &Model, report: &FlowReport) -> TokenStrea
             }
         }
     }
+    let (members, feeds_bound) = if checked {
+        (
+            quote!(#(.agent(&#agents::#types))*),
+            quote!(+ #runtime::workflow::Feeds<Consumer, Self>),
+        )
+    } else {
+        feeds.clear();
+        (TokenStream::new(), TokenStream::new())
+    };
+    let shape = Shape {
+        runtime,
+        name,
+        steps: &steps,
+        undecided: &undecided,
+        members,
+        feeds_bound,
+    };
+    let items = items(ident, &shape);
+    quote! {
+        #items
+        const _: () = {
+            #(#feeds)*
+        };
+    }
+}
+
+/// What the generated inherent items are made of.
+struct Shape<'a> {
+    runtime: &'a syn::Path,
+    name: &'a str,
+    steps: &'a [&'a str],
+    undecided: &'a [String],
+    /// `.agent(&agents::X)` calls; none after an error.
+    members: TokenStream,
+    /// The `Feeds` bound of `handoff`; none after an error.
+    feeds_bound: TokenStream,
+}
+
+/// After an error that left no model: the items, unchecked, so that code using the
+/// workflow compiles.
+fn fallback(input: &DeriveInput, attrs: &Attrs) -> Option<TokenStream> {
+    if !input.generics.params.is_empty() || !matches!(&input.data, syn::Data::Struct(_)) {
+        return None;
+    }
+    let runtime: syn::Path = match &attrs.krate {
+        Some(lit) => lit.parse().ok()?,
+        None => syn::parse_quote!(::agent_core),
+    };
+    let name = attrs.name.as_ref().map_or_else(
+        || crate::naming::agent_name(&input.ident.to_string()),
+        LitStr::value,
+    );
+    let steps: Vec<String> = attrs.steps.iter().flatten().map(LitStr::value).collect();
+    let steps: Vec<&str> = steps.iter().map(String::as_str).collect();
+    let shape = Shape {
+        runtime: &runtime,
+        name: &name,
+        steps: &steps,
+        undecided: &[],
+        members: TokenStream::new(),
+        feeds_bound: TokenStream::new(),
+    };
+    Some(items(&input.ident, &shape))
+}
+
+fn items(ident: &syn::Ident, shape: &Shape<'_>) -> TokenStream {
+    let Shape {
+        runtime,
+        name,
+        steps,
+        undecided,
+        members,
+        feeds_bound,
+    } = shape;
+    let count = steps.len();
     quote! {
         const _: () = {
             #[automatically_derived]
@@ -197,8 +277,11 @@ fn expand(input: &DeriveInput, model: &Model, report: &FlowReport) -> TokenStrea
                 /// The workflow: its agents, and the steps in order with their tasks.
                 pub fn workflow(tasks: [&str; #count]) -> #runtime::Workflow {
                     #runtime::Workflow::new(#name)
-                        #(.agent(&#agents::#types))*
-                        .goal(Self::STEPS.into_iter().zip(tasks))
+                        #members
+                        .goal(::core::iter::Iterator::zip(
+                            ::core::iter::IntoIterator::into_iter(Self::STEPS),
+                            tasks,
+                        ))
                 }
 
                 /// Checks `Producer`'s typed output before `Consumer` starts; only a pair
@@ -210,13 +293,12 @@ fn expand(input: &DeriveInput, model: &Model, report: &FlowReport) -> TokenStrea
                         + ::core::marker::Send + ::core::marker::Sync + 'static,
                 ) -> #runtime::Workflow
                 where
-                    Producer: #runtime::Agent + #runtime::workflow::Feeds<Consumer, Self>,
+                    Producer: #runtime::Agent #feeds_bound,
                     Consumer: #runtime::Agent,
                 {
                     workflow.handoff::<Producer, Consumer>(validate)
                 }
             }
-            #(#feeds)*
         };
     }
 }
