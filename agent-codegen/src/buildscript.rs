@@ -207,6 +207,51 @@ impl Builder {
         Ok(out)
     }
 
+    /// Checks the data flow of a workflow over this folder's agents, the check
+    /// `#[derive(Workflow)]` runs: `steps` are agent folders in the order they run, `input`
+    /// the run's input contract (relative to the crate, like the schemas folder). Every
+    /// error names the step and the field; the report's `undecided` lists what the check
+    /// could not decide (a build script prints them as `cargo:warning`).
+    pub fn check_workflow(
+        &self,
+        steps: &[&str],
+        input: Option<&Path>,
+    ) -> Result<crate::flow::FlowReport, BuildError> {
+        let mut read = Vec::new();
+        let mut errors = Vec::new();
+        let mut loaded = Vec::new();
+        for step in steps {
+            match crate::flow::load_step(&self.schemas, step, &mut read) {
+                Ok(step) => loaded.push(step),
+                Err(problems) => {
+                    errors.extend(problems.iter().map(|p| format!("step `{step}`: {p}")))
+                }
+            }
+        }
+        let input = input.and_then(|path| {
+            crate::flow::load_contract(&self.root.join(path), &mut read)
+                .map_err(|problems| errors.extend(problems.iter().map(ToString::to_string)))
+                .ok()
+        });
+        if !errors.is_empty() {
+            return Err(BuildError(errors));
+        }
+        let flow = crate::flow::Flow {
+            name: String::new(),
+            input,
+            steps: loaded,
+            agents: crate::flow::agent_folders(&self.schemas),
+        };
+        let report = crate::flow::check(&flow);
+        if report.errors.is_empty() {
+            Ok(report)
+        } else {
+            Err(BuildError(
+                report.errors.into_iter().map(|p| p.message).collect(),
+            ))
+        }
+    }
+
     fn agent_dirs(&self) -> Result<Vec<PathBuf>, String> {
         let entries = std::fs::read_dir(&self.schemas)
             .map_err(|e| format!("cannot read schemas folder {}: {e}", self.schemas.display()))?;

@@ -45,7 +45,10 @@ pub(crate) fn bundle(
     if refs.is_empty() {
         return Ok(None);
     }
-    let folder = path.parent().and_then(Path::parent).unwrap_or(Path::new(""));
+    let folder = path
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new(""));
     let mut bundler = Bundler {
         root: folder.to_path_buf(),
         stack: vec![lexical(path)],
@@ -131,14 +134,18 @@ impl Bundler {
         if name.contains(':') || Path::new(name).is_absolute() || name.starts_with('/') {
             return fail(
                 self,
-                format!("`$ref` `{target}` must name a contract file by a relative path inside the schemas folder"),
+                format!(
+                    "`$ref` `{target}` must name a contract file by a relative path inside the schemas folder"
+                ),
             );
         }
         let path = lexical(&file.dir.join(name));
         if !path.starts_with(lexical(&self.root)) || !inside(&path, &self.root) {
             return fail(
                 self,
-                format!("`$ref` `{target}` leaves the schemas folder: contracts may only refer to the contracts of its agent folders"),
+                format!(
+                    "`$ref` `{target}` leaves the schemas folder: contracts may only refer to the contracts of its agent folders"
+                ),
             );
         }
         if let Some(at) = self.stack.iter().position(|p| *p == path) {
@@ -149,7 +156,10 @@ impl Bundler {
                 .collect();
             return fail(
                 self,
-                format!("`$ref` `{target}` makes a cycle of contract files: {}", chain.join(" -> ")),
+                format!(
+                    "`$ref` `{target}` makes a cycle of contract files: {}",
+                    chain.join(" -> ")
+                ),
             );
         }
         let key = match self.files.get(&path) {
@@ -181,9 +191,10 @@ impl Bundler {
                 "`{shown}` has {size} bytes, more than the {MAX_FILE_BYTES} a contract may have"
             ));
         }
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
-        let mut doc: Value = serde_json::from_str(&text)
-            .map_err(|e| format!("`{shown}` is not JSON: {e}"))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+        let mut doc: Value =
+            serde_json::from_str(&text).map_err(|e| format!("`{shown}` is not JSON: {e}"))?;
         if doc.get("$id").is_some() {
             return Err(format!(
                 "`{shown}` has an `$id`, which would change how its `$ref`s resolve: remove it"
@@ -216,7 +227,8 @@ impl Bundler {
             for defs in ["$defs", "definitions"] {
                 if let Some(Value::Object(inner)) = map.remove(defs) {
                     for (name, schema) in inner {
-                        self.defs.push((format!("{key}_{}", sanitize(&name)), schema));
+                        self.defs
+                            .push((format!("{key}_{}", sanitize(&name)), schema));
                     }
                 }
             }
@@ -321,7 +333,13 @@ fn def_key(shown: &str) -> String {
 
 fn sanitize(name: &str) -> String {
     name.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -354,7 +372,9 @@ fn inside(path: &Path, root: &Path) -> bool {
 /// A const that makes the crate rebuild when `file` changes.
 pub(crate) fn track(file: &Path) -> proc_macro2::TokenStream {
     let path = file.to_string_lossy();
-    quote::quote!(const _: &[u8] = ::core::include_bytes!(#path);)
+    quote::quote!(
+        const _: &[u8] = ::core::include_bytes!(#path);
+    )
 }
 
 fn located(text: &str, origin: &str, pointer: &str, message: String) -> SchemaError {
@@ -384,7 +404,13 @@ fn splice(text: &str, edits: &[(String, String)], defs: &[(String, Value)]) -> O
     }
     let entries: Vec<String> = defs
         .iter()
-        .map(|(k, v)| Some(format!("{}: {}", serde_json::to_string(k).ok()?, serde_json::to_string(v).ok()?)))
+        .map(|(k, v)| {
+            Some(format!(
+                "{}: {}",
+                serde_json::to_string(k).ok()?,
+                serde_json::to_string(v).ok()?
+            ))
+        })
         .collect::<Option<_>>()?;
     let entries = entries.join(", ");
     match value_offset(text, "/$defs") {
@@ -422,7 +448,11 @@ fn splice(text: &str, edits: &[(String, String)], defs: &[(String, Value)]) -> O
 /// Byte offset of the value at `pointer` (which names an object member).
 fn value_offset(text: &str, pointer: &str) -> Option<usize> {
     let (line, col) = locate(text, pointer)?;
-    let line_start: usize = text.split_inclusive('\n').take(line - 1).map(str::len).sum();
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(line - 1)
+        .map(str::len)
+        .sum();
     let key_start = line_start
         + text[line_start..]
             .char_indices()
@@ -476,10 +506,13 @@ mod tests {
     #[test]
     fn a_sibling_file_becomes_a_definition_and_lines_stay() {
         let consumer = "{\n  \"type\": \"object\",\n  \"properties\": {\n    \"budget_agent_output\": {\"$ref\": \"../budget_agent/output.schema.json\"},\n    \"n\": {\"type\": \"integer\"}\n  }\n}\n";
-        let dir = folder("sibling", &[
-            ("budget_agent/output.schema.json", BUDGET),
-            ("catering_agent/input.schema.json", consumer),
-        ]);
+        let dir = folder(
+            "sibling",
+            &[
+                ("budget_agent/output.schema.json", BUDGET),
+                ("catering_agent/input.schema.json", consumer),
+            ],
+        );
         let path = dir.join("catering_agent/input.schema.json");
         let bundled = bundle(consumer, &path, "catering_agent/input.schema.json")
             .unwrap()
@@ -499,7 +532,10 @@ mod tests {
             locate(&bundled.text, "/properties/n"),
             locate(consumer, "/properties/n")
         );
-        assert_eq!(bundled.files, [lexical(&dir.join("budget_agent/output.schema.json"))]);
+        assert_eq!(
+            bundled.files,
+            [lexical(&dir.join("budget_agent/output.schema.json"))]
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 
@@ -507,8 +543,12 @@ mod tests {
     fn leaving_the_folder_a_missing_file_and_a_cycle_are_refused_at_the_ref() {
         let a = r#"{"type": "object", "properties": {"b": {"$ref": "../b/input.schema.json"}}}"#;
         let b = r#"{"type": "object", "properties": {"a": {"$ref": "../a/input.schema.json"}}}"#;
-        let dir = folder("refused", &[("a/input.schema.json", a), ("b/input.schema.json", b)]);
-        let errors = bundle(a, &dir.join("a/input.schema.json"), "a/input.schema.json").unwrap_err();
+        let dir = folder(
+            "refused",
+            &[("a/input.schema.json", a), ("b/input.schema.json", b)],
+        );
+        let errors =
+            bundle(a, &dir.join("a/input.schema.json"), "a/input.schema.json").unwrap_err();
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].origin, "b/input.schema.json");
         assert_eq!(
@@ -516,28 +556,50 @@ mod tests {
             "`$ref` `../a/input.schema.json` makes a cycle of contract files: `a/input.schema.json` -> `b/input.schema.json` -> `a/input.schema.json`"
         );
         let out = r#"{"properties": {"x": {"$ref": "../../secret.json"}}}"#;
-        let errors = bundle(out, &dir.join("a/input.schema.json"), "a/input.schema.json").unwrap_err();
+        let errors =
+            bundle(out, &dir.join("a/input.schema.json"), "a/input.schema.json").unwrap_err();
         assert!(errors[0].message.ends_with("leaves the schemas folder: contracts may only refer to the contracts of its agent folders"), "{}", errors[0]);
         assert_eq!(errors[0].line_col, Some((1, 23)));
         let missing = r#"{"properties": {"x": {"$ref": "../c/output.schema.json"}}}"#;
-        let errors = bundle(missing, &dir.join("a/input.schema.json"), "a/input.schema.json").unwrap_err();
-        assert_eq!(errors[0].message, "`$ref` `../c/output.schema.json`: `c/output.schema.json` does not exist");
+        let errors = bundle(
+            missing,
+            &dir.join("a/input.schema.json"),
+            "a/input.schema.json",
+        )
+        .unwrap_err();
+        assert_eq!(
+            errors[0].message,
+            "`$ref` `../c/output.schema.json`: `c/output.schema.json` does not exist"
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
     fn a_fragment_is_hoisted_into_a_definition() {
         let consumer = r#"{"properties": {"x": {"$ref": "../budget_agent/output.schema.json#/properties/total"}}, "$defs": {}}"#;
-        let dir = folder("fragment", &[("budget_agent/output.schema.json", BUDGET), ("c/input.schema.json", consumer)]);
-        let bundled = bundle(consumer, &dir.join("c/input.schema.json"), "c/input.schema.json")
-            .unwrap()
-            .unwrap();
+        let dir = folder(
+            "fragment",
+            &[
+                ("budget_agent/output.schema.json", BUDGET),
+                ("c/input.schema.json", consumer),
+            ],
+        );
+        let bundled = bundle(
+            consumer,
+            &dir.join("c/input.schema.json"),
+            "c/input.schema.json",
+        )
+        .unwrap()
+        .unwrap();
         let value: Value = serde_json::from_str(&bundled.text).unwrap();
         assert_eq!(
             value["properties"]["x"]["$ref"],
             "#/$defs/budget_agent_output_properties_total"
         );
-        assert_eq!(value["$defs"]["budget_agent_output_properties_total"]["type"], "number");
+        assert_eq!(
+            value["$defs"]["budget_agent_output_properties_total"]["type"],
+            "number"
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 }

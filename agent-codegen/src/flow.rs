@@ -120,7 +120,12 @@ pub fn check(flow: &Flow) -> FlowReport {
     report
 }
 
-fn check_step(flow: &Flow, index: usize, provided: &[(String, Provider<'_>)], report: &mut FlowReport) {
+fn check_step(
+    flow: &Flow,
+    index: usize,
+    provided: &[(String, Provider<'_>)],
+    report: &mut FlowReport,
+) {
     let step = &flow.steps[index];
     let schema = &step.input.schema;
     let required = required(schema);
@@ -135,7 +140,9 @@ fn check_step(flow: &Flow, index: usize, provided: &[(String, Provider<'_>)], re
             continue;
         }
         // Required but not declared: the contract still requires the key.
-        report.errors.push(problem(field, missing(flow, index, field, provided)));
+        report
+            .errors
+            .push(problem(field, missing(flow, index, field, provided)));
     }
     for (field, wanted) in declared {
         let needed = required.contains(&field.as_str());
@@ -157,16 +164,9 @@ fn check_step(flow: &Flow, index: usize, provided: &[(String, Provider<'_>)], re
                 ),
             ));
         }
-        let findings = compat::compare(
-            (from.doc, from.schema),
-            (schema, wanted),
-            &field,
-        );
+        let findings = compat::compare((from.doc, from.schema), (schema, wanted), &field);
         for finding in findings {
-            let message = format!(
-                "{at} from {}: {}",
-                from.who, finding.message
-            );
+            let message = format!("{at} from {}: {}", from.who, finding.message);
             match finding.kind {
                 FindingKind::Mismatch => report.errors.push(problem(&field, message)),
                 FindingKind::Undecided => report.undecided.push(problem(&field, message)),
@@ -304,11 +304,19 @@ pub fn load_step(
 }
 
 /// Reads one contract file, sibling `$ref`s bundled.
-pub fn load_contract(path: &Path, read: &mut Vec<PathBuf>) -> Result<FlowContract, Vec<SchemaError>> {
+pub fn load_contract(
+    path: &Path,
+    read: &mut Vec<PathBuf>,
+) -> Result<FlowContract, Vec<SchemaError>> {
     let origin = display(path);
     read.push(path.to_path_buf());
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| vec![SchemaError::new(&origin, "", format!("cannot read the contract: {e}"))])?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        vec![SchemaError::new(
+            &origin,
+            "",
+            format!("cannot read the contract: {e}"),
+        )]
+    })?;
     let text = match crate::bundle::bundle(&text, path, &origin)? {
         Some(bundled) => {
             read.extend(bundled.files);

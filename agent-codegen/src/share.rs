@@ -18,6 +18,9 @@ use syn::visit_mut::VisitMut;
 /// The contract modules of one generated file: `(agent, side)` -> the side's items.
 type Sides = BTreeMap<(String, String), Vec<syn::Item>>;
 
+/// Per consumer `(agent, side)`: each producer `(agent, side)` and the names taken from it.
+type Plan = BTreeMap<(String, String), Vec<(String, String, BTreeSet<String>)>>;
+
 /// `items` (the build script's whole file) with every bundled copy of another agent's
 /// contract type replaced by a `pub use` of that agent's own type.
 pub(crate) fn share(items: TokenStream) -> TokenStream {
@@ -25,8 +28,7 @@ pub(crate) fn share(items: TokenStream) -> TokenStream {
         return items;
     };
     let sides = collect(&file);
-    let mut plan: BTreeMap<(String, String), Vec<(String, String, BTreeSet<String>)>> =
-        BTreeMap::new();
+    let mut plan = Plan::new();
     for ((consumer, side), consumer_items) in &sides {
         for ((producer, producer_side), producer_items) in &sides {
             if producer == consumer {
@@ -35,21 +37,23 @@ pub(crate) fn share(items: TokenStream) -> TokenStream {
             let root = format!("{}{}", agent_type(producer), capitalized(producer_side));
             let shared = identical(consumer_items, producer_items, &root);
             if !shared.is_empty() {
-                plan.entry((consumer.clone(), side.clone())).or_default().push((
-                    producer.clone(),
-                    producer_side.clone(),
-                    shared,
-                ));
+                plan.entry((consumer.clone(), side.clone()))
+                    .or_default()
+                    .push((producer.clone(), producer_side.clone(), shared));
             }
         }
     }
     for item in &mut file.items {
-        let syn::Item::Mod(agent) = item else { continue };
+        let syn::Item::Mod(agent) = item else {
+            continue;
+        };
         let Some((_, agent_items)) = &mut agent.content else {
             continue;
         };
         for inner in agent_items.iter_mut() {
-            let syn::Item::Mod(side) = inner else { continue };
+            let syn::Item::Mod(side) = inner else {
+                continue;
+            };
             let key = (agent.ident.to_string(), side.ident.to_string());
             let (Some(uses), Some((_, side_items))) = (plan.get(&key), &mut side.content) else {
                 continue;
@@ -72,7 +76,9 @@ pub(crate) fn share(items: TokenStream) -> TokenStream {
 fn collect(file: &syn::File) -> Sides {
     let mut sides = Sides::new();
     for item in &file.items {
-        let syn::Item::Mod(agent) = item else { continue };
+        let syn::Item::Mod(agent) = item else {
+            continue;
+        };
         let Some((_, items)) = &agent.content else {
             continue;
         };
@@ -107,13 +113,16 @@ fn identical(consumer: &[syn::Item], producer: &[syn::Item], root: &str) -> BTre
         let mut by_name: BTreeMap<String, String> = BTreeMap::new();
         for item in items {
             if let Some(name) = named(item).filter(|n| n.starts_with(root)) {
-                by_name.entry(name).or_default().push_str(&undocumented(item));
+                by_name
+                    .entry(name)
+                    .or_default()
+                    .push_str(&undocumented(item));
             }
         }
         by_name
     };
     let (ours, theirs) = (code(consumer), code(producer));
-    if ours.get(root).is_none() || ours.get(root) != theirs.get(root) {
+    if !ours.contains_key(root) || ours.get(root) != theirs.get(root) {
         return BTreeSet::new();
     }
     ours.into_iter()

@@ -80,13 +80,19 @@ fn model(input: &DeriveInput, attrs: &Attrs, errors: &mut Ctxt) -> Option<Model>
     let at = attrs.span.unwrap_or_else(Span::call_site);
     let need = |value: &Option<LitStr>, key: &str, example: &str, errors: &mut Ctxt| {
         if value.is_none() {
-            errors.at(at, format!("missing `{key} = {example}` in `#[workflow(...)]`"));
+            errors.at(
+                at,
+                format!("missing `{key} = {example}` in `#[workflow(...)]`"),
+            );
         }
     };
     need(&attrs.schemas, "schemas", "\"../schemas\"", errors);
     need(&attrs.agents, "agents", "\"crate::agents\"", errors);
     if attrs.steps.is_none() {
-        errors.at(at, "missing `steps = [\"first_agent\", ...]` in `#[workflow(...)]`");
+        errors.at(
+            at,
+            "missing `steps = [\"first_agent\", ...]` in `#[workflow(...)]`",
+        );
     }
     let agents = attrs.agents.as_ref().and_then(|lit| path_of(lit, errors));
     let runtime = match &attrs.krate {
@@ -164,11 +170,7 @@ fn expand(input: &DeriveInput, model: &Model, report: &FlowReport, checked: bool
         .iter()
         .map(|s| format_ident!("{}", crate::naming::agent_type(s)))
         .collect();
-    let undecided: Vec<String> = report
-        .undecided
-        .iter()
-        .map(|p| p.message.clone())
-        .collect();
+    let undecided: Vec<String> = report.undecided.iter().map(|p| p.message.clone()).collect();
     // Every pair where a step reads an earlier step's output: the handoffs that can be typed.
     let mut feeds = Vec::new();
     for (c, consumer) in model.flow.steps.iter().enumerate() {

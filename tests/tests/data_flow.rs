@@ -22,7 +22,10 @@ mod agents {
 
     /// Reads the producer's kind, which must match a pattern.
     #[derive(agent_core::Agent)]
-    #[agent(name = "patterned", input = "ui/schemas/flow/patterned/input.schema.json")]
+    #[agent(
+        name = "patterned",
+        input = "ui/schemas/flow/patterned/input.schema.json"
+    )]
     pub struct Patterned;
 }
 
@@ -40,7 +43,12 @@ fn event_planning_is_declared_and_decided() {
     assert_eq!(EventPlanning::NAME, "event_planning");
     assert_eq!(
         EventPlanning::STEPS,
-        ["venue_agent", "budget_agent", "catering_agent", "logistics_agent"]
+        [
+            "venue_agent",
+            "budget_agent",
+            "catering_agent",
+            "logistics_agent"
+        ]
     );
     assert_eq!(EventPlanning::UNDECIDED, [] as [&str; 0]);
     let workflow: Workflow = agent_examples::event_planning::workflow();
@@ -60,8 +68,8 @@ fn a_referenced_contract_has_one_type() {
             "budget_agent_output": {"total_budget_usd": 5000, "allocations": {"catering": 2000}}}"#,
     )
     .unwrap();
-    let input = <catering_agent::CateringAgentInput as agent_core::AgentInput>::from_call(&call)
-        .unwrap();
+    let input =
+        <catering_agent::CateringAgentInput as agent_core::AgentInput>::from_call(&call).unwrap();
     assert_eq!(budget_of(&input).allocations["catering"], 2000.0);
     // The bundled contract checks the producer's shape at run time too.
     let call = agent_core::kwargs::ToolCall::from_json_str(
@@ -78,7 +86,9 @@ fn a_referenced_contract_has_one_type() {
     );
     assert_eq!(
         error.path,
-        [agent_core::error::PathSegment::Key("budget_agent_output".into())]
+        [agent_core::error::PathSegment::Key(
+            "budget_agent_output".into()
+        )]
     );
 }
 
@@ -86,7 +96,9 @@ fn a_referenced_contract_has_one_type() {
 fn what_the_check_cannot_decide_is_listed() {
     assert_eq!(
         Patterns::UNDECIDED,
-        ["step `patterned`: `producer_output` from the step `producer`: `producer_output.kind`: the step's `pattern` is not implied by the schema there"]
+        [
+            "step `patterned`: `producer_output` from the step `producer`: `producer_output.kind`: the step's `pattern` is not implied by the schema there"
+        ]
     );
 }
 
@@ -106,7 +118,11 @@ fn event_planning(steps: &[&str]) -> Flow {
 
 #[test]
 fn without_the_budget_step_catering_and_logistics_are_named() {
-    let report = flow::check(&event_planning(&["venue_agent", "catering_agent", "logistics_agent"]));
+    let report = flow::check(&event_planning(&[
+        "venue_agent",
+        "catering_agent",
+        "logistics_agent",
+    ]));
     let errors: Vec<(usize, &str, &str)> = report
         .errors
         .iter()
@@ -115,8 +131,16 @@ fn without_the_budget_step_catering_and_logistics_are_named() {
     assert_eq!(
         errors,
         [
-            (1, "budget_agent_output", "step `catering_agent` needs `budget_agent_output`, which neither the workflow's input nor an earlier step provides (provided: `venue_agent_output`): add the step `budget_agent` before `catering_agent`"),
-            (2, "budget_agent_output", "step `logistics_agent` needs `budget_agent_output`, which neither the workflow's input nor an earlier step provides (provided: `venue_agent_output`, `catering_agent_output`): add the step `budget_agent` before `logistics_agent`"),
+            (
+                1,
+                "budget_agent_output",
+                "step `catering_agent` needs `budget_agent_output`, which neither the workflow's input nor an earlier step provides (provided: `venue_agent_output`): add the step `budget_agent` before `catering_agent`"
+            ),
+            (
+                2,
+                "budget_agent_output",
+                "step `logistics_agent` needs `budget_agent_output`, which neither the workflow's input nor an earlier step provides (provided: `venue_agent_output`, `catering_agent_output`): add the step `budget_agent` before `logistics_agent`"
+            ),
         ]
     );
     let report = flow::check(&event_planning(&[
@@ -171,4 +195,20 @@ fn a_declared_workflow_has_its_agents_and_steps() {
     assert_eq!(workflow.name(), "patterns");
     workflow.check().unwrap();
     assert_eq!(Patterns::STEPS, ["producer", "patterned"]);
+}
+
+/// The build-script front end runs the same check.
+#[test]
+fn the_builder_checks_a_workflow_alike() {
+    let builder =
+        agent_codegen::Builder::new("../schemas").manifest_dir(env!("CARGO_MANIFEST_DIR"));
+    let report = builder.check_workflow(&EventPlanning::STEPS, None).unwrap();
+    assert_eq!(report, flow::FlowReport::default());
+    let errors = builder
+        .check_workflow(&["venue_agent", "catering_agent"], None)
+        .unwrap_err();
+    assert_eq!(
+        errors.to_string(),
+        "error: step `catering_agent` needs `budget_agent_output`, which neither the workflow's input nor an earlier step provides (provided: `venue_agent_output`): add the step `budget_agent` before `catering_agent`\n"
+    );
 }

@@ -127,7 +127,10 @@ fn catering_checks<A: agent_core::Agent>() {
     let built = agent_examples::agents::CateringAgent;
     let ok = agent_core::agent::check_call::<A>(CATERING, &Default::default());
     assert!(ok.is_ok());
-    let broken = CATERING.replace(r#""allocations": {"catering": 2000}"#, r#""allocations": []"#);
+    let broken = CATERING.replace(
+        r#""allocations": {"catering": 2000}"#,
+        r#""allocations": []"#,
+    );
     let Err(derived) = agent_core::agent::check_call::<A>(&broken, &Default::default()) else {
         panic!("an array of allocations passed");
     };

@@ -57,11 +57,27 @@ const MODELED: &[&str] = &[
 ];
 
 /// Bounds the producer implies when it states the same bound, at least as tight.
-const LOWER: &[&str] = &["minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties"];
-const UPPER: &[&str] = &["maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties"];
+const LOWER: &[&str] = &[
+    "minimum",
+    "exclusiveMinimum",
+    "minLength",
+    "minItems",
+    "minProperties",
+];
+const UPPER: &[&str] = &[
+    "maximum",
+    "exclusiveMaximum",
+    "maxLength",
+    "maxItems",
+    "maxProperties",
+];
 
 /// Compares the provided schema `(doc, schema)` with the expected one, `field` naming both.
-pub fn compare(provided: (&Value, &Value), expected: (&Value, &Value), field: &str) -> Vec<Finding> {
+pub fn compare(
+    provided: (&Value, &Value),
+    expected: (&Value, &Value),
+    field: &str,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     Compare {
         provided_doc: provided.0,
@@ -104,7 +120,9 @@ impl<'a> Compare<'a, '_> {
         let e = match e {
             Value::Bool(true) => return,
             Value::Bool(false) => {
-                self.mismatch(format!("`{path}`: the step's contract accepts no value here"));
+                self.mismatch(format!(
+                    "`{path}`: the step's contract accepts no value here"
+                ));
                 return;
             }
             Value::Object(e) => e,
@@ -184,7 +202,13 @@ impl<'a> Compare<'a, '_> {
         }
     }
 
-    fn objects(&mut self, p: &'a Map<String, Value>, e: &'a Map<String, Value>, path: &str, depth: usize) {
+    fn objects(
+        &mut self,
+        p: &'a Map<String, Value>,
+        e: &'a Map<String, Value>,
+        path: &str,
+        depth: usize,
+    ) {
         let given_required = names(p.get("required"));
         for name in names(e.get("required")) {
             if !given_required.contains(&name) {
@@ -202,7 +226,9 @@ impl<'a> Compare<'a, '_> {
                     Some(from) => self.schemas(from, schema, &here, depth + 1),
                     None if closed => {}
                     None => match p.get("additionalProperties") {
-                        Some(extra @ Value::Object(_)) => self.schemas(extra, schema, &here, depth + 1),
+                        Some(extra @ Value::Object(_)) => {
+                            self.schemas(extra, schema, &here, depth + 1)
+                        }
                         _ if constrains_value(schema) => self.undecided(format!(
                             "`{here}` is not declared there, and the step's contract constrains it"
                         )),
@@ -221,7 +247,9 @@ impl<'a> Compare<'a, '_> {
             }
             let here = format!("{path}.{name}");
             if extra == &Value::Bool(false) {
-                self.mismatch(format!("`{here}` may be given there, and the step allows no such property"));
+                self.mismatch(format!(
+                    "`{here}` may be given there, and the step allows no such property"
+                ));
             } else {
                 self.schemas(schema, extra, &here, depth + 1);
             }
@@ -238,7 +266,13 @@ impl<'a> Compare<'a, '_> {
         }
     }
 
-    fn items(&mut self, p: &'a Map<String, Value>, e: &'a Map<String, Value>, path: &str, depth: usize) {
+    fn items(
+        &mut self,
+        p: &'a Map<String, Value>,
+        e: &'a Map<String, Value>,
+        path: &str,
+        depth: usize,
+    ) {
         let Some(wanted) = e.get("items") else { return };
         match p.get("items") {
             Some(given) => self.schemas(given, wanted, &format!("{path}[]"), depth + 1),
@@ -325,9 +359,11 @@ fn types_of(schema: &Map<String, Value>) -> Option<BTreeSet<&'static str>> {
 }
 
 fn type_name(name: &str) -> Option<&'static str> {
-    ["null", "boolean", "object", "array", "number", "string", "integer"]
-        .into_iter()
-        .find(|t| *t == name)
+    [
+        "null", "boolean", "object", "array", "number", "string", "integer",
+    ]
+    .into_iter()
+    .find(|t| *t == name)
 }
 
 fn json_type(value: &Value) -> &'static str {
@@ -378,7 +414,8 @@ mod tests {
 
     #[test]
     fn the_same_schema_fits() {
-        let s = json!({"type": "object", "required": ["a"], "properties": {"a": {"type": "string"}}});
+        let s =
+            json!({"type": "object", "required": ["a"], "properties": {"a": {"type": "string"}}});
         assert!(run(s.clone(), s).is_empty());
     }
 
@@ -406,9 +443,21 @@ mod tests {
         let e = json!({"type": "string", "pattern": "^a"});
         assert_eq!(
             run(p, e),
-            [(FindingKind::Undecided, "`x`: the step's `pattern` is not implied by the schema there".to_owned())]
+            [(
+                FindingKind::Undecided,
+                "`x`: the step's `pattern` is not implied by the schema there".to_owned()
+            )]
         );
-        assert!(run(json!({"type": "string", "minLength": 3}), json!({"type": "string", "minLength": 1})).is_empty());
-        assert_eq!(run(json!({}), json!({"type": "object"}))[0].0, FindingKind::Undecided);
+        assert!(
+            run(
+                json!({"type": "string", "minLength": 3}),
+                json!({"type": "string", "minLength": 1})
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            run(json!({}), json!({"type": "object"}))[0].0,
+            FindingKind::Undecided
+        );
     }
 }
