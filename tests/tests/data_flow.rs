@@ -212,3 +212,29 @@ fn the_builder_checks_a_workflow_alike() {
         "error: step `catering_agent` needs `budget_agent_output`, which neither the workflow's input nor an earlier step provides (provided: `venue_agent_output`): add the step `budget_agent` before `catering_agent`\n"
     );
 }
+
+/// A derive whose contract names sibling contracts embeds the bundled text and tracks every
+/// file it read, so editing the budget agent's output contract rebuilds the catering agent.
+#[test]
+fn the_derive_tracks_the_sibling_files() {
+    let derive: syn::DeriveInput = syn::parse_quote! {
+        /// Plans the food.
+        #[agent(
+            name = "catering_agent",
+            input = "../schemas/catering_agent/input.schema.json",
+        )]
+        pub struct CateringAgent;
+    };
+    let expanded = agent_codegen::derive::derive_agent(&derive).to_string();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let schemas = root.parent().unwrap().join("schemas");
+    for path in [
+        root.join("../schemas/catering_agent/input.schema.json"),
+        schemas.join("venue_agent/output.schema.json"),
+        schemas.join("budget_agent/output.schema.json"),
+    ] {
+        let tracked = format!("include_bytes ! ({:?})", path.to_string_lossy());
+        assert!(expanded.contains(&tracked), "{tracked} in {expanded}");
+    }
+    assert!(!expanded.contains("include_str"));
+}
