@@ -29,6 +29,23 @@ mod agents {
     pub struct Patterned;
 }
 
+mod topical {
+    /// Needs a topic, from the run's input.
+    #[derive(agent_core::Agent)]
+    #[agent(name = "topical", input = "ui/schemas/flow/topical/input.schema.json")]
+    pub struct Topical;
+}
+
+/// The run's input provides `topic`, with a tighter bound than the step asks.
+#[derive(agent_core::Workflow)]
+#[workflow(
+    schemas = "ui/schemas/flow",
+    input = "ui/schemas/flow_input.schema.json",
+    agents = "crate::topical",
+    steps = ["topical"]
+)]
+struct Topics;
+
 /// A pattern is beyond the comparison: the flow compiles, and says so.
 #[derive(agent_core::Workflow)]
 #[workflow(
@@ -237,4 +254,17 @@ fn the_derive_tracks_the_sibling_files() {
         assert!(expanded.contains(&tracked), "{tracked} in {expanded}");
     }
     assert!(!expanded.contains("include_str"));
+}
+
+#[test]
+fn the_run_input_provides_fields() {
+    assert_eq!(Topics::UNDECIDED, [] as [&str; 0]);
+    Topics::workflow(["Write about the topic"]).check().unwrap();
+    let builder =
+        agent_codegen::Builder::new("ui/schemas/flow").manifest_dir(env!("CARGO_MANIFEST_DIR"));
+    let errors = builder.check_workflow(&["topical"], None).unwrap_err();
+    assert_eq!(
+        errors.to_string(),
+        "error: step `topical` needs `topic`, which neither the workflow's input nor an earlier step provides (nothing is provided before it)\n"
+    );
 }
