@@ -211,7 +211,7 @@ impl Builder {
     /// `#[derive(Workflow)]` runs: `steps` are agent folders in the order they run, `input`
     /// the run's input contract (relative to the crate, like the schemas folder). Every
     /// error names the step and the field; the report's `undecided` lists what the check
-    /// could not decide (a build script prints them as `cargo:warning`).
+    /// could not decide (a build script can print them as `cargo:warning`).
     pub fn check_workflow(
         &self,
         steps: &[&str],

@@ -223,9 +223,9 @@ impl Bundler {
             }
         }
         if let Value::Object(map) = &mut doc {
-            map.remove("$schema");
+            map.shift_remove("$schema");
             for defs in ["$defs", "definitions"] {
-                if let Some(Value::Object(inner)) = map.remove(defs) {
+                if let Some(Value::Object(inner)) = map.shift_remove(defs) {
                     for (name, schema) in inner {
                         self.defs
                             .push((format!("{key}_{}", sanitize(&name)), schema));
@@ -570,6 +570,38 @@ mod tests {
         assert_eq!(
             errors[0].message,
             "`$ref` `../c/output.schema.json`: `c/output.schema.json` does not exist"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn existing_definitions_stay_where_they_are() {
+        let consumer = "{\n  \"properties\": {\"b\": {\"$ref\": \"../budget_agent/output.schema.json\"}},\n  \"$defs\": {\n    \"own\": {\"type\": \"string\"}\n  }\n}\n";
+        let dir = folder(
+            "existing",
+            &[
+                ("budget_agent/output.schema.json", BUDGET),
+                ("c/input.schema.json", consumer),
+            ],
+        );
+        let bundled = bundle(
+            consumer,
+            &dir.join("c/input.schema.json"),
+            "c/input.schema.json",
+        )
+        .unwrap()
+        .unwrap();
+        let value: Value = serde_json::from_str(&bundled.text).unwrap();
+        let keys: Vec<&String> = value["$defs"].as_object().unwrap().keys().collect();
+        assert_eq!(keys.len(), 3);
+        assert_eq!(value["$defs"]["own"]["type"], "string");
+        assert_eq!(
+            value["$defs"]["budget_agent_output"]["required"][0],
+            "total"
+        );
+        assert_eq!(
+            locate(&bundled.text, "/$defs/own"),
+            locate(consumer, "/$defs/own")
         );
         let _ = std::fs::remove_dir_all(dir);
     }
