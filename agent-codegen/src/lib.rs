@@ -14,6 +14,11 @@
 //! The front ends: `derive.rs` and `contributor.rs` (the three derives, sharing `ctxt.rs`),
 //! and [`Builder`] for build scripts; `agent.rs` is what they share. Case conversion lives
 //! in `naming.rs`.
+//!
+//! Between agents: `bundle.rs` bundles a contract's `$ref`s to sibling contract files before
+//! any of the above sees it, `share.rs` gives such a contract one Rust type in a build
+//! script's file, and [`flow`] checks a declared workflow's data flow, for
+//! `#[derive(Workflow)]` ([`workflow`]) and [`Builder::check_workflow`].
 
 // `proc_macro::is_available` tells whether the code runs inside a proc macro.
 extern crate proc_macro;
@@ -22,19 +27,23 @@ mod agent;
 mod attr;
 mod bounds;
 mod buildscript;
+mod bundle;
 pub mod contributor;
 mod ctxt;
 pub mod derive;
 mod error;
 mod fixup;
+pub mod flow;
 mod locate;
 mod loosen;
 mod naming;
 mod prepare;
 mod reject;
 mod rewrite;
+mod share;
 mod types;
 mod walk;
+pub mod workflow;
 
 pub use agent_schema::ContractKind;
 /// Top-level keys of the tool call that input contracts may not use: the runtime's own list.

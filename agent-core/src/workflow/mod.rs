@@ -19,11 +19,13 @@
 //! The modules: this one holds the definition, [`state`] what a run is at a pause, and
 //! [`run`] the [`Runner`] that drives it.
 
+mod feeds;
 pub mod run;
 mod seal;
 pub mod state;
 
 pub use crate::tool::Tool;
+pub use feeds::Feeds;
 pub use run::{Runner, WorkflowOutcome};
 pub use seal::PausedRun;
 pub use state::{HumanFeedbackRequest, Phase, Step, WorkflowState};
