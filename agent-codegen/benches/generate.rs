@@ -5,13 +5,13 @@
 //! cargo bench -p agent-codegen --bench generate
 //! ```
 //!
-//! `types` runs `generate_types_with` on each contract, `pretty` also prints the result as the
-//! goldens do; `builder` runs the whole build-script front end on the folder (every agent's
-//! types, the template checks and the pretty-printed file that `build.rs` writes).
+//! `types` runs `generate_types_with` on each contract (typed and printed, as the goldens read
+//! them); `builder` runs the whole build-script front end on the folder (every agent's types,
+//! the template checks and the pretty-printed file that `build.rs` writes).
 
 use std::path::{Path, PathBuf};
 
-use agent_codegen::{Builder, ContractKind, TypeOptions, generate_types_with, pretty};
+use agent_codegen::{Builder, ContractKind, TypeOptions, generate_types_with};
 use divan::{Bencher, black_box};
 
 fn main() {
@@ -45,43 +45,26 @@ fn contracts() -> Vec<(String, String, String, ContractKind)> {
     out
 }
 
-fn generate_all(print: bool) -> usize {
-    contracts()
-        .iter()
-        .map(|(origin, text, root, kind)| {
+/// Every contract's types.
+#[divan::bench(sample_count = 20)]
+fn types(bencher: Bencher) {
+    let contracts = contracts();
+    bencher.bench(|| {
+        let printed = contracts.iter().map(|(origin, text, root, kind)| {
             let options = TypeOptions {
                 kind: *kind,
                 ..TypeOptions::default()
             };
             let types = generate_types_with(text, origin, root, &options).expect("contract types");
-            if print {
-                pretty(&types.tokens).len()
-            } else {
-                types.properties.len()
-            }
-        })
-        .sum()
-}
-
-/// Every contract's types.
-#[divan::bench(sample_count = 20)]
-fn types(bencher: Bencher) {
-    bencher.bench(|| black_box(generate_all(false)));
-}
-
-/// Every contract's types, pretty-printed.
-#[divan::bench(sample_count = 20)]
-fn pretty_types(bencher: Bencher) {
-    bencher.bench(|| black_box(generate_all(true)));
+            types.pretty().len()
+        });
+        black_box(printed.sum::<usize>())
+    });
 }
 
 /// The build-script front end on `schemas/`, as `examples/build.rs` runs it.
 #[divan::bench(sample_count = 20)]
 fn builder(bencher: Bencher) {
-    let examples = workspace().join("examples");
-    // A `Builder` holds a `syn::Path`, which is not `Sync`: each run makes its own.
-    bencher.bench(|| {
-        let builder = Builder::new("../schemas").manifest_dir(&examples);
-        black_box(builder.generate().expect("schemas/ generates").len())
-    });
+    let builder = Builder::new("../schemas").manifest_dir(workspace().join("examples"));
+    bencher.bench(|| black_box(builder.generate().expect("schemas/ generates").len()));
 }
