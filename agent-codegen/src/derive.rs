@@ -1,5 +1,5 @@
 //! `#[derive(Agent)]` and `#[derive(AgentInput)]`: parse the attributes into a model that
-//! keeps each token's span, validate, then expand through [`crate::agent`], the same code path
+//! keeps each token's span, validate, then expand through `agent.rs`, the same code path
 //! build scripts use. Every problem of one derive is reported in one compile.
 
 use crate::agent::{

@@ -1,7 +1,7 @@
 //! Turns JSON Schema contracts into typed Rust, for `agent-macros` and build
 //! scripts.
 //!
-//! The public surface is what those two need: the derives' entry points ([`derive`],
+//! The public surface is what those two need: the derives' entry points ([`derive`](mod@derive),
 //! [`contributor`]) and [`Builder`] for build scripts.
 //!
 //! The schema -> types core (`types.rs`) runs in stages:

@@ -118,7 +118,7 @@ pub fn generate_types(
 /// root type named `root_name`, printed.
 ///
 /// `origin` is the schema file's display path, used in error messages. Any thread can call
-/// this: the work runs where the stack suffices (see [`on_big_stack`]).
+/// this: the work runs on a thread with the stack it needs.
 pub fn generate_types_with(
     schema_text: &str,
     origin: &str,
