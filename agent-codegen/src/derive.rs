@@ -1,5 +1,5 @@
 //! `#[derive(Agent)]` and `#[derive(AgentInput)]`: parse the attributes into a model that
-//! keeps each token's span, validate, then expand through [`crate::agent`], the same code path
+//! keeps each token's span, validate, then expand through `agent.rs`, the same code path
 //! build scripts use. Every problem of one derive is reported in one compile.
 
 use crate::agent::{
@@ -7,9 +7,9 @@ use crate::agent::{
 };
 use crate::attr::Keys;
 use crate::ctxt::Ctxt;
-use crate::{ContractKind, TypeOptions, generate_types_with};
+use crate::{ContractKind, TypeOptions};
 use proc_macro2::{Span, TokenStream};
-use quote::quote;
+use quote::{ToTokens, quote};
 use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
 use syn::{DeriveInput, LitStr};
@@ -106,7 +106,7 @@ fn expand(
         errors.at(span, e);
     }
     if errors.has_errors() {
-        return Err(Some(code.module));
+        return Err(Some(code.module.into_token_stream()));
     }
     let ident = &input.ident;
     let module = &code.module;
@@ -243,7 +243,7 @@ fn check_schema(
         kind,
         runtime: runtime.clone(),
     };
-    if let Err(problems) = generate_types_with(&source.text, &source.origin, root_name, &options) {
+    if let Err(problems) = crate::types::types(&source.text, &source.origin, root_name, &options) {
         for problem in problems {
             errors.at(source.span, problem);
         }
@@ -385,16 +385,9 @@ pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
         || crate::naming::agent_name(&ident.to_string()),
         |n| n.value(),
     );
-    quote! {
-        const _: () = {
-            #[automatically_derived]
-            impl #runtime::AgentInput for #ident {
-                fn input_contract() -> &'static #runtime::contract::Contract {
-                    static CONTRACT: #runtime::__private::OnceLock<#runtime::contract::Contract> =
-                        #runtime::__private::OnceLock::new();
-                    CONTRACT.get_or_init(|| #runtime::__private::schemars_contract::<Self>(#name))
-                }
-            }
-        };
-    }
+    crate::agent::agent_input_impl(
+        &runtime,
+        ident,
+        quote!(#runtime::__private::schemars_contract::<Self>(#name)),
+    )
 }

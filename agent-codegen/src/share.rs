@@ -10,8 +10,7 @@
 //! modules (doc comments aside) are shared, so sharing never changes what a type accepts.
 
 use crate::naming::agent_type;
-use proc_macro2::TokenStream;
-use quote::{ToTokens, format_ident, quote};
+use quote::format_ident;
 use std::collections::{BTreeMap, BTreeSet};
 use syn::visit_mut::VisitMut;
 
@@ -21,13 +20,10 @@ type Sides = BTreeMap<(String, String), Vec<syn::Item>>;
 /// Per consumer `(agent, side)`: each producer `(agent, side)` and the names taken from it.
 type Plan = BTreeMap<(String, String), Vec<(String, String, BTreeSet<String>)>>;
 
-/// `items` (the build script's whole file) with every bundled copy of another agent's
-/// contract type replaced by a `pub use` of that agent's own type.
-pub(crate) fn share(items: TokenStream) -> TokenStream {
-    let Ok(mut file) = syn::parse2::<syn::File>(items.clone()) else {
-        return items;
-    };
-    let sides = collect(&file);
+/// Replaces, in `file` (the build script's whole file), every bundled copy of another
+/// agent's contract type by a `pub use` of that agent's own type.
+pub(crate) fn share(file: &mut syn::File) {
+    let sides = collect(file);
     let mut plan = Plan::new();
     for ((consumer, side), consumer_items) in &sides {
         for ((producer, producer_side), producer_items) in &sides {
@@ -69,7 +65,6 @@ pub(crate) fn share(items: TokenStream) -> TokenStream {
             }
         }
     }
-    file.into_token_stream()
 }
 
 /// `pub mod <agent> { pub mod input {..} pub mod output {..} }` of the file.
@@ -109,14 +104,11 @@ fn capitalized(side: &str) -> String {
 /// Names starting with `root` that both sides define with the same code (their impls
 /// included), if `root` itself is one of them.
 fn identical(consumer: &[syn::Item], producer: &[syn::Item], root: &str) -> BTreeSet<String> {
-    let code = |items: &[syn::Item]| -> BTreeMap<String, String> {
-        let mut by_name: BTreeMap<String, String> = BTreeMap::new();
+    let code = |items: &[syn::Item]| -> BTreeMap<String, Vec<syn::Item>> {
+        let mut by_name: BTreeMap<String, Vec<syn::Item>> = BTreeMap::new();
         for item in items {
             if let Some(name) = named(item).filter(|n| n.starts_with(root)) {
-                by_name
-                    .entry(name)
-                    .or_default()
-                    .push_str(&undocumented(item));
+                by_name.entry(name).or_default().push(undocumented(item));
             }
         }
         by_name
@@ -151,8 +143,9 @@ fn defines(item: &syn::Item, names: &BTreeSet<String>) -> bool {
     named(item).is_some_and(|n| names.contains(&n))
 }
 
-/// The item's code without its doc comments (which name the schema each copy came from).
-fn undocumented(item: &syn::Item) -> String {
+/// The item without its doc comments (which name the schema each copy came from); syntax
+/// trees compare by their code, spans aside.
+fn undocumented(item: &syn::Item) -> syn::Item {
     struct Strip;
     impl VisitMut for Strip {
         fn visit_attributes_mut(&mut self, attrs: &mut Vec<syn::Attribute>) {
@@ -164,5 +157,5 @@ fn undocumented(item: &syn::Item) -> String {
     }
     let mut item = item.clone();
     Strip.visit_item_mut(&mut item);
-    quote!(#item).to_string()
+    item
 }
