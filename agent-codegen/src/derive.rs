@@ -1,5 +1,5 @@
 //! `#[derive(Agent)]` and `#[derive(AgentInput)]`: parse the attributes into a model that
-//! keeps each token's span, validate, then expand through [`crate::agent`], the same code path
+//! keeps each token's span, validate, then expand through `agent.rs`, the same code path
 //! build scripts use. Every problem of one derive is reported in one compile.
 
 use crate::agent::{
@@ -7,9 +7,9 @@ use crate::agent::{
 };
 use crate::attr::Keys;
 use crate::ctxt::Ctxt;
-use crate::{ContractKind, TypeOptions, generate_types_with};
+use crate::{ContractKind, TypeOptions};
 use proc_macro2::{Span, TokenStream};
-use quote::quote;
+use quote::{ToTokens, quote};
 use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
 use syn::{DeriveInput, LitStr};
@@ -55,14 +55,16 @@ pub fn derive_agent(input: &DeriveInput) -> TokenStream {
     check_shape(input, &mut errors);
     let attrs = parse_attrs(input, &mut errors);
     let runtime = runtime_path(attrs.krate.as_ref(), &mut errors);
-    let module = match model(input, &attrs, runtime.clone(), &mut errors) {
+    let mut tracked = Vec::new();
+    let module = match model(input, &attrs, runtime.clone(), &mut tracked, &mut errors) {
         Some(def) => match expand(input, &def, &mut errors) {
-            Ok(expanded) => return expanded,
+            Ok(expanded) => return quote! { #expanded #(#tracked)* },
             Err(module) => module,
         },
         None => None,
     };
     let mut expanded = errors.into_compile_errors();
+    expanded.extend(tracked);
     expanded.extend(module);
     if let Some(runtime) = runtime.filter(|_| input.generics.params.is_empty()) {
         expanded.extend(fallback(input, &agent_name(input, &attrs), &runtime));
@@ -104,7 +106,7 @@ fn expand(
         errors.at(span, e);
     }
     if errors.has_errors() {
-        return Err(Some(code.module));
+        return Err(Some(code.module.into_token_stream()));
     }
     let ident = &input.ident;
     let module = &code.module;
@@ -153,6 +155,7 @@ fn model(
     input: &DeriveInput,
     attrs: &Attrs,
     runtime: Option<syn::Path>,
+    tracked: &mut Vec<TokenStream>,
     errors: &mut Ctxt,
 ) -> Option<AgentDef> {
     let root = manifest_dir();
@@ -184,8 +187,14 @@ fn model(
             ),
         }
     }
-    let input_schema = attrs.input.as_ref().map(|i| read_schema(&root, i, errors));
-    let output = attrs.output.as_ref().map(|o| read_schema(&root, o, errors));
+    let input_schema = attrs
+        .input
+        .as_ref()
+        .map(|i| read_schema(&root, i, tracked, errors));
+    let output = attrs
+        .output
+        .as_ref()
+        .map(|o| read_schema(&root, o, tracked, errors));
     let user_prompt = attrs.user_prompt.as_ref().map(|p| PromptSource {
         path: p.value(),
         span: p.span(),
@@ -234,24 +243,52 @@ fn check_schema(
         kind,
         runtime: runtime.clone(),
     };
-    if let Err(problems) = generate_types_with(&source.text, &source.origin, root_name, &options) {
+    if let Err(problems) = crate::types::types(&source.text, &source.origin, root_name, &options) {
         for problem in problems {
             errors.at(source.span, problem);
         }
     }
 }
 
-/// Reads a schema file named in an attribute, relative to the crate's manifest directory.
-fn read_schema(root: &Path, lit: &LitStr, errors: &mut Ctxt) -> Option<SchemaSource> {
+/// Reads a schema file named in an attribute, relative to the crate's manifest directory,
+/// with the sibling contracts it names bundled (see `bundle.rs`); a bundled schema is
+/// embedded as text, and its files are tracked through `tracked`.
+fn read_schema(
+    root: &Path,
+    lit: &LitStr,
+    tracked: &mut Vec<TokenStream>,
+    errors: &mut Ctxt,
+) -> Option<SchemaSource> {
     let rel = lit.value();
     let path = root.join(&rel);
     match std::fs::read_to_string(&path) {
-        Ok(text) => Some(SchemaSource {
-            text,
-            origin: rel,
-            include: Some(path),
-            span: lit.span(),
-        }),
+        Ok(text) => match crate::bundle::bundle(&text, &path, &rel) {
+            Ok(None) => Some(SchemaSource {
+                text,
+                origin: rel,
+                include: Some(path),
+                span: lit.span(),
+            }),
+            Ok(Some(bundled)) => {
+                tracked.extend(
+                    std::iter::once(path)
+                        .chain(bundled.files)
+                        .map(|file| crate::bundle::track(&file)),
+                );
+                Some(SchemaSource {
+                    text: bundled.text,
+                    origin: rel,
+                    include: None,
+                    span: lit.span(),
+                })
+            }
+            Err(problems) => {
+                for problem in problems {
+                    errors.at(lit.span(), problem);
+                }
+                None
+            }
+        },
         Err(e) => {
             errors.at(lit.span(), format!("cannot read schema file `{rel}`: {e}"));
             None
@@ -348,16 +385,9 @@ pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
         || crate::naming::agent_name(&ident.to_string()),
         |n| n.value(),
     );
-    quote! {
-        const _: () = {
-            #[automatically_derived]
-            impl #runtime::AgentInput for #ident {
-                fn input_contract() -> &'static #runtime::contract::Contract {
-                    static CONTRACT: #runtime::__private::OnceLock<#runtime::contract::Contract> =
-                        #runtime::__private::OnceLock::new();
-                    CONTRACT.get_or_init(|| #runtime::__private::schemars_contract::<Self>(#name))
-                }
-            }
-        };
-    }
+    crate::agent::agent_input_impl(
+        &runtime,
+        ident,
+        quote!(#runtime::__private::schemars_contract::<Self>(#name)),
+    )
 }

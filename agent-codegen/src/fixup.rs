@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use heck::ToUpperCamelCase;
-use quote::{ToTokens, format_ident};
+use quote::format_ident;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Attribute, Field, Path, Type};
 
@@ -50,7 +50,7 @@ const CONTAINERS: &[(&str, usize)] = &[
 pub(crate) fn lenient_integers(file: &mut syn::File, runtime: &Path) {
     let function = format!(
         "{}::__private::integer::deserialize",
-        runtime.to_token_stream().to_string().replace(' ', "")
+        crate::rewrite::compact(runtime)
     );
     Lenient { function }.visit_file_mut(file);
 }
@@ -158,7 +158,9 @@ pub(crate) fn camel_case_variants(file: &mut syn::File) {
     }
     for item in &mut file.items {
         let owner = match item {
-            syn::Item::Impl(imp) => imp.self_ty.to_token_stream().to_string(),
+            syn::Item::Impl(imp) => crate::rewrite::type_ident(&imp.self_ty)
+                .map(ToString::to_string)
+                .unwrap_or_default(),
             _ => String::new(),
         };
         Renamer {

@@ -40,6 +40,7 @@ pub(crate) fn reroute(file: &mut syn::File, runtime: &Path) {
     Rerouter {
         private,
         serde_crate,
+        rerouted: false,
     }
     .visit_file_mut(file);
 }
@@ -47,18 +48,21 @@ pub(crate) fn reroute(file: &mut syn::File, runtime: &Path) {
 struct Rerouter {
     private: Path,
     serde_crate: String,
+    /// Whether a path was rerouted since this was last cleared.
+    rerouted: bool,
 }
 
 impl Rerouter {
     /// Prefixes `path` with `<runtime>::__private` if it names a rerouted
     /// crate. Single-segment paths (`serde` in `#[serde(..)]`) are left alone.
-    fn reroute_path(&self, path: &mut Path) -> bool {
+    fn reroute_path(&mut self, path: &mut Path) -> bool {
         let names_crate =
             path.segments.len() > 1 && REROUTED.iter().any(|c| path.segments[0].ident == c);
         if names_crate {
             let mut rerouted = self.private.clone();
             rerouted.segments.extend(std::mem::take(&mut path.segments));
             *path = rerouted;
+            self.rerouted = true;
         }
         names_crate
     }
@@ -112,13 +116,13 @@ impl Rerouter {
         let Ok(mut ty) = lit.parse::<syn::Type>() else {
             return false;
         };
-        let before = ty.to_token_stream().to_string();
+        self.rerouted = false;
         self.visit_type_mut(&mut ty);
-        let after = ty.to_token_stream().to_string();
-        if before == after {
+        if !self.rerouted {
             return false;
         }
-        *lit = LitStr::new(&after, lit.span());
+        // The value is text: the path is written back as tokens print.
+        *lit = LitStr::new(&ty.to_token_stream().to_string(), lit.span());
         true
     }
 
@@ -192,7 +196,7 @@ impl VisitMut for Rerouter {
 /// Adds `Display` to typify's constrained-string newtypes (`pub struct X(String)` for a
 /// `minLength` or `pattern`), so a prompt template can print them as it prints a `String`.
 pub(crate) fn display_string_newtypes(file: &mut syn::File) {
-    let has_display: std::collections::BTreeSet<String> = file
+    let has_display: std::collections::BTreeSet<&syn::Ident> = file
         .items
         .iter()
         .filter_map(|item| match item {
@@ -201,7 +205,7 @@ pub(crate) fn display_string_newtypes(file: &mut syn::File) {
                     p.segments.last().is_some_and(|s| s.ident == "Display")
                 }) =>
             {
-                Some(imp.self_ty.to_token_stream().to_string())
+                type_ident(&imp.self_ty)
             }
             _ => None,
         })
@@ -213,11 +217,8 @@ pub(crate) fn display_string_newtypes(file: &mut syn::File) {
             syn::Item::Struct(s) => match &s.fields {
                 syn::Fields::Unnamed(f)
                     if f.unnamed.len() == 1
-                        && f.unnamed[0]
-                            .ty
-                            .to_token_stream()
-                            .to_string()
-                            .ends_with("String") =>
+                        && type_ident(&f.unnamed[0].ty)
+                            .is_some_and(|i| i.to_string().ends_with("String")) =>
                 {
                     Some(s.ident.clone())
                 }
@@ -225,7 +226,7 @@ pub(crate) fn display_string_newtypes(file: &mut syn::File) {
             },
             _ => None,
         })
-        .filter(|ident| !has_display.contains(&ident.to_string()))
+        .filter(|ident| !has_display.contains(ident))
         .collect();
     for ident in newtypes {
         file.items.push(syn::parse_quote! {
@@ -236,6 +237,16 @@ pub(crate) fn display_string_newtypes(file: &mut syn::File) {
             }
         });
     }
+}
+
+/// The name a type path ends in, when it has no generic arguments (`String` for
+/// `::std::string::String`, `Foo` for `Foo`).
+pub(crate) fn type_ident(ty: &syn::Type) -> Option<&syn::Ident> {
+    let syn::Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    matches!(last.arguments, syn::PathArguments::None).then_some(&last.ident)
 }
 
 /// Replaces the parenthesized arguments of a list attribute.
@@ -259,19 +270,59 @@ fn derives_serde(attr: &Attribute) -> bool {
         })
 }
 
-/// `::a::b` without the spaces `to_string` puts around `::`.
-fn compact(path: &Path) -> String {
+/// `::a::b` without the spaces `to_string` puts around `::`, for paths written in strings.
+pub(crate) fn compact(path: &Path) -> String {
     quote!(#path).to_string().replace(' ', "")
 }
 
-/// Names of crates the rewritten code still reaches directly (a path
-/// `crate::..` or `::crate::..` not under `__private`), for a final check.
-pub(crate) fn direct_crate_uses(tokens: TokenStream) -> Vec<String> {
-    let mut found = Vec::new();
-    scan(tokens, &mut found);
-    found.sort();
-    found.dedup();
-    found
+/// Names of crates the rewritten code still reaches directly (a path `crate::..` or
+/// `::crate::..` not under `__private`), for a final check. The file is not changed: a
+/// `VisitMut` saves enabling syn's `visit` feature, a second visitor in every user's build.
+pub(crate) fn direct_crate_uses(file: &mut syn::File) -> Vec<String> {
+    let mut direct = Direct::default();
+    direct.visit_file_mut(file);
+    direct.found.sort();
+    direct.found.dedup();
+    direct.found
+}
+
+#[derive(Default)]
+struct Direct {
+    found: Vec<String>,
+}
+
+impl Direct {
+    fn check(&mut self, first: &syn::Ident) {
+        if let Some(name) = FORBIDDEN.iter().find(|c| first == *c) {
+            self.found.push((*name).to_owned());
+        }
+    }
+}
+
+impl VisitMut for Direct {
+    fn visit_path_mut(&mut self, path: &mut Path) {
+        if path.segments.len() > 1 {
+            self.check(&path.segments[0].ident);
+        }
+        visit_mut::visit_path_mut(self, path);
+    }
+
+    fn visit_item_use_mut(&mut self, item: &mut syn::ItemUse) {
+        if let syn::UseTree::Path(path) = &item.tree {
+            self.check(&path.ident);
+        }
+    }
+
+    // Attribute arguments and macro bodies are opaque tokens to syn: they are scanned as such.
+    fn visit_meta_list_mut(&mut self, list: &mut syn::MetaList) {
+        scan(list.tokens.clone(), &mut self.found);
+        visit_mut::visit_meta_list_mut(self, list);
+    }
+
+    fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
+        scan(mac.tokens.clone(), &mut self.found);
+        visit_mut::visit_macro_mut(self, mac);
+    }
 }
 
 fn scan(tokens: TokenStream, found: &mut Vec<String>) {
@@ -333,18 +384,22 @@ mod tests {
         for part in expected {
             assert!(code.contains(part), "{part}\nnot in\n{code}");
         }
-        assert!(
-            direct_crate_uses(file.to_token_stream()).is_empty(),
-            "{code}"
-        );
+        assert!(direct_crate_uses(&mut file).is_empty(), "{code}");
     }
 
     #[test]
     fn finds_direct_crate_uses() {
-        let tokens = quote! {
+        let mut file: syn::File = syn::parse_quote! {
             #[serde(default)]
-            struct A { a: ::serde_json::Value, b: x::__private::serde::Y, c: chrono::Utc }
+            struct A { a: ::serde_json::Value, b: x::__private::serde::Y, c: chrono::Utc, uuid: u8 }
+            #[serde(with = "uuid")]
+            struct B(#[serde(with = uuid::serde)] u8);
+            const C: u8 = regress!(::serde::x);
+            use ::regress::Regex;
         };
-        assert_eq!(direct_crate_uses(tokens), ["chrono", "serde_json"]);
+        assert_eq!(
+            direct_crate_uses(&mut file),
+            ["chrono", "regress", "serde", "serde_json", "uuid"]
+        );
     }
 }

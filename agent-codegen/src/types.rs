@@ -37,20 +37,58 @@ impl Default for TypeOptions {
     }
 }
 
-/// The Rust types generated for one contract schema.
-#[derive(Clone, Debug)]
-pub struct GeneratedTypes {
+/// One contract's Rust types, as the stages after typify and the front ends use them.
+///
+/// typify's output is parsed once into this syntax tree; the rewrites that follow and the
+/// front ends (the template check, the contract module, the build script's printing) all work
+/// on it, and it becomes tokens or text once, when the front end expands or prints it.
+pub(crate) struct Types {
     /// All generated items: the root type, the types it uses, and typify's
     /// helper modules (`error`, sometimes `defaults`) that the items name
     /// through `self::`, so they must all land in the same module.
-    pub tokens: TokenStream,
+    file: syn::File,
     /// The root type's name (the `root_name` given).
-    pub root_ident: syn::Ident,
+    pub(crate) root_ident: syn::Ident,
+    /// The root object's top-level properties, in schema order.
+    properties: Vec<Property>,
+    /// What was dropped to type the schema (a `default` its own schema refuses), located
+    /// like errors: build scripts print them as `cargo:warning`.
+    pub(crate) warnings: Vec<SchemaError>,
+}
+
+impl Types {
+    /// The generated items, to place in a module.
+    pub(crate) fn into_items(self) -> Vec<syn::Item> {
+        self.file.items
+    }
+
+    /// The root type, when it is a struct.
+    pub(crate) fn root_struct(&self) -> Option<&syn::ItemStruct> {
+        root_struct(&self.file, &self.root_ident)
+    }
+}
+
+/// The Rust types generated for one contract schema, printed: what [`generate_types_with`]
+/// gives tests and tools. (Syntax trees cannot leave the thread that built them, and the
+/// types are built on a thread of their own.)
+#[derive(Clone, Debug)]
+pub struct GeneratedTypes {
+    /// The root type's name (the `root_name` given).
+    pub root_name: String,
     /// The root object's top-level properties, in schema order.
     pub properties: Vec<Property>,
     /// What was dropped to type the schema (a `default` its own schema refuses), located
-    /// like errors: build scripts print them as `cargo:warning`.
+    /// like errors.
     pub warnings: Vec<SchemaError>,
+    code: String,
+}
+
+impl GeneratedTypes {
+    /// The generated items as formatted Rust source: deterministic, the same input gives the
+    /// same text.
+    pub fn pretty(&self) -> &str {
+        &self.code
+    }
 }
 
 /// One top-level property of the root object.
@@ -78,16 +116,45 @@ pub fn generate_types(
 
 /// Parses a contract schema, rejects what typify cannot type faithfully
 /// (reporting every problem at once), and generates its Rust types with the
-/// root type named `root_name`.
+/// root type named `root_name`, printed.
 ///
-/// `origin` is the schema file's display path, used in error messages. The
-/// output is deterministic: the same input gives the same tokens.
+/// `origin` is the schema file's display path, used in error messages. Any thread can call
+/// this: the work runs on a thread with the stack it needs.
 pub fn generate_types_with(
     schema_text: &str,
     origin: &str,
     root_name: &str,
     options: &TypeOptions,
 ) -> Result<GeneratedTypes, Vec<SchemaError>> {
+    let kind = options.kind;
+    // A path cannot leave its thread either: it crosses as text.
+    let runtime = options.runtime.to_token_stream().to_string();
+    let printed = on_big_stack(|| {
+        let runtime = syn::parse_str(&runtime).expect("a printed path parses");
+        let types = types(
+            schema_text,
+            origin,
+            root_name,
+            &TypeOptions { kind, runtime },
+        )?;
+        Ok(GeneratedTypes {
+            root_name: types.root_ident.to_string(),
+            code: prettyplease::unparse(&types.file),
+            properties: types.properties,
+            warnings: types.warnings,
+        })
+    });
+    printed.unwrap_or_else(|message| Err(vec![SchemaError::new(origin, "", message)]))
+}
+
+/// [`generate_types_with`] on the current thread, unprinted: the pipeline itself. The thread
+/// needs the stack [`on_big_stack`] gives.
+pub(crate) fn types(
+    schema_text: &str,
+    origin: &str,
+    root_name: &str,
+    options: &TypeOptions,
+) -> Result<Types, Vec<SchemaError>> {
     let error = |pointer: &str, message: String| {
         SchemaError::new(origin, pointer, message).at(locate(schema_text, pointer))
     };
@@ -125,12 +192,11 @@ pub fn generate_types_with(
         .into_iter()
         .map(|note| error(&note.pointer, note.message))
         .collect();
-    let internal = |message: String| vec![SchemaError::new(origin, "", message)];
-    let built = match run_build(input, schema.clone(), root_name, &options.runtime) {
-        Ok(built) => built,
+    let (mut file, typified) = match run_typify(input, root_name) {
+        Ok(typified) => typified,
         Err(failure) => return Err(vec![located_failure(&schema, failure, &error)]),
     };
-    warnings.extend(built.loosened.iter().map(|pointer| {
+    warnings.extend(typified.loosened.iter().map(|pointer| {
         let pointer = schema_pointer(&schema, pointer);
         let message = format!(
             "typify cannot type the schema at `{}`: it is typed as any JSON value (`RawJson`) and checked by the validator only (simplify it, or give it a plain `type`, to type it)",
@@ -138,14 +204,13 @@ pub fn generate_types_with(
         );
         error(&pointer, message)
     }));
-    let tokens = built
-        .code
-        .parse::<TokenStream>()
-        .map_err(|e| internal(format!("internal error: generated code does not lex: {e}")))?;
-    Ok(GeneratedTypes {
-        tokens,
-        root_ident: syn::Ident::new(&built.root_name, proc_macro2::Span::call_site()),
-        properties: built.properties,
+    let root_ident = syn::Ident::new(root_name, proc_macro2::Span::call_site());
+    let properties = finish(&mut file, &typified, &schema, &root_ident, &options.runtime)
+        .map_err(|message| vec![error("", message)])?;
+    Ok(Types {
+        file,
+        root_ident,
+        properties,
         warnings,
     })
 }
@@ -184,17 +249,14 @@ fn schema_pointer(schema: &Value, pointer: &str) -> String {
     }
 }
 
-/// Renders tokens as formatted Rust source (for goldens and debugging).
-///
-/// This parses on the calling thread: types nested dozens of levels deep
-/// need more than a test thread's default 2 MiB stack.
+/// Renders tokens as formatted Rust source, for tests that read a derive's output.
 ///
 /// # Panics
 ///
-/// Panics if `tokens` is not a sequence of Rust items, which
-/// [`GeneratedTypes::tokens`] always is.
+/// Panics if `tokens` is not a sequence of Rust items.
+#[doc(hidden)]
 pub fn pretty(tokens: &TokenStream) -> String {
-    let file: syn::File = syn::parse2(tokens.clone()).expect("generated tokens are Rust items");
+    let file: syn::File = syn::parse2(tokens.clone()).expect("tokens are Rust items");
     prettyplease::unparse(&file)
 }
 
@@ -236,60 +298,56 @@ fn is_type_name(name: &str) -> bool {
     syn::parse_str::<syn::Ident>(name).is_ok() && crate::naming::type_name(name) == name
 }
 
-/// typify's output before post-processing. The code is text because
-/// tokens cannot leave the typify thread.
-struct Typified {
-    code: String,
-    root_name: String,
-    /// `(rust_name, description)` of the root struct's fields, if a struct.
-    fields: Option<Vec<(String, Option<String>)>>,
-}
+/// `(rust_name, description)` of the root struct's fields, if the root is a struct.
+type RootFields = Option<Vec<(String, Option<String>)>>;
 
-/// What the typify stage hands back. The code is text because tokens cannot
-/// cross threads.
-struct Built {
-    code: String,
-    root_name: String,
-    properties: Vec<Property>,
+/// What later stages need from typify's type space, beside its code.
+struct Typified {
+    fields: RootFields,
     /// Pointers (into the typify input) of the nodes typed as any value.
     loosened: Vec<String>,
 }
 
-/// Stack of the thread that runs typify outside proc macros.
+/// Stack of the thread that runs the pipeline outside proc macros.
 const BUILD_STACK: usize = 64 << 20;
 
-/// Runs typify and the post-processing; errors and panics become messages.
+/// Runs `job` where the pipeline has the stack it needs; `Err` says why it could not finish.
 ///
-/// typify and syn recurse once per schema level with large frames (about
-/// 55 KiB per level in debug builds, which is how proc-macro dependencies
-/// are built). Inside a proc macro, tokens can only be made on the macro's
-/// own thread, which rustc gives 8 MiB: `walk::MAX_DEPTH` is set to fit.
-/// Elsewhere (build scripts, tests on 2 MiB threads) the work runs on a
-/// thread of its own with a generous stack.
-fn run_build(
-    input: Value,
-    schema: Value,
-    root_name: &str,
-    runtime: &syn::Path,
-) -> Result<Built, Failure> {
-    let runtime = runtime.to_token_stream().to_string();
-    let root_name = root_name.to_string();
-    let job = move || build(input, &schema, &root_name, &runtime);
+/// typify and syn recurse once per schema level with large frames (about 55 KiB per level in
+/// debug builds, which is how proc-macro dependencies are built). Inside a proc macro, tokens
+/// can only be made on the macro's own thread, which rustc gives 8 MiB: `walk::MAX_DEPTH` is
+/// set to fit, and the job runs there. Elsewhere (build scripts, tools, tests on 2 MiB
+/// threads) it runs on a thread of its own with a generous stack, and a panic becomes a
+/// message. What it returns must be `Send`: syntax trees stay on that thread, and what leaves
+/// it is text.
+pub(crate) fn on_big_stack<T: Send>(job: impl FnOnce() -> T + Send) -> Result<T, String> {
     if proc_macro::is_available() {
-        return job();
+        return Ok(job());
     }
-    std::thread::Builder::new()
-        .name("agent-codegen".into())
-        .stack_size(BUILD_STACK)
-        .spawn(job)
-        .map_err(|e| Failure::internal(format!("cannot start the code generation thread: {e}")))?
-        .join()
-        .unwrap_or_else(|panic| {
-            Err(Failure::internal(format!(
-                "typify failed on this schema: {}",
-                panic_message(&*panic)
-            )))
-        })
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("agent-codegen".into())
+            .stack_size(BUILD_STACK)
+            .spawn_scoped(scope, job)
+            .map_err(|e| format!("cannot start the code generation thread: {e}"))?
+            .join()
+            .map_err(|panic| {
+                format!(
+                    "internal error: code generation panicked: {}",
+                    panic_message(&*panic)
+                )
+            })
+    })
+}
+
+/// Runs typify, with the fallback that types what it cannot as any value, and parses its
+/// output: the one parse of the generated code.
+fn run_typify(input: Value, root_name: &str) -> Result<(syn::File, Typified), Failure> {
+    let (tokens, typified) = typify_loosening(input, root_name)?;
+    let file = syn::parse2(tokens).map_err(|e| {
+        Failure::internal(format!("internal error: typify output does not parse: {e}"))
+    })?;
+    Ok((file, typified))
 }
 
 /// Why the typify stage failed, and where in the typify input, when known.
@@ -308,34 +366,38 @@ impl Failure {
     }
 }
 
-fn build(input: Value, schema: &Value, root_name: &str, runtime: &str) -> Result<Built, Failure> {
-    let runtime: syn::Path = syn::parse_str(runtime)
-        .map_err(|e| Failure::internal(format!("runtime path `{runtime}` is not a path: {e}")))?;
-    let (typified, loosened) = match quietly(|| typify(input.clone(), root_name)) {
-        Ok(typified) => (typified, Vec::new()),
+/// typify's code and what later stages need; when typify fails, the nodes it cannot type are
+/// found and typed as any value.
+fn typify_loosening(input: Value, root_name: &str) -> Result<(TokenStream, Typified), Failure> {
+    match quietly(|| typify(input.clone(), root_name)) {
+        Ok((tokens, fields)) => Ok((
+            tokens,
+            Typified {
+                fields,
+                loosened: Vec::new(),
+            },
+        )),
         Err(message) => {
             let typifies = |doc: &Value| typify(doc.clone(), root_name).is_ok();
-            let Some(pointers) = quietly(|| loosen::culprits(&input, &typifies)) else {
+            let Some(loosened) = quietly(|| loosen::culprits(&input, &typifies)) else {
                 return Err(Failure {
                     pointer: Some(String::new()),
                     message,
                 });
             };
-            let doc = loosen::loosened(&input, &pointers);
-            let typified = quietly(|| typify(doc, root_name)).map_err(|message| Failure {
-                pointer: Some(String::new()),
-                message,
-            })?;
-            (typified, pointers)
+            let doc = loosen::loosened(&input, &loosened);
+            let (tokens, fields) =
+                quietly(|| typify(doc, root_name)).map_err(|message| Failure {
+                    pointer: Some(String::new()),
+                    message,
+                })?;
+            Ok((tokens, Typified { fields, loosened }))
         }
-    };
-    let mut built = finish(typified, schema, &runtime).map_err(Failure::internal)?;
-    built.loosened = loosened;
-    Ok(built)
+    }
 }
 
 /// Runs typify on the current thread.
-fn typify(input: Value, root_name: &str) -> Result<Typified, String> {
+fn typify(input: Value, root_name: &str) -> Result<(TokenStream, RootFields), String> {
     let root: RootSchema = serde_json::from_value(input)
         .map_err(|e| format!("schema does not have the shape of a JSON Schema: {e}"))?;
     let mut settings = TypeSpaceSettings::default();
@@ -367,8 +429,12 @@ fn typify(input: Value, root_name: &str) -> Result<Typified, String> {
     })
 }
 
-/// Collects what later steps need from the type space.
-fn describe(space: &TypeSpace, root_id: &TypeId, root_name: &str) -> Result<Typified, String> {
+/// The type space's code and the root's fields.
+fn describe(
+    space: &TypeSpace,
+    root_id: &TypeId,
+    root_name: &str,
+) -> Result<(TokenStream, RootFields), String> {
     if space.uses_chrono() || space.uses_uuid() {
         return Err("internal error: generated types need chrono or uuid".into());
     }
@@ -390,11 +456,7 @@ fn describe(space: &TypeSpace, root_id: &TypeId, root_name: &str) -> Result<Typi
             "typify named the root type `{name}` instead of `{root_name}`"
         ));
     }
-    Ok(Typified {
-        code: space.to_stream().to_string(),
-        root_name: name,
-        fields,
-    })
+    Ok((space.to_stream(), fields))
 }
 
 fn first_line(text: &str) -> &str {
@@ -419,32 +481,35 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     line.chars().take(200).collect()
 }
 
-/// Reroutes crate paths, checks the result and lists the root properties.
-fn finish(typified: Typified, schema: &Value, runtime: &syn::Path) -> Result<Built, String> {
-    let mut file: syn::File = syn::parse_str(&typified.code)
-        .map_err(|e| format!("internal error: typify output does not parse: {e}"))?;
-    raw::keep_raw_json(&mut file, runtime);
-    rewrite::reroute(&mut file, runtime);
-    rewrite::display_string_newtypes(&mut file);
-    fixup::camel_case_variants(&mut file);
-    fixup::lenient_integers(&mut file, runtime);
-    check_items(&file)?;
-    let root_ident = syn::Ident::new(&typified.root_name, proc_macro2::Span::call_site());
-    let properties = match &typified.fields {
-        Some(fields) => properties(schema, fields, root_struct(&file, &root_ident)?)?,
-        None => Vec::new(),
-    };
-    Ok(Built {
-        code: file.into_token_stream().to_string(),
-        root_name: typified.root_name,
-        properties,
-        loosened: Vec::new(),
-    })
+/// Reroutes crate paths and fixes the code in place, checks the result and lists the root
+/// properties.
+fn finish(
+    file: &mut syn::File,
+    typified: &Typified,
+    schema: &Value,
+    root_ident: &syn::Ident,
+    runtime: &syn::Path,
+) -> Result<Vec<Property>, String> {
+    raw::keep_raw_json(file, runtime);
+    rewrite::reroute(file, runtime);
+    rewrite::display_string_newtypes(file);
+    fixup::camel_case_variants(file);
+    fixup::lenient_integers(file, runtime);
+    check_items(file)?;
+    match &typified.fields {
+        Some(fields) => {
+            let root = root_struct(file, root_ident).ok_or_else(|| {
+                format!("internal error: no struct `{root_ident}` in typify output")
+            })?;
+            properties(schema, fields, root)
+        }
+        None => Ok(Vec::new()),
+    }
 }
 
 /// Catches what would only fail when the user's crate compiles.
-fn check_items(file: &syn::File) -> Result<(), String> {
-    let direct = rewrite::direct_crate_uses(file.to_token_stream());
+fn check_items(file: &mut syn::File) -> Result<(), String> {
+    let direct = rewrite::direct_crate_uses(file);
     if !direct.is_empty() {
         return Err(format!(
             "internal error: generated code still names `{}` directly",
@@ -468,14 +533,11 @@ fn check_items(file: &syn::File) -> Result<(), String> {
     Ok(())
 }
 
-fn root_struct<'a>(file: &'a syn::File, ident: &syn::Ident) -> Result<&'a syn::ItemStruct, String> {
-    file.items
-        .iter()
-        .find_map(|item| match item {
-            syn::Item::Struct(s) if s.ident == *ident => Some(s),
-            _ => None,
-        })
-        .ok_or_else(|| format!("internal error: no struct `{ident}` in typify output"))
+fn root_struct<'a>(file: &'a syn::File, ident: &syn::Ident) -> Option<&'a syn::ItemStruct> {
+    file.items.iter().find_map(|item| match item {
+        syn::Item::Struct(s) if s.ident == *ident => Some(s),
+        _ => None,
+    })
 }
 
 /// The root's properties in schema order: names and descriptions come from

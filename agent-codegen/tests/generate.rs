@@ -1,8 +1,6 @@
 //! What `generate_types` returns for schemas it accepts.
 
-use agent_codegen::{
-    ContractKind, Property, TypeOptions, generate_types, generate_types_with, pretty,
-};
+use agent_codegen::{ContractKind, Property, TypeOptions, generate_types, generate_types_with};
 use serde_json::json;
 
 fn kitchen_sink() -> String {
@@ -16,7 +14,7 @@ fn kitchen_sink() -> String {
 fn code(schema: &str, options: &TypeOptions) -> String {
     let generated = generate_types_with(schema, "test.schema.json", "Root", options)
         .unwrap_or_else(|errors| panic!("{errors:#?}"));
-    pretty(&generated.tokens)
+    generated.pretty().to_owned()
 }
 
 #[test]
@@ -25,7 +23,7 @@ fn output_is_deterministic() {
     let first = generate_types(&schema, "a.json", "KitchenSink").unwrap();
     for _ in 0..3 {
         let again = generate_types(&schema, "a.json", "KitchenSink").unwrap();
-        assert_eq!(first.tokens.to_string(), again.tokens.to_string());
+        assert_eq!(first.pretty(), again.pretty());
         assert_eq!(first.properties, again.properties);
     }
 }
@@ -33,7 +31,7 @@ fn output_is_deterministic() {
 #[test]
 fn properties_come_with_typify_field_names() {
     let generated = generate_types(&kitchen_sink(), "a.json", "KitchenSink").unwrap();
-    assert_eq!(generated.root_ident, "KitchenSink");
+    assert_eq!(generated.root_name, "KitchenSink");
     let names: Vec<(&str, &str, bool)> = generated
         .properties
         .iter()
@@ -175,7 +173,7 @@ fn what_typify_cannot_type_is_any_value_with_a_warning() {
     let schema =
         json!({ "type": "object", "properties": { "v": { "not": { "type": "string" } } } });
     let generated = generate_types(&schema.to_string(), "a.json", "Root").unwrap();
-    let code = pretty(&generated.tokens);
+    let code = generated.pretty();
     assert!(
         code.contains("pub v: ::std::option::Option<::agent_core::__private::RawJson>"),
         "{code}"

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use agent_codegen::{ContractKind, TypeOptions, generate_types_with, pretty};
+use agent_codegen::{ContractKind, TypeOptions, generate_types_with};
 
 fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
@@ -26,10 +26,10 @@ fn check_golden(name: &str, root_name: &str, kind: ContractKind) {
         &options,
     )
     .unwrap_or_else(|errors| panic!("golden schema rejected: {errors:#?}"));
-    let actual = pretty(&generated.tokens);
+    let actual = generated.pretty();
     let golden_path = dir.join(format!("{name}.rs"));
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&golden_path, &actual).expect("golden file is writable");
+        std::fs::write(&golden_path, actual).expect("golden file is writable");
         return;
     }
     let expected = std::fs::read_to_string(&golden_path)

@@ -334,7 +334,7 @@ fn string_tagged_one_of_becomes_a_tagged_enum() {
     ] {
         let text = tagged(a, b, json!(["kind"])).to_string();
         let generated = generate_types(&text, "test.schema.json", "Root").unwrap();
-        let code = agent_codegen::pretty(&generated.tokens);
+        let code = generated.pretty();
         assert!(code.contains(r#"#[serde(tag = "kind")]"#), "{code}");
     }
 }

@@ -34,7 +34,7 @@ pub use agent_schema::check as schema_check;
 // through its module (`agent_core::contract::Contract`, `agent_core::ids::ContextId`, ...).
 pub use agent::{Agent, AgentInput, CheckedOutput};
 #[cfg(feature = "derive")]
-pub use agent_macros::{Agent, AgentInput, PromptContributor};
+pub use agent_macros::{Agent, AgentInput, PromptContributor, Workflow};
 pub use config::Config;
 pub use error::{Error, RetryError};
 pub use limits::Limits;

@@ -258,16 +258,62 @@ fn not_found(run_id: &str) -> StoreError {
     }
 }
 
-/// Runs in memory, for tests and single-process use.
+/// Runs in memory, for tests and single-process use; unbounded, or bounded by
+/// [`MemoryStore::bounded`].
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     runs: Mutex<BTreeMap<String, RunRecord>>,
+    max_runs: Option<usize>,
 }
 
 impl MemoryStore {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty store that keeps at most `max_runs` runs: saving a new run into a full store
+    /// forgets the least recently saved run that is not running (a paused, finished or
+    /// failed one), and when every kept run is running the save is refused with
+    /// [`StoreError::Backend`] (a retry can help once one ends).
+    ///
+    /// ```
+    /// use agent_core::store::{CheckpointStore, MemoryStore, RunRecord, RunStatus, StoreError};
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let store = MemoryStore::bounded(1);
+    /// store.save(&RunRecord::new("a", "w", RunStatus::Paused, "{}")).await?;
+    /// store.save(&RunRecord::new("b", "w", RunStatus::Running, "{}")).await?;
+    /// assert!(matches!(store.load("a").await, Err(StoreError::NotFound { .. })));
+    /// let refused = store.save(&RunRecord::new("c", "w", RunStatus::Running, "{}")).await;
+    /// assert!(refused.unwrap_err().is_retryable());
+    /// # Ok::<(), StoreError>(()) }).unwrap();
+    /// ```
+    pub fn bounded(max_runs: usize) -> Self {
+        Self {
+            runs: Mutex::default(),
+            max_runs: Some(max_runs),
+        }
+    }
+
+    /// Makes room for one new run, if the store is bounded and full.
+    fn make_room(&self, runs: &mut BTreeMap<String, RunRecord>) -> Result<(), StoreError> {
+        let Some(max) = self.max_runs else {
+            return Ok(());
+        };
+        while runs.len() >= max {
+            let oldest = runs
+                .values()
+                .filter(|r| r.status != RunStatus::Running)
+                .min_by_key(|r| (r.updated_ms, r.sequence))
+                .map(|r| r.run_id.clone());
+            let Some(oldest) = oldest else {
+                return Err(StoreError::backend(format!(
+                    "the store is full: its {max} runs are all running"
+                )));
+            };
+            runs.remove(&oldest);
+        }
+        Ok(())
     }
 
     fn runs(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, RunRecord>> {
@@ -285,6 +331,9 @@ impl CheckpointStore for MemoryStore {
             let stored = runs.get(&record.run_id);
             let sequence = check_save(stored, record)?;
             let next = next_record(stored, record, sequence);
+            if stored.is_none() {
+                self.make_room(&mut runs)?;
+            }
             runs.insert(record.run_id.clone(), next);
             Ok(sequence)
         })

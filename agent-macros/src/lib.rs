@@ -96,3 +96,44 @@ pub fn derive_prompt_contributor(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     agent_codegen::contributor::derive_prompt_contributor(&input).into()
 }
+
+/// A workflow declared at compile time: its steps are agent folders of a schemas folder,
+/// and the crate does not compile unless every step gets the input its contract requires,
+/// from the workflow's input contract or an earlier step's output (`<agent>_output`), in a
+/// shape its contract accepts.
+///
+/// ```ignore
+/// #[derive(agent_core::Workflow)]
+/// #[workflow(
+///     name = "event_planning",
+///     schemas = "../schemas",
+///     agents = "crate::agents",
+///     steps = ["venue_agent", "budget_agent", "catering_agent", "logistics_agent"],
+/// )]
+/// pub struct EventPlanning;
+///
+/// let workflow = EventPlanning::workflow(["Find a venue", "Split the budget", "Plan the food", "Plan the day"]);
+/// ```
+///
+/// Keys of `#[workflow(...)]`:
+///
+/// | key | default | meaning |
+/// |---|---|---|
+/// | `schemas` | required | the schemas folder (one folder per agent), relative to `Cargo.toml` |
+/// | `steps` | required | the agent folders, in the order the steps run |
+/// | `agents` | required | the module holding the agents' types (`VenueAgent` for `venue_agent`), as `agent_codegen::Builder` generates them |
+/// | `input` | none: the run has no input | the run's input contract, relative to `Cargo.toml`; its properties are in every step's context |
+/// | `name` | the struct's name in snake case | the workflow's name |
+/// | `crate` | `"::agent_core"` | the path generated code names the runtime by |
+///
+/// A field no earlier step provides, one only a later step provides, steps that need each
+/// other's output, or a provided schema the step's contract refuses (types, required
+/// properties, enums) is a compile error at the step's name. What the check cannot decide
+/// is listed in `UNDECIDED`. The struct gets `NAME`, `STEPS`, `workflow(tasks)` and
+/// `handoff::<Producer, Consumer>(workflow, validate)`, which compiles only for a pair whose
+/// consumer reads the producer's output.
+#[proc_macro_derive(Workflow, attributes(workflow))]
+pub fn derive_workflow(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    agent_codegen::workflow::derive_workflow(&input).into()
+}

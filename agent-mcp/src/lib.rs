@@ -16,6 +16,12 @@
 //!   with a clear message; the session survives every bad call;
 //! - the client's cancellation of a request stops the agent's run.
 //!
+//! Workflows are tools too ([`AgentServer::workflow`]): `run_<workflow>` starts a run, and a
+//! run that pauses for the user answers with its question and an opaque handle, which
+//! `resume_<workflow>` (or, for a client on protocol `2026-07-28` that declares elicitation,
+//! the specification's `input_required` round) answers. The paused run stays on the server:
+//! in a bounded memory store by default, or in the store given to [`AgentServer::with_store`].
+//!
 //! ```no_run
 //! # async fn demo(agents: Vec<&'static dyn agent_core::DynAgent>) -> std::io::Result<()> {
 //! use agent_mcp::AgentServer;
@@ -29,11 +35,13 @@
 
 use agent_core::model::ToolCallRequest;
 use agent_core::runtime::ToolResult;
-use agent_core::{ChatModel, Config, DynAgent, Runtime};
+use agent_core::store::CheckpointStore;
+use agent_core::{ChatModel, Config, DynAgent, Runtime, Workflow};
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -42,6 +50,12 @@ use rmcp::{ErrorData, ServiceExt as _};
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use workflow::{Caller, Runs, ServedWorkflow};
+
+mod workflow;
+
+pub use agent_core::contract::ContractError;
+pub use workflow::{DEFAULT_MAX_RUNS, MAX_ANSWER_CHARS, MAX_HANDLE_BYTES};
 
 /// The path the streamable HTTP transport serves.
 pub const HTTP_PATH: &str = "/mcp";
@@ -52,11 +66,14 @@ pub struct AgentServer {
     inner: Arc<Inner>,
 }
 
+#[derive(Clone)]
 struct Inner {
     agents: Vec<&'static dyn DynAgent>,
+    workflows: Vec<Arc<ServedWorkflow>>,
     tools: Vec<Tool>,
     model: Arc<dyn ChatModel>,
     config: Config,
+    runs: Runs,
 }
 
 impl AgentServer {
@@ -75,11 +92,47 @@ impl AgentServer {
         Self {
             inner: Arc::new(Inner {
                 agents,
+                workflows: Vec::new(),
                 tools,
                 model,
                 config,
+                runs: Runs::in_memory(),
             }),
         }
+    }
+
+    /// Serves `workflow` as `run_<workflow>` (its input schema the first agent's, its
+    /// description `description`) and `resume_<workflow>` (`{handle, answer}`), running it on
+    /// the server's model. Refused only if the resume tool's contract does not compile.
+    ///
+    /// ```no_run
+    /// # fn demo(server: agent_mcp::AgentServer, workflow: agent_core::Workflow) -> Result<(), agent_mcp::ContractError> {
+    /// let server = server.workflow(workflow, "Plans an event with four specialists.")?;
+    /// # Ok(()) }
+    /// ```
+    pub fn workflow(
+        mut self,
+        workflow: Workflow,
+        description: &str,
+    ) -> Result<Self, ContractError> {
+        let served = ServedWorkflow::new(workflow, description)?;
+        let inner = Arc::make_mut(&mut self.inner);
+        inner.tools.extend(served.tools().into_iter().cloned());
+        inner.workflows.push(Arc::new(served));
+        Ok(self)
+    }
+
+    /// Keeps paused runs in `store` instead of the server's memory, with handles signed under
+    /// `key`: a server started again on the same store and key resumes the runs the last one
+    /// paused, and several servers on one database share them. Keep the key secret; anyone
+    /// who has it can forge a handle to any stored run.
+    pub fn with_store(mut self, store: Arc<dyn CheckpointStore>, key: [u8; 32]) -> Self {
+        Arc::make_mut(&mut self.inner).runs = Runs {
+            store,
+            key: Some(key),
+            in_memory: false,
+        };
+        self
     }
 
     /// The tools as MCP lists them.
@@ -119,8 +172,28 @@ impl AgentServer {
         axum::serve(listener, self.http_router()).await
     }
 
-    /// One `tools/call`: the contract path, the agent's run, the checked output.
+    /// One `tools/call`: a workflow's run or resume tool, else an agent's.
     async fn call(
+        &self,
+        request: CallToolRequestParams,
+        caller: Caller,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.as_ref();
+        let model = self.inner.model.clone();
+        let runs = &self.inner.runs;
+        if let Some(served) = self.inner.workflows.iter().find(|w| w.is_run(name)) {
+            return Ok(served.run(model, runs, request, &caller).await);
+        }
+        if let Some(served) = self.inner.workflows.iter().find(|w| w.is_resume(name)) {
+            return Ok(served.resume(model, runs, request.arguments, &caller).await);
+        }
+        self.call_agent(request, caller.cancel)
+            .await
+            .map(Into::into)
+    }
+
+    /// One agent's `tools/call`: the contract path, the agent's run, the checked output.
+    async fn call_agent(
         &self,
         request: CallToolRequestParams,
         cancel: tokio_util::sync::CancellationToken,
@@ -200,7 +273,7 @@ fn tool_of(agent: &dyn DynAgent) -> Tool {
 impl ServerHandler for AgentServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
-            "Each tool runs an agent. Pass the agent's inputs as top-level arguments beside `task`. A call that breaks the agent's input contract returns a retry error (isError) that says what to fix.",
+            "Each `run_` tool runs an agent or a workflow. Pass the inputs as top-level arguments beside `task`. A call that breaks the input contract returns a retry error (isError) that says what to fix. A workflow that asks the user a question returns `status: \"input_required\"` with a `handle`: answer with its `resume_` tool.",
         )
     }
 
@@ -221,6 +294,16 @@ impl ServerHandler for AgentServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(request, context.ct.clone()).await.map(Into::into)
+        let input_required = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+            && context
+                .client_capabilities()
+                .is_some_and(|c| c.elicitation.is_some());
+        let caller = Caller {
+            input_required,
+            cancel: context.ct.clone(),
+        };
+        self.call(request, caller).await
     }
 }

@@ -3,9 +3,9 @@
 //! writes the plan.
 
 use crate::agents::budget_agent::output::BudgetAgentOutput;
-use crate::agents::{BudgetAgent, CateringAgent, LogisticsAgent, VenueAgent};
+use crate::agents::{BudgetAgent, CateringAgent};
 use agent_core::ScriptedModel;
-use agent_core::model::Message;
+use agent_core::model::{ChatRequest, Message, Role};
 use agent_core::workflow::Workflow;
 
 /// The user's request: the budget is only here, in the first message.
@@ -18,30 +18,34 @@ pub const HUMAN_ANSWER: &str = "Three guests are vegetarian and one is gluten-fr
 /// The synthesis instruction.
 pub const SYNTHESIS: &str = "Please synthesize a comprehensive event plan that integrates all specialist recommendations: venue, budget, catering and logistics, with the total cost.";
 
+/// The event-planning steps, declared so that the crate compiles only if each specialist
+/// gets what its input contract requires from the specialists before it (the catering
+/// specialist needs the budget specialist's output, typed by its output contract).
+#[derive(agent_core::Workflow)]
+#[workflow(
+    name = "event_planning",
+    schemas = "../schemas",
+    agents = "crate::agents",
+    steps = ["venue_agent", "budget_agent", "catering_agent", "logistics_agent"]
+)]
+pub struct EventPlanning;
+
 /// The workflow: four specialists in order, a budget check between budget and catering, and
 /// a synthesis.
 pub fn workflow() -> Workflow {
-    Workflow::new("event_planning")
-        .agent(&VenueAgent)
-        .agent(&BudgetAgent)
-        .agent(&CateringAgent)
-        .agent(&LogisticsAgent)
-        .goal([
-            ("venue_agent", "Find a venue for the event"),
-            (
-                "budget_agent",
-                "Allocate the budget across the event's areas",
-            ),
-            ("catering_agent", "Plan the catering within its allocation"),
-            ("logistics_agent", "Schedule the event day"),
-        ])
-        .handoff::<BudgetAgent, CateringAgent>(|budget: &BudgetAgentOutput| {
-            match budget.allocations.get("catering") {
-                Some(&amount) if amount > 0.0 => Ok(()),
-                _ => Err("`allocations.catering` must be a positive amount".into()),
-            }
-        })
-        .synthesis(SYNTHESIS)
+    let steps = EventPlanning::workflow([
+        "Find a venue for the event",
+        "Allocate the budget across the event's areas",
+        "Plan the catering within its allocation",
+        "Schedule the event day",
+    ]);
+    EventPlanning::handoff::<BudgetAgent, CateringAgent>(steps, |budget: &BudgetAgentOutput| {
+        match budget.allocations.get("catering") {
+            Some(&amount) if amount > 0.0 => Ok(()),
+            _ => Err("`allocations.catering` must be a positive amount".into()),
+        }
+    })
+    .synthesis(SYNTHESIS)
 }
 
 const VENUE: &str = r#"{"venue_name": "The Lakeview Loft", "capacity": 60, "cost_usd": 1500, "notes": "Available December 12, 6pm to 11pm; includes tables and AV."}"#;
@@ -73,4 +77,22 @@ pub fn script_after_question(model: ScriptedModel) -> ScriptedModel {
 /// The whole script.
 pub fn scripted_model() -> ScriptedModel {
     script_after_question(script_before_question(ScriptedModel::new()))
+}
+
+/// The canned answer of an event-planning step, for a model that serves any number of runs
+/// (`agent-contract mcp`): the catering specialist asks its question until the conversation
+/// ends with the user's answer. `None` for an agent of another workflow.
+pub fn canned_answer(request: &ChatRequest) -> Option<&'static str> {
+    let answered = request.messages.last().is_some_and(|m| {
+        m.role == Role::User && m.content.starts_with("User provided the following input:")
+    });
+    match request.agent.as_str() {
+        "venue_agent" => Some(VENUE),
+        "budget_agent" => Some(BUDGET),
+        "catering_agent" if answered => Some(CATERING),
+        "catering_agent" => Some(QUESTION),
+        "logistics_agent" => Some(LOGISTICS),
+        "synthesis" => Some(PLAN),
+        _ => None,
+    }
 }

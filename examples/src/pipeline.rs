@@ -164,7 +164,8 @@ pub fn scripted_model() -> ScriptedModel {
         .script("plan_generator_agent", [Message::assistant(PLAN_OUTPUT)])
 }
 
-/// A model that answers every call of each sub-agent with that agent's canned output: the
+/// A model that answers every call of each sub-agent with that agent's canned output, and
+/// every step of the event-planning workflow ([`crate::event_planning::canned_answer`]): the
 /// offline model of `agent-contract mcp`, which serves any number of calls.
 pub fn canned_model() -> Canned {
     Canned
@@ -187,9 +188,9 @@ impl agent_core::ChatModel for Canned {
             "selector_agent" => Ok(SELECTOR_OUTPUT),
             "accessibility_agent" => Ok(ACCESSIBILITY_OUTPUT),
             "plan_generator_agent" => Ok(PLAN_OUTPUT),
-            other => Err(agent_core::model::ModelError::Other(format!(
-                "no canned answer for `{other}`"
-            ))),
+            other => crate::event_planning::canned_answer(request).ok_or_else(|| {
+                agent_core::model::ModelError::Other(format!("no canned answer for `{other}`"))
+            }),
         };
         Box::pin(async move { answer.map(|text| Message::assistant(text).into()) })
     }

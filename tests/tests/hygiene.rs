@@ -45,6 +45,24 @@ mod shadowing {
     pub struct Style {
         pub tone: &'static str,
     }
+
+    /// A contract that refers to two sibling contracts, bundled by the derive.
+    #[derive(::agent_core::Agent)]
+    #[agent(
+        name = "catering_agent",
+        input = "../schemas/catering_agent/input.schema.json",
+        output = "../schemas/catering_agent/output.schema.json"
+    )]
+    pub struct CateringAgent;
+
+    /// A declared workflow over the build script's agents.
+    #[derive(::agent_core::Workflow)]
+    #[workflow(
+        schemas = "../schemas",
+        agents = "::agent_examples::agents",
+        steps = ["venue_agent", "budget_agent", "catering_agent"]
+    )]
+    pub struct Planning;
 }
 
 #[path = "hygiene/no_prelude.rs"]
@@ -96,4 +114,38 @@ fn style_renders(style: &dyn agent_core::contributor::PromptContributor) {
 fn prompt_contributors_derive_without_the_prelude() {
     style_renders(&shadowing::Style { tone: "plain" });
     style_renders(&no_prelude::Style { tone: "plain" });
+}
+
+const CATERING: &str = r#"{"task": "Plan the catering",
+    "venue_agent_output": {"venue_name": "Loft", "capacity": 60, "cost_usd": 1500},
+    "budget_agent_output": {"total_budget_usd": 5000, "allocations": {"catering": 2000}}}"#;
+
+/// The derive bundles the sibling contracts the catering contract names, as the build script
+/// does: both check a call alike.
+fn catering_checks<A: agent_core::Agent>() {
+    use agent_core::DynAgent as _;
+    let built = agent_examples::agents::CateringAgent;
+    let ok = agent_core::agent::check_call::<A>(CATERING, &Default::default());
+    assert!(ok.is_ok());
+    let broken = CATERING.replace(
+        r#""allocations": {"catering": 2000}"#,
+        r#""allocations": []"#,
+    );
+    let Err(derived) = agent_core::agent::check_call::<A>(&broken, &Default::default()) else {
+        panic!("an array of allocations passed");
+    };
+    let generated = built.validate(&broken, &Default::default()).unwrap_err();
+    assert_eq!(derived.to_json(), generated.to_json());
+}
+
+#[test]
+fn bundled_contracts_and_workflows_derive_without_the_prelude() {
+    catering_checks::<shadowing::CateringAgent>();
+    catering_checks::<no_prelude::CateringAgent>();
+    for workflow in [
+        shadowing::Planning::workflow(["a", "b", "c"]),
+        no_prelude::Planning::workflow(["a", "b", "c"]),
+    ] {
+        workflow.check().unwrap();
+    }
 }

@@ -16,6 +16,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// Opens a fresh backend, and another instance on the same data ("another process").
 type Opener = Box<dyn Fn() -> BoxFuture<'static, Arc<dyn CheckpointStore>> + Send + Sync>;
 
+/// Removes a backend's data after a passing test (a failing one keeps it to look at).
+type Cleanup = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
+
 fn temp_dir(tag: &str) -> PathBuf {
     static N: AtomicU32 = AtomicU32::new(0);
     let n = N.fetch_add(1, Ordering::Relaxed);
@@ -28,35 +31,44 @@ fn temp_dir(tag: &str) -> PathBuf {
     dir
 }
 
-fn memory() -> Option<Opener> {
+fn remove_dir(dir: PathBuf) -> Cleanup {
+    Box::new(move || Box::pin(async move { std::fs::remove_dir_all(dir).unwrap() }))
+}
+
+fn memory() -> Option<(Opener, Cleanup)> {
     let store: Arc<dyn CheckpointStore> = Arc::new(MemoryStore::new());
-    Some(Box::new(move || {
+    let open: Opener = Box::new(move || {
         let store = store.clone();
         Box::pin(async move { store })
-    }))
+    });
+    Some((open, Box::new(|| Box::pin(async {}))))
 }
 
-fn file() -> Option<Opener> {
+fn file() -> Option<(Opener, Cleanup)> {
     // One store value per folder: its lock serializes the tasks of this process.
-    let store: Arc<dyn CheckpointStore> = Arc::new(FileStore::open(temp_dir("file")).unwrap());
-    Some(Box::new(move || {
+    let dir = temp_dir("file");
+    let store: Arc<dyn CheckpointStore> = Arc::new(FileStore::open(&dir).unwrap());
+    let open: Opener = Box::new(move || {
         let store = store.clone();
         Box::pin(async move { store })
-    }))
+    });
+    Some((open, remove_dir(dir)))
 }
 
-fn sqlite() -> Option<Opener> {
-    let url = format!("sqlite:{}", temp_dir("sqlite").join("runs.db").display());
-    Some(Box::new(move || {
+fn sqlite() -> Option<(Opener, Cleanup)> {
+    let dir = temp_dir("sqlite");
+    let url = format!("sqlite:{}", dir.join("runs.db").display());
+    let open: Opener = Box::new(move || {
         let url = url.clone();
         Box::pin(async move {
             let store: Arc<dyn CheckpointStore> = Arc::new(SqliteStore::open(&url).await.unwrap());
             store
         })
-    }))
+    });
+    Some((open, remove_dir(dir)))
 }
 
-fn postgres() -> Option<Opener> {
+fn postgres() -> Option<(Opener, Cleanup)> {
     let Ok(url) = std::env::var("DATABASE_URL") else {
         println!("skipped: PostgreSQL tests need DATABASE_URL");
         return None;
@@ -68,29 +80,49 @@ fn postgres() -> Option<Opener> {
         N.fetch_add(1, Ordering::Relaxed),
         agent_core::store::now_ms()
     );
-    Some(Box::new(move || {
+    let (url2, schema2) = (url.clone(), schema.clone());
+    let open: Opener = Box::new(move || {
         let (url, schema) = (url.clone(), schema.clone());
         Box::pin(async move {
             let store = PostgresStore::connect_in_schema(&url, Some(&schema)).await;
             let store: Arc<dyn CheckpointStore> = Arc::new(store.unwrap());
             store
         })
-    }))
+    });
+    Some((open, drop_schema(url2, schema2)))
 }
 
-/// A model that never answers `stuck_agent`: the process "crashes" while it waits.
-struct Hangs {
+fn drop_schema(url: String, schema: String) -> Cleanup {
+    Box::new(move || {
+        Box::pin(async move {
+            let pool = sqlx::PgPool::connect(&url).await.unwrap();
+            let sql = format!("DROP SCHEMA IF EXISTS {schema} CASCADE");
+            sqlx::query(&sql).execute(&pool).await.unwrap();
+            pool.close().await;
+        })
+    })
+}
+
+/// A model that does not answer `stuck_agent`: with no status it never answers (the process
+/// "crashes" while it waits), with one it fails with that HTTP status.
+struct Stuck {
     inner: ScriptedModel,
     stuck_agent: &'static str,
+    status: Option<u16>,
 }
 
-impl ChatModel for Hangs {
+impl ChatModel for Stuck {
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
         if request.agent == self.stuck_agent {
-            return Box::pin(std::future::pending());
+            return match self.status {
+                None => Box::pin(std::future::pending()),
+                Some(status) => {
+                    Box::pin(async move { Err(ModelError::status(status, "overloaded")) })
+                }
+            };
         }
         self.inner.complete(request)
     }
@@ -205,17 +237,14 @@ async fn stale_writer_conflicts(open: Opener) {
 
 async fn one_of_many_racing_resumers_wins(open: Opener) {
     let state = pause(open().await).await;
-    // Threads, not tasks: a workflow run's future is not `Send` for every lifetime
-    // `tokio::spawn` asks, and blocking threads race for real.
-    let barrier = Arc::new(std::sync::Barrier::new(16));
-    let handle = tokio::runtime::Handle::current();
+    // Tasks on a multi-threaded runtime, released together.
+    let barrier = Arc::new(tokio::sync::Barrier::new(16));
     let mut tasks = Vec::new();
     for _ in 0..16 {
         let (store, barrier, run_id) = (open().await, barrier.clone(), state.run_id.clone());
-        let handle = handle.clone();
-        tasks.push(tokio::task::spawn_blocking(move || {
-            barrier.wait();
-            handle.block_on(resume(store, &run_id))
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            resume(store, &run_id).await
         }));
     }
     let mut won = 0;
@@ -310,9 +339,10 @@ async fn bad_rows_are_refused(open: Opener) {
 
 async fn crash_resumes_from_last_completed_step(open: Opener) {
     let workflow = event_planning::workflow();
-    let model = Hangs {
+    let model = Stuck {
         inner: event_planning::scripted_model(),
         stuck_agent: "catering_agent",
+        status: None,
     };
     let runner = workflow.runner(Arc::new(model)).with_store(open().await);
     let crashed =
@@ -353,6 +383,70 @@ async fn crash_resumes_from_last_completed_step(open: Opener) {
     );
 }
 
+/// A model failure worth retrying loses nothing: a resumed run goes back to paused (answer it
+/// again), a run between steps stays running (recover it). Any other failure marks it failed.
+async fn transient_errors_lose_nothing(open: Opener) {
+    let state = pause(open().await).await;
+    let id = state.run_id.clone();
+    let workflow = event_planning::workflow();
+    let failing = |status| Stuck {
+        inner: event_planning::script_after_question(ScriptedModel::new()),
+        stuck_agent: "catering_agent",
+        status: Some(status),
+    };
+    let runner = workflow
+        .runner(Arc::new(failing(503)))
+        .with_store(open().await);
+    let failed = runner.resume_run(&id, HUMAN_ANSWER).await;
+    assert!(
+        matches!(&failed, Err(Error::Model(e)) if e.is_retryable()),
+        "{failed:?}"
+    );
+    assert_eq!(
+        open().await.load(&id).await.unwrap().status,
+        RunStatus::Paused
+    );
+    assert!(matches!(
+        resume(open().await, &id).await,
+        Ok(WorkflowOutcome::Finished { .. })
+    ));
+
+    // Between steps: venue and budget are done when catering fails.
+    let model = Stuck {
+        inner: event_planning::scripted_model(),
+        stuck_agent: "catering_agent",
+        status: Some(529),
+    };
+    let runner = workflow.runner(Arc::new(model)).with_store(open().await);
+    assert!(runner.start(REQUEST).await.is_err());
+    let runs = open().await.list().await.unwrap();
+    let stored = runs.iter().find(|r| r.run_id != id).unwrap();
+    assert_eq!(stored.status, RunStatus::Running);
+    let question = agent_core::Message::assistant(
+        r#"{"user_input_needed": true, "user_prompt": "Do any guests have dietary restrictions?"}"#,
+    );
+    let model = ScriptedModel::new().script("catering_agent", [question]);
+    let recovered = workflow.runner(Arc::new(model)).with_store(open().await);
+    assert!(matches!(
+        recovered.recover_run(&stored.run_id).await,
+        Ok(WorkflowOutcome::NeedsInput { .. })
+    ));
+
+    // A request the provider refuses fails the same way every time: the run is failed.
+    let state = pause(open().await).await;
+    let runner = workflow
+        .runner(Arc::new(failing(400)))
+        .with_store(open().await);
+    assert!(
+        runner
+            .resume_run(&state.run_id, HUMAN_ANSWER)
+            .await
+            .is_err()
+    );
+    let stored = open().await.load(&state.run_id).await.unwrap();
+    assert_eq!(stored.status, RunStatus::Failed);
+}
+
 /// Rows edited in the table itself (`edit` runs `UPDATE ... SET <its argument>` on the run):
 /// a status or sequence no run record has is refused.
 async fn raw_rows(
@@ -384,7 +478,8 @@ async fn raw_rows(
 
 #[tokio::test]
 async fn sqlite_raw_rows_are_refused() {
-    let url = format!("sqlite:{}", temp_dir("raw").join("runs.db").display());
+    let dir = temp_dir("raw");
+    let url = format!("sqlite:{}", dir.join("runs.db").display());
     let store = SqliteStore::open(&url).await.unwrap();
     let pool = store.pool().clone();
     raw_rows(&store, |set| {
@@ -395,6 +490,8 @@ async fn sqlite_raw_rows_are_refused() {
         })
     })
     .await;
+    store.pool().close().await;
+    remove_dir(dir)().await;
 }
 
 #[tokio::test]
@@ -416,6 +513,7 @@ async fn postgres_raw_rows_are_refused() {
         })
     })
     .await;
+    drop_schema(url, schema)().await;
 }
 
 macro_rules! suite {
@@ -426,7 +524,10 @@ macro_rules! suite {
                     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                     async fn $name() {
                         match super::$backend() {
-                            Some(open) => super::$name(open).await,
+                            Some((open, cleanup)) => {
+                                super::$name(open).await;
+                                cleanup().await;
+                            }
                             None => println!("skipped {}", stringify!($name)),
                         }
                     }
@@ -437,6 +538,7 @@ macro_rules! suite {
             case!(one_of_many_racing_resumers_wins);
             case!(bad_rows_are_refused);
             case!(crash_resumes_from_last_completed_step);
+            case!(transient_errors_lose_nothing);
         }
     )*};
 }

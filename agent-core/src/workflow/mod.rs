@@ -19,12 +19,15 @@
 //! The modules: this one holds the definition, [`state`] what a run is at a pause, and
 //! [`run`] the [`Runner`] that drives it.
 
+mod feeds;
 pub mod run;
 mod seal;
 pub mod state;
 
 pub use crate::tool::Tool;
+pub use feeds::Feeds;
 pub use run::{Runner, WorkflowOutcome};
+pub use seal::PausedRun;
 pub use state::{HumanFeedbackRequest, Phase, Step, WorkflowState};
 
 use crate::agent::{Agent, CheckedOutput};
@@ -135,6 +138,13 @@ impl Workflow {
     /// The workflow's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The agent of the first declared step: its input contract checks a run's input
+    /// ([`Runner::start_with_kwargs`]), so its tool definition is the workflow's as a tool.
+    pub fn first_agent(&self) -> Option<&'static dyn DynAgent> {
+        let first = self.steps.first()?;
+        self.members.get(&first.agent).map(|member| member.agent)
     }
 
     /// Replaces the contributors that assemble each agent's system prompt.

@@ -1,7 +1,8 @@
 //! Signed resume states, for states kept outside the user's trust boundary (a browser, a
 //! queue, a shared bucket): an HMAC-SHA256 over the workflow's name and the state's JSON text,
 //! so a state that was edited, or signed with another key or for another workflow, is refused
-//! before it is even parsed.
+//! before it is even parsed. A paused run kept on the server is named the same way by a short
+//! resume handle ([`Workflow::seal_pause`]), so a handle cannot be guessed or forged.
 
 use super::Workflow;
 use super::state::WorkflowState;
@@ -13,6 +14,16 @@ type HmacSha256 = Hmac<Sha256>;
 
 /// Hex digits of a signature.
 const SIGNATURE_HEX: usize = 64;
+
+/// A paused run as a resume handle names it: the run, and the sequence number of the checkpoint
+/// it paused at, so a handle answers that one question and no later one of the same run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PausedRun {
+    /// The run's ID.
+    pub run_id: String,
+    /// The sequence number of the paused record in the store.
+    pub sequence: u64,
+}
 
 impl Workflow {
     /// The state as `<signature>.<JSON>`: 64 hex digits of HMAC-SHA256 under `key` over the
@@ -29,14 +40,7 @@ impl Workflow {
     /// ```
     pub fn seal_state(&self, state: &WorkflowState, key: &[u8]) -> String {
         let json = serde_json::to_string(state).unwrap_or_default();
-        let tag = self.mac(key, &json).finalize().into_bytes();
-        let mut sealed = String::with_capacity(SIGNATURE_HEX + 1 + json.len());
-        for byte in tag.iter() {
-            sealed.push_str(&format!("{byte:02x}"));
-        }
-        sealed.push('.');
-        sealed.push_str(&json);
-        sealed
+        signed(self.mac(key, &[json.as_bytes()]), &json)
     }
 
     /// Checks the signature of a sealed state (in constant time), then parses and checks the
@@ -51,21 +55,78 @@ impl Workflow {
             return Err(refused());
         };
         let tag = decode_hex(signature).ok_or_else(refused)?;
-        self.mac(key, json)
+        self.mac(key, &[json.as_bytes()])
             .verify_slice(&tag)
             .map_err(|_| refused())?;
         self.parse_state(json)
     }
 
-    fn mac(&self, key: &[u8], json: &str) -> HmacSha256 {
+    /// A resume handle for a paused run whose state stays on the server:
+    /// `<signature>.<sequence>.<run id>`, the signature an HMAC-SHA256 under `key` over the
+    /// workflow's name and the rest. It names the run; it carries none of its state.
+    ///
+    /// ```
+    /// # use agent_core::workflow::{PausedRun, Workflow};
+    /// let workflow = Workflow::new("venues");
+    /// let key = b"a secret of at least 32 bytes, kept by the server";
+    /// let paused = PausedRun { run_id: "run-1".into(), sequence: 3 };
+    /// let handle = workflow.seal_pause(&paused, key);
+    /// assert_eq!(workflow.open_pause(&handle, key).unwrap(), paused);
+    /// assert!(workflow.open_pause(&handle.replace(".3.", ".4."), key).is_err());
+    /// ```
+    pub fn seal_pause(&self, paused: &PausedRun, key: &[u8]) -> String {
+        let text = format!("{}.{}", paused.sequence, paused.run_id);
+        signed(self.mac(key, &[PAUSE_DOMAIN, text.as_bytes()]), &text)
+    }
+
+    /// Checks a resume handle's signature (in constant time) and reads the paused run it
+    /// names; a handle that was changed, or issued under another key or by another workflow,
+    /// is [`Error::BadState`].
+    pub fn open_pause(&self, handle: &str, key: &[u8]) -> Result<PausedRun, Error> {
+        let refused = || {
+            self.bad_state(
+                "the resume handle's signature does not match: it was changed, or issued with another key or by another workflow".into(),
+            )
+        };
+        let (signature, text) = handle.split_once('.').ok_or_else(refused)?;
+        let tag = decode_hex(signature).ok_or_else(refused)?;
+        self.mac(key, &[PAUSE_DOMAIN, text.as_bytes()])
+            .verify_slice(&tag)
+            .map_err(|_| refused())?;
+        let (sequence, run_id) = text.split_once('.').ok_or_else(refused)?;
+        Ok(PausedRun {
+            run_id: run_id.to_owned(),
+            sequence: sequence.parse().map_err(|_| refused())?,
+        })
+    }
+
+    fn mac(&self, key: &[u8], parts: &[&[u8]]) -> HmacSha256 {
         // HMAC takes keys of any length: this cannot fail.
         let mut mac = <HmacSha256 as KeyInit>::new_from_slice(key)
             .unwrap_or_else(|_| unreachable!("HMAC accepts keys of any length"));
         mac.update(self.name.as_bytes());
         mac.update(&[0]);
-        mac.update(json.as_bytes());
+        for part in parts {
+            mac.update(part);
+        }
         mac
     }
+}
+
+/// What a handle's signature covers before its text, so that no handle is ever a valid sealed
+/// state and no sealed state a valid handle (a state's JSON never holds a NUL byte).
+const PAUSE_DOMAIN: &[u8] = b"pause\0";
+
+/// `<hex signature>.<text>`.
+fn signed(mac: HmacSha256, text: &str) -> String {
+    let tag = mac.finalize().into_bytes();
+    let mut sealed = String::with_capacity(SIGNATURE_HEX + 1 + text.len());
+    for byte in tag.iter() {
+        sealed.push_str(&format!("{byte:02x}"));
+    }
+    sealed.push('.');
+    sealed.push_str(text);
+    sealed
 }
 
 /// 64 hex digits as 32 bytes.

@@ -8,7 +8,7 @@ use agent_core::error::ErrorKind;
 use agent_core::extract::extract_json;
 use agent_core::{DynAgent, Limits, RetryError, tool::PrepareError, tool::ToolFormat};
 use agent_examples::user_contracts::UserAgent;
-use agent_examples::{agents, bench, pipeline, report};
+use agent_examples::{agents, bench, event_planning, pipeline, report};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -69,7 +69,8 @@ enum Command {
         #[arg(long)]
         schemas: Option<PathBuf>,
     },
-    /// Serve the agents as MCP tools over stdio, or over streamable HTTP at `/mcp`
+    /// Serve the agents and the event-planning workflow as MCP tools over stdio, or over
+    /// streamable HTTP at `/mcp`
     Mcp {
         /// `openai:<model>` or `anthropic:<model>`; without it, canned answers, offline
         #[arg(long)]
@@ -77,6 +78,11 @@ enum Command {
         /// Serve streamable HTTP on this address (such as 127.0.0.1:8080) instead of stdio
         #[arg(long)]
         http: Option<std::net::SocketAddr>,
+        /// Keep paused workflow runs in this store (`sqlite:PATH` or `postgres://...`)
+        /// instead of memory, so they survive a restart; resume handles are signed with the
+        /// key in `AGENT_CONTRACT_MCP_KEY` (64 hex digits)
+        #[arg(long)]
+        store: Option<String>,
     },
     /// Print the deterministic plan generator kwargs that `bench --synthetic-items` times, so
     /// another implementation can be timed on the same bytes
@@ -149,7 +155,7 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { dir, root } => check(&dir, &root),
-        Command::Mcp { model, http } => mcp(model.as_deref(), http),
+        Command::Mcp { model, http, store } => mcp(model.as_deref(), http, store.as_deref()),
         Command::Tool {
             agent,
             format,
@@ -320,23 +326,60 @@ fn run_bench(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Serves the compiled-in agents until the client disconnects (stdio) or the process ends.
-fn mcp(model: Option<&str>, http: Option<std::net::SocketAddr>) -> Result<ExitCode, Usage> {
+/// The description of the event-planning workflow as a tool.
+const EVENT_PLANNING: &str = "Plans an event: venue, budget, catering and logistics specialists, then a synthesized plan. Put the whole request (guests, date, city, budget) in `task`.";
+
+/// Serves the compiled-in agents and the event-planning workflow until the client disconnects (stdio) or the process ends.
+fn mcp(
+    model: Option<&str>,
+    http: Option<std::net::SocketAddr>,
+    store: Option<&str>,
+) -> Result<ExitCode, Usage> {
     let (model, _) = report::model(model, || Arc::new(pipeline::canned_model()))
         .map_err(|e| Usage(e.to_string()))?;
-    let server = agent_mcp::AgentServer::new(agents::AGENTS.to_vec(), model);
+    let mut server = agent_mcp::AgentServer::new(agents::AGENTS.to_vec(), model)
+        .workflow(event_planning::workflow(), EVENT_PLANNING)
+        .map_err(|e| Usage(e.to_string()))?;
+    let key = store.map(|_| handle_key()).transpose()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Usage(e.to_string()))?;
-    let served = runtime.block_on(async {
-        match http {
+    runtime.block_on(async {
+        if let (Some(url), Some(key)) = (store, key) {
+            let store = agent_store::open(url)
+                .await
+                .map_err(|e| Usage(format!("--store {url}: {e}")))?;
+            server = server.with_store(store, key);
+        }
+        let served = match http {
             Some(addr) => server.serve_http(addr).await,
             None => server.serve_stdio().await,
-        }
-    });
-    served.map_err(|e| Usage(format!("the MCP server stopped: {e}")))?;
+        };
+        served.map_err(|e| Usage(format!("the MCP server stopped: {e}")))
+    })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The key resume handles are signed with, when paused runs are stored: 64 hex digits in
+/// `AGENT_CONTRACT_MCP_KEY`.
+fn handle_key() -> Result<[u8; 32], Usage> {
+    const VAR: &str = "AGENT_CONTRACT_MCP_KEY";
+    let usage = || {
+        Usage(format!(
+            "--store needs a secret key in {VAR}: 64 hex digits, such as the output of `openssl rand -hex 32`"
+        ))
+    };
+    let text = std::env::var(VAR).map_err(|_| usage())?;
+    let text = text.trim();
+    if text.len() != 64 || !text.is_ascii() {
+        return Err(usage());
+    }
+    let mut key = [0u8; 32];
+    for (i, byte) in key.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).map_err(|_| usage())?;
+    }
+    Ok(key)
 }
 
 fn find(name: &str) -> Result<&'static dyn DynAgent, Usage> {

@@ -41,3 +41,21 @@ impl ::schemars::JsonSchema for Search {
 pub struct Style {
     pub tone: &'static str,
 }
+
+/// A contract that refers to two sibling contracts, bundled by the derive.
+#[derive(::agent_core::Agent)]
+#[agent(
+    name = "catering_agent",
+    input = "../schemas/catering_agent/input.schema.json",
+    output = "../schemas/catering_agent/output.schema.json"
+)]
+pub struct CateringAgent;
+
+/// A declared workflow over the build script's agents.
+#[derive(::agent_core::Workflow)]
+#[workflow(
+    schemas = "../schemas",
+    agents = "::agent_examples::agents",
+    steps = ["venue_agent", "budget_agent", "catering_agent"]
+)]
+pub struct Planning;

@@ -5,6 +5,7 @@ use super::{Runner, WorkflowOutcome};
 use crate::error::Error;
 use crate::ids::ContextIdGenerator;
 use crate::store::{CheckpointStore, RunRecord, RunStatus, StoreError, check_claim};
+use crate::workflow::PausedRun;
 use crate::workflow::state::{Phase, WorkflowState};
 use std::sync::{Arc, Mutex};
 
@@ -21,6 +22,9 @@ struct Cursor {
     sequence: u64,
     state: String,
     created_ms: u64,
+    /// The status the run goes back to when a transient error stops this runner: paused for
+    /// a claimed paused run (answer it again), running after a completed step (recover it).
+    resting: RunStatus,
 }
 
 impl Durable {
@@ -60,6 +64,7 @@ impl Durable {
             sequence,
             state: record.state,
             created_ms: record.created_ms,
+            resting: status,
         });
         Ok(())
     }
@@ -109,6 +114,16 @@ impl<'w> Runner<'w> {
         self
     }
 
+    /// The last checkpoint this runner saved of `run_id`: after a pause, the paused record,
+    /// which a resume handle names ([`Workflow::seal_pause`](crate::Workflow::seal_pause)).
+    pub fn last_checkpoint(&self, run_id: &str) -> Option<PausedRun> {
+        let cursor = self.durable.as_ref()?.cursor(run_id)?;
+        Some(PausedRun {
+            run_id: cursor.run_id,
+            sequence: cursor.sequence,
+        })
+    }
+
     fn durable(&self) -> Result<&Durable, Error> {
         self.durable.as_ref().ok_or_else(|| {
             self.workflow
@@ -120,9 +135,36 @@ impl<'w> Runner<'w> {
     /// resumers exactly one proceeds; the others get [`StoreError::AlreadyClaimed`]) and
     /// resumes it.
     pub async fn resume_run(&self, run_id: &str, feedback: &str) -> Result<WorkflowOutcome, Error> {
+        let record = self.durable()?.store.load(run_id).await?;
+        let sequence = record.sequence;
+        self.resume_record(record, sequence, feedback).await
+    }
+
+    /// Answers the question a stored run paused at, and no later one: a run that went on
+    /// since (another answer was given) is [`StoreError::Conflict`] if it paused again,
+    /// [`StoreError::AlreadyClaimed`] while it runs and [`StoreError::NotPaused`] once it
+    /// ended. The [`PausedRun`] comes from a resume handle ([`Workflow::open_pause`]).
+    ///
+    /// [`Workflow::open_pause`]: crate::Workflow::open_pause
+    pub async fn resume_paused(
+        &self,
+        paused: &PausedRun,
+        feedback: &str,
+    ) -> Result<WorkflowOutcome, Error> {
+        let record = self.durable()?.store.load(&paused.run_id).await?;
+        self.resume_record(record, paused.sequence, feedback).await
+    }
+
+    /// Checks, claims at `sequence` and resumes a stored paused run.
+    async fn resume_record(
+        &self,
+        record: RunRecord,
+        sequence: u64,
+        feedback: &str,
+    ) -> Result<WorkflowOutcome, Error> {
         let durable = self.durable()?;
-        let record = durable.store.load(run_id).await?;
-        check_claim(&record, record.sequence)?;
+        let run_id = record.run_id.as_str();
+        check_claim(&record, sequence)?;
         let state = self.stored_state(&record)?;
         if state.pending.is_none() {
             return Err(corrupt(
@@ -130,12 +172,13 @@ impl<'w> Runner<'w> {
                 "the paused run has no pending question".into(),
             ));
         }
-        let claimed = durable.store.claim(run_id, record.sequence).await?;
+        let claimed = durable.store.claim(run_id, sequence).await?;
         durable.set(Cursor {
             run_id: claimed.run_id,
             sequence: claimed.sequence,
             state: claimed.state,
             created_ms: claimed.created_ms,
+            resting: RunStatus::Paused,
         });
         self.resume(state, feedback).await
     }
@@ -165,6 +208,7 @@ impl<'w> Runner<'w> {
             sequence: record.sequence,
             state: record.state.clone(),
             created_ms: record.created_ms,
+            resting: RunStatus::Running,
         });
         durable
             .save(
@@ -238,7 +282,9 @@ impl<'w> Runner<'w> {
     }
 
     /// After an error: marks the run failed, keeping its last saved state; a run another
-    /// writer took over (a conflict) is left to it.
+    /// writer took over (a conflict) is left to it. A transient error (a model failure worth
+    /// retrying, a cancellation) loses nothing: the run goes back to its last checkpoint's
+    /// status, paused to be answered again or running to be recovered.
     pub(super) async fn checkpoint_failure(
         &self,
         run_id: &str,
@@ -253,11 +299,21 @@ impl<'w> Runner<'w> {
         if matches!(error, Error::Store(_)) {
             return;
         }
+        let transient = match error {
+            Error::Model(e) => e.is_retryable(),
+            Error::Cancelled { .. } => true,
+            _ => false,
+        };
+        let status = if transient {
+            last.resting
+        } else {
+            RunStatus::Failed
+        };
         let saved = durable
-            .save(&self.workflow.name, &last.state, RunStatus::Failed, run_id)
+            .save(&self.workflow.name, &last.state, status, run_id)
             .await;
         if let Err(e) = saved {
-            tracing::warn!(run_id, error = %e, "could not mark the run failed");
+            tracing::warn!(run_id, error = %e, status = status.as_str(), "could not save the run after an error");
         }
     }
 }

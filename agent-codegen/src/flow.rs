@@ -1,0 +1,356 @@
+//! Data flow between a workflow's agents, checked when the crate compiles.
+//!
+//! A workflow runs its steps in order; each step's context is the run's input plus
+//! `<agent>_output` of every step before it (agent-core's `WorkflowState::context`). So
+//! every required input property of a step must be a property of the workflow's input
+//! contract or the output of an earlier step, and what is provided must fit what the step
+//! expects. [`check`] says, per step and field, what is missing or does not fit, and what
+//! it cannot decide (a keyword it does not compare): that is reported as undecided, never
+//! guessed. `#[derive(Workflow)]` (`workflow.rs`) and [`crate::Builder::check_workflow`]
+//! call it, so both front ends check alike.
+
+mod compat;
+
+use crate::error::SchemaError;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+pub use compat::{Finding, FindingKind};
+
+/// A contract of the flow: its bundled schema and where it came from.
+#[derive(Debug, Clone)]
+pub struct FlowContract {
+    /// The schema, with sibling `$ref`s bundled.
+    pub schema: Value,
+    /// Display path (`catering_agent/input.schema.json`).
+    pub origin: String,
+}
+
+/// One step: an agent folder of the schemas folder, and its contracts.
+#[derive(Debug, Clone)]
+pub struct FlowStep {
+    /// The agent's name (its folder's name).
+    pub agent: String,
+    /// Its input contract.
+    pub input: FlowContract,
+    /// Its output contract; without one, the output is any JSON value.
+    pub output: Option<FlowContract>,
+}
+
+/// A declared workflow: the run's input contract (if any) and the steps in order.
+#[derive(Debug, Clone)]
+pub struct Flow {
+    /// The workflow's name, for messages.
+    pub name: String,
+    /// The run's input contract: its properties are in every step's context.
+    pub input: Option<FlowContract>,
+    /// The steps, in the order they run.
+    pub steps: Vec<FlowStep>,
+    /// Every agent folder of the schemas folder, for "add the step" hints.
+    pub agents: Vec<String>,
+}
+
+/// A problem of one step, or a comparison the check could not decide.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowProblem {
+    /// Index of the step in the declaration.
+    pub step: usize,
+    /// The field of the step's input it is about (`budget_agent_output`).
+    pub field: String,
+    /// The whole message, naming the step and the field.
+    pub message: String,
+}
+
+/// What [`check`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FlowReport {
+    /// What makes the declaration wrong: a field nobody provides, one provided only later,
+    /// a cycle, a provided schema the step's contract refuses.
+    pub errors: Vec<FlowProblem>,
+    /// Comparisons the check cannot decide; the run-time contract check still applies.
+    pub undecided: Vec<FlowProblem>,
+}
+
+/// Who provides a context key, and the schema it has there.
+struct Provider<'a> {
+    who: String,
+    schema: &'a Value,
+    doc: &'a Value,
+    /// Whether it is always there (a step's output is; an optional input property is not).
+    always: bool,
+}
+
+/// Checks that every step gets the input its contract requires.
+pub fn check(flow: &Flow) -> FlowReport {
+    let mut report = FlowReport::default();
+    let any = Value::Bool(true);
+    let mut provided: Vec<(String, Provider<'_>)> = Vec::new();
+    if let Some(input) = &flow.input {
+        let required = required(&input.schema);
+        for (key, schema) in properties(&input.schema) {
+            provided.push((
+                key.clone(),
+                Provider {
+                    who: "the workflow's input".into(),
+                    schema,
+                    doc: &input.schema,
+                    always: required.contains(&key.as_str()),
+                },
+            ));
+        }
+    }
+    for (index, step) in flow.steps.iter().enumerate() {
+        check_step(flow, index, &provided, &mut report);
+        let key = output_key(&step.agent);
+        provided.retain(|(k, _)| *k != key);
+        let (schema, doc) = step
+            .output
+            .as_ref()
+            .map_or((&any, &any), |o| (&o.schema, &o.schema));
+        provided.push((
+            key,
+            Provider {
+                who: format!("the step `{}`", step.agent),
+                schema,
+                doc,
+                always: true,
+            },
+        ));
+    }
+    report
+}
+
+fn check_step(
+    flow: &Flow,
+    index: usize,
+    provided: &[(String, Provider<'_>)],
+    report: &mut FlowReport,
+) {
+    let step = &flow.steps[index];
+    let schema = &step.input.schema;
+    let required = required(schema);
+    let problem = |field: &str, message: String| FlowProblem {
+        step: index,
+        field: field.to_owned(),
+        message,
+    };
+    let declared = properties(schema);
+    for field in &required {
+        if declared.iter().any(|(k, _)| k == field) || provided.iter().any(|(k, _)| k == field) {
+            continue;
+        }
+        // Required but not declared: the contract still requires the key.
+        report
+            .errors
+            .push(problem(field, missing(flow, index, field, provided)));
+    }
+    for (field, wanted) in declared {
+        let needed = required.contains(&field.as_str());
+        let Some((_, from)) = provided.iter().find(|(k, _)| *k == field) else {
+            if needed {
+                report
+                    .errors
+                    .push(problem(&field, missing(flow, index, &field, provided)));
+            }
+            continue;
+        };
+        let at = format!("step `{}`: `{field}`", step.agent);
+        if needed && !from.always {
+            report.errors.push(problem(
+                &field,
+                format!(
+                    "{at} is required, but {} may leave it out: make it required there",
+                    from.who
+                ),
+            ));
+        }
+        let findings = compat::compare((from.doc, from.schema), (schema, wanted), &field);
+        for finding in findings {
+            let message = format!("{at} from {}: {}", from.who, finding.message);
+            match finding.kind {
+                FindingKind::Mismatch => report.errors.push(problem(&field, message)),
+                FindingKind::Undecided => report.undecided.push(problem(&field, message)),
+            }
+        }
+    }
+}
+
+/// Why `field` reaches step `index` from nowhere, with what would fix it.
+fn missing(flow: &Flow, index: usize, field: &str, provided: &[(String, Provider<'_>)]) -> String {
+    let step = &flow.steps[index].agent;
+    let producer = field.strip_suffix("_output");
+    let later = producer.and_then(|p| {
+        flow.steps
+            .iter()
+            .enumerate()
+            .skip(index + 1)
+            .find(|(_, s)| s.agent == p)
+    });
+    if let Some((later_index, later)) = later {
+        if let Some(chain) = cycle(flow, index, later_index) {
+            return format!(
+                "step `{step}` needs `{field}`, but the steps need each other's output: {chain}; no order can run them"
+            );
+        }
+        return format!(
+            "step `{step}` needs `{field}`, which only the later step `{}` provides: move `{}` before `{step}`",
+            later.agent, later.agent
+        );
+    }
+    let mut message = format!(
+        "step `{step}` needs `{field}`, which neither the workflow's input nor an earlier step provides"
+    );
+    let keys: Vec<&str> = provided.iter().map(|(k, _)| k.as_str()).collect();
+    if keys.is_empty() {
+        message.push_str(" (nothing is provided before it)");
+    } else {
+        let list: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+        message.push_str(&format!(" (provided: {})", list.join(", ")));
+    }
+    match producer.filter(|p| flow.agents.iter().any(|a| a == p)) {
+        Some(p) => message.push_str(&format!(": add the step `{p}` before `{step}`")),
+        None => {
+            if let Some(close) = crate::agent::closest(field, keys.iter().copied()) {
+                message.push_str(&format!(" (did you mean `{close}`?)"));
+            }
+        }
+    }
+    message
+}
+
+/// Steps that need each other's output, `index` first, if `later` (whose output `index`
+/// needs) needs `index`'s output, directly or through other steps: no order runs them.
+fn cycle(flow: &Flow, index: usize, later: usize) -> Option<String> {
+    let needs = |i: usize| -> Vec<usize> {
+        required(&flow.steps[i].input.schema)
+            .iter()
+            .filter_map(|f| f.strip_suffix("_output"))
+            .filter_map(|p| flow.steps.iter().position(|s| s.agent == p))
+            .collect()
+    };
+    let mut seen = vec![index, later];
+    let mut frontier = vec![vec![index, later]];
+    while let Some(route) = frontier.pop() {
+        let at = *route.last()?;
+        for next in needs(at) {
+            let mut route = route.clone();
+            route.push(next);
+            if next == index {
+                let mut chain = format!("`{}`", flow.steps[route[0]].agent);
+                for (n, &i) in route.iter().enumerate().skip(1) {
+                    let joint = if n == 1 {
+                        " needs the output of"
+                    } else {
+                        ", which needs the output of"
+                    };
+                    chain.push_str(&format!("{joint} `{}`", flow.steps[i].agent));
+                }
+                return Some(chain);
+            }
+            if !seen.contains(&next) {
+                seen.push(next);
+                frontier.push(route);
+            }
+        }
+    }
+    None
+}
+
+/// `<agent>_output`: the key a step's output has in the context of the steps after it.
+pub fn output_key(agent: &str) -> String {
+    format!("{agent}_output")
+}
+
+fn required(schema: &Value) -> Vec<&str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+fn properties(schema: &Value) -> Vec<(String, &Value)> {
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.iter().map(|(k, v)| (k.clone(), v)).collect())
+        .unwrap_or_default()
+}
+
+/// Reads the contracts of `agent` from the schemas folder, sibling `$ref`s bundled. Files
+/// read are appended to `read`.
+pub fn load_step(
+    schemas: &Path,
+    agent: &str,
+    read: &mut Vec<PathBuf>,
+) -> Result<FlowStep, Vec<SchemaError>> {
+    let dir = schemas.join(agent);
+    if !dir.join("input.schema.json").is_file() {
+        let message = format!("`{agent}` is not an agent folder (it has no `input.schema.json`)");
+        return Err(vec![SchemaError::new(agent, "", message)]);
+    }
+    let input = load_contract(&dir.join("input.schema.json"), read)?;
+    let output_path = dir.join("output.schema.json");
+    let output = if output_path.is_file() {
+        Some(load_contract(&output_path, read)?)
+    } else {
+        None
+    };
+    Ok(FlowStep {
+        agent: agent.to_owned(),
+        input,
+        output,
+    })
+}
+
+/// Reads one contract file, sibling `$ref`s bundled.
+pub fn load_contract(
+    path: &Path,
+    read: &mut Vec<PathBuf>,
+) -> Result<FlowContract, Vec<SchemaError>> {
+    let origin = display(path);
+    read.push(path.to_path_buf());
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        vec![SchemaError::new(
+            &origin,
+            "",
+            format!("cannot read the contract: {e}"),
+        )]
+    })?;
+    let text = match crate::bundle::bundle(&text, path, &origin)? {
+        Some(bundled) => {
+            read.extend(bundled.files);
+            bundled.text
+        }
+        None => text,
+    };
+    let schema = serde_json::from_str(&text)
+        .map_err(|e| vec![SchemaError::new(&origin, "", format!("not JSON: {e}"))])?;
+    Ok(FlowContract { schema, origin })
+}
+
+/// `.../schemas/catering_agent/input.schema.json` -> `catering_agent/input.schema.json`.
+fn display(path: &Path) -> String {
+    let parts: Vec<String> = path
+        .iter()
+        .rev()
+        .take(2)
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    parts.into_iter().rev().collect::<Vec<_>>().join("/")
+}
+
+/// The agent folders of a schemas folder, in name order.
+pub fn agent_folders(schemas: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(schemas)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.path().join("input.schema.json").is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}

@@ -1,0 +1,454 @@
+//! Workflows as MCP tools. `run_<workflow>` starts a run with the first agent's inputs; a run
+//! that pauses for the user answers with its question and an opaque resume handle, and its
+//! state stays in the server's checkpoint store:
+//!
+//! - a client on protocol `2026-07-28` or later that declares elicitation gets the
+//!   specification's `input_required` result: an `elicitation/create` input request for the
+//!   answer, with the handle as `requestState`; its retry of the same call carries the answer;
+//! - every client can answer with `resume_<workflow>` (`{handle, answer}`), whose result is the
+//!   next question or the run's end.
+//!
+//! A handle is `<HMAC-SHA256>.<sequence>.<run id>` under the server's key
+//! ([`Workflow::seal_pause`]): it names the checkpoint the run paused at, so it cannot be
+//! guessed or forged, and it answers that one question only.
+
+use agent_core::contract::{Contract, ContractError, ContractKind};
+use agent_core::store::{CheckpointStore, RunStatus, StoreError};
+use agent_core::workflow::{PausedRun, Runner, WorkflowOutcome};
+use agent_core::{ChatModel, Error, Workflow};
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests,
+    InputRequiredResult, InputResponses, JsonObject, MetaObject, Tool,
+};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Runs the in-memory store keeps by default; past it the least recently saved run that is not
+/// running is forgotten, and its handle answers as expired.
+pub const DEFAULT_MAX_RUNS: usize = 1_000;
+
+/// The longest resume handle accepted, in bytes.
+pub const MAX_HANDLE_BYTES: usize = 512;
+
+/// The longest answer accepted, in characters.
+pub const MAX_ANSWER_CHARS: usize = 65_536;
+
+/// The key of the input request that asks for the answer (and of its response).
+const ANSWER_KEY: &str = "answer";
+
+/// Where paused runs are kept, and the key their handles are signed with.
+#[derive(Clone)]
+pub(crate) struct Runs {
+    pub(crate) store: Arc<dyn CheckpointStore>,
+    /// `None` when no key could be drawn from the OS: workflow calls then say so.
+    pub(crate) key: Option<[u8; 32]>,
+    /// Whether the store is the server's own bounded memory.
+    pub(crate) in_memory: bool,
+}
+
+impl Runs {
+    /// A bounded memory store and a random key: handles die with the process.
+    pub(crate) fn in_memory() -> Self {
+        let mut key = [0u8; 32];
+        let key = getrandom::fill(&mut key).ok().map(|()| key);
+        Self {
+            store: Arc::new(agent_core::store::MemoryStore::bounded(DEFAULT_MAX_RUNS)),
+            key,
+            in_memory: true,
+        }
+    }
+}
+
+/// How the client of one call can be asked for input.
+#[derive(Clone)]
+pub(crate) struct Caller {
+    /// The client takes an `input_required` result with an elicitation request.
+    pub(crate) input_required: bool,
+    pub(crate) cancel: CancellationToken,
+}
+
+/// A workflow served as `run_<workflow>` and `resume_<workflow>`.
+pub(crate) struct ServedWorkflow {
+    workflow: Workflow,
+    run_tool: Tool,
+    resume_tool: Tool,
+    resume_contract: Contract,
+}
+
+impl ServedWorkflow {
+    pub(crate) fn new(workflow: Workflow, description: &str) -> Result<Self, ContractError> {
+        let name = workflow.name().to_owned();
+        let resume_name = format!("resume_{name}");
+        let resume_schema = resume_schema();
+        let resume_contract = Contract::new(&resume_name, ContractKind::Input, resume_schema)?;
+        let output = Arc::new(object(&output_schema(&resume_name)));
+        let parameters = match workflow.first_agent() {
+            Some(agent) => agent.tool_definition().parameters,
+            None => {
+                json!({"type": "object", "properties": {"task": {"type": "string"}}, "required": ["task"]})
+            }
+        };
+        let run_tool = Tool::new(
+            format!("run_{name}"),
+            format!(
+                "{description} A run may pause to ask the user a question: the result then has `status: \"input_required\"`, the `question` and a `handle`; answer it with `{resume_name}`."
+            ),
+            Arc::new(object(&parameters)),
+        )
+        .with_raw_output_schema(output.clone());
+        let resume_tool = Tool::new(
+            resume_name,
+            format!(
+                "Answers the question a paused `run_{name}` asked: pass its `handle` and the user's `answer`. The result is the run's next question or its end."
+            ),
+            Arc::new(object(resume_contract.schema())),
+        )
+        .with_raw_output_schema(output);
+        Ok(Self {
+            workflow,
+            run_tool,
+            resume_tool,
+            resume_contract,
+        })
+    }
+
+    pub(crate) fn tools(&self) -> [&Tool; 2] {
+        [&self.run_tool, &self.resume_tool]
+    }
+
+    pub(crate) fn is_run(&self, tool: &str) -> bool {
+        self.run_tool.name == tool
+    }
+
+    pub(crate) fn is_resume(&self, tool: &str) -> bool {
+        self.resume_tool.name == tool
+    }
+
+    /// `run_<workflow>`: a new run from the arguments, or, when the call carries the
+    /// `requestState` of an `input_required` result, that run answered.
+    pub(crate) async fn run(
+        &self,
+        model: Arc<dyn ChatModel>,
+        runs: &Runs,
+        request: rmcp::model::CallToolRequestParams,
+        caller: &Caller,
+    ) -> CallToolResponse {
+        if let Some(handle) = request.request_state {
+            return match elicited_answer(request.input_responses.as_ref()) {
+                Ok(answer) => {
+                    let arguments = json!({"handle": handle, "answer": answer});
+                    self.answer(model, runs, arguments, caller).await
+                }
+                Err(message) => error(message).into(),
+            };
+        }
+        let Some(key) = runs.key else {
+            return no_key().into();
+        };
+        let arguments = Value::Object(request.arguments.unwrap_or_default()).to_string();
+        let runner = self.workflow.runner(model).with_store(runs.store.clone());
+        let result = cancellable(
+            runner.start_with_kwargs(&arguments),
+            &caller.cancel,
+            self.workflow.name(),
+        )
+        .await;
+        self.outcome(&runner, result, &key, caller)
+    }
+
+    /// `resume_<workflow>`: the arguments checked against the resume contract, then the
+    /// paused run the handle names answered.
+    pub(crate) async fn resume(
+        &self,
+        model: Arc<dyn ChatModel>,
+        runs: &Runs,
+        arguments: Option<JsonObject>,
+        caller: &Caller,
+    ) -> CallToolResponse {
+        let arguments = Value::Object(arguments.unwrap_or_default());
+        self.answer(model, runs, arguments, caller).await
+    }
+
+    async fn answer(
+        &self,
+        model: Arc<dyn ChatModel>,
+        runs: &Runs,
+        arguments: Value,
+        caller: &Caller,
+    ) -> CallToolResponse {
+        if let Err(retry) = self.resume_contract.check(&arguments) {
+            return CallToolResult::structured_error(retry.to_json()).into();
+        }
+        let (Some(handle), Some(answer)) =
+            (arguments["handle"].as_str(), arguments["answer"].as_str())
+        else {
+            return error("`handle` and `answer` must be strings".into()).into();
+        };
+        let Some(key) = runs.key else {
+            return no_key().into();
+        };
+        let Ok(paused) = self.workflow.open_pause(handle, &key) else {
+            return error(format!(
+                "unknown resume handle: it was not issued by this server for `{}`, or it was changed",
+                self.workflow.name()
+            ))
+            .into();
+        };
+        let runner = self.workflow.runner(model).with_store(runs.store.clone());
+        let result = cancellable(
+            runner.resume_paused(&paused, answer),
+            &caller.cancel,
+            self.workflow.name(),
+        )
+        .await;
+        match &result {
+            Err(Error::Store(store)) => return error(self.store_refusal(store, runs)).into(),
+            Err(failure) => {
+                if let Some(handle) = self.paused_again(runs, &paused, &key).await {
+                    return error(format!(
+                        "`{}` could not go on: {failure}. Nothing is lost: the run is paused at the same question; answer it again with the handle `{handle}`",
+                        self.workflow.name()
+                    ))
+                    .into();
+                }
+            }
+            Ok(_) => {}
+        }
+        self.outcome(&runner, result, &key, caller)
+    }
+
+    /// After a failed answer: a fresh handle when the run went back to the same question (a
+    /// transient model failure does that), since the old handle names the checkpoint before.
+    async fn paused_again(
+        &self,
+        runs: &Runs,
+        paused: &PausedRun,
+        key: &[u8; 32],
+    ) -> Option<String> {
+        let record = runs.store.load(&paused.run_id).await.ok()?;
+        if record.status != RunStatus::Paused || record.sequence == paused.sequence {
+            return None;
+        }
+        let again = PausedRun {
+            run_id: record.run_id,
+            sequence: record.sequence,
+        };
+        Some(self.workflow.seal_pause(&again, key))
+    }
+
+    /// The result of a run that started or went on: the end, the next question, or an error.
+    fn outcome(
+        &self,
+        runner: &Runner<'_>,
+        result: Result<WorkflowOutcome, Error>,
+        key: &[u8; 32],
+        caller: &Caller,
+    ) -> CallToolResponse {
+        match result {
+            Ok(WorkflowOutcome::Finished { output, state }) => {
+                let value = json!({
+                    "status": "finished",
+                    "output": output,
+                    "outputs": state.upstream.to_context_map(),
+                });
+                CallToolResult::structured(value)
+                    .with_meta(Some(run_meta(&state.run_id)))
+                    .into()
+            }
+            Ok(WorkflowOutcome::NeedsInput { request, state }) => {
+                let Some(paused) = runner.last_checkpoint(&state.run_id) else {
+                    return error("the paused run was not saved, so it cannot be resumed".into())
+                        .into();
+                };
+                let handle = self.workflow.seal_pause(&paused, key);
+                if caller.input_required {
+                    return input_required(&request.prompt, handle, &state.run_id);
+                }
+                let value = json!({
+                    "status": "input_required",
+                    "question": request.prompt,
+                    "requesting_agent": request.requesting_agent,
+                    "handle": handle,
+                    "resume_tool": self.resume_tool.name,
+                });
+                CallToolResult::structured(value)
+                    .with_meta(Some(run_meta(&state.run_id)))
+                    .into()
+            }
+            Err(Error::Retry {
+                error: retry,
+                context_id,
+                ..
+            }) => {
+                let json = match &context_id {
+                    Some(id) => retry.to_json_with_context_id(id),
+                    None => retry.to_json(),
+                };
+                CallToolResult::structured_error(json).into()
+            }
+            Err(other) => error(format!(
+                "`{}` could not finish: {other}",
+                self.workflow.name()
+            ))
+            .into(),
+        }
+    }
+
+    /// Why a store refused to resume the run a valid handle names.
+    fn store_refusal(&self, store: &StoreError, runs: &Runs) -> String {
+        let answered = "this question was already answered";
+        match store {
+            StoreError::NotFound { .. } if runs.in_memory => format!(
+                "unknown or expired resume handle: the run is no longer kept (the server keeps its last {DEFAULT_MAX_RUNS} runs in memory, until it restarts)"
+            ),
+            StoreError::NotFound { .. } => {
+                "unknown or expired resume handle: the run is no longer stored".into()
+            }
+            StoreError::Conflict { .. } => format!(
+                "{answered}: the run has gone on and asks another question, with its own handle"
+            ),
+            StoreError::AlreadyClaimed { .. } => {
+                format!("{answered}: the run is going on with that answer")
+            }
+            StoreError::NotPaused { status, .. } => {
+                format!("{answered}: the run is {status}")
+            }
+            other => format!("`{}` could not resume: {other}", self.workflow.name()),
+        }
+    }
+}
+
+/// The answer an `input_required` round's elicitation response carries.
+fn elicited_answer(responses: Option<&InputResponses>) -> Result<Value, String> {
+    let Some(response) = responses.and_then(|r| r.get(ANSWER_KEY)) else {
+        return Err(format!(
+            "the call carries a `requestState` but no `inputResponses.{ANSWER_KEY}`: answer the elicitation request"
+        ));
+    };
+    let result: ElicitResult = serde_json::from_value(response.clone())
+        .map_err(|e| format!("`inputResponses.{ANSWER_KEY}` is not an elicitation result: {e}"))?;
+    match result.action {
+        ElicitationAction::Accept => Ok(result
+            .content
+            .as_ref()
+            .and_then(|c| c.get(ANSWER_KEY))
+            .cloned()
+            .unwrap_or(Value::Null)),
+        _ => Err(
+            "the user did not answer: the run stays paused, and its handle (the `requestState`) still answers it".into(),
+        ),
+    }
+}
+
+/// The specification's `input_required` result: an elicitation request for the answer, the
+/// handle as `requestState`.
+fn input_required(question: &str, handle: String, run_id: &str) -> CallToolResponse {
+    let schema = ElicitationSchema::builder()
+        .required_string_property(ANSWER_KEY, |s| {
+            s.description("Your answer")
+                .max_length(MAX_ANSWER_CHARS as u32)
+        })
+        .build();
+    let schema = match schema {
+        Ok(schema) => schema,
+        Err(e) => return error(format!("could not ask for the answer: {e}")).into(),
+    };
+    let params = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: question.to_owned(),
+        requested_schema: schema,
+    };
+    let mut requests = InputRequests::new();
+    requests.insert(
+        ANSWER_KEY.to_owned(),
+        InputRequest::Elicitation(ElicitRequest::new(params)),
+    );
+    InputRequiredResult::new(Some(requests), Some(handle))
+        .with_meta(run_meta(run_id))
+        .into()
+}
+
+/// The resume tool's arguments: a handle and a string answer, nothing else.
+fn resume_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "handle": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_HANDLE_BYTES,
+                "description": "The `handle` of the `input_required` result to answer",
+            },
+            "answer": {
+                "type": "string",
+                "maxLength": MAX_ANSWER_CHARS,
+                "description": "The user's answer to the question",
+            },
+        },
+        "required": ["handle", "answer"],
+        "additionalProperties": false,
+    })
+}
+
+/// What both tools return: the run's end or its next question.
+fn output_schema(resume_tool: &str) -> Value {
+    json!({
+        "type": "object",
+        "oneOf": [
+            {
+                "properties": {
+                    "status": {"const": "finished"},
+                    "output": {"type": "string", "description": "The run's final answer: the synthesis, or the last agent's output"},
+                    "outputs": {"type": "object", "description": "Each agent's checked output, as `<agent>_output`"},
+                },
+                "required": ["status", "output", "outputs"],
+            },
+            {
+                "properties": {
+                    "status": {"const": "input_required"},
+                    "question": {"type": "string", "description": "What the run asks the user"},
+                    "requesting_agent": {"type": "string", "description": "The agent that asks"},
+                    "handle": {"type": "string", "description": format!("Pass it to `{resume_tool}` with the answer")},
+                    "resume_tool": {"type": "string", "const": resume_tool},
+                },
+                "required": ["status", "question", "requesting_agent", "handle", "resume_tool"],
+            },
+        ],
+    })
+}
+
+fn object(value: &Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map.clone(),
+        _ => JsonObject::new(),
+    }
+}
+
+fn error(message: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message)])
+}
+
+fn no_key() -> CallToolResult {
+    error("the server has no key to sign resume handles with: the OS random source failed; configure one with `AgentServer::with_store`".into())
+}
+
+/// `_meta` of a workflow result: the run's ID.
+fn run_meta(run_id: &str) -> MetaObject {
+    let mut meta = JsonObject::new();
+    meta.insert("run_id".into(), run_id.into());
+    MetaObject(meta)
+}
+
+/// The run, stopped where it stands when the client cancels the call.
+async fn cancellable(
+    run: impl std::future::Future<Output = Result<WorkflowOutcome, Error>>,
+    cancel: &CancellationToken,
+    workflow: &str,
+) -> Result<WorkflowOutcome, Error> {
+    tokio::select! {
+        result = run => result,
+        () = cancel.cancelled() => Err(Error::Cancelled { agent: workflow.to_owned() }),
+    }
+}

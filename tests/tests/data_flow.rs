@@ -1,0 +1,270 @@
+//! Data flow between a workflow's agents, checked at compile time: the event-planning
+//! declaration compiles and decides everything, the build script shares one type for a
+//! contract two agents use, a comparison beyond the check is listed as undecided, and the
+//! check names the step and the field of what is wrong. The compile errors themselves are
+//! the `ui/workflow/` cases.
+
+use agent_codegen::flow::{self, Flow};
+use agent_core::workflow::Workflow;
+use agent_examples::agents::{budget_agent, catering_agent};
+use agent_examples::event_planning::EventPlanning;
+use std::path::Path;
+
+mod agents {
+    /// Produces a count and a kind.
+    #[derive(agent_core::Agent)]
+    #[agent(
+        name = "producer",
+        input = "ui/schemas/flow/producer/input.schema.json",
+        output = "ui/schemas/flow/producer/output.schema.json"
+    )]
+    pub struct Producer;
+
+    /// Reads the producer's kind, which must match a pattern.
+    #[derive(agent_core::Agent)]
+    #[agent(
+        name = "patterned",
+        input = "ui/schemas/flow/patterned/input.schema.json"
+    )]
+    pub struct Patterned;
+}
+
+mod topical {
+    /// Needs a topic, from the run's input.
+    #[derive(agent_core::Agent)]
+    #[agent(name = "topical", input = "ui/schemas/flow/topical/input.schema.json")]
+    pub struct Topical;
+}
+
+/// The run's input provides `topic`, with a tighter bound than the step asks.
+#[derive(agent_core::Workflow)]
+#[workflow(
+    schemas = "ui/schemas/flow",
+    input = "ui/schemas/flow_input.schema.json",
+    agents = "crate::topical",
+    steps = ["topical"]
+)]
+struct Topics;
+
+/// A pattern is beyond the comparison: the flow compiles, and says so.
+#[derive(agent_core::Workflow)]
+#[workflow(
+    schemas = "ui/schemas/flow",
+    agents = "crate::agents",
+    steps = ["producer", "patterned"]
+)]
+struct Patterns;
+
+#[test]
+fn event_planning_is_declared_and_decided() {
+    assert_eq!(EventPlanning::NAME, "event_planning");
+    assert_eq!(
+        EventPlanning::STEPS,
+        [
+            "venue_agent",
+            "budget_agent",
+            "catering_agent",
+            "logistics_agent"
+        ]
+    );
+    assert_eq!(EventPlanning::UNDECIDED, [] as [&str; 0]);
+    let workflow: Workflow = agent_examples::event_planning::workflow();
+    workflow.check().unwrap();
+}
+
+/// The catering agent's input holds the budget agent's own output type, not a copy.
+fn budget_of(input: &catering_agent::CateringAgentInput) -> &budget_agent::BudgetAgentOutput {
+    &input.budget_agent_output
+}
+
+#[test]
+fn a_referenced_contract_has_one_type() {
+    let call = agent_core::kwargs::ToolCall::from_json_str(
+        r#"{"task": "Plan the catering",
+            "venue_agent_output": {"venue_name": "Loft", "capacity": 60, "cost_usd": 1500},
+            "budget_agent_output": {"total_budget_usd": 5000, "allocations": {"catering": 2000}}}"#,
+    )
+    .unwrap();
+    let input =
+        <catering_agent::CateringAgentInput as agent_core::AgentInput>::from_call(&call).unwrap();
+    assert_eq!(budget_of(&input).allocations["catering"], 2000.0);
+    // The bundled contract checks the producer's shape at run time too.
+    let call = agent_core::kwargs::ToolCall::from_json_str(
+        r#"{"task": "Plan the catering",
+            "venue_agent_output": {"venue_name": "Loft", "capacity": 60, "cost_usd": 1500},
+            "budget_agent_output": {"total_budget_usd": 5000}}"#,
+    )
+    .unwrap();
+    let error = <catering_agent::CateringAgentInput as agent_core::AgentInput>::from_call(&call)
+        .unwrap_err();
+    assert_eq!(
+        error.validation_message,
+        "\"allocations\" is a required property"
+    );
+    assert_eq!(
+        error.path,
+        [agent_core::error::PathSegment::Key(
+            "budget_agent_output".into()
+        )]
+    );
+}
+
+#[test]
+fn what_the_check_cannot_decide_is_listed() {
+    assert_eq!(
+        Patterns::UNDECIDED,
+        [
+            "step `patterned`: `producer_output` from the step `producer`: `producer_output.kind`: the step's `pattern` is not implied by the schema there"
+        ]
+    );
+}
+
+fn event_planning(steps: &[&str]) -> Flow {
+    let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas");
+    let mut read = Vec::new();
+    Flow {
+        name: "event_planning".into(),
+        input: None,
+        steps: steps
+            .iter()
+            .map(|s| flow::load_step(&schemas, s, &mut read).unwrap())
+            .collect(),
+        agents: flow::agent_folders(&schemas),
+    }
+}
+
+#[test]
+fn without_the_budget_step_catering_and_logistics_are_named() {
+    let report = flow::check(&event_planning(&[
+        "venue_agent",
+        "catering_agent",
+        "logistics_agent",
+    ]));
+    let errors: Vec<(usize, &str, &str)> = report
+        .errors
+        .iter()
+        .map(|p| (p.step, p.field.as_str(), p.message.as_str()))
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            (
+                1,
+                "budget_agent_output",
+                "step `catering_agent` needs `budget_agent_output`, which neither the workflow's input nor an earlier step provides (provided: `venue_agent_output`): add the step `budget_agent` before `catering_agent`"
+            ),
+            (
+                2,
+                "budget_agent_output",
+                "step `logistics_agent` needs `budget_agent_output`, which neither the workflow's input nor an earlier step provides (provided: `venue_agent_output`, `catering_agent_output`): add the step `budget_agent` before `logistics_agent`"
+            ),
+        ]
+    );
+    let report = flow::check(&event_planning(&[
+        "venue_agent",
+        "budget_agent",
+        "catering_agent",
+        "logistics_agent",
+    ]));
+    assert_eq!(report, flow::FlowReport::default());
+}
+
+#[test]
+fn a_renamed_field_gets_a_did_you_mean() {
+    let mut flow = event_planning(&["venue_agent", "budget_agent", "catering_agent"]);
+    // The catering contract as if its `budget_agent_output` had been renamed.
+    let text = serde_json::to_string(&flow.steps[2].input.schema)
+        .unwrap()
+        .replace("\"budget_agent_output\"", "\"budget_agent_outputs\"");
+    flow.steps[2].input.schema = serde_json::from_str(&text).unwrap();
+    let report = flow::check(&flow);
+    assert_eq!(report.errors.len(), 1);
+    assert_eq!(
+        report.errors[0].message,
+        "step `catering_agent` needs `budget_agent_outputs`, which neither the workflow's input nor an earlier step provides (provided: `venue_agent_output`, `budget_agent_output`) (did you mean `budget_agent_output`?)"
+    );
+}
+
+#[test]
+fn steps_that_need_each_other_are_a_cycle() {
+    let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/schemas/flow");
+    let mut read = Vec::new();
+    let flow = Flow {
+        name: "cycle".into(),
+        input: None,
+        steps: ["ping", "pong"]
+            .iter()
+            .map(|s| flow::load_step(&schemas, s, &mut read).unwrap())
+            .collect(),
+        agents: flow::agent_folders(&schemas),
+    };
+    let report = flow::check(&flow);
+    assert_eq!(report.errors.len(), 1);
+    assert_eq!(
+        report.errors[0].message,
+        "step `ping` needs `pong_output`, but the steps need each other's output: `ping` needs the output of `pong`, which needs the output of `ping`; no order can run them"
+    );
+}
+
+#[test]
+fn a_declared_workflow_has_its_agents_and_steps() {
+    let workflow = Patterns::workflow(["Count", "Check the kind"]);
+    assert_eq!(workflow.name(), "patterns");
+    workflow.check().unwrap();
+    assert_eq!(Patterns::STEPS, ["producer", "patterned"]);
+}
+
+/// The build-script front end runs the same check.
+#[test]
+fn the_builder_checks_a_workflow_alike() {
+    let builder =
+        agent_codegen::Builder::new("../schemas").manifest_dir(env!("CARGO_MANIFEST_DIR"));
+    let report = builder.check_workflow(&EventPlanning::STEPS, None).unwrap();
+    assert_eq!(report, flow::FlowReport::default());
+    let errors = builder
+        .check_workflow(&["venue_agent", "catering_agent"], None)
+        .unwrap_err();
+    assert_eq!(
+        errors.to_string(),
+        "error: step `catering_agent` needs `budget_agent_output`, which neither the workflow's input nor an earlier step provides (provided: `venue_agent_output`): add the step `budget_agent` before `catering_agent`\n"
+    );
+}
+
+/// A derive whose contract names sibling contracts embeds the bundled text and tracks every
+/// file it read, so editing the budget agent's output contract rebuilds the catering agent.
+#[test]
+fn the_derive_tracks_the_sibling_files() {
+    let derive: syn::DeriveInput = syn::parse_quote! {
+        /// Plans the food.
+        #[agent(
+            name = "catering_agent",
+            input = "../schemas/catering_agent/input.schema.json",
+        )]
+        pub struct CateringAgent;
+    };
+    let expanded = agent_codegen::derive::derive_agent(&derive).to_string();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let schemas = root.parent().unwrap().join("schemas");
+    for path in [
+        root.join("../schemas/catering_agent/input.schema.json"),
+        schemas.join("venue_agent/output.schema.json"),
+        schemas.join("budget_agent/output.schema.json"),
+    ] {
+        let tracked = format!("include_bytes ! ({:?})", path.to_string_lossy());
+        assert!(expanded.contains(&tracked), "{tracked} in {expanded}");
+    }
+    assert!(!expanded.contains("include_str"));
+}
+
+#[test]
+fn the_run_input_provides_fields() {
+    assert_eq!(Topics::UNDECIDED, [] as [&str; 0]);
+    Topics::workflow(["Write about the topic"]).check().unwrap();
+    let builder =
+        agent_codegen::Builder::new("ui/schemas/flow").manifest_dir(env!("CARGO_MANIFEST_DIR"));
+    let errors = builder.check_workflow(&["topical"], None).unwrap_err();
+    assert_eq!(
+        errors.to_string(),
+        "error: step `topical` needs `topic`, which neither the workflow's input nor an earlier step provides (nothing is provided before it)\n"
+    );
+}

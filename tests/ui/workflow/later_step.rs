@@ -1,0 +1,8 @@
+// A step needs the output of a step that runs after it.
+#[derive(agent_core::Workflow)]
+#[workflow(schemas = "ui/schemas/flow", agents = "crate::agents", steps = ["consumer", "producer"])]
+struct Flow;
+
+fn main() {
+    let _ = Flow::workflow(["a", "b"]);
+}

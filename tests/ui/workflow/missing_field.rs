@@ -1,0 +1,8 @@
+// A step needs a field that neither the workflow's input nor an earlier step provides.
+#[derive(agent_core::Workflow)]
+#[workflow(schemas = "ui/schemas/flow", agents = "crate::agents", steps = ["producer", "reader"])]
+struct Flow;
+
+fn main() {
+    let _ = Flow::workflow(["a", "b"]);
+}

@@ -1,0 +1,8 @@
+// Two contracts refer to each other through sibling `$ref`s.
+#[derive(agent_core::Workflow)]
+#[workflow(schemas = "ui/schemas/flow", agents = "crate::agents", steps = ["loop_a"])]
+struct Flow;
+
+fn main() {
+    let _ = Flow::workflow(["a"]);
+}

@@ -1,0 +1,8 @@
+// Two steps need each other's output: no order runs them.
+#[derive(agent_core::Workflow)]
+#[workflow(schemas = "ui/schemas/flow", agents = "crate::agents", steps = ["ping", "pong"])]
+struct Flow;
+
+fn main() {
+    let _ = Flow::workflow(["a", "b"]);
+}

@@ -1,0 +1,8 @@
+// A step names no agent folder.
+#[derive(agent_core::Workflow)]
+#[workflow(schemas = "ui/schemas/flow", agents = "crate::agents", steps = ["producer", "countr"])]
+struct Flow;
+
+fn main() {
+    let _ = Flow::workflow(["a", "b"]);
+}
