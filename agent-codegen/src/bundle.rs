@@ -223,9 +223,9 @@ impl Bundler {
             }
         }
         if let Value::Object(map) = &mut doc {
-            map.shift_remove("$schema");
+            map.remove("$schema");
             for defs in ["$defs", "definitions"] {
-                if let Some(Value::Object(inner)) = map.shift_remove(defs) {
+                if let Some(Value::Object(inner)) = map.remove(defs) {
                     for (name, schema) in inner {
                         self.defs
                             .push((format!("{key}_{}", sanitize(&name)), schema));
