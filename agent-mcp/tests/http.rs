@@ -142,10 +142,22 @@ async fn a_valid_call_returns_the_checked_output_after_an_output_retry() {
     assert!(id.contains("/plan_generator_agent/1/"), "{id}");
     let requests = model.requests_of("plan_generator_agent");
     assert_eq!(requests.len(), 2);
-    // The first request's user message is the golden prompt: number text (`0.60`) and key
-    // order came through the protocol intact.
-    let golden = include_str!("../../tests/fixtures/plan_generator/expected_user_prompt.md");
-    assert_eq!(requests[0].messages[1].content, golden);
+    // The first request's user message is the plan generator's prompt. rmcp hands the server
+    // the arguments as a parsed map (and this client built them as one), so their key order
+    // and number text are serde_json's: sorted keys, `0.6` for `0.60`. Over the kwargs text
+    // path the golden prompt keeps both (tests/tests/runtime_prompt.rs).
+    let prompt = &requests[0].messages[1].content;
+    assert!(
+        prompt.starts_with("Generate Crawl Plan\n\n# Collected information for https://myapp.com/login - Task: login_form_automation\n"),
+        "{prompt}"
+    );
+    for line in [
+        "\n- **page_title**: Login - MyApp\n",
+        "\n        - **confidence**: 0.6\n",
+        "\n- **overall_score**: 78\n",
+    ] {
+        assert!(prompt.contains(line), "{line:?} in {prompt}");
+    }
     assert!(requests[1].messages[3].content.contains(&id));
     client.cancel().await.unwrap();
 }

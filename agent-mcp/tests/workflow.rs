@@ -153,14 +153,15 @@ async fn a_paused_run_answers_with_a_question_and_a_handle_and_resumes_to_its_en
     assert_eq!(finished["status"], "finished");
     assert_eq!(finished["output"], event_planning::PLAN);
     let outputs = finished["outputs"].as_object().unwrap();
+    // A JSON object for machines: its keys in serde_json's (sorted) order.
     let keys: Vec<&str> = outputs.keys().map(String::as_str).collect();
     assert_eq!(
         keys,
         [
-            "venue_agent_output",
             "budget_agent_output",
             "catering_agent_output",
-            "logistics_agent_output"
+            "logistics_agent_output",
+            "venue_agent_output",
         ]
     );
     assert_eq!(outputs["catering_agent_output"]["cost_usd"], 1900);

@@ -427,8 +427,8 @@ mod tests {
             run(p, e),
             [
                 (FindingKind::Mismatch, "`x.n` is required by the step, and may be left out there".to_owned()),
-                (FindingKind::Mismatch, "`x.n` is `string` there, and the step expects `integer`".to_owned()),
                 (FindingKind::Mismatch, "`x.k` may be any value of its type there, and the step allows only `\"a\"`, `\"b\"`".to_owned()),
+                (FindingKind::Mismatch, "`x.n` is `string` there, and the step expects `integer`".to_owned()),
             ]
         );
         // An integer is a number; an enum inside the step's enum fits.
