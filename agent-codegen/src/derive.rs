@@ -111,7 +111,30 @@ fn expand(
     let ident = &input.ident;
     let module = &code.module;
     let agent_impl = agent_impl(def, &code, &quote!(#ident));
-    Ok(quote! { #module #agent_impl })
+    let warnings = code.warnings.iter().map(|w| {
+        let source = match &def.output {
+            Some(output) if output.origin == w.origin => output,
+            _ => &def.input,
+        };
+        warning(source.span, &w.to_string())
+    });
+    Ok(quote! { #module #agent_impl #(#warnings)* })
+}
+
+/// A warning from the derive, on stable Rust, which has no API for one: the use of a
+/// deprecated item whose note is the message. Both carry `span` (the schema's string literal
+/// in the attribute), so rustc reports the warning there, as user code, and `#![deny(warnings)]`
+/// or `#![deny(deprecated)]` turns it into an error like any other warning.
+fn warning(span: Span, message: &str) -> TokenStream {
+    let item = syn::Ident::new("agent_contract_warning", span);
+    quote::quote_spanned! {span=>
+        const _: () = {
+            #[deprecated(note = #message)]
+            #[allow(non_camel_case_types)]
+            struct #item;
+            let _ = #item;
+        };
+    }
 }
 
 /// After an error, an `Agent` impl that compiles, so that code using the agent does not
