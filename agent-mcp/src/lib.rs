@@ -6,9 +6,9 @@
 //! results that conform to the declared output schema. That is what a contract does, so a
 //! `tools/call` here goes through the same path as a parent model's tool call:
 //!
-//! - the arguments (number text and key order as the client sent them) are merged and checked
-//!   against the agent's input contract; a broken call is an `isError` result whose
-//!   `structuredContent` (and text) is the retry error;
+//! - the arguments, as the text the client sent (number text and key order kept: see below),
+//!   are merged and checked against the agent's input contract; a broken call is an `isError`
+//!   result whose `structuredContent` (and text) is the retry error;
 //! - a valid call runs the agent on the configured model, with output retries, and returns the
 //!   checked output as `structuredContent` (and as JSON text), with the call's context ID in
 //!   `_meta.context_id`;
@@ -21,6 +21,16 @@
 //! `resume_<workflow>` (or, for a client on protocol `2026-07-28` that declares elicitation,
 //! the specification's `input_required` round) answers. The paused run stays on the server:
 //! in a bounded memory store by default, or in the store given to [`AgentServer::with_store`].
+//!
+//! rmcp parses a call's arguments into a serde_json map, which sorts keys and keeps numbers as
+//! `f64` (`0.6` for `0.60`). So each transport also reads the arguments' text from the bytes
+//! the client sent, beside rmcp, and that text is what reaches the agent and a workflow's first
+//! agent: over streamable HTTP from the request's body, over stdio ([`AgentServer::serve_io`])
+//! from each line, matched to the handler by its JSON-RPC id. A message the transport cannot
+//! read that way (past [`Limits::max_bytes`](agent_core::Limits) plus
+//! [`MAX_ENVELOPE_BYTES`], or not one JSON-RPC object) goes to rmcp untouched and is answered
+//! as rmcp answers it; its arguments then reach the agent as rmcp parsed them, re-serialized
+//! (sorted keys, serde_json's number text), as do those of a call made in-process.
 //!
 //! ```no_run
 //! # async fn demo(agents: Vec<&'static dyn agent_core::DynAgent>) -> std::io::Result<()> {
@@ -52,9 +62,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use workflow::{Caller, Runs, ServedWorkflow};
 
+mod raw;
 mod workflow;
 
 pub use agent_core::contract::ContractError;
+pub use raw::{MAX_ENVELOPE_BYTES, MAX_PENDING_CALLS};
 pub use workflow::{DEFAULT_MAX_RUNS, MAX_ANSWER_CHARS, MAX_HANDLE_BYTES};
 
 /// The path the streamable HTTP transport serves.
@@ -64,6 +76,9 @@ pub const HTTP_PATH: &str = "/mcp";
 #[derive(Clone)]
 pub struct AgentServer {
     inner: Arc<Inner>,
+    /// The arguments' text of the calls a line-delimited transport read, by JSON-RPC id
+    /// ([`AgentServer::serve_io`]); `None` elsewhere.
+    pending: Option<Arc<raw::Pending>>,
 }
 
 #[derive(Clone)]
@@ -98,6 +113,7 @@ impl AgentServer {
                 config,
                 runs: Runs::in_memory(),
             }),
+            pending: None,
         }
     }
 
@@ -142,8 +158,25 @@ impl AgentServer {
 
     /// Serves one client over this process's stdin and stdout until it disconnects.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
+        let (stdin, stdout) = rmcp::transport::stdio();
+        self.serve_io(stdin, stdout).await
+    }
+
+    /// Serves one client over a line-delimited stream pair (the stdio transport's framing:
+    /// one JSON-RPC message a line), such as a child's pipes or a socket, until it
+    /// disconnects. The reader is tapped: each `tools/call` line's arguments text is kept for
+    /// its handler, by JSON-RPC id, and used when it parses to the map rmcp parsed.
+    pub async fn serve_io<R, W>(mut self, reader: R, writer: W) -> std::io::Result<()>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let max = self.max_message_bytes();
+        let pending = Arc::new(raw::Pending::new(max));
+        self.pending = Some(pending.clone());
+        let reader = raw::Tap::new(reader, pending, max);
         let running = self
-            .serve(rmcp::transport::stdio())
+            .serve((reader, writer))
             .await
             .map_err(std::io::Error::other)?;
         running.waiting().await.map_err(std::io::Error::other)?;
@@ -151,14 +184,55 @@ impl AgentServer {
     }
 
     /// The streamable HTTP transport at [`HTTP_PATH`], with the SDK's session handling, as an
-    /// axum router to serve or nest.
+    /// axum router to serve or nest. A `POST` body of up to the config's
+    /// [`Limits::max_bytes`](agent_core::Limits) plus [`MAX_ENVELOPE_BYTES`] is read before
+    /// rmcp reads it, for a `tools/call`'s arguments text; every body reaches rmcp unchanged.
     pub fn http_router(self) -> axum::Router {
+        let max = self.max_message_bytes();
         let service = StreamableHttpService::new(
             move || Ok(self.clone()),
             Arc::new(LocalSessionManager::default()),
             StreamableHttpServerConfig::default(),
         );
-        axum::Router::new().nest_service(HTTP_PATH, service)
+        axum::Router::new()
+            .nest_service(HTTP_PATH, service)
+            .layer(axum::middleware::from_fn_with_state(max, raw::tap_http))
+    }
+
+    /// The longest message whose `tools/call` arguments a transport reads as text.
+    fn max_message_bytes(&self) -> usize {
+        self.inner
+            .config
+            .limits
+            .max_bytes
+            .saturating_add(MAX_ENVELOPE_BYTES)
+    }
+
+    /// The arguments of `request` as JSON text: as the client wrote them when the transport
+    /// read them, else rmcp's map re-serialized (sorted keys, serde_json's number text).
+    fn arguments_text(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> String {
+        let over_http = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<raw::RawArguments>());
+        if let Some(raw::RawArguments(text)) = over_http {
+            return text.to_string();
+        }
+        let over_lines = self
+            .pending
+            .as_ref()
+            .and_then(|pending| pending.take(&context.id, request.arguments.as_ref()));
+        if let Some(text) = over_lines {
+            return text;
+        }
+        match &request.arguments {
+            Some(map) => Value::Object(map.clone()).to_string(),
+            None => "{}".to_owned(),
+        }
     }
 
     /// Serves streamable HTTP on `addr` until the process ends.
@@ -176,26 +250,29 @@ impl AgentServer {
     async fn call(
         &self,
         request: CallToolRequestParams,
+        arguments: String,
         caller: Caller,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
         let model = self.inner.model.clone();
         let runs = &self.inner.runs;
         if let Some(served) = self.inner.workflows.iter().find(|w| w.is_run(name)) {
-            return Ok(served.run(model, runs, request, &caller).await);
+            return Ok(served.run(model, runs, request, arguments, &caller).await);
         }
         if let Some(served) = self.inner.workflows.iter().find(|w| w.is_resume(name)) {
             return Ok(served.resume(model, runs, request.arguments, &caller).await);
         }
-        self.call_agent(request, caller.cancel)
+        self.call_agent(request, arguments, caller.cancel)
             .await
             .map(Into::into)
     }
 
-    /// One agent's `tools/call`: the contract path, the agent's run, the checked output.
+    /// One agent's `tools/call`: the contract path on the arguments' text, the agent's run,
+    /// the checked output.
     async fn call_agent(
         &self,
         request: CallToolRequestParams,
+        arguments: String,
         cancel: tokio_util::sync::CancellationToken,
     ) -> Result<CallToolResult, ErrorData> {
         let Some(agent) = self
@@ -219,7 +296,6 @@ impl AgentServer {
                 None,
             ));
         };
-        let arguments = Value::Object(request.arguments.unwrap_or_default()).to_string();
         let call = ToolCallRequest {
             id: String::new(),
             name: request.name.to_string(),
@@ -304,6 +380,7 @@ impl ServerHandler for AgentServer {
             input_required,
             cancel: context.ct.clone(),
         };
-        self.call(request, caller).await
+        let arguments = self.arguments_text(&request, &context);
+        self.call(request, arguments, caller).await
     }
 }

@@ -126,13 +126,14 @@ impl ServedWorkflow {
         self.resume_tool.name == tool
     }
 
-    /// `run_<workflow>`: a new run from the arguments, or, when the call carries the
+    /// `run_<workflow>`: a new run from the arguments' text, or, when the call carries the
     /// `requestState` of an `input_required` result, that run answered.
     pub(crate) async fn run(
         &self,
         model: Arc<dyn ChatModel>,
         runs: &Runs,
         request: rmcp::model::CallToolRequestParams,
+        arguments: String,
         caller: &Caller,
     ) -> CallToolResponse {
         if let Some(handle) = request.request_state {
@@ -147,7 +148,6 @@ impl ServedWorkflow {
         let Some(key) = runs.key else {
             return no_key().into();
         };
-        let arguments = Value::Object(request.arguments.unwrap_or_default()).to_string();
         let runner = self.workflow.runner(model).with_store(runs.store.clone());
         let result = cancellable(
             runner.start_with_kwargs(&arguments),
