@@ -1,18 +1,26 @@
 //! The server driven by rmcp's own client over streamable HTTP on loopback: tools listed with
 //! both schemas, broken calls as `isError` retry errors, a valid call whose first answer breaks
-//! the output contract, an unknown tool, a model failure, and a session that survives them all.
+//! the output contract, an unknown tool, a model failure, and a session that survives them all;
+//! arguments that reach the prompt as the client wrote them, and bodies the server cannot read
+//! for their text that rmcp answers as ever.
 
-use agent_core::{Message, ScriptedModel};
+use agent_core::{Config, Message, ScriptedModel};
 use agent_examples::agents::{DiscoveryAgent, PlanGeneratorAgent};
 use agent_mcp::AgentServer;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
 use rmcp::ServiceExt as _;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorCode, JsonObject};
 use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 const FIXTURE: &str = include_str!("../../tests/fixtures/plan_generator/kwargs.json");
+const GOLDEN_PROMPT: &str =
+    include_str!("../../tests/fixtures/plan_generator/expected_user_prompt.md");
 const BAD_PLAN: &str = r#"{"plan_file_path": "plans/login.md", "status": "done"}"#;
 const GOOD_PLAN: &str = r#"{"plan_file_path": "plans/login.md", "status": "success", "agent_response_content": "Fill both inputs, submit."}"#;
 
@@ -20,11 +28,72 @@ const GOOD_PLAN: &str = r#"{"plan_file_path": "plans/login.md", "status": "succe
 /// server stops with the test's runtime.
 async fn client(model: Arc<ScriptedModel>) -> RunningService<RoleClient, ()> {
     let server = AgentServer::new(vec![&PlanGeneratorAgent, &DiscoveryAgent], model);
+    client_of(server, Wire::default()).await
+}
+
+/// Serves `server`'s router behind `wire` on a port the OS picks.
+async fn client_of(server: AgentServer, wire: Wire) -> RunningService<RoleClient, ()> {
+    let router = server
+        .http_router()
+        .layer(axum::middleware::from_fn_with_state(wire, rewrite));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(server.serve_http_on(listener));
+    tokio::spawn(async move { axum::serve(listener, router).await });
     let transport = StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
     ().serve(transport).await.unwrap()
+}
+
+/// The bytes a client that keeps its arguments' text sends. rmcp's client can only write a
+/// serde_json map (sorted keys, `0.6` for `0.60`), so a layer in front of the server puts the
+/// text back: each swap turns the first body that holds its map, as rmcp's client writes it,
+/// into the text. Every body then goes on in 16 KiB chunks with no `Content-Length`, as a
+/// streaming client sends it.
+#[derive(Clone, Default)]
+struct Wire(Arc<Mutex<Vec<(String, String)>>>);
+
+impl Wire {
+    /// The next call whose arguments are `text`'s map carries `text` itself; the map is what
+    /// the call is made with.
+    fn as_written(&self, text: &str) -> JsonObject {
+        let map: JsonObject = serde_json::from_str(text).unwrap();
+        self.swap(&map, text);
+        map
+    }
+
+    /// The next call whose arguments are `map` carries `text` instead, JSON or not.
+    fn swap(&self, map: &JsonObject, text: &str) {
+        let from = format!("\"arguments\":{}", serde_json::to_string(map).unwrap());
+        let to = format!("\"arguments\":{text}");
+        self.0.lock().unwrap().push((from, to));
+    }
+
+    /// Every swap was made.
+    fn all_sent(&self) -> bool {
+        self.0.lock().unwrap().is_empty()
+    }
+}
+
+async fn rewrite(State(wire): State<Wire>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let mut body = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap()
+        .to_vec();
+    let text = String::from_utf8_lossy(&body).into_owned();
+    {
+        let mut swaps = wire.0.lock().unwrap();
+        if let Some(at) = swaps.iter().position(|(from, _)| text.contains(from)) {
+            let (from, to) = swaps.remove(at);
+            body = text.replacen(&from, &to, 1).into_bytes();
+        }
+    }
+    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    let chunks: Vec<Result<Bytes, std::convert::Infallible>> = body
+        .chunks(16 * 1024)
+        .map(|chunk| Ok(Bytes::copy_from_slice(chunk)))
+        .collect();
+    let body = Body::from_stream(futures_util::stream::iter(chunks));
+    next.run(Request::from_parts(parts, body)).await
 }
 
 fn call(name: &str, arguments: Value) -> CallToolRequestParams {
@@ -126,11 +195,15 @@ async fn a_broken_call_is_an_is_error_result_with_the_retry_error() {
 #[tokio::test]
 async fn a_valid_call_returns_the_checked_output_after_an_output_retry() {
     let model = plan_model();
-    let client = client(model.clone()).await;
+    let wire = Wire::default();
+    let server = AgentServer::new(vec![&PlanGeneratorAgent, &DiscoveryAgent], model.clone());
+    let client = client_of(server, wire.clone()).await;
+    let arguments = wire.as_written(FIXTURE);
     let result = client
-        .call_tool(call("run_plan_generator_agent", Value::Object(fixture())))
+        .call_tool(call("run_plan_generator_agent", Value::Object(arguments)))
         .await
         .unwrap();
+    assert!(wire.all_sent());
     assert_eq!(result.is_error, Some(false));
     let output = result.structured_content.clone().unwrap();
     assert_eq!(output, serde_json::from_str::<Value>(GOOD_PLAN).unwrap());
@@ -142,22 +215,9 @@ async fn a_valid_call_returns_the_checked_output_after_an_output_retry() {
     assert!(id.contains("/plan_generator_agent/1/"), "{id}");
     let requests = model.requests_of("plan_generator_agent");
     assert_eq!(requests.len(), 2);
-    // The first request's user message is the plan generator's prompt. rmcp hands the server
-    // the arguments as a parsed map (and this client built them as one), so their key order
-    // and number text are serde_json's: sorted keys, `0.6` for `0.60`. Over the kwargs text
-    // path the golden prompt keeps both (tests/tests/runtime_prompt.rs).
-    let prompt = &requests[0].messages[1].content;
-    assert!(
-        prompt.starts_with("Generate Crawl Plan\n\n# Collected information for https://myapp.com/login - Task: login_form_automation\n"),
-        "{prompt}"
-    );
-    for line in [
-        "\n- **page_title**: Login - MyApp\n",
-        "\n        - **confidence**: 0.6\n",
-        "\n- **overall_score**: 78\n",
-    ] {
-        assert!(prompt.contains(line), "{line:?} in {prompt}");
-    }
+    // The first request's user message is the plan generator's prompt, from the arguments'
+    // text as sent: the golden prompt, keys in the fixture's order and `0.60` as written.
+    assert_eq!(requests[0].messages[1].content, GOLDEN_PROMPT);
     assert!(requests[1].messages[3].content.contains(&id));
     client.cancel().await.unwrap();
 }
@@ -254,5 +314,126 @@ async fn a_cancelled_request_stops_the_agents_run() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert_eq!(dropped.load(std::sync::atomic::Ordering::SeqCst), 1);
+    client.cancel().await.unwrap();
+}
+
+/// A plan generator call whose untyped part (an agent's `output`) has numbers written in ways
+/// serde_json would print otherwise, and keys out of sorted order.
+const NUMBERS: &str = r#"{"task": "Generate Crawl Plan", "task_name": "numbers", "target_url": "https://a.example/form",
+  "collected_information": [{"description": "Numbers as written", "agent_name": "selector_agent",
+    "output": {"zeta": 0.60, "alpha": 1e5, "mid": {"small": 0.000001, "big": -2.50E+3, "id": 12345678901234567890}, "list": [1.0, 0, -0.0]}}]}"#;
+
+#[tokio::test]
+async fn untyped_arguments_reach_the_prompt_as_the_client_wrote_them() {
+    let model = plan_model();
+    let wire = Wire::default();
+    let server = AgentServer::new(vec![&PlanGeneratorAgent], model.clone());
+    let client = client_of(server, wire.clone()).await;
+    let arguments = wire.as_written(NUMBERS);
+    let result = client
+        .call_tool(call("run_plan_generator_agent", Value::Object(arguments)))
+        .await
+        .unwrap();
+    assert!(wire.all_sent());
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    let prompt = &model.requests_of("plan_generator_agent")[0].messages[1].content;
+    assert_eq!(prompt, NUMBERS_PROMPT);
+    client.cancel().await.unwrap();
+}
+
+/// The plan generator's prompt for [`NUMBERS`].
+const NUMBERS_PROMPT: &str = "Generate Crawl Plan
+
+# Collected information for https://a.example/form - Task: numbers
+
+## From selector_agent
+
+### Description
+Numbers as written
+
+### Output
+
+- **zeta**: 0.60
+- **alpha**: 1e5
+- **mid**:
+  - **small**: 0.000001
+  - **big**: -2.50E+3
+  - **id**: 12345678901234567890
+- **list**:
+  - 1.0
+  - 0
+  - -0.0
+";
+
+#[tokio::test]
+async fn a_body_the_server_cannot_read_for_its_text_gets_rmcps_answer_and_the_session_survives() {
+    let model = Arc::new(ScriptedModel::new().script(
+        "plan_generator_agent",
+        [GOOD_PLAN; 3].map(Message::assistant),
+    ));
+    let wire = Wire::default();
+    // Arguments' text is read from bodies of up to 8 KiB + the envelope room.
+    let mut config = Config::default();
+    config.limits.max_bytes = 8 * 1024;
+    let server = AgentServer::with_config(vec![&PlanGeneratorAgent], model.clone(), config);
+    let client = client_of(server, wire.clone()).await;
+
+    // Past the bound (by insignificant whitespace): rmcp reads the body and the handler gets
+    // rmcp's map, re-serialized, which is within the contract's 8 KiB.
+    let padding = " ".repeat(agent_mcp::MAX_ENVELOPE_BYTES + 16 * 1024);
+    let padded = FIXTURE.replacen('{', &format!("{{{padding}"), 1);
+    let arguments = wire.as_written(&padded);
+    let result = client
+        .call_tool(call(
+            "run_plan_generator_agent",
+            Value::Object(arguments.clone()),
+        ))
+        .await
+        .unwrap();
+    assert!(wire.all_sent());
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    // The same map as rmcp's client writes it, read by the server: the same prompt.
+    let result = client
+        .call_tool(call("run_plan_generator_agent", Value::Object(arguments)))
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    let requests = model.requests_of("plan_generator_agent");
+    let (unread, read) = (
+        &requests[0].messages[1].content,
+        &requests[1].messages[1].content,
+    );
+    assert_eq!(unread, read);
+    assert!(
+        unread.contains("\n        - **confidence**: 0.6\n"),
+        "{unread}"
+    );
+    assert_ne!(unread, GOLDEN_PROMPT);
+
+    // Not JSON: rmcp's own answer (HTTP 415 with a parse error), and no agent ran.
+    let broken = json!({"task": "Scan", "target_url": "https://a.example"});
+    let Value::Object(map) = broken.clone() else {
+        unreachable!()
+    };
+    wire.swap(&map, r#"{"task": "Scan", "target_url": 0.60,}"#);
+    let error = client
+        .call_tool(call("run_plan_generator_agent", broken))
+        .await
+        .unwrap_err();
+    assert!(wire.all_sent());
+    assert!(error.to_string().contains("415"), "{error}");
+    assert_eq!(model.requests_of("plan_generator_agent").len(), 2);
+
+    // The session goes on, its next call read as written.
+    let arguments = wire.as_written(NUMBERS);
+    let result = client
+        .call_tool(call("run_plan_generator_agent", Value::Object(arguments)))
+        .await
+        .unwrap();
+    assert!(wire.all_sent());
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    let requests = model.requests_of("plan_generator_agent");
+    assert_eq!(requests[2].messages[1].content, NUMBERS_PROMPT);
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 1);
     client.cancel().await.unwrap();
 }
