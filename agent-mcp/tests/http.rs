@@ -16,11 +16,11 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorCode, JsonObject};
 use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-const FIXTURE: &str = include_str!("../../tests/fixtures/plan_generator/kwargs.json");
-const GOLDEN_PROMPT: &str =
-    include_str!("../../tests/fixtures/plan_generator/expected_user_prompt.md");
+mod common;
+use common::{FIXTURE, GOLDEN_PROMPT, NUMBERS, NUMBERS_PROMPT, Wire};
+
 const BAD_PLAN: &str = r#"{"plan_file_path": "plans/login.md", "status": "done"}"#;
 const GOOD_PLAN: &str = r#"{"plan_file_path": "plans/login.md", "status": "success", "agent_response_content": "Fill both inputs, submit."}"#;
 
@@ -43,49 +43,14 @@ async fn client_of(server: AgentServer, wire: Wire) -> RunningService<RoleClient
     ().serve(transport).await.unwrap()
 }
 
-/// The bytes a client that keeps its arguments' text sends. rmcp's client can only write a
-/// serde_json map (sorted keys, `0.6` for `0.60`), so a layer in front of the server puts the
-/// text back: each swap turns the first body that holds its map, as rmcp's client writes it,
-/// into the text. Every body then goes on in 16 KiB chunks with no `Content-Length`, as a
-/// streaming client sends it.
-#[derive(Clone, Default)]
-struct Wire(Arc<Mutex<Vec<(String, String)>>>);
-
-impl Wire {
-    /// The next call whose arguments are `text`'s map carries `text` itself; the map is what
-    /// the call is made with.
-    fn as_written(&self, text: &str) -> JsonObject {
-        let map: JsonObject = serde_json::from_str(text).unwrap();
-        self.swap(&map, text);
-        map
-    }
-
-    /// The next call whose arguments are `map` carries `text` instead, JSON or not.
-    fn swap(&self, map: &JsonObject, text: &str) {
-        let from = format!("\"arguments\":{}", serde_json::to_string(map).unwrap());
-        let to = format!("\"arguments\":{text}");
-        self.0.lock().unwrap().push((from, to));
-    }
-
-    /// Every swap was made.
-    fn all_sent(&self) -> bool {
-        self.0.lock().unwrap().is_empty()
-    }
-}
-
 async fn rewrite(State(wire): State<Wire>, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
     let mut body = axum::body::to_bytes(body, usize::MAX)
         .await
         .unwrap()
         .to_vec();
-    let text = String::from_utf8_lossy(&body).into_owned();
-    {
-        let mut swaps = wire.0.lock().unwrap();
-        if let Some(at) = swaps.iter().position(|(from, _)| text.contains(from)) {
-            let (from, to) = swaps.remove(at);
-            body = text.replacen(&from, &to, 1).into_bytes();
-        }
+    if let Some(text) = wire.apply(&String::from_utf8_lossy(&body)) {
+        body = text.into_bytes();
     }
     parts.headers.remove(axum::http::header::CONTENT_LENGTH);
     let chunks: Vec<Result<Bytes, std::convert::Infallible>> = body
@@ -317,12 +282,6 @@ async fn a_cancelled_request_stops_the_agents_run() {
     client.cancel().await.unwrap();
 }
 
-/// A plan generator call whose untyped part (an agent's `output`) has numbers written in ways
-/// serde_json would print otherwise, and keys out of sorted order.
-const NUMBERS: &str = r#"{"task": "Generate Crawl Plan", "task_name": "numbers", "target_url": "https://a.example/form",
-  "collected_information": [{"description": "Numbers as written", "agent_name": "selector_agent",
-    "output": {"zeta": 0.60, "alpha": 1e5, "mid": {"small": 0.000001, "big": -2.50E+3, "id": 12345678901234567890}, "list": [1.0, 0, -0.0]}}]}"#;
-
 #[tokio::test]
 async fn untyped_arguments_reach_the_prompt_as_the_client_wrote_them() {
     let model = plan_model();
@@ -340,30 +299,6 @@ async fn untyped_arguments_reach_the_prompt_as_the_client_wrote_them() {
     assert_eq!(prompt, NUMBERS_PROMPT);
     client.cancel().await.unwrap();
 }
-
-/// The plan generator's prompt for [`NUMBERS`].
-const NUMBERS_PROMPT: &str = "Generate Crawl Plan
-
-# Collected information for https://a.example/form - Task: numbers
-
-## From selector_agent
-
-### Description
-Numbers as written
-
-### Output
-
-- **zeta**: 0.60
-- **alpha**: 1e5
-- **mid**:
-  - **small**: 0.000001
-  - **big**: -2.50E+3
-  - **id**: 12345678901234567890
-- **list**:
-  - 1.0
-  - 0
-  - -0.0
-";
 
 #[tokio::test]
 async fn a_body_the_server_cannot_read_for_its_text_gets_rmcps_answer_and_the_session_survives() {
