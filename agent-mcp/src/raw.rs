@@ -75,6 +75,8 @@ struct Params<'a> {
 /// request whose arguments are an object; `None` for anything else (a batch, which rmcp does
 /// not take either, a notification, invalid JSON).
 pub(crate) fn tools_call_arguments(message: &[u8]) -> Option<(RequestId, &str)> {
+    // rmcp skips a UTF-8 byte order mark before a line's message.
+    let message = message.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(message);
     let message: Message<'_> = serde_json::from_slice(message).ok()?;
     if message.method.as_deref() != Some("tools/call") {
         return None;
@@ -136,7 +138,7 @@ pub(crate) struct Pending {
 
 #[derive(Default)]
 struct PendingCalls {
-    calls: VecDeque<(RequestId, Box<str>)>,
+    calls: VecDeque<(RequestId, Arc<str>)>,
     bytes: usize,
 }
 
@@ -159,28 +161,46 @@ impl Pending {
             }
         }
         pending.bytes += arguments.len();
-        pending.calls.push_back((id, arguments.into()));
+        pending.calls.push_back((id, Arc::from(arguments)));
     }
 
-    /// The text of the oldest call with `id`, when it parses to `arguments` (rmcp's map of
-    /// the same call): a client that reuses an id, or a line rmcp refused, then leaves the
-    /// handler rmcp's map instead of another call's text.
+    /// The text of the oldest call with `id` that parses to `arguments` (rmcp's map of the
+    /// call the handler runs), taken out. Ids are the client's: one that reuses an id, or a
+    /// line rmcp refused, then leaves each handler its own call's text, or rmcp's map, never
+    /// another call's text. The parse runs outside the lock, so the reader is not held up.
     pub(crate) fn take(&self, id: &RequestId, arguments: Option<&JsonObject>) -> Option<String> {
-        let text = {
-            let mut pending = self.calls.lock().unwrap_or_else(|e| e.into_inner());
-            let at = pending.calls.iter().position(|(seen, _)| seen == id)?;
-            let (_, text) = pending.calls.remove(at)?;
-            pending.bytes -= text.len();
-            text
-        };
-        let parsed: JsonObject = serde_json::from_str(&text).ok()?;
-        (Some(&parsed) == arguments).then(|| text.into())
+        let arguments = arguments?;
+        let mut skip = 0;
+        loop {
+            let text = {
+                let pending = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+                let (_, text) = pending
+                    .calls
+                    .iter()
+                    .filter(|(seen, _)| seen == id)
+                    .nth(skip)?;
+                text.clone()
+            };
+            let parsed: Option<JsonObject> = serde_json::from_str(&text).ok();
+            if parsed.as_ref() == Some(arguments) {
+                let mut pending = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+                let at = pending
+                    .calls
+                    .iter()
+                    .position(|(_, kept)| Arc::ptr_eq(kept, &text))?;
+                pending.calls.remove(at);
+                pending.bytes -= text.len();
+                return Some(text.to_string());
+            }
+            skip += 1;
+        }
     }
 }
 
 /// A reader that lets rmcp read every byte of a line-delimited stream unchanged and, at each
 /// line's end, keeps the arguments' text of a `tools/call` in [`Pending`] (lines longer than
-/// `max` bytes are not kept, only passed on).
+/// `max` bytes are not kept, only passed on). Like rmcp, it takes a message only at its
+/// newline: the bytes after the last one, at the stream's end, are no message.
 pub(crate) struct Tap<R> {
     inner: R,
     pending: Arc<Pending>,
@@ -245,15 +265,8 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
     ) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
         let start = buf.filled().len();
-        let room = buf.remaining();
         ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
-        let read = &buf.filled()[start..];
-        if read.is_empty() && room > 0 {
-            // The end of the stream ends its last line, as it does for rmcp's codec.
-            this.end_line();
-        } else {
-            this.scan(read);
-        }
+        this.scan(&buf.filled()[start..]);
         Poll::Ready(Ok(()))
     }
 }
@@ -328,7 +341,7 @@ mod tests {
             .replace("0.60", &format!("0.60{}", " ".repeat(400)));
         let last = CALL.replace(r#""id":7"#, r#""id":10"#);
         let stream = format!(
-            "{CALL}\r\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n{long}\n{other}\n{last}"
+            "{CALL}\r\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n{long}\n\u{feff}{other}\n{last}"
         );
         for step in [1, 3, 64, 4096] {
             let pending = Arc::new(Pending::new(300));
@@ -358,9 +371,39 @@ mod tests {
                 pending.take(&RequestId::Number(8), Some(&eight)).as_deref(),
                 Some(r#"{"z": 0.000001, "a": 1e5}"#)
             );
-            // The last line ends with the stream; text that is not rmcp's map is not used.
-            assert_eq!(pending.take(&RequestId::Number(10), Some(&eight)), None);
+            // Bytes with no newline after them are no message.
+            let ten = seven.clone();
+            assert_eq!(pending.take(&RequestId::Number(10), Some(&ten)), None);
         }
+    }
+
+    #[test]
+    fn a_calls_text_is_used_only_for_the_map_rmcp_parsed() {
+        let pending = Pending::new(1_000);
+        // A client that reuses an id: the second call's handler starts first.
+        pending.put(RequestId::Number(1), r#"{"a": 1.50}"#);
+        pending.put(RequestId::Number(1), r#"{"b": 2}"#);
+        let first = serde_json::from_str::<JsonObject>(r#"{"a": 1.5}"#).unwrap();
+        let second = serde_json::from_str::<JsonObject>(r#"{"b": 2}"#).unwrap();
+        assert_eq!(
+            pending
+                .take(&RequestId::Number(1), Some(&second))
+                .as_deref(),
+            Some(r#"{"b": 2}"#)
+        );
+        assert_eq!(
+            pending.take(&RequestId::Number(1), Some(&first)).as_deref(),
+            Some(r#"{"a": 1.50}"#)
+        );
+        assert_eq!(pending.take(&RequestId::Number(1), Some(&first)), None);
+        // A call rmcp parsed differently from what the tap kept keeps rmcp's map.
+        pending.put(RequestId::Number(4), r#"{"a": 1}"#);
+        assert_eq!(pending.take(&RequestId::Number(4), Some(&second)), None);
+        // Duplicate keys parse to the last one's map, as rmcp's does: the text goes on, and
+        // the contract path judges it.
+        pending.put(RequestId::Number(2), r#"{"b": 1, "b": 2}"#);
+        assert!(pending.take(&RequestId::Number(2), Some(&second)).is_some());
+        assert_eq!(pending.take(&RequestId::Number(3), None), None);
     }
 
     #[test]
