@@ -1,6 +1,7 @@
 //! `agent-contract mcp` over stdio, driven by rmcp's client as a child process: the tools, a
 //! retry error as an `isError` result, a checked structured output from a valid call, and the
-//! event-planning workflow paused at its question and resumed, on the offline canned model.
+//! event-planning workflow paused at its question and resumed, on the offline canned model;
+//! and a call's arguments read as the client wrote them, not as rmcp's map.
 
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
@@ -152,4 +153,68 @@ fn a_store_without_a_key_is_a_usage_error() {
         stderr.contains("--store needs a secret key in AGENT_CONTRACT_MCP_KEY: 64 hex digits"),
         "{stderr}"
     );
+}
+
+/// Passes the client's lines to the server's stdin, the first `tools/call` whose arguments are
+/// `from` (as rmcp's client writes a map) carrying `to` instead; counts the swaps.
+async fn swap_arguments(
+    from: tokio::io::DuplexStream,
+    mut to: tokio::process::ChildStdin,
+    (map, text): (String, String),
+    swapped: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+    let from_text = format!("\"arguments\":{map}");
+    let mut lines = tokio::io::BufReader::new(from).lines();
+    while let Ok(Some(mut line)) = lines.next_line().await {
+        if line.contains(&from_text) && swapped.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            line = line.replacen(&from_text, &format!("\"arguments\":{text}"), 1);
+            swapped.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        line.push('\n');
+        if to.write_all(line.as_bytes()).await.is_err() || to.flush().await.is_err() {
+            break;
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_cli_reads_a_calls_arguments_as_the_client_wrote_them() {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-contract"))
+        .arg("mcp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+    // rmcp's client writes a map (sorted keys, `0.6` for `0.60`): the text goes on the wire
+    // instead, keys out of sorted order, as a client that keeps its text sends it.
+    let text = r#"{"task": "Plan", "zeta": 0.60, "task_name": "login", "target_url": "https://a.example", "alpha": 1e5}"#;
+    let map: serde_json::Map<String, Value> = serde_json::from_str(text).unwrap();
+    let swapped = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (client_out, wire_in) = tokio::io::duplex(1 << 16);
+    let rmcp_map = serde_json::to_string(&map).unwrap();
+    tokio::spawn(swap_arguments(
+        wire_in,
+        stdin,
+        (rmcp_map, text.to_owned()),
+        swapped.clone(),
+    ));
+    let client = ().serve((stdout, client_out)).await.unwrap();
+    let refused = client
+        .call_tool(call("run_plan_generator_agent", Value::Object(map)))
+        .await
+        .unwrap();
+    assert_eq!(swapped.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(refused.is_error, Some(true));
+    let error = refused.structured_content.unwrap();
+    assert_eq!(error["missing_fields"], json!(["collected_information"]));
+    // The caller's fields in the caller's order: the server read the text, not the map.
+    assert_eq!(
+        error["provided_fields"],
+        json!(["zeta", "task_name", "target_url", "alpha"])
+    );
+    client.cancel().await.unwrap();
+    child.wait().await.unwrap();
 }
