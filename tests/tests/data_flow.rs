@@ -130,6 +130,7 @@ fn event_planning(steps: &[&str]) -> Flow {
             .map(|s| flow::load_step(&schemas, s, &mut read).unwrap())
             .collect(),
         agents: flow::agent_folders(&schemas),
+        collects: Vec::new(),
     }
 }
 
@@ -197,6 +198,7 @@ fn steps_that_need_each_other_are_a_cycle() {
             .map(|s| flow::load_step(&schemas, s, &mut read).unwrap())
             .collect(),
         agents: flow::agent_folders(&schemas),
+        collects: Vec::new(),
     };
     let report = flow::check(&flow);
     assert_eq!(report.errors.len(), 1);
