@@ -405,7 +405,10 @@ fn collect_decls(value: &syn::Expr, errors: &mut Ctxt) -> Vec<CollectDecl> {
             _ => None,
         };
         let Some(field) = field else {
-            errors.at(assign.left.span(), "expected the consumer's input field, such as `collected_information`");
+            errors.at(
+                assign.left.span(),
+                "expected the consumer's input field, such as `collected_information`",
+            );
             continue;
         };
         let syn::Expr::Array(list) = &*assign.right else {

@@ -134,11 +134,15 @@ pub fn declared_model() -> ScriptedModel {
         .script("discovery_agent", [Message::assistant(DISCOVERY_OUTPUT)])
         .script(
             "selector_agent",
-            [Message::assistant(format!("Here are the selectors:\n```json\n{SELECTOR_OUTPUT}\n```"))],
+            [Message::assistant(format!(
+                "Here are the selectors:\n```json\n{SELECTOR_OUTPUT}\n```"
+            ))],
         )
         .script(
             "accessibility_agent",
-            [Message::assistant(format!("The audit found two issues. {ACCESSIBILITY_OUTPUT} That is all."))],
+            [Message::assistant(format!(
+                "The audit found two issues. {ACCESSIBILITY_OUTPUT} That is all."
+            ))],
         )
         .script("plan_generator_agent", [Message::assistant(PLAN_OUTPUT)])
 }

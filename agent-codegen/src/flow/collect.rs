@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 /// The problem of a collect whose field no step's input contract declares.
 pub(super) fn nobody_reads(flow: &Flow, c: usize) -> FlowProblem {
     let field = &flow.collects[c].field;
-    let mut message = format!("collect `{field}`: no step's input contract has the field `{field}`");
+    let mut message =
+        format!("collect `{field}`: no step's input contract has the field `{field}`");
     let fields: Vec<String> = flow
         .steps
         .iter()
@@ -82,9 +83,14 @@ pub(super) fn check(flow: &Flow, c: usize, consumer: usize, report: &mut FlowRep
     let items = wanted.get("items");
     for (i, producer) in collect.from.iter().enumerate() {
         let Some(index) = flow.steps.iter().position(|s| s.agent == *producer) else {
-            let mut message = format!("{at} collects the output of `{producer}`, which is not a step of the workflow");
+            let mut message = format!(
+                "{at} collects the output of `{producer}`, which is not a step of the workflow"
+            );
             if flow.agents.contains(producer) {
-                message.push_str(&format!(": add the step `{producer}` before `{}`", step.agent));
+                message.push_str(&format!(
+                    ": add the step `{producer}` before `{}`",
+                    step.agent
+                ));
             } else if let Some(close) =
                 crate::agent::closest(producer, flow.steps.iter().map(|s| s.agent.as_str()))
             {
@@ -109,7 +115,10 @@ pub(super) fn check(flow: &Flow, c: usize, consumer: usize, report: &mut FlowRep
         // The item the run time builds; `#` is the producer's output contract, so that its
         // own `#/$defs/...` references resolve in its document.
         let any = Value::Bool(true);
-        let output = flow.steps[index].output.as_ref().map_or(&any, |o| &o.schema);
+        let output = flow.steps[index]
+            .output
+            .as_ref()
+            .map_or(&any, |o| &o.schema);
         let item = json!({
             "type": "object",
             "required": ["agent_name", "description", "output"],
