@@ -137,15 +137,6 @@ impl Workflow {
                 ));
             };
             of_run(&part.context_id, &part.producer, "an upstream part")?;
-            // The text is what a collected item shows: it must be the value checked.
-            if let Some(written) = &part.written
-                && written.to_value().ok().as_ref() != Some(&part.value)
-            {
-                return Err(format!(
-                    "the stored output text of `{}` is not its stored value",
-                    cut(&part.producer)
-                ));
-            }
             if let Err(error) = member
                 .agent
                 .check_output_within(&part.value, &self.config.limits)
@@ -153,6 +144,15 @@ impl Workflow {
                 return Err(format!(
                     "the stored output of `{}` no longer passes its output contract: {error}",
                     part.producer
+                ));
+            }
+            // The text is what a collected item shows: it must be the value checked.
+            if let Some(written) = &part.written
+                && written.to_value().ok().as_ref() != Some(&part.value)
+            {
+                return Err(format!(
+                    "the stored output text of `{}` is not its stored value",
+                    cut(&part.producer)
                 ));
             }
         }
