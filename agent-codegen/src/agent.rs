@@ -157,7 +157,7 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
         let fingerprint = crate::mapped::contract_type_impl(
             runtime,
             &quote!(self::output::#ident),
-            &def.output
+            def.output
                 .as_ref()
                 .map(|o| o.text.as_str())
                 .unwrap_or_default(),
