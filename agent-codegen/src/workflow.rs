@@ -5,7 +5,9 @@
 //! A proc macro cannot see another derive's attributes, so the steps are named by their
 //! agent folders under a schemas folder, the layout `agent_codegen::Builder` generates from;
 //! `agents` names the module where their types are (`crate::agents`), so the expansion
-//! can build the `Workflow` and type its handoffs.
+//! can build the `Workflow` and type its handoffs. `collect = { field = ["step", ...] }`
+//! gives the first step whose input declares `field` an array built from the named steps'
+//! outputs (`flow/collect.rs` checks it, agent-core's `Workflow::collect` builds it).
 
 use crate::attr::Keys;
 use crate::ctxt::Ctxt;

@@ -11,6 +11,9 @@
 //! - Each step asks its agent through the same agent-call loop as
 //!   [`Runtime`](crate::Runtime): an answer that breaks the output contract goes back with the
 //!   retry error and a "Previous attempt" section naming the call's context ID.
+//! - A step can get a field collected from earlier steps' outputs ([`Workflow::collect`]): an
+//!   array of `{agent_name, description, output}` items, each output as the model wrote it
+//!   (key order and number text kept, across a pause too).
 //! - Handoff validators, typed by the producer's output, check it before its consumer starts;
 //!   a refusal re-asks the producer (bounded), then stops the run naming both agents.
 //! - An agent may ask the user for input: the run pauses with a [`HumanFeedbackRequest`] and a
