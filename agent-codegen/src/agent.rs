@@ -133,9 +133,15 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
         .cloned()
         .collect();
     // The generated types join the module as syntax: only the glue around them is parsed here.
+    let input_fingerprint = crate::mapped::contract_type_impl(
+        runtime,
+        &quote!(self::input::#input_ident),
+        &def.input.text,
+    );
     let mut items = vec![types_module(runtime, "input", input)];
     items.extend(glue(quote! {
         pub use self::input::#input_ident;
+        #input_fingerprint
         /// The input contract's schema, as written.
         pub const INPUT_SCHEMA: &str = #input_schema;
         /// The agent's name.
@@ -148,9 +154,18 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
                 .as_ref()
                 .expect("output types come from an output"),
         );
+        let fingerprint = crate::mapped::contract_type_impl(
+            runtime,
+            &quote!(self::output::#ident),
+            def.output
+                .as_ref()
+                .map(|o| o.text.as_str())
+                .unwrap_or_default(),
+        );
         items.push(types_module(runtime, "output", o));
         items.extend(glue(quote! {
             pub use self::output::#ident;
+            #fingerprint
             /// The output contract's schema, as written.
             pub const OUTPUT_SCHEMA: &str = #schema;
         }));

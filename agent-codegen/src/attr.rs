@@ -76,6 +76,11 @@ impl Keys {
         }
     }
 
+    /// The value of `key` as written, if given.
+    pub(crate) fn value(&self, key: &str) -> Option<&Expr> {
+        self.values.get(key)
+    }
+
     /// The integer value of `key`, if given; another kind of value is an error.
     pub(crate) fn int(&self, key: &str, errors: &mut Ctxt) -> Option<LitInt> {
         let value = self.values.get(key)?;

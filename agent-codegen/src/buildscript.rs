@@ -260,6 +260,7 @@ impl Builder {
             input,
             steps: loaded,
             agents: crate::flow::agent_folders(&self.schemas),
+            collects: Vec::new(),
         };
         let report = crate::flow::check(&flow);
         if report.errors.is_empty() {

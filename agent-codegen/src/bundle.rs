@@ -323,7 +323,7 @@ fn external_refs(root: &Value) -> Vec<(String, String)> {
 
 /// `budget_agent/output.schema.json` -> `budget_agent_output`: the definition's name, and so
 /// the type's (`BudgetAgentOutput`, the name the producer's own output type has).
-fn def_key(shown: &str) -> String {
+pub(crate) fn def_key(shown: &str) -> String {
     let stem = shown
         .strip_suffix(".schema.json")
         .or_else(|| shown.strip_suffix(".json"))

@@ -23,17 +23,20 @@ struct Attrs {
     output: Option<LitStr>,
     user_prompt: Option<LitStr>,
     krate: Option<LitStr>,
+    /// `types = { "file" = path }`: producers' types to use instead of bundled copies.
+    types: Vec<crate::mapped::Mapping>,
     /// Span of the first `#[agent]` attribute's `agent`, for "missing key" errors.
     span: Option<Span>,
 }
 
-const KEYS: [&str; 6] = [
+const KEYS: [&str; 7] = [
     "name",
     "description",
     "input",
     "output",
     "user_prompt",
     "crate",
+    "types",
 ];
 
 fn parse_attrs(input: &DeriveInput, errors: &mut Ctxt) -> Attrs {
@@ -45,6 +48,10 @@ fn parse_attrs(input: &DeriveInput, errors: &mut Ctxt) -> Attrs {
         output: keys.str("output", errors),
         user_prompt: keys.str("user_prompt", errors),
         krate: keys.str("crate", errors),
+        types: keys
+            .value("types")
+            .map(|v| crate::mapped::parse(v, errors))
+            .unwrap_or_default(),
         span: keys.span,
     }
 }
@@ -57,7 +64,7 @@ pub fn derive_agent(input: &DeriveInput) -> TokenStream {
     let runtime = runtime_path(attrs.krate.as_ref(), &mut errors);
     let mut tracked = Vec::new();
     let module = match model(input, &attrs, runtime.clone(), &mut tracked, &mut errors) {
-        Some(def) => match expand(input, &def, &mut errors) {
+        Some(def) => match expand(input, &def, &attrs, &mut errors) {
             Ok(expanded) => return quote! { #expanded #(#tracked)* },
             Err(module) => module,
         },
@@ -94,14 +101,27 @@ fn check_shape(input: &DeriveInput, errors: &mut Ctxt) {
 fn expand(
     input: &DeriveInput,
     def: &AgentDef,
+    attrs: &Attrs,
     errors: &mut Ctxt,
 ) -> Result<TokenStream, Option<TokenStream>> {
-    let code = contract_module(def).map_err(|located| {
+    let mut code = contract_module(def).map_err(|located| {
         for (span, e) in located {
             errors.at(span, e);
         }
         None
     })?;
+    // Mapped files are named against the input contract's folder, as its `$ref`s are.
+    let dir = attrs
+        .input
+        .as_ref()
+        .and_then(|lit| {
+            manifest_dir()
+                .join(lit.value())
+                .parent()
+                .map(Path::to_path_buf)
+        })
+        .unwrap_or_else(manifest_dir);
+    let mapped = crate::mapped::apply(&mut code.module, &attrs.types, &dir, &def.runtime, errors);
     for (span, e) in prompt_errors(def, &code, &manifest_dir()) {
         errors.at(span, e);
     }
@@ -118,7 +138,7 @@ fn expand(
         };
         warning(source.span, &w.to_string())
     });
-    Ok(quote! { #module #agent_impl #(#warnings)* })
+    Ok(quote! { #module #agent_impl #mapped #(#warnings)* })
 }
 
 /// A warning from the derive, on stable Rust, which has no API for one: the use of a

@@ -9,6 +9,7 @@
 //! guessed. `#[derive(Workflow)]` (`workflow.rs`) and [`crate::Builder::check_workflow`]
 //! call it, so both front ends check alike.
 
+mod collect;
 mod compat;
 
 use crate::error::SchemaError;
@@ -48,6 +49,28 @@ pub struct Flow {
     pub steps: Vec<FlowStep>,
     /// Every agent folder of the schemas folder, for "add the step" hints.
     pub agents: Vec<String>,
+    /// Fields collected from earlier steps' outputs, in the order declared.
+    pub collects: Vec<FlowCollect>,
+}
+
+/// A field that a step gets as an array of `{agent_name, description, output}` items, one
+/// per named earlier step, each holding that step's output as the model wrote it. Its
+/// consumer is the first step whose input contract declares the field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowCollect {
+    /// The consumer's input field (`collected_information`).
+    pub field: String,
+    /// The steps whose outputs it collects, in item order.
+    pub from: Vec<String>,
+}
+
+/// Where in a declaration a problem is, when it is about a collect rather than a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CollectAt {
+    /// Index of the collect in [`Flow::collects`].
+    pub collect: usize,
+    /// Index of the collected step among its `from`, when the problem is about one item.
+    pub item: Option<usize>,
 }
 
 /// A problem of one step, or a comparison the check could not decide.
@@ -59,6 +82,8 @@ pub struct FlowProblem {
     pub field: String,
     /// The whole message, naming the step and the field.
     pub message: String,
+    /// The collect it is about, if any (for its span in the declaration).
+    pub collect: Option<CollectAt>,
 }
 
 /// What [`check`] found.
@@ -99,8 +124,23 @@ pub fn check(flow: &Flow) -> FlowReport {
             ));
         }
     }
+    let consumers: Vec<Option<usize>> = (0..flow.collects.len())
+        .map(|c| collect_consumer(flow, c))
+        .collect();
+    for (c, consumer) in consumers.iter().enumerate() {
+        match consumer {
+            Some(index) => collect::check(flow, c, *index, &mut report),
+            None => report.errors.push(collect::nobody_reads(flow, c)),
+        }
+    }
     for (index, step) in flow.steps.iter().enumerate() {
-        check_step(flow, index, &provided, &mut report);
+        let collected: Vec<&str> = consumers
+            .iter()
+            .zip(&flow.collects)
+            .filter(|(consumer, _)| **consumer == Some(index))
+            .map(|(_, c)| c.field.as_str())
+            .collect();
+        check_step(flow, index, &provided, &collected, &mut report);
         let key = output_key(&step.agent);
         provided.retain(|(k, _)| *k != key);
         let (schema, doc) = step
@@ -124,6 +164,7 @@ fn check_step(
     flow: &Flow,
     index: usize,
     provided: &[(String, Provider<'_>)],
+    collected: &[&str],
     report: &mut FlowReport,
 ) {
     let step = &flow.steps[index];
@@ -133,9 +174,13 @@ fn check_step(
         step: index,
         field: field.to_owned(),
         message,
+        collect: None,
     };
     let declared = properties(schema);
     for field in &required {
+        if collected.contains(field) {
+            continue;
+        }
         if declared.iter().any(|(k, _)| k == field) || provided.iter().any(|(k, _)| k == field) {
             continue;
         }
@@ -145,6 +190,9 @@ fn check_step(
             .push(problem(field, missing(flow, index, field, provided)));
     }
     for (field, wanted) in declared {
+        if collected.contains(&field.as_str()) {
+            continue;
+        }
         let needed = required.contains(&field.as_str());
         let Some((_, from)) = provided.iter().find(|(k, _)| *k == field) else {
             if needed {
@@ -254,6 +302,14 @@ fn cycle(flow: &Flow, index: usize, later: usize) -> Option<String> {
         }
     }
     None
+}
+
+/// The step that reads collect `c`: the first whose input contract declares its field.
+pub fn collect_consumer(flow: &Flow, c: usize) -> Option<usize> {
+    let field = &flow.collects.get(c)?.field;
+    flow.steps
+        .iter()
+        .position(|s| properties(&s.input.schema).iter().any(|(k, _)| k == field))
 }
 
 /// `<agent>_output`: the key a step's output has in the context of the steps after it.

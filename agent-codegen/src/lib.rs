@@ -43,6 +43,7 @@ mod fixup;
 pub mod flow;
 mod locate;
 mod loosen;
+mod mapped;
 mod naming;
 mod prepare;
 mod raw;

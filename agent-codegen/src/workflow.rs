@@ -5,17 +5,27 @@
 //! A proc macro cannot see another derive's attributes, so the steps are named by their
 //! agent folders under a schemas folder, the layout `agent_codegen::Builder` generates from;
 //! `agents` names the module where their types are (`crate::agents`), so the expansion
-//! can build the `Workflow` and type its handoffs.
+//! can build the `Workflow` and type its handoffs. `collect = { field = ["step", ...] }`
+//! gives the first step whose input declares `field` an array built from the named steps'
+//! outputs (`flow/collect.rs` checks it, agent-core's `Workflow::collect` builds it).
 
 use crate::attr::Keys;
 use crate::ctxt::Ctxt;
-use crate::flow::{self, Flow, FlowReport};
+use crate::flow::{self, Flow, FlowCollect, FlowReport};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use std::path::PathBuf;
 use syn::{DeriveInput, LitStr};
 
-const KEYS: [&str; 6] = ["name", "schemas", "input", "steps", "agents", "crate"];
+const KEYS: [&str; 7] = [
+    "name", "schemas", "input", "steps", "agents", "crate", "collect",
+];
+
+/// One `field = ["step", ...]` of `collect = { ... }`, with its literals.
+struct CollectDecl {
+    field: syn::Ident,
+    from: Vec<LitStr>,
+}
 
 /// The `#[workflow(...)]` keys as written.
 struct Attrs {
@@ -25,6 +35,7 @@ struct Attrs {
     steps: Option<Vec<LitStr>>,
     agents: Option<LitStr>,
     krate: Option<LitStr>,
+    collect: Vec<CollectDecl>,
     span: Option<Span>,
 }
 
@@ -32,6 +43,7 @@ struct Attrs {
 struct Model {
     flow: Flow,
     spans: Vec<LitStr>,
+    collect: Vec<CollectDecl>,
     agents: syn::Path,
     runtime: syn::Path,
     /// Files read, tracked so that editing a contract re-checks the workflow.
@@ -55,6 +67,10 @@ pub fn derive_workflow(input: &DeriveInput) -> TokenStream {
         steps: keys.str_list("steps", &mut errors),
         agents: keys.str("agents", &mut errors),
         krate: keys.str("crate", &mut errors),
+        collect: keys
+            .value("collect")
+            .map(|v| collect_decls(v, &mut errors))
+            .unwrap_or_default(),
         span: keys.span,
     };
     let Some(model) = model(input, &attrs, &mut errors) else {
@@ -64,7 +80,15 @@ pub fn derive_workflow(input: &DeriveInput) -> TokenStream {
     };
     let report = flow::check(&model.flow);
     for problem in &report.errors {
-        errors.at(model.spans[problem.step].span(), &problem.message);
+        let span = match problem.collect {
+            Some(at) => {
+                let decl = &model.collect[at.collect];
+                at.item
+                    .map_or_else(|| decl.field.span(), |i| decl.from[i].span())
+            }
+            None => model.spans[problem.step].span(),
+        };
+        errors.at(span, &problem.message);
     }
     let tracked = model.read.iter().map(|f| crate::bundle::track(f));
     // After an error, the same items without the agents and the typed handoffs, so that code
@@ -146,14 +170,31 @@ fn model(input: &DeriveInput, attrs: &Attrs, errors: &mut Ctxt) -> Option<Model>
         || crate::naming::agent_name(&input.ident.to_string()),
         LitStr::value,
     );
+    let collects = attrs
+        .collect
+        .iter()
+        .map(|d| FlowCollect {
+            field: d.field.to_string(),
+            from: d.from.iter().map(LitStr::value).collect(),
+        })
+        .collect();
     Some(Model {
         flow: Flow {
             name,
             input: flow_input,
             steps,
             agents: folders,
+            collects,
         },
         spans,
+        collect: attrs
+            .collect
+            .iter()
+            .map(|d| CollectDecl {
+                field: d.field.clone(),
+                from: d.from.clone(),
+            })
+            .collect(),
         agents: agents?,
         runtime: runtime?,
         read,
@@ -189,6 +230,23 @@ fn expand(input: &DeriveInput, model: &Model, report: &FlowReport, checked: bool
             }
         }
     }
+    // Each collect with its consumer, the descriptions indexed in declaration order.
+    let mut described = 0usize;
+    let mut collects = Vec::new();
+    for (c, decl) in model.flow.collects.iter().enumerate() {
+        let Some(consumer) = flow::collect_consumer(&model.flow, c) else {
+            continue;
+        };
+        let consumer = &steps[consumer];
+        let field = &decl.field;
+        let items = decl.from.iter().map(|from| {
+            let i = syn::Index::from(described);
+            described += 1;
+            quote!((#from, described[#i]))
+        });
+        let items: Vec<TokenStream> = items.collect();
+        collects.push(quote!(.collect(#consumer, #field, [#(#items),*])));
+    }
     let (members, feeds_bound) = if checked {
         (
             quote!(#(.agent(&#agents::#types))*),
@@ -205,6 +263,8 @@ fn expand(input: &DeriveInput, model: &Model, report: &FlowReport, checked: bool
         undecided: &undecided,
         members,
         feeds_bound,
+        described: model.flow.collects.iter().map(|c| c.from.len()).sum(),
+        collects: quote!(#(#collects)*),
     };
     let items = items(ident, &shape);
     quote! {
@@ -225,6 +285,11 @@ struct Shape<'a> {
     members: TokenStream,
     /// The `Feeds` bound of `handoff`; none after an error.
     feeds_bound: TokenStream,
+    /// How many collected items need a description (the `workflow` function's second
+    /// argument, when there are any).
+    described: usize,
+    /// `.collect(consumer, field, items)` calls.
+    collects: TokenStream,
 }
 
 /// After an error that left no model: the items, unchecked, so that code using the
@@ -250,6 +315,8 @@ fn fallback(input: &DeriveInput, attrs: &Attrs) -> Option<TokenStream> {
         undecided: &[],
         members: TokenStream::new(),
         feeds_bound: TokenStream::new(),
+        described: attrs.collect.iter().map(|d| d.from.len()).sum(),
+        collects: TokenStream::new(),
     };
     Some(items(&input.ident, &shape))
 }
@@ -262,8 +329,20 @@ fn items(ident: &syn::Ident, shape: &Shape<'_>) -> TokenStream {
         undecided,
         members,
         feeds_bound,
+        described,
+        collects,
     } = shape;
     let count = steps.len();
+    // A collect's items need descriptions: a second argument, so that leaving them out does
+    // not compile.
+    let (described_param, described_doc) = if *described > 0 {
+        (
+            quote!(, described: [&str; #described]),
+            quote!(#[doc = ""] #[doc = "`described` holds each collected item's `description`, in the order the `collect` names the steps."]),
+        )
+    } else {
+        (TokenStream::new(), TokenStream::new())
+    };
     quote! {
         const _: () = {
             #[automatically_derived]
@@ -277,13 +356,15 @@ fn items(ident: &syn::Ident, shape: &Shape<'_>) -> TokenStream {
                 pub const UNDECIDED: &'static [&'static str] = &[#(#undecided),*];
 
                 /// The workflow: its agents, and the steps in order with their tasks.
-                pub fn workflow(tasks: [&str; #count]) -> #runtime::Workflow {
+                #described_doc
+                pub fn workflow(tasks: [&str; #count] #described_param) -> #runtime::Workflow {
                     #runtime::Workflow::new(#name)
                         #members
                         .goal(::core::iter::Iterator::zip(
                             ::core::iter::IntoIterator::into_iter(Self::STEPS),
                             tasks,
                         ))
+                        #collects
                 }
 
                 /// Checks `Producer`'s typed output before `Consumer` starts; only a pair
@@ -303,6 +384,56 @@ fn items(ident: &syn::Ident, shape: &Shape<'_>) -> TokenStream {
             }
         };
     }
+}
+
+/// `{ field = ["step", ...]; other = [...] }`: each field a consumer's input field, each
+/// list the steps whose outputs it collects.
+fn collect_decls(value: &syn::Expr, errors: &mut Ctxt) -> Vec<CollectDecl> {
+    use syn::spanned::Spanned;
+    const SHAPE: &str =
+        "expected `collect = { field = [\"step\", ...] }` (several fields separated by `;`)";
+    let syn::Expr::Block(block) = value else {
+        errors.at(value.span(), SHAPE);
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for stmt in &block.block.stmts {
+        let syn::Stmt::Expr(syn::Expr::Assign(assign), _) = stmt else {
+            errors.at(stmt.span(), SHAPE);
+            continue;
+        };
+        let field = match &*assign.left {
+            syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().cloned(),
+            _ => None,
+        };
+        let Some(field) = field else {
+            errors.at(
+                assign.left.span(),
+                "expected the consumer's input field, such as `collected_information`",
+            );
+            continue;
+        };
+        let syn::Expr::Array(list) = &*assign.right else {
+            errors.at(assign.right.span(), SHAPE);
+            continue;
+        };
+        let mut from = Vec::new();
+        for elem in &list.elems {
+            match elem {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => from.push(s.clone()),
+                other => errors.at(other.span(), "expected a step's agent, as a string"),
+            }
+        }
+        if out.iter().any(|d: &CollectDecl| d.field == field) {
+            errors.at(field.span(), format!("`{field}` is collected twice"));
+            continue;
+        }
+        out.push(CollectDecl { field, from });
+    }
+    out
 }
 
 fn path_of(lit: &LitStr, errors: &mut Ctxt) -> Option<syn::Path> {

@@ -14,6 +14,17 @@ use std::io::Write;
 /// in `agent-schema`, which the code generator shares.
 pub use agent_schema::ContractKind;
 
+/// A type generated from a contract schema (each agent's input and output type): the
+/// fingerprint of the schema it was generated from. A derive that uses another agent's type
+/// for a contract it refers to (`#[agent(types = { "../budget_agent/output.schema.json" =
+/// ... })]`) asserts at compile time that the type's fingerprint is that file's, so a type
+/// generated from another schema, or an older version of it, does not compile there.
+pub trait ContractType {
+    /// FNV-1a (64 bits) of the schema's JSON, re-serialized so that whitespace does not
+    /// count, after sibling `$ref`s are bundled.
+    const FINGERPRINT: u64;
+}
+
 fn error_kind(kind: ContractKind) -> ErrorKind {
     match kind {
         ContractKind::Input => ErrorKind::InputContract,

@@ -27,6 +27,7 @@
 //! ```
 
 use crate::ids::ContextId;
+use crate::json::RawJson;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -41,6 +42,10 @@ pub struct Upstream<T> {
     pub context_id: ContextId,
     /// What it produced.
     pub value: T,
+    /// The output as the model wrote it (its key order, its numbers' text), when known: a
+    /// collected item shows it as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written: Option<RawJson>,
 }
 
 impl<T> Upstream<T> {
@@ -50,6 +55,7 @@ impl<T> Upstream<T> {
             producer: producer.into(),
             context_id,
             value,
+            written: None,
         }
     }
 
@@ -59,6 +65,7 @@ impl<T> Upstream<T> {
             producer: self.producer,
             context_id: self.context_id,
             value: f(self.value),
+            written: self.written,
         }
     }
 }
@@ -70,6 +77,7 @@ impl<T: Serialize> Upstream<T> {
             producer: self.producer.clone(),
             context_id: self.context_id.clone(),
             value: serde_json::to_value(&self.value)?,
+            written: self.written.clone(),
         })
     }
 }
@@ -123,6 +131,21 @@ impl UpstreamContext {
     ) -> &mut Self {
         self.entries
             .push(Upstream::new(producer, context_id, value));
+        self
+    }
+
+    /// Records `producer`'s output of the call `context_id`, with the text the model wrote
+    /// it as (see [`Upstream::written`]).
+    pub fn push_written(
+        &mut self,
+        producer: impl Into<String>,
+        context_id: ContextId,
+        value: Value,
+        written: Option<RawJson>,
+    ) -> &mut Self {
+        let mut part = Upstream::new(producer, context_id, value);
+        part.written = written;
+        self.entries.push(part);
         self
     }
 
@@ -199,11 +222,9 @@ fn typed<T: DeserializeOwned>(part: &Upstream<Value>) -> Result<Upstream<T>, Ups
         context_id: part.context_id.clone(),
         source,
     })?;
-    Ok(Upstream::new(
-        part.producer.clone(),
-        part.context_id.clone(),
-        value,
-    ))
+    let mut typed = Upstream::new(part.producer.clone(), part.context_id.clone(), value);
+    typed.written = part.written.clone();
+    Ok(typed)
 }
 
 impl<'a> IntoIterator for &'a UpstreamContext {

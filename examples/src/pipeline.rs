@@ -77,6 +77,76 @@ pub const MAIN_SYSTEM: &str = "You are the main agent of a web crawling team. Us
 /// The user's request.
 pub const USER_REQUEST: &str = "Create a crawl plan for the login form at https://myapp.com/login (task: login_form_automation).";
 
+/// What each sub-agent's output is, as the plan generator's `collected_information` item
+/// describes it.
+pub const DESCRIPTIONS: [&str; 3] = [
+    "Discovered interactive elements and page structure for login form",
+    "Generated robust CSS and XPath selectors for identified elements",
+    "Accessibility audit results with WCAG compliance scores",
+];
+
+/// The plan generator's task.
+pub const PLAN_TASK: &str = "Generate Crawl Plan";
+
+/// The plan pipeline declared as a workflow: the same sub-agents in order, then the plan
+/// generator, whose `collected_information` the run builds from their outputs (each as the
+/// model wrote it). The crate compiles only if every step gets what its input contract
+/// requires and each collected output fits the item the plan generator's contract
+/// describes.
+#[derive(agent_core::Workflow)]
+#[workflow(
+    name = "plan_pipeline",
+    schemas = "../schemas",
+    agents = "crate::agents",
+    input = "workflows/plan_pipeline.input.schema.json",
+    steps = ["discovery_agent", "selector_agent", "accessibility_agent", "plan_generator_agent"],
+    collect = { collected_information = ["discovery_agent", "selector_agent", "accessibility_agent"] }
+)]
+pub struct PlanPipeline;
+
+/// The declared pipeline's workflow, with the tasks and descriptions of the main job.
+pub fn declared_workflow() -> agent_core::Workflow {
+    PlanPipeline::workflow(
+        [
+            "Discover the login form's interactive elements",
+            "Generate selectors for the login form",
+            "Audit the login page's accessibility",
+            PLAN_TASK,
+        ],
+        DESCRIPTIONS,
+    )
+}
+
+/// The declared pipeline's run input: the page, the task, the elements.
+pub fn declared_kwargs() -> String {
+    json!({
+        "task": USER_REQUEST,
+        "target_url": TARGET_URL,
+        "task_name": TASK_NAME,
+        "element_ids": ["email-input", "password-input"],
+    })
+    .to_string()
+}
+
+/// The scripted model of the declared pipeline: each step answers as in the main job.
+pub fn declared_model() -> ScriptedModel {
+    ScriptedModel::new()
+        .script("discovery_agent", [Message::assistant(DISCOVERY_OUTPUT)])
+        .script(
+            "selector_agent",
+            [Message::assistant(format!(
+                "Here are the selectors:\n```json\n{SELECTOR_OUTPUT}\n```"
+            ))],
+        )
+        .script(
+            "accessibility_agent",
+            [Message::assistant(format!(
+                "The audit found two issues. {ACCESSIBILITY_OUTPUT} That is all."
+            ))],
+        )
+        .script("plan_generator_agent", [Message::assistant(PLAN_OUTPUT)])
+}
+
 /// A sub-agent's answer as it wrote it (the constants above are fixed, valid JSON).
 fn written(text: &str) -> RawJson {
     serde_json::from_str(text).unwrap_or_default()
@@ -105,26 +175,14 @@ pub fn full_plan_kwargs() -> String {
         output: written(output),
     };
     let kwargs = Kwargs {
-        task: "Generate Crawl Plan",
+        task: PLAN_TASK,
         run_identifier: "12345",
         target_url: TARGET_URL,
         task_name: TASK_NAME,
         collected_information: [
-            item(
-                "discovery_agent",
-                "Discovered interactive elements and page structure for login form",
-                DISCOVERY_OUTPUT,
-            ),
-            item(
-                "selector_agent",
-                "Generated robust CSS and XPath selectors for identified elements",
-                SELECTOR_OUTPUT,
-            ),
-            item(
-                "accessibility_agent",
-                "Accessibility audit results with WCAG compliance scores",
-                ACCESSIBILITY_OUTPUT,
-            ),
+            item("discovery_agent", DESCRIPTIONS[0], DISCOVERY_OUTPUT),
+            item("selector_agent", DESCRIPTIONS[1], SELECTOR_OUTPUT),
+            item("accessibility_agent", DESCRIPTIONS[2], ACCESSIBILITY_OUTPUT),
         ],
     };
     serde_json::to_string(&kwargs).unwrap_or_default()

@@ -248,3 +248,29 @@ fn tool_and_validate_read_a_users_schemas_at_run_time() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// `plan-pipeline --declared` runs the declared workflow offline: the plan generator's
+/// prompt in its transcript is the golden one, and the binary exits 0; without the flag the
+/// main agent's story still shows the retry error.
+#[test]
+fn plan_pipeline_runs_the_declared_workflow_and_the_main_job() {
+    let out = Command::cargo_bin("plan-pipeline")
+        .unwrap()
+        .arg("--declared")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(text.starts_with(
+        "Workflow `plan_pipeline` (declared, checked at compile time): discovery_agent -> selector_agent -> accessibility_agent -> plan_generator_agent\n"
+    ));
+    assert!(text.contains(GOLDEN.trim_end()), "{text}");
+    let out = Command::cargo_bin("plan-pipeline")
+        .unwrap()
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(text.contains("\"missing_fields\":[\"collected_information\"]"));
+    assert!(text.contains("=== done ===\nThe crawl plan is written to"));
+}

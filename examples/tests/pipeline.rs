@@ -177,3 +177,68 @@ async fn parallel_bad_calls_in_one_reply_count_as_one_attempt() {
         .count();
     assert_eq!(results, 6);
 }
+
+/// The declared pipeline: the run builds `collected_information` from the sub-agents'
+/// outputs as they wrote them, and the plan generator is asked on exactly the golden prompt,
+/// as in the main job where a model assembled the same array.
+#[tokio::test]
+async fn declared_pipeline_collects_and_renders_the_golden_prompt() {
+    use agent_core::workflow::WorkflowOutcome;
+    use agent_examples::pipeline::PlanPipeline;
+    assert_eq!(
+        PlanPipeline::STEPS,
+        [
+            "discovery_agent",
+            "selector_agent",
+            "accessibility_agent",
+            "plan_generator_agent"
+        ]
+    );
+    assert_eq!(PlanPipeline::UNDECIDED, [] as [&str; 0]);
+    let model = Arc::new(pipeline::declared_model());
+    let workflow = pipeline::declared_workflow();
+    let outcome = workflow
+        .runner(model.clone())
+        .start_with_kwargs(&pipeline::declared_kwargs())
+        .await
+        .unwrap();
+    let WorkflowOutcome::Finished { state, .. } = outcome else {
+        panic!("no step asks the user");
+    };
+    assert_eq!(state.upstream.len(), 4);
+    let plan = state.upstream.latest("plan_generator_agent").unwrap();
+    assert_eq!(plan.value["status"], "success");
+    // Each sub-agent was asked once; the plan generator once, its prompt the last message.
+    for agent in ["discovery_agent", "selector_agent", "accessibility_agent"] {
+        assert_eq!(model.requests_of(agent).len(), 1, "{agent}");
+    }
+    let requests = model.requests_of("plan_generator_agent");
+    assert_eq!(requests.len(), 1);
+    let prompt = requests[0].messages.last().unwrap();
+    assert_eq!(prompt.role, Role::User);
+    assert_eq!(prompt.content, GOLDEN);
+}
+
+/// A resumed state cannot swap the text a collected item shows for other data.
+#[tokio::test]
+async fn a_written_output_that_is_not_its_value_is_refused() {
+    use agent_core::workflow::WorkflowOutcome;
+    let workflow = pipeline::declared_workflow();
+    let outcome = workflow
+        .runner(Arc::new(pipeline::declared_model()))
+        .start_with_kwargs(&pipeline::declared_kwargs())
+        .await
+        .unwrap();
+    let WorkflowOutcome::Finished { state, .. } = outcome else {
+        panic!("no step asks the user");
+    };
+    let text = serde_json::to_string(&state).unwrap();
+    assert!(workflow.parse_state(&text).is_ok());
+    let tampered = text.replacen("\"forms_detected\":1", "\"forms_detected\":7", 1);
+    assert_ne!(tampered, text);
+    let error = workflow.parse_state(&tampered).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "cannot resume workflow `plan_pipeline`: the stored output text of `discovery_agent` is not its stored value"
+    );
+}

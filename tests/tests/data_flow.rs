@@ -130,6 +130,7 @@ fn event_planning(steps: &[&str]) -> Flow {
             .map(|s| flow::load_step(&schemas, s, &mut read).unwrap())
             .collect(),
         agents: flow::agent_folders(&schemas),
+        collects: Vec::new(),
     }
 }
 
@@ -197,6 +198,7 @@ fn steps_that_need_each_other_are_a_cycle() {
             .map(|s| flow::load_step(&schemas, s, &mut read).unwrap())
             .collect(),
         agents: flow::agent_folders(&schemas),
+        collects: Vec::new(),
     };
     let report = flow::check(&flow);
     assert_eq!(report.errors.len(), 1);
@@ -266,5 +268,152 @@ fn the_run_input_provides_fields() {
     assert_eq!(
         errors.to_string(),
         "error: step `topical` needs `topic`, which neither the workflow's input nor an earlier step provides (nothing is provided before it)\n"
+    );
+}
+
+/// The catering agent through the derive, using the budget agent's own output type (here the
+/// build script's) where its contract refers to `../budget_agent/output.schema.json`.
+mod mapped {
+    /// Plans the catering within its allocation.
+    #[derive(agent_core::Agent)]
+    #[agent(
+        name = "catering_agent",
+        input = "../schemas/catering_agent/input.schema.json",
+        output = "../schemas/catering_agent/output.schema.json",
+        types = { "../budget_agent/output.schema.json" = agent_examples::agents::budget_agent::BudgetAgentOutput }
+    )]
+    pub struct CateringAgent;
+}
+
+/// Takes the producer's type: called with the derived consumer's field, it compiles only if
+/// the consumer holds that very type.
+fn catering_allocation(budget: &budget_agent::BudgetAgentOutput) -> f64 {
+    budget.allocations["catering"]
+}
+
+#[test]
+fn a_mapped_contract_is_the_producers_type() {
+    use agent_core::contract::ContractType;
+    let call = agent_core::kwargs::ToolCall::from_json_str(
+        r#"{"task": "Plan the catering",
+            "venue_agent_output": {"venue_name": "Loft", "capacity": 60, "cost_usd": 1500},
+            "budget_agent_output": {"total_budget_usd": 5000, "allocations": {"catering": 2000}}}"#,
+    )
+    .unwrap();
+    let input =
+        <mapped::catering_agent::CateringAgentInput as agent_core::AgentInput>::from_call(&call)
+            .unwrap();
+    assert_eq!(catering_allocation(&input.budget_agent_output), 2000.0);
+    assert_eq!(
+        <mapped::CateringAgent as agent_core::Agent>::NAME,
+        "catering_agent"
+    );
+    // The derive's consumer and the build script's consumer hold the same type, and the
+    // fingerprints of the two front ends agree for the same schema.
+    let built =
+        <catering_agent::CateringAgentInput as agent_core::AgentInput>::from_call(&call).unwrap();
+    assert_eq!(input.budget_agent_output, built.budget_agent_output);
+    assert_eq!(
+        <mapped::catering_agent::CateringAgentInput as ContractType>::FINGERPRINT,
+        <catering_agent::CateringAgentInput as ContractType>::FINGERPRINT
+    );
+    assert_ne!(
+        <budget_agent::BudgetAgentOutput as ContractType>::FINGERPRINT,
+        <catering_agent::CateringAgentInput as ContractType>::FINGERPRINT
+    );
+}
+
+fn plan_pipeline(steps: &[&str], from: &[&str]) -> Flow {
+    let mut flow = event_planning(steps);
+    flow.name = "plan_pipeline".into();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut read = Vec::new();
+    flow.input = Some(
+        flow::load_contract(
+            &root.join("../examples/workflows/plan_pipeline.input.schema.json"),
+            &mut read,
+        )
+        .unwrap(),
+    );
+    flow.collects = vec![flow::FlowCollect {
+        field: "collected_information".into(),
+        from: from.iter().map(|s| s.to_string()).collect(),
+    }];
+    flow
+}
+
+fn messages(report: &flow::FlowReport) -> Vec<&str> {
+    report.errors.iter().map(|p| p.message.as_str()).collect()
+}
+
+#[test]
+fn the_plan_pipeline_collects_what_its_contract_accepts() {
+    let all = ["discovery_agent", "selector_agent", "accessibility_agent"];
+    let steps = [
+        "discovery_agent",
+        "selector_agent",
+        "accessibility_agent",
+        "plan_generator_agent",
+    ];
+    let report = flow::check(&plan_pipeline(&steps, &all));
+    assert_eq!(report, flow::FlowReport::default());
+    // The contract says in prose that discovery and selector outputs must be there; as
+    // JSON Schema it only bounds the count (`minItems: 1`) and the names (`enum`), so
+    // collecting two of them still fits.
+    let report = flow::check(&plan_pipeline(&steps, &all[1..]));
+    assert_eq!(messages(&report), [] as [&str; 0]);
+    // Nothing collected: below `minItems`.
+    let report = flow::check(&plan_pipeline(&steps, &[]));
+    assert_eq!(
+        messages(&report),
+        [
+            "step `plan_generator_agent`: `collected_information` collects 0 item(s), and the step's contract needs at least 1 (`minItems`)"
+        ]
+    );
+}
+
+#[test]
+fn a_collect_names_the_step_and_the_field_of_what_is_wrong() {
+    // The plan generator runs before the accessibility audit it collects; a step the item's
+    // `agent_name` does not allow; a step that is not in the workflow.
+    let steps = [
+        "discovery_agent",
+        "venue_agent",
+        "plan_generator_agent",
+        "accessibility_agent",
+    ];
+    let report = flow::check(&plan_pipeline(
+        &steps,
+        &[
+            "discovery_agent",
+            "venue_agent",
+            "accessibility_agent",
+            "selector_agent",
+        ],
+    ));
+    let errors: Vec<(usize, Option<usize>, &str)> = report
+        .errors
+        .iter()
+        .map(|p| (p.step, p.collect.and_then(|c| c.item), p.message.as_str()))
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            (
+                2,
+                Some(1),
+                "step `plan_generator_agent`: `collected_information` collects `venue_agent`: `collected_information[venue_agent].agent_name` may be `\"venue_agent\"`, which the step's enum does not allow"
+            ),
+            (
+                2,
+                Some(2),
+                "step `plan_generator_agent`: `collected_information` collects the output of `accessibility_agent`, which runs after it: move `accessibility_agent` before `plan_generator_agent`"
+            ),
+            (
+                2,
+                Some(3),
+                "step `plan_generator_agent`: `collected_information` collects the output of `selector_agent`, which is not a step of the workflow: add the step `selector_agent` before `plan_generator_agent`"
+            ),
+        ]
     );
 }

@@ -309,7 +309,7 @@ impl<'a> Compare<'a, '_> {
 static EMPTY: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
 
 /// Follows local `$ref`s (`#` and `#/...` pointers) to the schema they name.
-fn resolve<'a>(doc: &'a Value, schema: &'a Value) -> Option<&'a Value> {
+pub(super) fn resolve<'a>(doc: &'a Value, schema: &'a Value) -> Option<&'a Value> {
     let mut current = schema;
     for _ in 0..MAX_HOPS {
         let Some(target) = current.get("$ref").and_then(Value::as_str) else {

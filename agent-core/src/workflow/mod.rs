@@ -11,6 +11,9 @@
 //! - Each step asks its agent through the same agent-call loop as
 //!   [`Runtime`](crate::Runtime): an answer that breaks the output contract goes back with the
 //!   retry error and a "Previous attempt" section naming the call's context ID.
+//! - A step can get a field collected from earlier steps' outputs ([`Workflow::collect`]): an
+//!   array of `{agent_name, description, output}` items, each output as the model wrote it
+//!   (key order and number text kept, across a pause too).
 //! - Handoff validators, typed by the producer's output, check it before its consumer starts;
 //!   a refusal re-asks the producer (bounded), then stops the run naming both agents.
 //! - An agent may ask the user for input: the run pauses with a [`HumanFeedbackRequest`] and a
@@ -80,6 +83,22 @@ struct Handoff {
     validate: HandoffValidator,
 }
 
+/// A field a step gets collected from earlier steps' outputs.
+struct Collect {
+    consumer: String,
+    field: String,
+    /// `(producer, description)`, in item order.
+    items: Vec<(String, String)>,
+}
+
+/// One collected item, as the consumer's contract reads it.
+#[derive(serde::Serialize)]
+struct CollectedItem<'a> {
+    agent_name: &'a str,
+    description: &'a str,
+    output: crate::json::Shown<'a>,
+}
+
 /// A workflow definition: agents, declared steps, handoffs, an optional synthesis.
 ///
 /// ```
@@ -116,6 +135,7 @@ pub struct Workflow {
     members: BTreeMap<String, Member>,
     steps: Vec<Step>,
     handoffs: Vec<Handoff>,
+    collects: Vec<Collect>,
     synthesis: Option<String>,
     config: Config,
     contributors: ContributorRegistry,
@@ -129,6 +149,7 @@ impl Workflow {
             members: BTreeMap::new(),
             steps: Vec::new(),
             handoffs: Vec::new(),
+            collects: Vec::new(),
             synthesis: None,
             config: Config::default(),
             contributors: ContributorRegistry::standard(),
@@ -217,6 +238,29 @@ impl Workflow {
         self
     }
 
+    /// Gives `consumer` the field `field`: an array of `{agent_name, description, output}`
+    /// items, one per `(producer, description)` whose producer has an output by then, each
+    /// holding the producer's latest output as the model wrote it (its key order, its
+    /// numbers' text). The field goes through the consumer's input contract like the rest
+    /// of its context; `#[derive(Workflow)]`'s `collect` declares it and checks each item
+    /// against that contract when the crate compiles.
+    pub fn collect<'a>(
+        mut self,
+        consumer: &str,
+        field: &str,
+        items: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Self {
+        self.collects.push(Collect {
+            consumer: consumer.to_owned(),
+            field: field.to_owned(),
+            items: items
+                .into_iter()
+                .map(|(producer, description)| (producer.to_owned(), description.to_owned()))
+                .collect(),
+        });
+        self
+    }
+
     /// Ends with a synthesis: a final model call (agent name `synthesis`) that sees the whole
     /// conversation plus this instruction.
     pub fn synthesis(mut self, instruction: impl Into<String>) -> Self {
@@ -234,6 +278,13 @@ impl Workflow {
     pub fn check(&self) -> Result<(), Error> {
         for (i, step) in self.steps.iter().enumerate() {
             self.known(&step.agent, &format!("step {}", i + 1))?;
+        }
+        for c in &self.collects {
+            let place = format!("the collect of `{}`", c.field);
+            self.known(&c.consumer, &place)?;
+            for (producer, _) in &c.items {
+                self.known(producer, &place)?;
+            }
         }
         for h in &self.handoffs {
             self.known(&h.producer, "a handoff")?;
@@ -256,6 +307,40 @@ impl Workflow {
     /// A runner of this workflow on `model`.
     pub fn runner(&self, model: Arc<dyn ChatModel>) -> Runner<'_> {
         Runner::new(self, model)
+    }
+
+    /// Adds the fields collected for `consumer` to its context (replacing a key of the same
+    /// name in place).
+    fn collected(
+        &self,
+        consumer: &str,
+        state: &WorkflowState,
+        context: &mut Vec<(String, Box<serde_json::value::RawValue>)>,
+    ) {
+        for collect in self.collects.iter().filter(|c| c.consumer == consumer) {
+            let items: Vec<CollectedItem<'_>> = collect
+                .items
+                .iter()
+                .filter_map(|(producer, description)| {
+                    let part = state.upstream.latest(producer)?;
+                    Some(CollectedItem {
+                        agent_name: producer,
+                        description,
+                        output: match &part.written {
+                            Some(text) => crate::json::Shown::Text(text),
+                            None => crate::json::Shown::Value(&part.value),
+                        },
+                    })
+                })
+                .collect();
+            let Ok(value) = serde_json::value::to_raw_value(&items) else {
+                continue;
+            };
+            match context.iter_mut().find(|(key, _)| *key == collect.field) {
+                Some(entry) => entry.1 = value,
+                None => context.push((collect.field.clone(), value)),
+            }
+        }
     }
 
     /// The validator's refusal of `output` from `producer` for `consumer`, if any.

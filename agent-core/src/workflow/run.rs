@@ -268,9 +268,13 @@ impl<'w> Runner<'w> {
             }
             tracing::debug!(agent = %step.agent, "stored output in context");
             state.current_call = None;
-            state
-                .upstream
-                .push(step.agent.clone(), id, output.output.into_value());
+            let written = output.output.text().cloned();
+            state.upstream.push_written(
+                step.agent.clone(),
+                id,
+                output.output.into_value(),
+                written,
+            );
             // Retries are counted per call, as the runtime counts them.
             state.retries.remove(&step.agent);
             state.step_index = next.as_ref().and_then(|(_, index)| *index);
@@ -311,7 +315,8 @@ impl<'w> Runner<'w> {
     ) -> Result<(), Error> {
         let agent = member.agent;
         let id = ids.next(agent.name())?;
-        let context = state.context();
+        let mut context = state.context();
+        self.workflow.collected(agent.name(), state, &mut context);
         let keys: Vec<&String> = context.iter().map(|(key, _)| key).collect();
         tracing::info!(agent = agent.name(), context_id = %id, ?keys, "context received");
         state.current_call = Some(id.clone());

@@ -146,6 +146,15 @@ impl Workflow {
                     part.producer
                 ));
             }
+            // The text is what a collected item shows: it must be the value checked.
+            if let Some(written) = &part.written
+                && written.to_value().ok().as_ref() != Some(&part.value)
+            {
+                return Err(format!(
+                    "the stored output text of `{}` is not its stored value",
+                    cut(&part.producer)
+                ));
+            }
         }
         match (&state.current_call, &state.current) {
             (Some(id), Some(step)) => of_run(id, &step.agent, "the current call"),

@@ -3,6 +3,10 @@
 //! scripted model by default; `--model openai:<model>` or `--model anthropic:<model>` runs it
 //! on a real model configured from the environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`,
 //! `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`).
+//!
+//! `--declared` runs the pipeline as declared at compile time instead (`PlanPipeline`: the
+//! sub-agents in order, then the plan generator, whose `collected_information` the run builds
+//! from their outputs), offline, and prints the transcript with the plan generator's prompt.
 
 use agent_examples::{pipeline, report};
 use clap::Parser;
@@ -15,11 +19,18 @@ struct Args {
     /// `openai:<model>` or `anthropic:<model>`; the scripted model when left out.
     #[arg(long)]
     model: Option<String>,
+    /// Runs the declared `PlanPipeline` workflow on the scripted model instead of the main
+    /// agent's tool calling.
+    #[arg(long, conflicts_with = "model")]
+    declared: bool,
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let args = Args::parse();
+    if args.declared {
+        return declared().await;
+    }
     let (model, line) = match report::model(args.model.as_deref(), || {
         Arc::new(pipeline::scripted_model())
     }) {
@@ -37,6 +48,39 @@ async fn main() -> ExitCode {
         Ok(outcome) => {
             println!("=== done ===\n{}", outcome.content);
             ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The declared pipeline: no main agent; the workflow routes each step and collects the
+/// sub-agents' outputs for the plan generator.
+async fn declared() -> ExitCode {
+    use agent_core::workflow::WorkflowOutcome;
+    use agent_examples::pipeline::PlanPipeline;
+    println!(
+        "Workflow `{}` (declared, checked at compile time): {}",
+        PlanPipeline::NAME,
+        PlanPipeline::STEPS.join(" -> ")
+    );
+    let workflow = pipeline::declared_workflow();
+    let runner = workflow.runner(Arc::new(pipeline::declared_model()));
+    let outcome = runner.start_with_kwargs(&pipeline::declared_kwargs()).await;
+    print!("{}", runner.transcript());
+    match outcome {
+        Ok(WorkflowOutcome::Finished { output, .. }) => {
+            println!("=== done ===\n{output}");
+            ExitCode::SUCCESS
+        }
+        Ok(WorkflowOutcome::NeedsInput { request, .. }) => {
+            eprintln!(
+                "error: `{}` asked the user: {}",
+                request.requesting_agent, request.prompt
+            );
+            ExitCode::FAILURE
         }
         Err(e) => {
             eprintln!("error: {e}");

@@ -1,0 +1,189 @@
+//! One Rust type for a contract two derives use: `#[agent(types = { "../budget_agent/output.schema.json"
+//! = crate::agents::budget_agent::output::BudgetAgentOutput })]` makes the consumer use the
+//! producer's type where its contract bundles that file, instead of a copy of its own.
+//!
+//! A derive cannot see another derive's output, so the mapping is checked when the crate
+//! compiles: every generated contract type implements `contract::ContractType`, whose
+//! `FINGERPRINT` is a hash of the schema it was generated from, and the consumer asserts, in a
+//! constant, that the mapped type's fingerprint is the one of the file it bundles. A type
+//! generated from another schema (or another version of it) does not compile, with the error
+//! at the mapping.
+
+use crate::ctxt::Ctxt;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use std::hash::Hasher;
+use std::path::Path;
+use syn::spanned::Spanned;
+use syn::{Expr, LitStr};
+
+/// One `"file" = path` of `types = { ... }`.
+pub(crate) struct Mapping {
+    lit: LitStr,
+    path: syn::Path,
+}
+
+/// The fingerprint of a contract type: FNV-1a of the schema's JSON, re-serialized so that
+/// whitespace does not count. `None` for text that is not JSON (the schema check reports it).
+pub(crate) fn fingerprint(text: &str) -> Option<u64> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let mut hasher = fnv::FnvHasher::default();
+    hasher.write(value.to_string().as_bytes());
+    Some(hasher.finish())
+}
+
+/// The `impl ContractType` of a generated root type.
+pub(crate) fn contract_type_impl(runtime: &syn::Path, ty: &TokenStream, text: &str) -> TokenStream {
+    let Some(fingerprint) = fingerprint(text) else {
+        return TokenStream::new();
+    };
+    quote! {
+        #[automatically_derived]
+        impl #runtime::contract::ContractType for #ty {
+            const FINGERPRINT: u64 = #fingerprint;
+        }
+    }
+}
+
+/// Parses `{ "file" = path; ... }`.
+pub(crate) fn parse(value: &Expr, errors: &mut Ctxt) -> Vec<Mapping> {
+    const SHAPE: &str = "expected `types = { \"../producer/output.schema.json\" = path::to::ProducerOutput }` (several separated by `;`)";
+    let Expr::Block(block) = value else {
+        errors.at(value.span(), SHAPE);
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for stmt in &block.block.stmts {
+        let syn::Stmt::Expr(Expr::Assign(assign), _) = stmt else {
+            errors.at(stmt.span(), SHAPE);
+            continue;
+        };
+        let (
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(lit),
+                ..
+            }),
+            Expr::Path(path),
+        ) = (&*assign.left, &*assign.right)
+        else {
+            errors.at(assign.span(), SHAPE);
+            continue;
+        };
+        out.push(Mapping {
+            lit: lit.clone(),
+            path: path.path.clone(),
+        });
+    }
+    out
+}
+
+/// Replaces, in the contract module, each mapped file's bundled copy by a `use` of the
+/// mapped type, and returns the assertions that the mapped type was generated from that file.
+/// `dir` is the folder of the consumer's schema, against which the files are named.
+pub(crate) fn apply(
+    module: &mut syn::ItemMod,
+    mappings: &[Mapping],
+    dir: &Path,
+    runtime: &syn::Path,
+    errors: &mut Ctxt,
+) -> TokenStream {
+    let mut checks = TokenStream::new();
+    for mapping in mappings {
+        let file = dir.join(mapping.lit.value());
+        let shown: Vec<String> = file
+            .iter()
+            .rev()
+            .take(2)
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        let shown = format!("{}/{}", shown[1..].join("/"), shown[0]);
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| e.to_string())
+            .and_then(
+                |text| match crate::bundle::bundle(&text, &file, &mapping.lit.value()) {
+                    Ok(Some(bundled)) => Ok(bundled.text),
+                    Ok(None) => Ok(text),
+                    Err(problems) => Err(problems
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; ")),
+                },
+            );
+        let text = match text {
+            Ok(text) => text,
+            Err(e) => {
+                errors.at(
+                    mapping.lit.span(),
+                    format!("cannot read `{}`: {e}", mapping.lit.value()),
+                );
+                continue;
+            }
+        };
+        let root = crate::naming::type_name(&crate::bundle::def_key(&shown));
+        if !replace(module, &root, &mapping.path) {
+            errors.at(
+                mapping.lit.span(),
+                format!(
+                    "the contract does not refer to `{}` (it has no type `{root}`): map only a sibling `$ref` of this contract",
+                    mapping.lit.value()
+                ),
+            );
+            continue;
+        }
+        let Some(fingerprint) = fingerprint(&text) else {
+            continue;
+        };
+        let path = &mapping.path;
+        let message = format!(
+            "the type mapped to `{}` was not generated from that schema as it is now: map the type generated from it, or regenerate the producer",
+            mapping.lit.value()
+        );
+        checks.extend(quote_spanned! {mapping.path.span()=>
+            const _: () = ::core::assert!(
+                <#path as #runtime::contract::ContractType>::FINGERPRINT == #fingerprint,
+                #message
+            );
+        });
+    }
+    checks
+}
+
+/// In the `input` and `output` modules: drops the items named `root...` and uses `path` as
+/// `root`. Whether a module had the type.
+fn replace(module: &mut syn::ItemMod, root: &str, path: &syn::Path) -> bool {
+    let mut found = false;
+    let Some((_, items)) = &mut module.content else {
+        return false;
+    };
+    for item in items {
+        let syn::Item::Mod(side) = item else { continue };
+        let Some((_, side_items)) = &mut side.content else {
+            continue;
+        };
+        if !side_items.iter().any(|i| named(i).as_deref() == Some(root)) {
+            continue;
+        }
+        found = true;
+        side_items.retain(|i| !named(i).is_some_and(|n| n.starts_with(root)));
+        let ident = format_ident!("{root}");
+        side_items.push(syn::parse_quote!(pub use #path as #ident;));
+    }
+    found
+}
+
+/// The type an item defines or implements, by name.
+fn named(item: &syn::Item) -> Option<String> {
+    match item {
+        syn::Item::Struct(s) => Some(s.ident.to_string()),
+        syn::Item::Enum(e) => Some(e.ident.to_string()),
+        syn::Item::Type(t) => Some(t.ident.to_string()),
+        syn::Item::Impl(i) => match &*i.self_ty {
+            syn::Type::Path(p) if p.qself.is_none() => {
+                p.path.segments.last().map(|s| s.ident.to_string())
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}

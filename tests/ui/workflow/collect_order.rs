@@ -1,0 +1,13 @@
+// A collect names a step that runs after the consumer, and collects fewer items than `minItems`.
+#[derive(agent_core::Workflow)]
+#[workflow(
+    schemas = "ui/schemas/collect",
+    agents = "crate::agents",
+    steps = ["gatherer", "finder"],
+    collect = { gathered = ["finder"] }
+)]
+struct Flow;
+
+fn main() {
+    let _ = Flow::workflow(["a", "b"], ["x"]);
+}
