@@ -135,7 +135,6 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
         deserialize_tuple(len: usize),
         deserialize_tuple_struct(name: &'static str, len: usize),
         deserialize_map(),
-        deserialize_enum(name: &'static str, variants: &'static [&'static str]),
         deserialize_identifier(),
         deserialize_ignored_any(),
     );
@@ -153,8 +152,124 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
         self.0.deserialize_struct(name, fields, visitor)
     }
 
+    /// An enum from a string (a unit variant) or a one-entry object (a variant with data):
+    /// serde_json also reads a unit variant from `{"name": null}`, which no schema of an
+    /// enum of strings accepts.
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.0.deserialize_any(EnumVisitor(visitor))
+    }
+
     fn is_human_readable(&self) -> bool {
         self.0.is_human_readable()
+    }
+}
+
+/// Reads an enum as JSON writes one: see [`Strict::deserialize_enum`].
+struct EnumVisitor<V>(V);
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for EnumVisitor<V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.expecting(f)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        self.0.visit_enum(de::value::StrDeserializer::new(v))
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        self.0
+            .visit_enum(de::value::BorrowedStrDeserializer::new(v))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        self.0.visit_enum(de::value::StringDeserializer::new(v))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        self.0.visit_enum(MapEnum(Map(map)))
+    }
+}
+
+/// A variant with data, from a one-entry object.
+struct MapEnum<A>(A);
+
+impl<'de, A: MapAccess<'de>> EnumAccess<'de> for MapEnum<A> {
+    type Error = A::Error;
+    type Variant = Self;
+
+    fn variant_seed<S: DeserializeSeed<'de>>(
+        mut self,
+        seed: S,
+    ) -> Result<(S::Value, Self), A::Error> {
+        match self.0.next_key_seed(seed)? {
+            Some(key) => Ok((key, self)),
+            None => Err(de::Error::invalid_type(de::Unexpected::Map, &"an enum")),
+        }
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapEnum<A> {
+    /// The entry's value, and no second entry.
+    fn only<S: DeserializeSeed<'de>>(mut self, seed: S) -> Result<S::Value, A::Error> {
+        let value = self.0.next_value_seed(seed)?;
+        match self.0.next_key::<de::IgnoredAny>()? {
+            None => Ok(value),
+            Some(_) => Err(de::Error::invalid_length(2, &"an object of one entry")),
+        }
+    }
+}
+
+impl<'de, A: MapAccess<'de>> VariantAccess<'de> for MapEnum<A> {
+    type Error = A::Error;
+
+    fn unit_variant(self) -> Result<(), A::Error> {
+        Err(de::Error::invalid_type(
+            de::Unexpected::Map,
+            &"a unit variant, written as a string",
+        ))
+    }
+
+    fn newtype_variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<S::Value, A::Error> {
+        self.only(seed)
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
+        self.only(TupleSeed(len, visitor))
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, A::Error> {
+        self.only(StructSeed(fields, visitor))
+    }
+}
+
+struct TupleSeed<V>(usize, V);
+
+impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for TupleSeed<V> {
+    type Value = V::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
+        d.deserialize_tuple(self.0, self.1)
+    }
+}
+
+struct StructSeed<V>(&'static [&'static str], V);
+
+impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for StructSeed<V> {
+    type Value = V::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
+        d.deserialize_struct("", self.0, self.1)
     }
 }
 
@@ -526,6 +641,24 @@ mod tests {
         let from_value: Outer =
             deserialize(&serde_json::json!({"items": [], "map": {}, "raw": {"z": 1}})).unwrap();
         assert_eq!(from_value.raw.get(), r#"{"z":1}"#);
+    }
+
+    #[test]
+    fn unit_variants_come_from_strings_only() {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        enum Mode {
+            #[serde(rename = "fast")]
+            Fast,
+            Data(u8),
+        }
+        let from = |text| deserialize::<Mode, _>(&mut serde_json::Deserializer::from_str(text));
+        assert_eq!(from(r#""fast""#).unwrap(), Mode::Fast);
+        assert_eq!(from(r#"{"Data": 3}"#).unwrap(), Mode::Data(3));
+        assert!(serde_json::from_str::<Mode>(r#"{"fast": null}"#).is_ok());
+        assert!(from(r#"{"fast": null}"#).is_err());
+        assert!(from(r#"{"Data": 3, "x": 1}"#).is_err());
+        assert!(deserialize::<Mode, _>(&serde_json::json!("fast")).is_ok());
+        assert!(deserialize::<Mode, _>(&serde_json::json!({"fast": null})).is_err());
     }
 
     #[test]
