@@ -469,6 +469,9 @@ fn generated_checks_agree_with_the_validator() {
             (true, true) => fast += 1,
             (true, false) => {
                 slow += 1;
+                if std::env::var_os("SHOW_SLOW").is_some() {
+                    println!("slow: {}: {instance}", side.label);
+                }
                 slow_sides.insert(side.label.clone());
             }
             (false, false) => refused += 1,
