@@ -1159,3 +1159,41 @@ fn apply_edits(file: &mut syn::File, edits: &[Edit], runtime: &Path) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::types::generate_types;
+
+    #[test]
+    fn what_the_checks_cover_and_leave_to_the_validator() {
+        let schema = r#"{
+            "type": "object",
+            "required": ["n", "maybe"],
+            "properties": {
+                "n": {"type": "integer", "minimum": 1, "multipleOf": 2},
+                "s": {"type": "string", "maxLength": 3, "pattern": "^a"},
+                "maybe": {"type": ["string", "null"]},
+                "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true}
+            }
+        }"#;
+        let types = generate_types(schema, "s.json", "Root").unwrap();
+        assert!(types.unchecked.is_empty(), "{:?}", types.unchecked);
+        let code = types.pretty();
+        // An optional field whose schema refuses null reads present values only; a required
+        // nullable one must be present.
+        assert!(code.contains("__private::checks::present"), "{code}");
+        assert!(code.contains("__private::checks::nullable"), "{code}");
+        for part in ["multiple_of", "chars(", "PATTERN", "unique("] {
+            assert!(code.contains(part), "{part} not in {code}");
+        }
+
+        let union = r#"{"type": "object", "properties": {"u": {"anyOf": [{"type": "string", "minLength": 2}, {"type": "integer"}]}}}"#;
+        let types = generate_types(union, "s.json", "Root").unwrap();
+        assert_eq!(types.unchecked.len(), 1, "{:?}", types.unchecked);
+        assert!(
+            types.unchecked[0].starts_with("/properties/u"),
+            "{:?}",
+            types.unchecked
+        );
+    }
+}

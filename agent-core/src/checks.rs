@@ -500,7 +500,7 @@ pub mod support {
     pub fn compare(value: Number, limit: Number) -> Option<Ordering> {
         match (value, limit) {
             (Number::Int(v), Number::Int(l)) => Some(v.cmp(&l)),
-            (Number::Float(v), _) if !(v.abs() < EXACT) => None,
+            (Number::Float(v), _) if v.is_nan() || v.abs() >= EXACT => None,
             (Number::Float(v), Number::Float(l)) => v.partial_cmp(&l),
             (Number::Float(v), Number::Int(l)) => exact(l).and_then(|l| v.partial_cmp(&l)),
             (Number::Int(v), Number::Float(l)) => match exact(v) {
