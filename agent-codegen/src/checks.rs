@@ -240,6 +240,8 @@ struct Field {
     default: bool,
     flatten: bool,
     deserialize_with: bool,
+    /// Whether that is the runtime's lenient integer reader.
+    lenient: bool,
     /// A serde attribute the walk does not know.
     unknown: bool,
 }
@@ -258,6 +260,7 @@ fn fields(item: &syn::ItemStruct) -> Option<Vec<Field>> {
             default: false,
             flatten: false,
             deserialize_with: false,
+            lenient: false,
             unknown: false,
         };
         for attr in f.attrs.iter().filter(|a| a.path().is_ident("serde")) {
@@ -269,7 +272,12 @@ fn fields(item: &syn::ItemStruct) -> Option<Vec<Field>> {
                     }
                     Some("default") => field.default = true,
                     Some("flatten") => field.flatten = true,
-                    Some("deserialize_with") => field.deserialize_with = true,
+                    Some("deserialize_with") => {
+                        let function = meta.value()?.parse::<syn::LitStr>()?.value();
+                        field.deserialize_with = true;
+                        field.lenient = function.ends_with("__private::integer::deserialize");
+                        return Ok(());
+                    }
                     Some("skip_serializing_if") => {}
                     _ => field.unknown = true,
                 }
@@ -914,16 +922,20 @@ impl Walk<'_> {
             match shape(&field.ty, self.items) {
                 Shape::Option(inner) => {
                     if is_required {
-                        if field.default || field.deserialize_with {
-                            checks.push(self.no(&at, "a required optional field read leniently"));
+                        if field.default {
+                            checks.push(self.no(&at, "a required field with a default"));
                             continue;
                         }
-                        self.edits.push(Edit {
-                            owner: owner.clone(),
-                            field: ident.to_string(),
-                            function: "nullable".into(),
-                            default: false,
-                        });
+                        // With a `deserialize_with` (typify's `Option::deserialize`) and no
+                        // `default`, serde already wants the field present.
+                        if !field.deserialize_with {
+                            self.edits.push(Edit {
+                                owner: owner.clone(),
+                                field: ident.to_string(),
+                                function: "nullable".into(),
+                                default: false,
+                            });
+                        }
                         checks.push(self.value(&schema, &at, &field.ty, expr, depth + 1));
                     } else if refuses_null(self, &schema, 0) {
                         let function = if field.deserialize_with {
@@ -1119,7 +1131,13 @@ fn refuses_null(walk: &Walk<'_>, node: &Value, depth: usize) -> bool {
         .and_then(Value::as_array)
         .is_some_and(|vs| !vs.contains(&Value::Null));
     let by_const = object.get("const").is_some_and(|c| !c.is_null());
-    by_type || by_enum || by_const
+    let branches = |keyword: &str| object.get(keyword).and_then(Value::as_array);
+    let by_union = ["anyOf", "oneOf"]
+        .iter()
+        .any(|k| branches(k).is_some_and(|bs| bs.iter().all(|b| refuses_null(walk, b, depth + 1))));
+    let by_all =
+        branches("allOf").is_some_and(|bs| bs.iter().any(|b| refuses_null(walk, b, depth + 1)));
+    by_type || by_enum || by_const || by_union || by_all
 }
 
 /// Whether the node accepts every value (only annotations).
@@ -1177,12 +1195,20 @@ mod tests {
             }
         }"#;
         let types = generate_types(schema, "s.json", "Root").unwrap();
-        assert!(types.unchecked.is_empty(), "{:?}", types.unchecked);
+        assert!(
+            types.unchecked.is_empty(),
+            "{:?}\n{}",
+            types.unchecked,
+            types.pretty()
+        );
         let code = types.pretty();
         // An optional field whose schema refuses null reads present values only; a required
         // nullable one must be present.
         assert!(code.contains("__private::checks::present"), "{code}");
-        assert!(code.contains("__private::checks::nullable"), "{code}");
+        assert!(
+            code.contains("deserialize_with = \"::std::option::Option::deserialize\""),
+            "{code}"
+        );
         for part in ["multiple_of", "chars(", "PATTERN", "unique("] {
             assert!(code.contains(part), "{part} not in {code}");
         }
