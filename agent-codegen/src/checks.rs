@@ -504,6 +504,7 @@ impl Walk<'_> {
         };
         let kind = held.kind();
         let mut checks: Vec<TokenStream> = Vec::new();
+        let mut untyped: BTreeMap<&str, serde_json::Map<String, Value>> = BTreeMap::new();
         for (keyword, arg) in object {
             let keyword = keyword.as_str();
             if ANNOTATIONS.contains(&keyword) {
@@ -524,7 +525,11 @@ impl Walk<'_> {
             if let Some((_, family)) = family {
                 match kind {
                     None => {
-                        checks.push(self.no(pointer, "a keyword on an untyped value"));
+                        // Checked below, on the value read from its text.
+                        untyped
+                            .entry(family)
+                            .or_default()
+                            .insert(keyword.to_owned(), arg.clone());
                         continue;
                     }
                     Some(kind)
@@ -594,7 +599,76 @@ impl Walk<'_> {
         if let Held::Struct(item) = held {
             checks.push(self.structure(object, item, pointer, depth));
         }
+        for (family, keywords) in untyped {
+            checks.push(self.untyped(family, keywords, &expr, pointer, depth));
+        }
         and(checks)
+    }
+
+    /// The keywords of one JSON type on an untyped value (`RawJson`): checked on the value
+    /// read from its text when it has that type.
+    fn untyped(
+        &mut self,
+        family: &str,
+        keywords: serde_json::Map<String, Value>,
+        expr: &TokenStream,
+        pointer: &str,
+        depth: usize,
+    ) -> TokenStream {
+        let private = self.private();
+        let v = self.var();
+        match family {
+            "string" => {
+                let check = self.node(
+                    &Value::Object(keywords),
+                    pointer,
+                    &Held::Str,
+                    quote!(#v),
+                    depth + 1,
+                );
+                quote!(match &#private::raw_str(#expr) {
+                    ::core::option::Option::Some(#v) => #check,
+                    ::core::option::Option::None => true,
+                })
+            }
+            "number" => {
+                let check = self.node(
+                    &Value::Object(keywords),
+                    pointer,
+                    &Held::Float,
+                    quote!(#v),
+                    depth + 1,
+                );
+                quote!(match &#private::raw_number(#expr) {
+                    ::core::option::Option::Some(#v) => #check,
+                    ::core::option::Option::None => true,
+                })
+            }
+            "array" => {
+                let mut checks = Vec::new();
+                for (keyword, arg) in &keywords {
+                    match (keyword.as_str(), arg.as_u64()) {
+                        ("minItems", Some(n)) => {
+                            let n = n as usize;
+                            checks.push(quote!(#v >= #n));
+                        }
+                        ("maxItems", Some(n)) => {
+                            let n = n as usize;
+                            checks.push(quote!(#v <= #n));
+                        }
+                        _ => checks
+                            .push(self.no(pointer, &format!("`{keyword}` on an untyped value"))),
+                    }
+                }
+                let check = and(checks);
+                quote!(match #private::raw_len(#expr) {
+                    ::core::result::Result::Ok(::core::option::Option::Some(#v)) => #check,
+                    ::core::result::Result::Ok(::core::option::Option::None) => true,
+                    ::core::result::Result::Err(()) => false,
+                })
+            }
+            _ => self.no(pointer, "object keywords on an untyped value"),
+        }
     }
 
     fn type_check(
@@ -610,7 +684,8 @@ impl Walk<'_> {
             _ => return self.no(pointer, "a `type` that is not a name"),
         };
         let Some(kind) = held.kind() else {
-            return self.no(pointer, "`type` on an untyped value");
+            let private = self.private();
+            return quote!(#private::raw_type(#expr, &[#(#types),*]));
         };
         let has = |t: &str| types.contains(&t);
         if has(kind) || (kind == "integer" && has("number")) {

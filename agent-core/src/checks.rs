@@ -494,6 +494,72 @@ pub mod support {
         }
     }
 
+    impl AsNumber for Number {
+        fn number(&self) -> Number {
+            *self
+        }
+    }
+
+    /// The first byte of a raw value's text.
+    fn first(raw: &RawJson) -> Option<u8> {
+        raw.get().trim_start().bytes().next()
+    }
+
+    /// An untyped value's string, if it is one.
+    pub fn raw_str(raw: &RawJson) -> Option<String> {
+        (first(raw) == Some(b'"'))
+            .then(|| serde_json::from_str(raw.get()).ok())
+            .flatten()
+    }
+
+    /// An untyped value's number, if it is one, as the validator's `Value` holds it.
+    pub fn raw_number(raw: &RawJson) -> Option<Number> {
+        if !matches!(first(raw), Some(b'-' | b'0'..=b'9')) {
+            return None;
+        }
+        let n: serde_json::Number = serde_json::from_str(raw.get()).ok()?;
+        match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => Some(Number::Int(i.into())),
+            (_, Some(u), _) => Some(Number::Int(u.into())),
+            (_, _, f) => f.map(Number::Float),
+        }
+    }
+
+    /// An untyped value's item count, if it is an array; `Err` if its text cannot be read
+    /// (the checks then fail).
+    pub fn raw_len(raw: &RawJson) -> Result<Option<usize>, ()> {
+        if first(raw) != Some(b'[') {
+            return Ok(None);
+        }
+        serde_json::from_str::<Vec<&serde_json::value::RawValue>>(raw.get())
+            .map(|items| Some(items.len()))
+            .map_err(|_| ())
+    }
+
+    /// Whether an untyped value has one of the JSON Schema `types`.
+    pub fn raw_type(raw: &RawJson, types: &[&str]) -> bool {
+        let kind = match first(raw) {
+            Some(b'{') => "object",
+            Some(b'[') => "array",
+            Some(b'"') => "string",
+            Some(b't' | b'f') => "boolean",
+            Some(b'n') => "null",
+            Some(_) => {
+                let integral = match raw_number(raw) {
+                    Some(Number::Int(_)) => true,
+                    Some(Number::Float(f)) => f.fract() == 0.0,
+                    None => return false,
+                };
+                if types.contains(&"number") || (integral && types.contains(&"integer")) {
+                    return true;
+                }
+                return false;
+            }
+            None => return false,
+        };
+        types.contains(&kind)
+    }
+
     /// `value` against `limit`, exactly; `None` where the typed value may not be the number
     /// the validator saw (a float at or past 2^53, which may stand for a longer integer) or
     /// where no exact answer is at hand.
@@ -683,5 +749,20 @@ mod tests {
         assert!(multiple_of(Number::Float(6.0), 3));
         assert!(unique(&["a", "b"]) && !unique(&[1, 1]));
         assert_eq!(chars("é😀"), 2);
+    }
+
+    #[test]
+    fn untyped_values_are_read_from_their_text() {
+        let raw = |text: &str| -> RawJson { serde_json::from_str(text).unwrap() };
+        assert_eq!(raw_str(&raw(r#""a\u00e9""#)).as_deref(), Some("aé"));
+        assert_eq!(raw_str(&raw("1")), None);
+        assert!(matches!(raw_number(&raw("1.0")), Some(Number::Float(f)) if f == 1.0));
+        assert!(matches!(raw_number(&raw("-3")), Some(Number::Int(-3))));
+        assert_eq!(raw_len(&raw("[1, [2, 3]]")), Ok(Some(2)));
+        assert_eq!(raw_len(&raw("{}")), Ok(None));
+        assert!(raw_type(&raw("1.0"), &["integer"]));
+        assert!(!raw_type(&raw("1.5"), &["integer"]));
+        assert!(raw_type(&raw("null"), &["string", "null"]));
+        assert!(!raw_type(&raw("[]"), &["object"]));
     }
 }
