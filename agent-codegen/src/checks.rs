@@ -664,7 +664,7 @@ impl Walk<'_> {
                 quote!(match #private::raw_len(#expr) {
                     ::core::result::Result::Ok(::core::option::Option::Some(#v)) => #check,
                     ::core::result::Result::Ok(::core::option::Option::None) => true,
-                    ::core::result::Result::Err(()) => false,
+                    ::core::result::Result::Err(_) => false,
                 })
             }
             _ => self.no(pointer, "object keywords on an untyped value"),
