@@ -177,6 +177,7 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
         quote!({
             #runtime::__private::contract(NAME, #runtime::contract::ContractKind::Input, INPUT_SCHEMA)
         }),
+        true,
     )));
     let mut module: syn::ItemMod = syn::parse_quote! {
         #[doc = #input_doc]
@@ -197,11 +198,25 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
 }
 
 /// The `AgentInput` impl for `ident`, whose contract `contract` (an expression) compiles once.
+///
+/// `compiled_checks`: the type has a generated `ContractChecks` impl, which then decides
+/// whether a call needs the validator.
 pub(crate) fn agent_input_impl(
     runtime: &syn::Path,
     ident: &syn::Ident,
     contract: TokenStream,
+    compiled_checks: bool,
 ) -> TokenStream {
+    let checks = compiled_checks.then(|| {
+        quote! {
+            const COMPILED_CHECKS: bool = true;
+            fn satisfies_contract(&self) -> ::core::option::Option<bool> {
+                ::core::option::Option::Some(
+                    #runtime::checks::ContractChecks::satisfies_contract(self),
+                )
+            }
+        }
+    });
     quote! {
         const _: () = {
             #[automatically_derived]
@@ -211,6 +226,7 @@ pub(crate) fn agent_input_impl(
                         #runtime::__private::OnceLock::new();
                     CONTRACT.get_or_init(|| #contract)
                 }
+                #checks
             }
         };
     }

@@ -432,5 +432,6 @@ pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
         &runtime,
         ident,
         quote!(#runtime::__private::schemars_contract::<Self>(#name)),
+        false,
     )
 }

@@ -14,7 +14,7 @@ use syn::visit_mut::{self, VisitMut};
 use syn::{Attribute, Field, Path, Type};
 
 /// Integer types typify emits, by the last segment of their path.
-const INTEGERS: &[&str] = &[
+pub(crate) const INTEGERS: &[&str] = &[
     "i8",
     "i16",
     "i32",

@@ -35,6 +35,7 @@ mod attr;
 mod bounds;
 mod buildscript;
 mod bundle;
+mod checks;
 pub mod contributor;
 mod ctxt;
 pub mod derive;

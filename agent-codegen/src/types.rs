@@ -54,6 +54,8 @@ pub(crate) struct Types {
     /// What was dropped to type the schema (a `default` its own schema refuses), located
     /// like errors: build scripts print them as `cargo:warning`.
     pub(crate) warnings: Vec<SchemaError>,
+    /// The schema nodes the generated checks leave to the validator (`checks.rs`).
+    pub(crate) unchecked: Vec<String>,
 }
 
 impl Types {
@@ -80,6 +82,9 @@ pub struct GeneratedTypes {
     /// What was dropped to type the schema (a `default` its own schema refuses), located
     /// like errors.
     pub warnings: Vec<SchemaError>,
+    /// The schema nodes the generated `ContractChecks` leave to the validator, each with
+    /// why; empty when the contract's checks are fully compiled.
+    pub unchecked: Vec<String>,
     code: String,
 }
 
@@ -142,6 +147,7 @@ pub fn generate_types_with(
             code: prettyplease::unparse(&types.file),
             properties: types.properties,
             warnings: types.warnings,
+            unchecked: types.unchecked,
         })
     });
     printed.unwrap_or_else(|message| Err(vec![SchemaError::new(origin, "", message)]))
@@ -207,11 +213,13 @@ pub(crate) fn types(
     let root_ident = syn::Ident::new(root_name, proc_macro2::Span::call_site());
     let properties = finish(&mut file, &typified, &schema, &root_ident, &options.runtime)
         .map_err(|message| vec![error("", message)])?;
+    let unchecked = crate::checks::add_checks(&mut file, &schema, &root_ident, &options.runtime);
     Ok(Types {
         file,
         root_ident,
         properties,
         warnings,
+        unchecked,
     })
 }
 

@@ -22,17 +22,59 @@ pub trait AgentInput: DeserializeOwned {
     /// The compiled contract (compiled once per process).
     fn input_contract() -> &'static Contract;
 
-    /// Checks the call's context against the contract, then deserializes it from the text the
-    /// parent wrote, so numbers and untyped parts reach the input as written.
+    /// Whether [`AgentInput::satisfies_contract`] can answer `Some(true)`: checks compiled from
+    /// the schema exist for this type. With them the typed input is read first and, when its
+    /// checks pass, taken without the validator; without them the validator reads the call
+    /// first (it must run anyway, so reading the type first would only add work).
+    ///
+    /// `true` for every type the code generator writes (`#[derive(Agent)]`, build-script
+    /// codegen); `false` for `#[derive(AgentInput)]` structs, whose schema comes from schemars.
+    const COMPILED_CHECKS: bool = false;
+
+    /// Whether this input, already deserialized, satisfies every rule of its contract that the
+    /// type itself does not enforce (patterns, lengths, bounds, ...), as checks compiled from
+    /// the schema decide them.
+    ///
+    /// `Some(true)` lets [`AgentInput::from_call`] take the input without building the
+    /// context's `Value` or running the validator. `None` (the default: no compiled checks) and
+    /// `Some(false)` leave the decision to the validator, which stays authoritative: it runs,
+    /// and its retry error is the one the caller gets. The generated impl answers with
+    /// [`ContractChecks`](crate::checks::ContractChecks), which is sound only for a value read
+    /// through [`checks::deserialize`](crate::checks::deserialize), as
+    /// [`ToolCall::deserialize_context`] does.
+    fn satisfies_contract(&self) -> Option<bool> {
+        None
+    }
+
+    /// Deserializes the call's context from the text the parent wrote (numbers and untyped
+    /// parts reach the input as written) and checks it against the contract.
     fn from_call(call: &ToolCall) -> Result<Self, RetryError> {
         Self::from_call_within(call, &Limits::default())
     }
 
     /// [`AgentInput::from_call`], building any retry error within `limits`.
+    ///
+    /// With [compiled checks](AgentInput::COMPILED_CHECKS) the typed input comes first,
+    /// straight from the call's text; when it deserializes and its checks pass
+    /// ([`AgentInput::satisfies_contract`]), that is the whole check. Otherwise the validator
+    /// reads the context as a `Value`, and a call it refuses gets its retry error (in the
+    /// caller's order); a call it accepts but the type refuses gets the type's error in the
+    /// same shape.
     fn from_call_within(call: &ToolCall, limits: &Limits) -> Result<Self, RetryError> {
         let contract = Self::input_contract();
-        contract.check_call_within(call, limits)?;
-        call.deserialize_context::<Self>().map_err(|e| {
+        let typed = if Self::COMPILED_CHECKS {
+            match call.deserialize_context::<Self>() {
+                Ok(input) if input.satisfies_contract() == Some(true) => return Ok(input),
+                typed => {
+                    contract.check_call_within(call, limits)?;
+                    typed
+                }
+            }
+        } else {
+            contract.check_call_within(call, limits)?;
+            call.deserialize_context::<Self>()
+        };
+        typed.map_err(|e| {
             let error = contract.deserialize_error_within(call.context(), &e, limits);
             contract.in_call_order(error, call, limits)
         })
@@ -210,5 +252,187 @@ impl PartialEq for CheckedOutput {
     /// Outputs are equal when their JSON is: the typed form is a function of it.
     fn eq(&self, other: &Self) -> bool {
         self.value == other.value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::ContractKind;
+    use crate::error::ErrorKind;
+    use serde::Deserialize;
+    use std::collections::BTreeMap;
+    use std::sync::OnceLock;
+
+    const SCHEMA: &str = r#"{
+        "type": "object",
+        "required": ["target_url", "count"],
+        "properties": {
+            "target_url": {"type": "string", "minLength": 1},
+            "count": {"type": "integer", "minimum": 0},
+            "note": {}
+        }
+    }"#;
+
+    fn contract() -> &'static Contract {
+        static CONTRACT: OnceLock<Contract> = OnceLock::new();
+        CONTRACT.get_or_init(|| {
+            Contract::from_json_str("probe", ContractKind::Input, SCHEMA).expect("schema compiles")
+        })
+    }
+
+    /// The typed side with no compiled checks: the validator decides. `count` is narrower than
+    /// the schema (`u8`), so a call can pass the schema and fail the type.
+    #[derive(Debug, PartialEq, Deserialize)]
+    struct Plain {
+        target_url: String,
+        count: u8,
+        #[serde(default)]
+        note: Option<RawJson>,
+    }
+
+    impl AgentInput for Plain {
+        fn input_contract() -> &'static Contract {
+            contract()
+        }
+    }
+
+    /// The same fields with checks that say the schema's rules hold when `target_url` is not
+    /// empty (the one rule the type does not express).
+    #[derive(Debug, PartialEq, Deserialize)]
+    struct Compiled {
+        target_url: String,
+        count: u8,
+        #[serde(default)]
+        note: Option<RawJson>,
+    }
+
+    impl AgentInput for Compiled {
+        fn input_contract() -> &'static Contract {
+            contract()
+        }
+        const COMPILED_CHECKS: bool = true;
+        fn satisfies_contract(&self) -> Option<bool> {
+            Some(!self.target_url.is_empty())
+        }
+    }
+
+    fn call(text: &str) -> ToolCall {
+        ToolCall::from_json_str(text).unwrap_or_else(|e| panic!("{text}: {e:?}"))
+    }
+
+    /// The path before the one-pass deserializer: the validator first, then the typed input
+    /// from a `RawValue` copy of each entry.
+    fn old_path<T: DeserializeOwned>(call: &ToolCall) -> Result<T, RetryError> {
+        let limits = Limits::default();
+        contract().check_call_within(call, &limits)?;
+        let entries: Vec<(String, Box<RawValue>)> = call
+            .entries()
+            .map(|(k, v)| (k.to_owned(), RawValue::from_string(v.to_owned()).unwrap()))
+            .collect();
+        let map =
+            serde::de::value::MapDeserializer::new(entries.iter().map(|(k, v)| (k.as_str(), &**v)));
+        T::deserialize(map).map_err(|e: serde_json::Error| {
+            let error = contract().deserialize_error_within(call.context(), &e, &limits);
+            contract().in_call_order(error, call, &limits)
+        })
+    }
+
+    #[test]
+    fn a_flat_key_wins_over_the_same_key_in_context() {
+        let c = call(
+            r#"{"task": "t", "context": {"target_url": "inner", "count": 1}, "target_url": "flat"}"#,
+        );
+        let input = Compiled::from_call(&c).unwrap();
+        assert_eq!((input.target_url.as_str(), input.count), ("flat", 1));
+        let keys: Vec<&str> = c.entries().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["count", "target_url"]);
+        assert_eq!(Plain::from_call(&c).unwrap().target_url, "flat");
+    }
+
+    #[test]
+    fn a_context_given_as_a_json_string_is_merged() {
+        let c = call(
+            r#"{"task": "t", "context": "{\"target_url\": \"inner\", \"count\": 2, \"note\": [0.60, {\"b\": 1, \"a\": 2}]}", "count": 3}"#,
+        );
+        let input = Compiled::from_call(&c).unwrap();
+        assert_eq!((input.target_url.as_str(), input.count), ("inner", 3));
+        // The untyped part keeps its text: number and key order as written.
+        assert_eq!(input.note.unwrap().get(), r#"[0.60, {"b": 1, "a": 2}]"#);
+        assert!(!c.context_built());
+        assert_eq!(Plain::from_call(&c).unwrap().count, 3);
+    }
+
+    #[test]
+    fn reserved_keys_never_reach_the_input() {
+        let c = call(
+            r#"{"task": "t", "run_identifier": "r", "expected_outputs": [1],
+                "output_contract_schema": {}, "a": 1,
+                "context": {"task": "x", "run_identifier": "y", "expected_outputs": 2,
+                            "output_contract_schema": 3, "b": 2}}"#,
+        );
+        let seen: BTreeMap<String, serde::de::IgnoredAny> = c.deserialize_context().unwrap();
+        let keys: Vec<&str> = seen.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["a", "b"]);
+        assert_eq!(c.task, "t");
+        assert_eq!(c.run_identifier.as_deref(), Some("r"));
+    }
+
+    #[test]
+    fn a_repeated_key_keeps_its_first_place_and_last_value_as_before() {
+        let text = r#"{"task": "t", "count": 1, "target_url": "u", "count": 7}"#;
+        let c = call(text);
+        let entries: Vec<(&str, &str)> = c.entries().collect();
+        assert_eq!(entries, [("count", "7"), ("target_url", "\"u\"")]);
+        assert_eq!(Compiled::from_call(&c).unwrap().count, 7);
+        // serde_json's own map (what the validator reads) agrees.
+        let value: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(c.context()["count"], value["count"]);
+    }
+
+    #[test]
+    fn errors_are_the_ones_the_old_path_gave() {
+        let cases = [
+            // The type refuses what the schema accepts: the type's error.
+            r#"{"task": "t", "target_url": "u", "count": 300}"#,
+            // The schema refuses: the validator's error, in the caller's order.
+            r#"{"task": "t", "count": "x", "target_url": ""}"#,
+            r#"{"task": "t", "count": -1}"#,
+            r#"{"task": "t", "context": "{\"count\": 1.5}", "target_url": 3}"#,
+            // The compiled checks say no, the type is fine: the validator decides.
+            r#"{"task": "t", "target_url": "", "count": 1}"#,
+        ];
+        for text in cases {
+            let c = call(text);
+            let old = old_path::<Plain>(&c).unwrap_err();
+            assert_eq!(Plain::from_call(&c).unwrap_err(), old, "{text}");
+            let compiled = Compiled::from_call(&c).unwrap_err();
+            assert_eq!(compiled, old_path::<Compiled>(&c).unwrap_err(), "{text}");
+            assert_eq!(
+                serde_json::to_string(&compiled).unwrap(),
+                serde_json::to_string(&old).unwrap()
+            );
+        }
+        let refused = Plain::from_call(&call(cases[0])).unwrap_err();
+        assert_eq!(refused.kind, ErrorKind::InputContract);
+        assert!(refused.validation_message.contains("300"), "{refused:?}");
+    }
+
+    #[test]
+    fn passing_compiled_checks_builds_no_value() {
+        let text = r#"{"task": "t", "target_url": "u", "count": 1, "note": {"z": 1e5}}"#;
+        let c = call(text);
+        assert!(!c.context_built(), "splitting builds no Value");
+        let input = Compiled::from_call(&c).unwrap();
+        assert_eq!(input.note.unwrap().get(), r#"{"z": 1e5}"#);
+        assert!(!c.context_built(), "the compiled path builds no Value");
+        // Without compiled checks the validator reads the Value.
+        let plain = call(text);
+        assert_eq!(Plain::from_call(&plain).unwrap().count, 1);
+        assert!(plain.context_built());
+        // The default prompt is rendered from the text too.
+        let prompt = crate::prompt::default_call_prompt(&c);
+        assert!(prompt.contains("\"z\": 1e5"), "{prompt}");
+        assert!(!c.context_built());
     }
 }

@@ -200,13 +200,13 @@ impl PartialEq for RawObject {
 
 impl Serialize for RawJson {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        Walk(&self.0).serialize(serializer)
+        Walk(self.0.get()).serialize(serializer)
     }
 }
 
 impl Serialize for RawObject {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        Walk(&self.0).serialize(serializer)
+        Walk(self.0.get()).serialize(serializer)
     }
 }
 
@@ -419,18 +419,19 @@ pub(crate) fn dedupe<K: AsRef<str>, V: Copy>(entries: &mut Vec<(K, V)>) {
 
 /// Serializes JSON text one level at a time: objects in document order, strings decoded,
 /// numbers handed over as their text (serde_json's raw-value token), so a serde_json serializer
-/// writes them verbatim and `|markdown` shows them as written.
-pub(crate) struct Walk<'a>(pub(crate) &'a RawValue);
+/// writes them verbatim and `|markdown` shows them as written. The text is one JSON value that
+/// serde_json already read (a slice of a call, a `RawValue`).
+pub(crate) struct Walk<'a>(pub(crate) &'a str);
 
 impl Serialize for Walk<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let text = self.0.get();
+        let text = self.0;
         match text.trim_start().as_bytes().first() {
             Some(b'{') => {
                 let entries = entries(text).map_err(ser::Error::custom)?;
                 let mut map = serializer.serialize_map(Some(entries.len()))?;
                 for (key, value) in &entries {
-                    map.serialize_entry(key.as_ref(), &Walk(value))?;
+                    map.serialize_entry(key.as_ref(), &Walk(value.get()))?;
                 }
                 map.end()
             }
@@ -439,7 +440,7 @@ impl Serialize for Walk<'_> {
                     serde_json::from_str(text).map_err(ser::Error::custom)?;
                 let mut seq = serializer.serialize_seq(Some(items.len()))?;
                 for item in items {
-                    seq.serialize_element(&Walk(item))?;
+                    seq.serialize_element(&Walk(item.get()))?;
                 }
                 seq.end()
             }
@@ -450,21 +451,21 @@ impl Serialize for Walk<'_> {
             Some(b't') => serializer.serialize_bool(true),
             Some(b'f') => serializer.serialize_bool(false),
             Some(b'n') => serializer.serialize_unit(),
-            _ => self.0.serialize(serializer),
+            _ => RawToken(text.trim()).serialize(serializer),
         }
     }
 }
 
-/// Serializes ordered entries as one object.
-pub(crate) struct WalkEntries<'a, K>(pub(crate) &'a [(K, Box<RawValue>)]);
+/// A number's text, serialized the way serde_json serializes a `RawValue`: a struct named by
+/// its raw-value token, so its serializers (and `|markdown`) write the text verbatim.
+struct RawToken<'a>(&'a str);
 
-impl<K: AsRef<str>> Serialize for WalkEntries<'_, K> {
+impl Serialize for RawToken<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (key, value) in self.0 {
-            map.serialize_entry(key.as_ref(), &Walk(value))?;
-        }
-        map.end()
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct(RAW_TOKEN, 1)?;
+        s.serialize_field(RAW_TOKEN, self.0)?;
+        s.end()
     }
 }
 

@@ -4,14 +4,16 @@
 //! every non-reserved key lands in the context, in the parent's order.
 
 use crate::error::{ErrorKind, PathSegment, RetryError};
-use crate::json::{Entries, Ordered, Text, WalkEntries};
+use crate::json::{Entries, Ordered, Text, Walk};
 use crate::limits::{
-    Exceeded, Limits, check_shape, out_of_range_error, text_depth, text_exceeds, too_deep,
-    too_many_values,
+    Exceeded, Flaw, Limits, check_shape, out_of_range_error, scan_value, text_depth, text_exceeds,
+    text_values, too_deep, too_many_values,
 };
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::HashSet;
+use std::sync::{Arc, OnceLock};
 
 /// Keys of a tool call that are about the call, not data for the agent (defined in
 /// `agent-schema`, so the code generator refuses the same keys in input contracts).
@@ -19,10 +21,13 @@ pub use agent_schema::RESERVED_KEYS;
 
 /// A parent's tool call, split into the reserved keys and the merged context.
 ///
-/// The context is kept twice: as the parent wrote it (its keys in their order, each value's
-/// text, numbers as written), which the typed input and the prompt are built from, and as a
-/// `Value` (keys sorted, numbers as `f64`/`i64`/`u64`), which the validator reads.
-#[derive(Debug, Clone)]
+/// The context is kept as the parent wrote it: the kwargs text, received once, and where each
+/// entry's key and value stand in it (its keys in their order, each value's text, numbers as
+/// written). The typed input and the prompt are built from that text. The context as a `Value`
+/// (keys sorted, numbers as `f64`/`i64`/`u64`), which the validator reads, is built only when
+/// something asks for it ([`ToolCall::context`]), so a call whose typed input passes its
+/// contract's compiled checks never builds it.
+#[derive(Clone)]
 pub struct ToolCall {
     /// What the parent asks the agent to do.
     pub task: String,
@@ -32,10 +37,37 @@ pub struct ToolCall {
     pub expected_outputs: Option<Value>,
     /// An output schema the parent sent along, passed through untouched.
     pub output_contract_schema: Option<Value>,
-    /// Always a JSON object: the explicit `context` merged with every flat key.
-    context: Value,
-    /// The same context as written, in the parent's order.
-    entries: Vec<(String, Box<RawValue>)>,
+    /// The text the entries are slices of: the kwargs as received (or, for a call built in
+    /// code, its values written one after the other).
+    text: Arc<str>,
+    /// A `context` the parent sent as a string, unescaped: the entries it gave are slices of it.
+    inner: Option<Arc<str>>,
+    /// The merged context, in the parent's order.
+    entries: Vec<Entry>,
+    /// The merged context as a `Value`, built on first use.
+    context: OnceLock<Value>,
+}
+
+/// One entry of the merged context: where its key and value stand.
+#[derive(Debug, Clone)]
+struct Entry {
+    key: Key,
+    value: Slice,
+}
+
+/// A key: a slice of the text when it holds no escape, else its unescaped copy.
+#[derive(Debug, Clone)]
+enum Key {
+    At(Slice),
+    Owned(Box<str>),
+}
+
+/// A range of the call's text, or of the unescaped `context` string.
+#[derive(Debug, Clone, Copy)]
+struct Slice {
+    inner: bool,
+    start: usize,
+    end: usize,
 }
 
 impl PartialEq for ToolCall {
@@ -45,8 +77,26 @@ impl PartialEq for ToolCall {
             && self.run_identifier == other.run_identifier
             && self.expected_outputs == other.expected_outputs
             && self.output_contract_schema == other.output_contract_schema
-            && self.context == other.context
             && self.keys().eq(other.keys())
+            && self.context() == other.context()
+    }
+}
+
+impl std::fmt::Debug for ToolCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        struct Context<'a>(&'a ToolCall);
+        impl std::fmt::Debug for Context<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_map().entries(self.0.entries()).finish()
+            }
+        }
+        f.debug_struct("ToolCall")
+            .field("task", &self.task)
+            .field("run_identifier", &self.run_identifier)
+            .field("expected_outputs", &self.expected_outputs)
+            .field("output_contract_schema", &self.output_contract_schema)
+            .field("context", &Context(self))
+            .finish()
     }
 }
 
@@ -56,11 +106,12 @@ impl ToolCall {
         Self::from_json_str_with(text, &Limits::default())
     }
 
-    /// Parses kwargs text within `limits`: the size is checked before parsing, the depth on the
-    /// parsed value (see [`parse_within`]), so an oversized or 100,000-deep input costs no stack.
+    /// Parses kwargs text within `limits`: the size is checked before parsing, the depth, the
+    /// number of values and the range of numbers on the text of each entry (see
+    /// [`parse_within`]), so an oversized or 100,000-deep input costs no stack.
     pub fn from_json_str_with(text: &str, limits: &Limits) -> Result<Self, RetryError> {
         match parse_within(text, limits, 0) {
-            Ok(Parsed::Object(entries)) => split(entries, limits),
+            Ok(Parsed::Object(entries)) => split(text, entries, limits),
             Ok(Parsed::Other(found)) => Err(RetryError::call(
                 ErrorKind::NotObject,
                 format!("got {found}"),
@@ -92,17 +143,31 @@ impl ToolCall {
 
     /// A call built in code: `task` plus a context object.
     pub fn new(task: impl Into<String>, context: Map<String, Value>) -> Self {
+        let mut text = String::new();
         let entries = context
             .iter()
-            .map(|(key, value)| (key.clone(), raw_of(value)))
+            .map(|(key, value)| {
+                let start = text.len();
+                text.push_str(raw_of(value).get());
+                Entry {
+                    key: Key::Owned(key.as_str().into()),
+                    value: Slice {
+                        inner: false,
+                        start,
+                        end: text.len(),
+                    },
+                }
+            })
             .collect();
         Self {
             task: task.into(),
             run_identifier: None,
             expected_outputs: None,
             output_contract_schema: None,
-            context: Value::Object(context),
+            text: text.into(),
+            inner: None,
             entries,
+            context: OnceLock::from(Value::Object(context)),
         }
     }
 
@@ -115,29 +180,60 @@ impl ToolCall {
     ) -> Result<Self, RetryError> {
         let mut map = Map::new();
         for (key, raw) in &entries {
-            map.insert(key.clone(), value_of(raw, limits, 1, key)?);
+            map.insert(key.clone(), value_of(raw.get(), limits, 1, key)?);
         }
         let context = Value::Object(map);
         check_shape(&context, limits, 0)?;
+        let mut text = String::new();
+        let entries = entries
+            .into_iter()
+            .map(|(key, raw)| {
+                let start = text.len();
+                text.push_str(raw.get());
+                Entry {
+                    key: Key::Owned(key.into_boxed_str()),
+                    value: Slice {
+                        inner: false,
+                        start,
+                        end: text.len(),
+                    },
+                }
+            })
+            .collect();
         Ok(Self {
             task: task.into(),
             run_identifier: None,
             expected_outputs: None,
             output_contract_schema: None,
-            context,
+            text: text.into(),
+            inner: None,
             entries,
+            context: OnceLock::from(context),
         })
     }
 
     /// The merged context; always a JSON object. Its keys are sorted and its numbers parsed:
-    /// see [`ToolCall::entries`] for the context as the parent wrote it.
+    /// see [`ToolCall::entries`] for the context as the parent wrote it. Built from the text
+    /// on first use.
     pub fn context(&self) -> &Value {
-        &self.context
+        self.context.get_or_init(|| {
+            let map = self
+                .entries()
+                .map(|(key, text)| {
+                    // Each entry was read by serde_json and checked within the limits (depth
+                    // under serde_json's own, numbers finite) when the call was split, so it
+                    // parses; `null` stands in for what cannot happen.
+                    let value = serde_json::from_str(text).unwrap_or(Value::Null);
+                    (key.to_owned(), value)
+                })
+                .collect();
+            Value::Object(map)
+        })
     }
 
     /// The merged context as a map.
     pub fn context_map(&self) -> &Map<String, Value> {
-        match &self.context {
+        match self.context() {
             Value::Object(map) => map,
             _ => unreachable!("ToolCall::context is always an object"),
         }
@@ -145,34 +241,121 @@ impl ToolCall {
 
     /// Takes the context out, leaving an empty object.
     pub fn into_context(self) -> Map<String, Value> {
-        match self.context {
-            Value::Object(map) => map,
+        self.context_map();
+        match self.context.into_inner() {
+            Some(Value::Object(map)) => map,
             _ => Map::new(),
         }
     }
 
+    /// Whether the context's `Value` has been built (by [`ToolCall::context`] or a call built
+    /// from one). For tests of the paths that must not build it.
+    #[doc(hidden)]
+    pub fn context_built(&self) -> bool {
+        self.context.get().is_some()
+    }
+
     /// The merged context as the parent wrote it: each key in the parent's order, with its
-    /// value's text.
-    pub fn entries(&self) -> impl ExactSizeIterator<Item = (&str, &RawValue)> {
-        self.entries.iter().map(|(k, v)| (k.as_str(), &**v))
+    /// value's JSON text (one JSON value, as serde_json read it).
+    pub fn entries(&self) -> impl ExactSizeIterator<Item = (&str, &str)> {
+        self.entries
+            .iter()
+            .map(|entry| (self.key(entry), self.slice(entry.value)))
+    }
+
+    fn slice(&self, at: Slice) -> &str {
+        let text = match (&self.inner, at.inner) {
+            (Some(inner), true) => inner,
+            _ => &self.text,
+        };
+        &text[at.start..at.end]
+    }
+
+    fn key<'a>(&'a self, entry: &'a Entry) -> &'a str {
+        match &entry.key {
+            Key::At(at) => self.slice(*at),
+            Key::Owned(key) => key,
+        }
     }
 
     fn keys(&self) -> impl Iterator<Item = &str> {
-        self.entries.iter().map(|(k, _)| k.as_str())
+        self.entries.iter().map(|entry| self.key(entry))
     }
 
-    /// Deserializes the context as written into `T` (the typed input): numbers reach `T` as
-    /// the parent wrote them, and untyped parts keep their text and order.
+    /// Deserializes the context as written into `T` (the typed input), straight from the text:
+    /// each entry's value is parsed once from its own slice, numbers reach `T` as the parent
+    /// wrote them, and untyped parts keep their text and order. Reserved keys and the
+    /// `context` keys a flat key shadowed are not among the entries, so `T` never sees them.
+    ///
+    /// It reads through [`checks::deserialize`](crate::checks::deserialize) (structs from
+    /// objects only), so a generated type's compiled checks hold for what it returns.
     pub fn deserialize_context<T: serde::de::DeserializeOwned>(
         &self,
     ) -> Result<T, serde_json::Error> {
-        let map = serde::de::value::MapDeserializer::new(self.entries());
-        T::deserialize(map)
+        crate::checks::deserialize(serde::de::value::MapAccessDeserializer::new(EntryAccess {
+            entries: self.entries(),
+            value: None,
+        }))
     }
 
     /// The context as written, serialized as one object (for a template or a pretty printer).
     pub fn context_json(&self) -> impl serde::Serialize + '_ {
-        WalkEntries(&self.entries)
+        ContextJson(self)
+    }
+}
+
+/// The entries of a call as a serde map, each value deserialized from its own text.
+struct EntryAccess<'a, I> {
+    entries: I,
+    value: Option<&'a str>,
+}
+
+impl<'de, I: Iterator<Item = (&'de str, &'de str)>> serde::de::MapAccess<'de>
+    for EntryAccess<'de, I>
+{
+    type Error = serde_json::Error;
+
+    fn next_key_seed<K: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Self::Error> {
+        let Some((key, value)) = self.entries.next() else {
+            return Ok(None);
+        };
+        self.value = Some(value);
+        seed.deserialize(serde::de::value::BorrowedStrDeserializer::new(key))
+            .map(Some)
+    }
+
+    fn next_value_seed<V: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, Self::Error> {
+        let Some(text) = self.value.take() else {
+            return Err(serde::de::Error::custom("a value asked for before its key"));
+        };
+        let mut de = serde_json::Deserializer::from_str(text);
+        let value = seed.deserialize(&mut de)?;
+        de.end()?;
+        Ok(value)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.entries.size_hint().1
+    }
+}
+
+/// A call's context as written, serialized as one object.
+struct ContextJson<'a>(&'a ToolCall);
+
+impl serde::Serialize for ContextJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.entries.len()))?;
+        for (key, value) in self.0.entries() {
+            map.serialize_entry(key, &Walk(value))?;
+        }
+        map.end()
     }
 }
 
@@ -182,7 +365,18 @@ fn raw_of(value: &Value) -> Box<RawValue> {
         .unwrap_or_else(|_| RawValue::from_string("null".to_owned()).expect("valid JSON"))
 }
 
-fn split(kwargs: Entries<'_>, limits: &Limits) -> Result<ToolCall, RetryError> {
+/// Above this depth limit the context's `Value` is built when the call is split, as serde_json
+/// refuses nesting past 128: a call within such a limit but past serde_json's gets its retry
+/// error then, not a context that cannot be built later.
+const LAZY_DEPTH: usize = 100;
+
+/// Where `part` (a slice of `text`) starts in `text`.
+fn offset_in(text: &str, part: &str) -> Option<usize> {
+    let start = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    (start + part.len() <= text.len()).then_some(start)
+}
+
+fn split(text: &str, kwargs: Entries<'_>, limits: &Limits) -> Result<ToolCall, RetryError> {
     // One pass takes the reserved keys out; what stays is the flat context, in the parent's
     // order.
     let [
@@ -213,15 +407,12 @@ fn split(kwargs: Entries<'_>, limits: &Limits) -> Result<ToolCall, RetryError> {
     }
     // A top-level key wins over the same key inside `context`, reserved keys included: a
     // parent that copied its whole call into `context` must not hand `task` over as data.
-    let shadowing: Vec<&str> = [
+    let shadowing = [
         ("task", task.is_some()),
         ("run_identifier", run_identifier.is_some()),
         ("expected_outputs", expected_outputs.is_some()),
         ("output_contract_schema", output_contract_schema.is_some()),
-    ]
-    .into_iter()
-    .filter_map(|(key, present)| present.then_some(key))
-    .collect();
+    ];
     let task = match task {
         Some(raw) if raw.get().starts_with('"') => string_of(raw)?,
         Some(other) => {
@@ -252,43 +443,105 @@ fn split(kwargs: Entries<'_>, limits: &Limits) -> Result<ToolCall, RetryError> {
         }
     };
     let expected_outputs = expected_outputs
-        .map(|raw| value_of(raw, limits, 1, "expected_outputs"))
+        .map(|raw| value_of(raw.get(), limits, 1, "expected_outputs"))
         .transpose()?;
     let output_contract_schema = output_contract_schema
-        .map(|raw| value_of(raw, limits, 1, "output_contract_schema"))
+        .map(|raw| value_of(raw.get(), limits, 1, "output_contract_schema"))
         .transpose()?;
     // A context given as a string is parsed from this copy, which its entries borrow.
-    let mut unescaped = String::new();
+    let unescaped = match context_value {
+        Some(raw) if raw.get().starts_with('"') => string_of(raw)?,
+        _ => String::new(),
+    };
     let explicit = match context_value {
-        Some(raw) => explicit_context(raw, &mut unescaped, limits)?.map(|mut entries| {
-            entries.retain(|(k, _)| !shadowing.contains(&k.as_ref()));
+        Some(raw) => explicit_context(raw, &unescaped, limits)?.map(|mut entries| {
+            entries.retain(|(k, _)| !shadowing.contains(&(k.as_ref(), true)));
             entries
         }),
         None => None,
     };
     let (merged, from_context) = splice(flat, explicit, explicit_at);
-    let mut map = Map::new();
-    for (i, (key, raw)) in merged.iter().enumerate() {
-        let value = value_of(raw, limits, 1, key)?;
-        // An entry of `context` stood one level deeper in the call than a flat key.
-        if (from_context.start..from_context.end).contains(&i) {
-            check_shape(&value, limits, 2)?;
+    // Only a text this long can hold more values than the limit (a value takes two bytes):
+    // the merged context's values are counted then (a `context` string adds its own).
+    if (text.len() + unescaped.len()) / 2 >= limits.max_values {
+        let mut values = 1usize;
+        for (_, raw) in &merged {
+            values = values.saturating_add(text_values(raw.get(), limits.max_values));
+            if values > limits.max_values {
+                return Err(too_many_values(limits));
+            }
         }
-        map.insert(key.clone().into_owned(), value);
     }
-    let context = Value::Object(map);
-    check_shape(&context, limits, 0)?;
-    let entries = merged
-        .into_iter()
-        .map(|(key, raw)| (key.into_owned(), raw.to_owned()))
-        .collect();
+    let eager = limits.max_depth > LAZY_DEPTH;
+    let mut map = Map::new();
+    let mut entries = Vec::with_capacity(merged.len());
+    for (i, (key, raw)) in merged.iter().enumerate() {
+        // An entry of `context` stood one level deeper in the call than a flat key.
+        let outer = if from_context.contains(&i) { 2 } else { 1 };
+        if eager {
+            let value = value_of(raw.get(), limits, 1, key)?;
+            check_shape(&value, limits, outer)?;
+            map.insert(key.clone().into_owned(), value);
+        } else {
+            let room = limits
+                .max_depth
+                .checked_sub(outer)
+                .ok_or_else(|| too_deep(limits))?;
+            match scan_value(raw.get(), room) {
+                Ok(()) => {}
+                Err(Flaw::TooDeep) => return Err(too_deep(limits)),
+                Err(Flaw::OutOfRange) => {
+                    let mut path = crate::json::out_of_range(raw.get()).unwrap_or_default();
+                    path.insert(0, PathSegment::Key(key.clone().into_owned()));
+                    return Err(out_of_range_error(path, limits));
+                }
+            }
+        }
+        let at = |part: &str| match offset_in(text, part) {
+            Some(start) => Some(Slice {
+                inner: false,
+                start,
+                end: start + part.len(),
+            }),
+            None => offset_in(&unescaped, part).map(|start| Slice {
+                inner: true,
+                start,
+                end: start + part.len(),
+            }),
+        };
+        let key = match key {
+            Cow::Borrowed(k) => at(k).map_or_else(|| Key::Owned((*k).into()), Key::At),
+            Cow::Owned(k) => Key::Owned(k.as_str().into()),
+        };
+        let Some(value) = at(raw.get()) else {
+            // Every value is a slice of one of the two texts.
+            return Err(RetryError::call(
+                ErrorKind::NotJson,
+                "a context value is not part of the call",
+                "Send valid JSON",
+            ));
+        };
+        entries.push(Entry { key, value });
+    }
+    let context = OnceLock::new();
+    if eager {
+        let context_value = Value::Object(map);
+        check_shape(&context_value, limits, 0)?;
+        let _ = context.set(context_value);
+    }
+    let inner = entries
+        .iter()
+        .any(|e: &Entry| e.value.inner || matches!(e.key, Key::At(Slice { inner: true, .. })))
+        .then(|| Arc::from(unescaped.as_str()));
     Ok(ToolCall {
         task,
         run_identifier,
         expected_outputs,
         output_contract_schema,
-        context,
+        text: Arc::from(text),
+        inner,
         entries,
+        context,
     })
 }
 
@@ -302,17 +555,17 @@ fn string_of(raw: &RawValue) -> Result<String, RetryError> {
 /// The `Value` of raw JSON at `key` (nested `outer_depth` deep): a value nested past
 /// serde_json's own limit is "too deep", a number no `f64` holds names its path.
 fn value_of(
-    raw: &RawValue,
+    raw: &str,
     limits: &Limits,
     outer_depth: usize,
     key: &str,
 ) -> Result<Value, RetryError> {
-    serde_json::from_str::<Value>(raw.get()).map_err(|e| {
+    serde_json::from_str::<Value>(raw).map_err(|e| {
         let room = limits.max_depth.saturating_sub(outer_depth);
-        if text_depth(raw.get()) > room {
+        if text_depth(raw) > room {
             return too_deep(limits);
         }
-        match crate::json::out_of_range(raw.get()) {
+        match crate::json::out_of_range(raw) {
             Some(mut path) => {
                 path.insert(0, PathSegment::Key(key.to_owned()));
                 out_of_range_error(path, limits)
@@ -351,7 +604,7 @@ fn splice<'a>(
 /// `context` may be absent, null, an object, or a string holding an object (LLMs stringify).
 fn explicit_context<'a>(
     raw: &'a RawValue,
-    unescaped: &'a mut String,
+    unescaped: &'a str,
     limits: &Limits,
 ) -> Result<Option<Entries<'a>>, RetryError> {
     let not_object = |found: &str| {
@@ -367,7 +620,6 @@ fn explicit_context<'a>(
             .map(Some)
             .map_err(|e| RetryError::call(ErrorKind::NotJson, e.to_string(), "Send valid JSON")),
         Some(b'"') => {
-            *unescaped = string_of(raw)?;
             // The outer parse saw this as one string: its inner depth counts from level 1.
             match parse_within(unescaped, limits, 1) {
                 Ok(Parsed::Object(entries)) => Ok(Some(entries)),
@@ -492,5 +744,68 @@ mod tests {
                 );
             }
         }
+    }
+
+    use super::ToolCall;
+    use crate::error::{ErrorKind, PathSegment};
+    use crate::limits::Limits;
+
+    /// The checks that replaced the eager `Value`: depth (one level more for an entry of
+    /// `context`) and number range, on the text of each entry, before any `Value` exists.
+    #[test]
+    fn limits_hold_on_the_text_of_each_entry() {
+        let limits = Limits {
+            max_depth: 4,
+            ..Limits::default()
+        };
+        let split = |text: &str| ToolCall::from_json_str_with(text, &limits);
+        // Depth 3 under the call's own object: 4 in all.
+        assert!(split(r#"{"task": "t", "a": [[[1]]]}"#).is_ok());
+        let deep = split(r#"{"task": "t", "a": [[[[1]]]]}"#).unwrap_err();
+        assert!(
+            matches!(deep.kind, ErrorKind::TooDeep { limit: 4 }),
+            "{deep:?}"
+        );
+        // Brackets inside strings are not nesting.
+        assert!(split(r#"{"task": "t", "a": ["[[[[\"]]"]}"#).is_ok());
+        // An entry of `context` (object or string) stands one level deeper.
+        assert!(split(r#"{"task": "t", "context": {"a": [[1]]}}"#).is_ok());
+        for text in [
+            r#"{"task": "t", "context": {"a": [[[1]]]}}"#,
+            r#"{"task": "t", "context": "{\"a\": [[[1]]]}"}"#,
+        ] {
+            let deep = split(text).unwrap_err();
+            assert!(
+                matches!(deep.kind, ErrorKind::TooDeep { .. }),
+                "{text}: {deep:?}"
+            );
+        }
+        let out = split(r#"{"task": "t", "a": {"b": [1, 2e400]}}"#).unwrap_err();
+        assert_eq!(out.kind, ErrorKind::NumberOutOfRange);
+        assert_eq!(
+            out.path,
+            [
+                PathSegment::Key("a".into()),
+                PathSegment::Key("b".into()),
+                PathSegment::Index(1)
+            ]
+        );
+        let call = split(r#"{"task": "t", "a": [1e300, -0.5e-400, "1e400"]}"#).unwrap();
+        assert!(!call.context_built());
+        assert_eq!(call.context()["a"][0], serde_json::json!(1e300));
+    }
+
+    #[test]
+    fn keys_with_escapes_and_calls_built_in_code_read_back() {
+        let call =
+            ToolCall::from_json_str(r#"{"task": "t", "k\u00e9y": 1, "plain": "\n"}"#).unwrap();
+        let entries: Vec<(&str, &str)> = call.entries().collect();
+        assert_eq!(entries, [("kéy", "1"), ("plain", "\"\\n\"")]);
+        let map = call.context_map().clone();
+        let rebuilt = ToolCall::new("t", map);
+        assert_eq!(rebuilt, call);
+        let input: std::collections::BTreeMap<String, serde_json::Value> =
+            rebuilt.deserialize_context().unwrap();
+        assert_eq!(input["plain"], "\n");
     }
 }

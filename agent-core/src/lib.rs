@@ -4,6 +4,7 @@
 
 pub mod agent;
 mod call;
+pub mod checks;
 pub mod config;
 pub mod contract;
 pub mod contributor;
@@ -53,6 +54,9 @@ pub mod __private {
 
     /// The types of a contract's untyped parts: JSON kept as the text it arrived in.
     pub use crate::json::{RawJson, RawObject};
+
+    /// What the generated contract checks call.
+    pub use crate::checks::support as checks;
 
     /// Integer fields that accept integral floats (`5.0`), as JSON Schema does.
     pub mod integer {

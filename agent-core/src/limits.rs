@@ -123,6 +123,109 @@ pub fn text_exceeds(text: &str, max_values: usize, max_depth: usize) -> Option<E
     None
 }
 
+/// How many values JSON text holds (see [`text_exceeds`]), counting no further than `max + 1`.
+pub(crate) fn text_values(text: &str, max: usize) -> usize {
+    match text_exceeds(text, max, usize::MAX) {
+        Some(_) => max.saturating_add(1),
+        None => {
+            // Within the bound: count them (a second pass, on text already known to be small
+            // in values).
+            let mut values = 1usize;
+            let mut arrays: Vec<bool> = Vec::new();
+            let mut element_next = false;
+            for b in outside_strings(text) {
+                if b.is_ascii_whitespace() {
+                    continue;
+                }
+                if element_next {
+                    element_next = false;
+                    if b != b']' {
+                        values += 1;
+                    }
+                }
+                match b {
+                    b'[' | b'{' => {
+                        arrays.push(b == b'[');
+                        element_next = b == b'[';
+                    }
+                    b']' | b'}' => {
+                        arrays.pop();
+                    }
+                    b',' => element_next = arrays.last() == Some(&true),
+                    b':' => values += 1,
+                    _ => {}
+                }
+            }
+            values
+        }
+    }
+}
+
+/// What [`scan_value`] found wrong with a value's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flaw {
+    /// Nested deeper than the room it had.
+    TooDeep,
+    /// A number no `f64` holds (`1e400`).
+    OutOfRange,
+}
+
+/// Checks the text of one JSON value that serde_json already read (so it is valid JSON) in one
+/// pass that builds nothing: arrays and objects nest at most `room` deep, and every number is
+/// a finite double. Strings are skipped with `memchr`, so the pass costs little more than
+/// finding the quotes. A number out of range is reported before depth, as parsing would.
+pub(crate) fn scan_value(text: &str, room: usize) -> Result<(), Flaw> {
+    let bytes = text.as_bytes();
+    let (mut depth, mut too_deep) = (0usize, false);
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'"' => {
+                i += 1;
+                // To the closing quote, stepping over escapes.
+                loop {
+                    match memchr::memchr2(b'"', b'\\', &bytes[i.min(bytes.len())..]) {
+                        Some(at) if bytes[i + at] == b'\\' => i += at + 2,
+                        Some(at) => {
+                            i += at + 1;
+                            break;
+                        }
+                        None => return Ok(()),
+                    }
+                }
+                continue;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                too_deep |= depth > room;
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                let mut exponent = false;
+                while let Some(&c) = bytes.get(i) {
+                    match c {
+                        b'0'..=b'9' | b'-' | b'+' | b'.' => {}
+                        b'e' | b'E' => exponent = true,
+                        _ => break,
+                    }
+                    i += 1;
+                }
+                // Only an exponent or more than 300 digits can leave a double's range.
+                if (exponent || i - start > 300)
+                    && serde_json::from_str::<f64>(&text[start..i]).is_err()
+                {
+                    return Err(Flaw::OutOfRange);
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if too_deep { Err(Flaw::TooDeep) } else { Ok(()) }
+}
+
 /// Which bound [`text_exceeds`] found broken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exceeded {

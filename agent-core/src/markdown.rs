@@ -793,11 +793,7 @@ impl ser::SerializeStructVariant for Compound<'_> {
 fn raw_value(md: Md<'_>, text: &str) -> Result<(), MarkdownError> {
     match text.trim_start().as_bytes().first() {
         Some(b'-' | b'0'..=b'9') => md.scalar(text.trim()),
-        _ => {
-            let raw: &serde_json::value::RawValue =
-                serde_json::from_str(text).map_err(ser::Error::custom)?;
-            crate::json::Walk(raw).serialize(md)
-        }
+        _ => crate::json::Walk(text).serialize(md),
     }
 }
 

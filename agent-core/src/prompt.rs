@@ -158,7 +158,7 @@ fn fence_for_entries(call: &ToolCall) -> String {
     let mut longest = 0;
     for (key, raw) in call.entries() {
         longest = longest.max(backtick_run(key, false));
-        longest = longest.max(backtick_run(raw.get(), true));
+        longest = longest.max(backtick_run(raw, true));
     }
     "`".repeat((longest + 1).max(3))
 }

@@ -385,7 +385,7 @@ impl Runtime {
                 Err(PrepareError::Retry(error)) => return Ok(self.retry(caller, call, error, id)),
                 Err(PrepareError::Prompt(e)) => return Err(e.into()),
             };
-            let keys: Vec<&String> = prepared.call.context_map().keys().collect();
+            let keys: Vec<&str> = prepared.call.entries().map(|(key, _)| key).collect();
             tracing::info!(agent = agent.name(), ?keys, "context received");
             let output = self
                 .sub_agent(agent, &prepared, id, &CallOptions::default())

@@ -9,7 +9,9 @@
 //! (`DynAgent::prepare`, plus `serde_json::to_string` of the retry error on the invalid cases).
 //! The cases: the fixture kwargs (`tests/fixtures/plan_generator/kwargs.json`), the
 //! deterministic 50-item payload (about 200 KB), and both without `target_url` (a required
-//! field). `stages` splits the valid 200 KB pipeline into its steps.
+//! field). `stages` splits the valid 200 KB pipeline into its steps. `pipeline_checks_assumed_passed`
+//! is the same path with the contract's compiled checks assumed to pass
+//! ([`bench::AssumedChecksPlanGenerator`]): no `Value`, no validator on a valid call.
 //!
 //! Divan's `AllocProfiler` is the global allocator, so every figure counts allocations (and
 //! pays the same small counting cost). The ratios of BENCHMARKS.md come from
@@ -20,7 +22,6 @@ use agent_examples::agents::{PlanGeneratorAgent, plan_generator_agent::PlanGener
 use agent_examples::bench;
 use divan::counter::BytesCount;
 use divan::{AllocProfiler, Bencher, black_box};
-use serde::Deserialize as _;
 use std::sync::OnceLock;
 
 #[global_allocator]
@@ -82,6 +83,16 @@ macro_rules! case {
                     .counter(BytesCount::of_str(text))
                     .bench(|| bench::pipeline(&PlanGeneratorAgent, black_box(text), &limits));
             }
+
+            /// The same path with the contract's compiled checks assumed to pass.
+            #[divan::bench]
+            fn pipeline_checks_assumed_passed(bencher: Bencher) {
+                let text = text();
+                let limits = Limits::default();
+                bencher.counter(BytesCount::of_str(text)).bench(|| {
+                    bench::pipeline(&bench::AssumedChecksPlanGenerator, black_box(text), &limits)
+                });
+            }
         }
     };
 }
@@ -137,11 +148,15 @@ mod stages {
         bencher.bench(|| contract.check(black_box(context)).is_ok());
     }
 
-    /// The typed input, deserialized from the borrowed context.
+    /// The typed input, deserialized from the call's text (each entry parsed from its slice).
     #[divan::bench]
     fn s3_typed(bencher: Bencher) {
-        let context = call().context();
-        bencher.bench(|| PlanGeneratorAgentInput::deserialize(black_box(context)).is_ok());
+        let call = call();
+        bencher.bench(|| {
+            black_box(call)
+                .deserialize_context::<PlanGeneratorAgentInput>()
+                .is_ok()
+        });
     }
 
     /// The askama template with `|markdown` on each output.

@@ -10,6 +10,8 @@
 //! text (the parse every call needs), and `serde_json::from_str::<IgnoredAny>` (lexing alone).
 //! Each result is dropped inside the timed call, so freeing is part of every figure.
 
+use crate::agents::PlanGeneratorAgent;
+use crate::agents::plan_generator_agent::PlanGeneratorAgentInput;
 use agent_core::json::{RawJson, RawObject};
 use agent_core::{DynAgent, Limits, tool::PrepareError};
 use serde_json::{Value, json};
@@ -145,6 +147,50 @@ pub fn pipeline(agent: &dyn DynAgent, text: &str, limits: &Limits) -> Outcome {
             Outcome::Retry(serde_json::to_string(&error).map_or(0, |json| json.len()))
         }
         Err(PrepareError::Prompt(_)) => Outcome::PromptFailed,
+    }
+}
+
+/// The plan generator as it will run once its contract's compiled checks are connected, with
+/// those checks assumed to pass: its input says `Some(true)` from
+/// [`AgentInput::satisfies_contract`](agent_core::AgentInput::satisfies_contract), so a call
+/// whose typed input deserializes is taken without building the context's `Value` or running
+/// the validator. Timing it shows what the one-pass path costs by itself; figures from it are
+/// labelled "with checks assumed passed". Everything else (contract, prompt) is the plan
+/// generator's.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AssumedChecksPlanGenerator;
+
+/// The plan generator's typed input, with its compiled checks assumed to pass.
+#[derive(Debug, serde::Deserialize)]
+#[serde(transparent)]
+pub struct AssumedChecksInput(pub PlanGeneratorAgentInput);
+
+impl agent_core::AgentInput for AssumedChecksInput {
+    fn input_contract() -> &'static agent_core::contract::Contract {
+        <PlanGeneratorAgentInput as agent_core::AgentInput>::input_contract()
+    }
+
+    const COMPILED_CHECKS: bool = true;
+    fn satisfies_contract(&self) -> Option<bool> {
+        Some(true)
+    }
+}
+
+impl agent_core::Agent for AssumedChecksPlanGenerator {
+    const NAME: &'static str = "plan_generator_agent_assumed_checks";
+    const DESCRIPTION: &'static str = <PlanGeneratorAgent as agent_core::Agent>::DESCRIPTION;
+    type Input = AssumedChecksInput;
+    type Output = <PlanGeneratorAgent as agent_core::Agent>::Output;
+
+    fn output_contract() -> Option<&'static agent_core::contract::Contract> {
+        <PlanGeneratorAgent as agent_core::Agent>::output_contract()
+    }
+
+    fn render_user_prompt(
+        call: &agent_core::kwargs::ToolCall,
+        input: &Self::Input,
+    ) -> Result<String, agent_core::prompt::PromptError> {
+        <PlanGeneratorAgent as agent_core::Agent>::render_user_prompt(call, &input.0)
     }
 }
 
@@ -295,7 +341,6 @@ fn median(values: &mut [f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agents::PlanGeneratorAgent;
 
     #[test]
     fn the_synthetic_payload_is_fixed_valid_and_about_200_kb() {
@@ -319,6 +364,25 @@ mod tests {
         let outcome = pipeline(&PlanGeneratorAgent, &text, &Limits::default());
         assert!(matches!(outcome, Outcome::Retry(n) if n > 0), "{outcome:?}");
         assert!(without_key("{}", "target_url").is_err());
+    }
+
+    #[test]
+    fn with_checks_assumed_the_path_renders_the_same_prompt() {
+        let limits = Limits::default();
+        let text = synthetic_kwargs(3);
+        let assumed = AssumedChecksPlanGenerator.prepare(&text, &limits).unwrap();
+        let real = PlanGeneratorAgent.prepare(&text, &limits).unwrap();
+        assert_eq!(assumed.user_prompt, real.user_prompt);
+        assert!(!assumed.call.context_built());
+        // The plan generator's compiled checks decide this call: no `Value`, no validator.
+        assert!(!real.call.context_built());
+        // A call the type refuses still gets the validator's retry error.
+        let broken = without_key(&text, "target_url").unwrap();
+        let Err(PrepareError::Retry(error)) = AssumedChecksPlanGenerator.prepare(&broken, &limits)
+        else {
+            panic!("a call without target_url is refused");
+        };
+        assert_eq!(error.missing_fields, ["target_url"]);
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //! A disagreement is a bug in the codegen's rejection rules. The ones that stand are listed in
 //! [`KNOWN_REFUSED`] and [`KNOWN_ACCEPTED`] with why; any other fails the test.
 
+use agent_core::checks::ContractChecks;
 use agent_core::{Agent, AgentInput, DynAgent, contract::Contract};
 use agent_examples::agents;
 use serde::de::DeserializeOwned;
@@ -29,10 +30,18 @@ struct Side {
     contract: &'static Contract,
     structure: Contract,
     typed: fn(&Value) -> bool,
+    /// The fast path's verdict: deserialized as the checks assume, and the generated checks
+    /// pass.
+    fast: fn(&Value) -> bool,
 }
 
 impl Side {
-    fn new(label: String, contract: &'static Contract, typed: fn(&Value) -> bool) -> Self {
+    fn new(
+        label: String,
+        contract: &'static Contract,
+        typed: fn(&Value) -> bool,
+        fast: fn(&Value) -> bool,
+    ) -> Self {
         let structure = structural(contract.schema());
         let structure = Contract::new(&label, contract.kind(), structure).unwrap();
         Self {
@@ -40,6 +49,7 @@ impl Side {
             contract,
             structure,
             typed,
+            fast,
         }
     }
 }
@@ -48,17 +58,27 @@ fn deserializes<T: DeserializeOwned>(value: &Value) -> bool {
     T::deserialize(value).is_ok()
 }
 
-fn sides_of<A: Agent>() -> Vec<Side> {
+fn passes_checks<T: DeserializeOwned + ContractChecks>(value: &Value) -> bool {
+    agent_core::checks::deserialize::<T, _>(value).is_ok_and(|t| t.satisfies_contract())
+}
+
+fn sides_of<A: Agent>() -> Vec<Side>
+where
+    A::Input: ContractChecks,
+    A::Output: ContractChecks,
+{
     let mut sides = vec![Side::new(
         format!("{}/input", A::NAME),
         A::Input::input_contract(),
         deserializes::<A::Input>,
+        passes_checks::<A::Input>,
     )];
     if let Some(contract) = A::output_contract() {
         sides.push(Side::new(
             format!("{}/output", A::NAME),
             contract,
             deserializes::<A::Output>,
+            passes_checks::<A::Output>,
         ));
     }
     sides
@@ -418,6 +438,93 @@ fn schema_and_type_agree() {
         disagreements.len(),
         disagreements.join("\n")
     );
+}
+
+/// The generated checks are a sound stand-in for the validator: on every instance above,
+/// when the typed input deserializes (through `agent_core::checks::deserialize`) and the
+/// checks pass, the validator accepts it. A valid instance the checks do not pass (a schema
+/// part they leave to the validator) is the slow path: allowed, counted.
+#[test]
+fn generated_checks_agree_with_the_validator() {
+    let sides = sides();
+    let mut instances: Vec<(&Side, Value)> = Vec::new();
+    for (label, instance) in fixtures() {
+        let side = sides.iter().find(|s| s.label == label).unwrap();
+        instances.push((side, instance));
+    }
+    for side in &sides {
+        let schema = side.contract.schema();
+        let base = example(schema, schema);
+        instances.extend(variations(&base).into_iter().map(|(_, _, i)| (side, i)));
+        for probe in ["null", "[]", "\"x\"", "1", "[{}]"] {
+            instances.push((side, serde_json::from_str(probe).unwrap()));
+        }
+    }
+    let (mut fast, mut slow, mut refused) = (0, 0, 0);
+    let mut unsound = Vec::new();
+    let mut slow_sides = BTreeSet::new();
+    for (side, instance) in &instances {
+        let valid = side.contract.check(instance).is_ok();
+        match (valid, (side.fast)(instance)) {
+            (true, true) => fast += 1,
+            (true, false) => {
+                slow += 1;
+                if std::env::var_os("SHOW_SLOW").is_some() {
+                    println!("slow: {}: {instance}", side.label);
+                }
+                slow_sides.insert(side.label.clone());
+            }
+            (false, false) => refused += 1,
+            (false, true) => unsound.push(format!("{}: {instance}", side.label)),
+        }
+    }
+    println!(
+        "{} instances: {fast} valid on the fast path, {slow} valid left to the validator (slow path), {refused} invalid refused, {} unsound",
+        instances.len(),
+        unsound.len()
+    );
+    println!("sides with a slow path: {slow_sides:?}");
+    assert!(
+        unsound.is_empty(),
+        "the checks pass where the validator refuses:\n{}",
+        unsound.join("\n")
+    );
+    // The fast path is taken: most valid instances never need the validator.
+    assert!(fast > slow, "{fast} fast, {slow} slow");
+}
+
+/// How many of the project's contracts compile to checks with no node left to the validator.
+#[test]
+fn contracts_compiled_to_checks_are_counted() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas");
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flat_map(|e| {
+            let path = e.unwrap().path();
+            ["input", "output"].map(|side| path.join(format!("{side}.schema.json")))
+        })
+        .filter(|p| p.exists())
+        .collect();
+    paths.sort();
+    let (mut full, mut partial, mut untyped) = (0, 0, 0);
+    for path in &paths {
+        let text = std::fs::read_to_string(path).unwrap();
+        let shown = path.display().to_string();
+        match agent_codegen::generate_types(&text, &shown, "Root") {
+            Ok(types) if types.unchecked.is_empty() => full += 1,
+            Ok(types) => {
+                partial += 1;
+                println!("{shown}: left to the validator: {:?}", types.unchecked);
+            }
+            // Contracts that refer to a sibling file are typed by the build script only.
+            Err(_) => untyped += 1,
+        }
+    }
+    println!(
+        "{} contracts: {full} fully compiled, {partial} with nodes left to the validator, {untyped} not typed alone (sibling refs)",
+        paths.len()
+    );
+    assert!(full > 0);
 }
 
 #[test]

@@ -159,7 +159,7 @@ fn template_prompt(call: &ToolCall) -> String {
         task: &call.task,
         target_url: ctx["target_url"].as_str().unwrap(),
         task_name: ctx["task_name"].as_str().unwrap(),
-        collected_information: serde_json::from_str(info.get()).unwrap(),
+        collected_information: serde_json::from_str(info).unwrap(),
     }
     .render()
     .unwrap()

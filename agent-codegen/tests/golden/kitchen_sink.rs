@@ -11,6 +11,8 @@
 pub struct KitchenSink {
     ///Stays a string: no chrono in the user's crate.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    #[serde(deserialize_with = "::agent_core::__private::checks::present")]
+    #[serde(default)]
     pub created_at: ::std::option::Option<::std::string::String>,
     ///Free-form labels.
     #[serde(
@@ -34,6 +36,8 @@ pub struct KitchenSink {
     pub retries: u64,
     ///A property name that is not a Rust identifier.
     #[serde(rename = "run-id", skip_serializing_if = "::std::option::Option::is_none")]
+    #[serde(deserialize_with = "::agent_core::__private::checks::present")]
+    #[serde(default)]
     pub run_id: ::std::option::Option<KitchenSinkRunId>,
     ///What to do, in order.
     pub steps: ::std::vec::Vec<Step>,
@@ -353,5 +357,67 @@ impl ::std::fmt::Display for KitchenSinkRunId {
 impl ::std::fmt::Display for StepSelector {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         ::std::fmt::Display::fmt(&self.0, f)
+    }
+}
+#[automatically_derived]
+impl ::agent_core::checks::ContractChecks for KitchenSink {
+    #[allow(unused_variables, clippy::all)]
+    fn satisfies_contract(&self) -> bool {
+        (::agent_core::checks::ContractChecks::satisfies_contract(&self.mode))
+            && (::agent_core::__private::checks::bound(
+                ::agent_core::__private::checks::AsNumber::number(&self.retries),
+                ::agent_core::__private::checks::Number::Int(0i128),
+                &[::core::cmp::Ordering::Greater, ::core::cmp::Ordering::Equal],
+            ))
+            && (match &self.run_id {
+                ::core::option::Option::None => true,
+                ::core::option::Option::Some(v4) => {
+                    ::agent_core::checks::ContractChecks::satisfies_contract(v4)
+                }
+            })
+            && (((&self.steps)
+                .iter()
+                .all(|v5| ::agent_core::checks::ContractChecks::satisfies_contract(v5)))
+                && ((&self.steps).len() >= 1usize))
+            && (::agent_core::checks::ContractChecks::satisfies_contract(&self.type_))
+    }
+}
+#[automatically_derived]
+impl ::agent_core::checks::ContractChecks for Mode {
+    #[allow(unused_variables, clippy::all)]
+    fn satisfies_contract(&self) -> bool {
+        true
+    }
+}
+#[automatically_derived]
+impl ::agent_core::checks::ContractChecks for KitchenSinkRunId {
+    #[allow(unused_variables, clippy::all)]
+    fn satisfies_contract(&self) -> bool {
+        {
+            static PATTERN: ::agent_core::__private::checks::Pattern = ::agent_core::__private::checks::LazyLock::new(||
+            ::agent_core::__private::checks::pattern("^[a-z0-9-]+$"));
+            ::agent_core::__private::checks::matches(&PATTERN, (&self.0).as_str())
+        }
+    }
+}
+#[automatically_derived]
+impl ::agent_core::checks::ContractChecks for Step {
+    #[allow(unused_variables, clippy::all)]
+    fn satisfies_contract(&self) -> bool {
+        false
+    }
+}
+#[automatically_derived]
+impl ::agent_core::checks::ContractChecks for KitchenSinkType {
+    #[allow(unused_variables, clippy::all)]
+    fn satisfies_contract(&self) -> bool {
+        true
+    }
+}
+#[automatically_derived]
+impl ::agent_core::checks::ContractChecks for StepSelector {
+    #[allow(unused_variables, clippy::all)]
+    fn satisfies_contract(&self) -> bool {
+        false
     }
 }

@@ -112,6 +112,10 @@ enum Command {
         /// Remove this top-level key from the kwargs first, to time the retry path
         #[arg(long)]
         without: Option<String>,
+        /// Time the plan generator with its compiled contract checks assumed to pass (no
+        /// `Value`, no validator on a call its type accepts); only for `plan_generator_agent`
+        #[arg(long)]
+        assume_checks_pass: bool,
     },
 }
 
@@ -243,10 +247,20 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
             rounds,
             synthetic_items,
             without,
+            assume_checks_pass,
         } => {
             let options = bench::Options { iterations, rounds };
+            let agent = match (assume_checks_pass, agent.as_str()) {
+                (false, _) => find(&agent)?,
+                (true, "plan_generator_agent") => &bench::AssumedChecksPlanGenerator,
+                (true, other) => {
+                    return Err(Usage(format!(
+                        "--assume-checks-pass is for plan_generator_agent, not `{other}`"
+                    )));
+                }
+            };
             run_bench(
-                &agent,
+                agent,
                 file.as_deref(),
                 synthetic_items,
                 without.as_deref(),
@@ -303,13 +317,12 @@ fn check(dir: &Path, root: &Path) -> Result<ExitCode, Usage> {
 }
 
 fn run_bench(
-    agent: &str,
+    agent: &'static dyn agent_core::DynAgent,
     file: Option<&str>,
     synthetic_items: Option<usize>,
     without: Option<&str>,
     options: bench::Options,
 ) -> Result<ExitCode, Usage> {
-    let agent = find(agent)?;
     let mut text = match synthetic_items {
         Some(items) => bench::synthetic_kwargs(items),
         None => read_input(file)?.map_err(|e| Usage(e.to_string()))?,

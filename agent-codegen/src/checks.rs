@@ -1,0 +1,1300 @@
+//! The contract's checks as code: an `impl ContractChecks` for every generated type.
+//!
+//! The schema and typify's items are walked together, from the root: each schema node meets
+//! the Rust type its value deserialized into, and what the type does not already guarantee
+//! (bounds, lengths, patterns, item counts, `required` and `additionalProperties` where the
+//! struct's attributes do not, ...) becomes an expression on the typed value. The runtime may
+//! then skip the validator when the typed input deserialized (through
+//! `agent_core::checks::deserialize`) and the checks pass, so they must be sound: every node
+//! or keyword the walk does not understand compiles to `false` ("the validator decides"),
+//! and is listed, so a contract is *fully compiled* when the list is empty.
+//!
+//! Two holes of serde's typing are closed on the types themselves: an optional field whose
+//! schema refuses `null` reads a present value only (`null` is refused, as the schema does),
+//! and a required field typed `Option` (its schema allows `null`) must be present.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use serde_json::Value;
+use syn::{Path, Type};
+
+/// Keywords that never change validity.
+const ANNOTATIONS: &[&str] = &[
+    "title",
+    "description",
+    "default",
+    "examples",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$defs",
+    "definitions",
+    "$schema",
+];
+
+/// Keywords that only constrain values of one JSON type, by that type.
+const STRING_KEYWORDS: &[&str] = &["minLength", "maxLength", "pattern", "format"];
+const NUMBER_KEYWORDS: &[&str] = &[
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+];
+const ARRAY_KEYWORDS: &[&str] = &[
+    "items",
+    "prefixItems",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "additionalItems",
+];
+const OBJECT_KEYWORDS: &[&str] = &[
+    "properties",
+    "required",
+    "additionalProperties",
+    "minProperties",
+    "maxProperties",
+    "propertyNames",
+    "patternProperties",
+    "dependentRequired",
+];
+
+/// Deepest inline nesting of schema nodes in one check (named types recurse through their
+/// impls, not here).
+const MAX_DEPTH: usize = 64;
+
+/// What the checks of one contract left to the validator: the schema pointers of the nodes
+/// compiled to `false`, with why.
+pub(crate) type Forced = Vec<String>;
+
+/// Adds the checks of `schema` for the types of `file` (rooted at `root`), and the field
+/// attributes that close serde's `null` holes. Returns the nodes left to the validator.
+pub(crate) fn add_checks(
+    file: &mut syn::File,
+    schema: &Value,
+    root: &syn::Ident,
+    runtime: &Path,
+) -> Forced {
+    let items: BTreeMap<String, Item> = file
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Struct(s) => Some((s.ident.to_string(), Item::Struct(s.clone()))),
+            syn::Item::Enum(e) => Some((e.ident.to_string(), Item::Enum(e.clone()))),
+            _ => None,
+        })
+        .collect();
+    let old_draft = schema
+        .get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|s| {
+            ["draft-04", "draft-06", "draft-07"]
+                .iter()
+                .any(|d| s.contains(d))
+        });
+    let mut walk = Walk {
+        root: schema,
+        items: &items,
+        runtime: runtime.clone(),
+        old_draft,
+        assigned: BTreeMap::new(),
+        queue: VecDeque::new(),
+        forced: Vec::new(),
+        edits: Vec::new(),
+        names: 0,
+    };
+    // Draft 4 counts `5.0` as no integer, which the lenient integer fields accept.
+    let draft4 = schema
+        .get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|s| s.contains("draft-04") || s.contains("draft-03"));
+    if draft4 {
+        walk.forced.push("/: a draft 4 schema".into());
+    } else {
+        walk.assign(&root.to_string(), schema, "");
+    }
+    let mut impls = Vec::new();
+    let mut done = BTreeSet::new();
+    while let Some(name) = walk.queue.pop_front() {
+        let (pointer, node) = walk.assigned[&name].clone();
+        let body = walk.body(&name, &node, &pointer);
+        done.insert(name.clone());
+        impls.push((name, body));
+    }
+    // Types the walk never reached (under a node already left to the validator) still get
+    // an impl, which leaves them to the validator too.
+    for name in items.keys().filter(|n| !done.contains(*n)) {
+        impls.push((name.clone(), quote!(false)));
+    }
+    let edits = std::mem::take(&mut walk.edits);
+    apply_edits(file, &edits, runtime);
+    let trait_path = quote!(#runtime::checks::ContractChecks);
+    for (name, body) in impls {
+        let ident = format_ident!("{name}");
+        file.items.push(syn::parse_quote! {
+            #[automatically_derived]
+            impl #trait_path for #ident {
+                #[allow(unused_variables, clippy::all)]
+                fn satisfies_contract(&self) -> bool {
+                    #body
+                }
+            }
+        });
+    }
+    walk.forced
+}
+
+#[derive(Clone)]
+enum Item {
+    Struct(syn::ItemStruct),
+    Enum(syn::ItemEnum),
+}
+
+/// A field attribute to add (`deserialize_with`), replacing a `deserialize_with` already
+/// there (integers').
+struct Edit {
+    owner: String,
+    field: String,
+    /// The function's name in the runtime's `__private::checks`.
+    function: String,
+    /// Whether to add `#[serde(default)]` too (an absent field is then `None`).
+    default: bool,
+}
+
+/// The Rust shape of a value, as far as the checks care.
+enum Shape<'t> {
+    Option(&'t Type),
+    Box(&'t Type),
+    Vec(&'t Type),
+    Map(&'t Type),
+    Str,
+    Bool,
+    Int,
+    Float,
+    Null,
+    RawJson,
+    RawObject,
+    Named(String),
+    Unknown,
+}
+
+fn shape<'t>(ty: &'t Type, items: &BTreeMap<String, Item>) -> Shape<'t> {
+    let Type::Path(path) = ty else {
+        return match ty {
+            Type::Tuple(t) if t.elems.is_empty() => Shape::Null,
+            _ => Shape::Unknown,
+        };
+    };
+    if path.qself.is_some() {
+        return Shape::Unknown;
+    }
+    let Some(last) = path.path.segments.last() else {
+        return Shape::Unknown;
+    };
+    let args: Vec<&Type> = match &last.arguments {
+        syn::PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let name = last.ident.to_string();
+    match (name.as_str(), args.as_slice()) {
+        ("Option", [t]) => Shape::Option(t),
+        ("Box", [t]) => Shape::Box(t),
+        ("Vec", [t]) => Shape::Vec(t),
+        ("BTreeMap" | "HashMap", [k, v]) if is_string(k) => Shape::Map(v),
+        ("String", []) => Shape::Str,
+        ("bool", []) => Shape::Bool,
+        ("f64" | "f32", []) => Shape::Float,
+        ("RawJson", []) => Shape::RawJson,
+        ("RawObject", []) => Shape::RawObject,
+        (n, []) if crate::fixup::INTEGERS.contains(&n) => Shape::Int,
+        (n, []) if path.path.segments.len() == 1 && items.contains_key(n) => {
+            Shape::Named(n.to_owned())
+        }
+        _ => Shape::Unknown,
+    }
+}
+
+fn is_string(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "String"))
+}
+
+/// A struct field as the checks see it.
+struct Field {
+    ident: syn::Ident,
+    json: String,
+    ty: Type,
+    default: bool,
+    flatten: bool,
+    deserialize_with: bool,
+    /// Whether that is the runtime's lenient integer reader.
+    lenient: bool,
+    /// A serde attribute the walk does not know.
+    unknown: bool,
+}
+
+fn fields(item: &syn::ItemStruct) -> Option<Vec<Field>> {
+    let syn::Fields::Named(named) = &item.fields else {
+        return None;
+    };
+    let mut out = Vec::new();
+    for f in &named.named {
+        let ident = f.ident.clone()?;
+        let mut field = Field {
+            json: syn::ext::IdentExt::unraw(&ident).to_string(),
+            ident,
+            ty: f.ty.clone(),
+            default: false,
+            flatten: false,
+            deserialize_with: false,
+            lenient: false,
+            unknown: false,
+        };
+        for attr in f.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+            let parsed = attr.parse_nested_meta(|meta| {
+                let key = meta.path.get_ident().map(ToString::to_string);
+                match key.as_deref() {
+                    Some("rename") => {
+                        field.json = meta.value()?.parse::<syn::LitStr>()?.value();
+                    }
+                    Some("default") => field.default = true,
+                    Some("flatten") => field.flatten = true,
+                    Some("deserialize_with") => {
+                        let function = meta.value()?.parse::<syn::LitStr>()?.value();
+                        field.deserialize_with = true;
+                        field.lenient = function.ends_with("__private::integer::deserialize");
+                        return Ok(());
+                    }
+                    Some("skip_serializing_if") => {}
+                    _ => field.unknown = true,
+                }
+                if meta.input.peek(syn::Token![=]) {
+                    meta.value()?.parse::<syn::Expr>()?;
+                }
+                Ok(())
+            });
+            field.unknown |= parsed.is_err();
+        }
+        out.push(field);
+    }
+    Some(out)
+}
+
+/// Whether the container has `#[serde(<word>)]` (`deny_unknown_fields`, ...).
+fn container_has(attrs: &[syn::Attribute], word: &str) -> bool {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("serde"))
+        .any(|a| {
+            let mut found = false;
+            let _ = a.parse_nested_meta(|meta| {
+                found |= meta.path.is_ident(word);
+                if meta.input.peek(syn::Token![=]) {
+                    meta.value()?.parse::<syn::Expr>()?;
+                }
+                Ok(())
+            });
+            found
+        })
+}
+
+/// Serde names of an enum whose variants are all units, or `None`.
+fn unit_variants(item: &syn::ItemEnum) -> Option<Vec<String>> {
+    if container_has(&item.attrs, "untagged") || container_has(&item.attrs, "tag") {
+        return None;
+    }
+    item.variants
+        .iter()
+        .map(|v| {
+            if !matches!(v.fields, syn::Fields::Unit) {
+                return None;
+            }
+            let mut name = v.ident.to_string();
+            for attr in v.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+                let mut other = false;
+                let _ = attr.parse_nested_meta(|meta| {
+                    if meta.path.is_ident("rename") {
+                        name = meta.value()?.parse::<syn::LitStr>()?.value();
+                    } else {
+                        other = true;
+                    }
+                    Ok(())
+                });
+                if other {
+                    return None;
+                }
+            }
+            Some(name)
+        })
+        .collect()
+}
+
+struct Walk<'a> {
+    root: &'a Value,
+    items: &'a BTreeMap<String, Item>,
+    runtime: Path,
+    old_draft: bool,
+    /// Generated type -> the schema node (pointer, resolved node) its impl checks.
+    assigned: BTreeMap<String, (String, Value)>,
+    queue: VecDeque<String>,
+    forced: Forced,
+    edits: Vec<Edit>,
+    names: usize,
+}
+
+impl Walk<'_> {
+    fn no(&mut self, pointer: &str, why: &str) -> TokenStream {
+        let at = if pointer.is_empty() { "/" } else { pointer };
+        self.forced.push(format!("{at}: {why}"));
+        quote!(false)
+    }
+
+    fn var(&mut self) -> syn::Ident {
+        self.names += 1;
+        format_ident!("v{}", self.names)
+    }
+
+    fn private(&self) -> TokenStream {
+        let runtime = &self.runtime;
+        quote!(#runtime::__private::checks)
+    }
+
+    /// Follows a node that is only a local `$ref` (annotations aside).
+    fn resolve(&self, node: &Value, pointer: &str) -> Result<(Value, String), &'static str> {
+        let mut node = node.clone();
+        let mut pointer = pointer.to_owned();
+        for _ in 0..MAX_DEPTH {
+            let Some(target) = node.get("$ref") else {
+                return Ok((node, pointer));
+            };
+            let only_ref = node.as_object().is_some_and(|o| {
+                o.keys()
+                    .all(|k| k == "$ref" || ANNOTATIONS.contains(&k.as_str()))
+            });
+            if !only_ref {
+                return Err("`$ref` beside other keywords");
+            }
+            let Some(target) = target.as_str().and_then(|t| t.strip_prefix('#')) else {
+                return Err("a `$ref` that is not local");
+            };
+            if target.contains('%') {
+                return Err("an escaped `$ref`");
+            }
+            let Some(found) = self.root.pointer(target) else {
+                return Err("a `$ref` that does not resolve");
+            };
+            pointer = target.to_owned();
+            node = found.clone();
+        }
+        Err("a chain of `$ref`s too long")
+    }
+
+    /// Gives `name` the node `node`, or says it has another already.
+    fn assign(&mut self, name: &str, node: &Value, pointer: &str) -> bool {
+        match self.assigned.get(name) {
+            Some((_, existing)) => existing == node,
+            None => {
+                self.assigned
+                    .insert(name.to_owned(), (pointer.to_owned(), node.clone()));
+                self.queue.push_back(name.to_owned());
+                true
+            }
+        }
+    }
+
+    /// The body of `name`'s impl, checking `node` (resolved) on `self`.
+    fn body(&mut self, name: &str, node: &Value, pointer: &str) -> TokenStream {
+        match &self.items[name] {
+            Item::Struct(item) => match &item.fields {
+                syn::Fields::Named(_) => {
+                    self.node(node, pointer, &Held::Struct(item.clone()), quote!(self), 0)
+                }
+                syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => {
+                    let inner = u.unnamed[0].ty.clone();
+                    self.value(node, pointer, &inner, quote!(&self.0), 0)
+                }
+                _ => self.no(pointer, "a struct typify does not make from a schema"),
+            },
+            Item::Enum(item) => match unit_variants(item) {
+                Some(names) => self.node(node, pointer, &Held::UnitEnum(names), quote!(self), 0),
+                None => self.no(pointer, "a union (enum with data)"),
+            },
+        }
+    }
+
+    /// The check of `node` on `expr`, a reference to a value of type `ty`.
+    fn value(
+        &mut self,
+        node: &Value,
+        pointer: &str,
+        ty: &Type,
+        expr: TokenStream,
+        depth: usize,
+    ) -> TokenStream {
+        if depth > MAX_DEPTH {
+            return self.no(pointer, "nested too deep");
+        }
+        let (node, pointer) = match self.resolve(node, pointer) {
+            Ok(resolved) => resolved,
+            Err(why) => return self.no(pointer, why),
+        };
+        let pointer = pointer.as_str();
+        if node == Value::Bool(true) {
+            return quote!(true);
+        }
+        match shape(ty, self.items) {
+            Shape::Option(inner) => {
+                let none = if accepts_null(self, &node, 0) {
+                    quote!(true)
+                } else {
+                    self.no(pointer, "`None` may stand for a `null` the schema refuses")
+                };
+                let v = self.var();
+                let some = self.value(&node, pointer, inner, quote!(#v), depth + 1);
+                option(expr, none, &v, some)
+            }
+            Shape::Box(inner) => self.value(&node, pointer, inner, quote!(&**#expr), depth + 1),
+            Shape::Named(name) => {
+                if !self.assign(&name, &node, pointer) {
+                    return self.no(pointer, "a type shared by two different schema nodes");
+                }
+                let runtime = &self.runtime;
+                quote!(#runtime::checks::ContractChecks::satisfies_contract(#expr))
+            }
+            Shape::Vec(t) => self.node(&node, pointer, &Held::Vec(t.clone()), expr, depth),
+            Shape::Map(t) => self.node(&node, pointer, &Held::Map(t.clone()), expr, depth),
+            Shape::Str => self.node(&node, pointer, &Held::Str, expr, depth),
+            Shape::Bool => self.node(&node, pointer, &Held::Bool, expr, depth),
+            Shape::Int => self.node(&node, pointer, &Held::Int, expr, depth),
+            Shape::Float => self.node(&node, pointer, &Held::Float, expr, depth),
+            Shape::Null => self.node(&node, pointer, &Held::Null, expr, depth),
+            Shape::RawJson => self.node(&node, pointer, &Held::Any, expr, depth),
+            Shape::RawObject => self.node(&node, pointer, &Held::RawObject, expr, depth),
+            Shape::Unknown => self.no(pointer, "a Rust type the checks do not know"),
+        }
+    }
+
+    /// The checks of the resolved `node` on `expr`, whose Rust value is `held`.
+    fn node(
+        &mut self,
+        node: &Value,
+        pointer: &str,
+        held: &Held,
+        expr: TokenStream,
+        depth: usize,
+    ) -> TokenStream {
+        let object = match node {
+            Value::Bool(true) => return quote!(true),
+            Value::Bool(false) => return self.no(pointer, "the schema `false`"),
+            Value::Object(object) => object,
+            _ => return self.no(pointer, "not a schema"),
+        };
+        let kind = held.kind();
+        let mut checks: Vec<TokenStream> = Vec::new();
+        let mut untyped: BTreeMap<&str, serde_json::Map<String, Value>> = BTreeMap::new();
+        for (keyword, arg) in object {
+            let keyword = keyword.as_str();
+            if ANNOTATIONS.contains(&keyword) {
+                continue;
+            }
+            if keyword == "$id" && pointer.is_empty() {
+                continue;
+            }
+            // A keyword about another JSON type than the value's is ignored by the validator.
+            let family = [
+                (STRING_KEYWORDS, "string"),
+                (NUMBER_KEYWORDS, "number"),
+                (ARRAY_KEYWORDS, "array"),
+                (OBJECT_KEYWORDS, "object"),
+            ]
+            .into_iter()
+            .find(|(keywords, _)| keywords.contains(&keyword));
+            if let Some((_, family)) = family {
+                match kind {
+                    None => {
+                        // Checked below, on the value read from its text.
+                        untyped
+                            .entry(family)
+                            .or_default()
+                            .insert(keyword.to_owned(), arg.clone());
+                        continue;
+                    }
+                    Some(kind)
+                        if !(kind == family || (family == "number" && kind == "integer")) =>
+                    {
+                        continue;
+                    }
+                    Some(_) => {}
+                }
+            }
+            let check = match keyword {
+                "type" => self.type_check(arg, held, &expr, pointer),
+                "enum" => self.one_of_values(arg.as_array(), held, &expr, pointer),
+                "const" => self.one_of_values(Some(&vec![arg.clone()]), held, &expr, pointer),
+                "format" if !self.old_draft => continue,
+                "minLength" | "maxLength" => {
+                    let Some(n) = arg.as_u64() else {
+                        checks.push(self.no(pointer, "a length that is not a whole number"));
+                        continue;
+                    };
+                    let Some(s) = held.str(&expr) else {
+                        checks.push(self.no(pointer, "a length on an enum"));
+                        continue;
+                    };
+                    let private = self.private();
+                    let n = n as usize;
+                    if keyword == "minLength" {
+                        quote!(#private::chars(#s) >= #n)
+                    } else {
+                        quote!(#private::chars(#s) <= #n)
+                    }
+                }
+                "pattern" => self.pattern(arg, held, &expr, pointer),
+                "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
+                    self.bound(keyword, arg, &expr, pointer)
+                }
+                "multipleOf" => self.multiple_of(arg, &expr, pointer),
+                "items" | "minItems" | "maxItems" | "uniqueItems" => {
+                    let Held::Vec(t) = held else {
+                        checks
+                            .push(self.no(pointer, "an array keyword on a value not typed `Vec`"));
+                        continue;
+                    };
+                    self.array(keyword, arg, t, &expr, pointer, depth)
+                }
+                "properties"
+                | "required"
+                | "additionalProperties"
+                | "minProperties"
+                | "maxProperties"
+                | "propertyNames" => match held {
+                    // The struct's keywords are checked together, below.
+                    Held::Struct(_) => continue,
+                    Held::Map(t) => self.map(keyword, arg, t, &expr, pointer, depth),
+                    Held::RawObject => match (keyword, arg) {
+                        ("additionalProperties", Value::Bool(true)) => continue,
+                        ("properties", Value::Object(p)) if p.is_empty() => continue,
+                        ("required", Value::Array(r)) if r.is_empty() => continue,
+                        _ => self.no(pointer, "object keywords on an untyped object"),
+                    },
+                    _ => self.no(pointer, "object keywords on a value of another type"),
+                },
+                _ => self.no(pointer, &format!("`{keyword}` is not compiled")),
+            };
+            checks.push(check);
+        }
+        if let Held::Struct(item) = held {
+            checks.push(self.structure(object, item, pointer, depth));
+        }
+        for (family, keywords) in untyped {
+            checks.push(self.untyped(family, keywords, &expr, pointer, depth));
+        }
+        and(checks)
+    }
+
+    /// The keywords of one JSON type on an untyped value (`RawJson`): checked on the value
+    /// read from its text when it has that type.
+    fn untyped(
+        &mut self,
+        family: &str,
+        keywords: serde_json::Map<String, Value>,
+        expr: &TokenStream,
+        pointer: &str,
+        depth: usize,
+    ) -> TokenStream {
+        let private = self.private();
+        let v = self.var();
+        match family {
+            "string" => {
+                let check = self.node(
+                    &Value::Object(keywords),
+                    pointer,
+                    &Held::Str,
+                    quote!(#v),
+                    depth + 1,
+                );
+                quote!(match &#private::raw_str(#expr) {
+                    ::core::option::Option::Some(#v) => #check,
+                    ::core::option::Option::None => true,
+                })
+            }
+            "number" => {
+                let check = self.node(
+                    &Value::Object(keywords),
+                    pointer,
+                    &Held::Float,
+                    quote!(#v),
+                    depth + 1,
+                );
+                quote!(match &#private::raw_number(#expr) {
+                    ::core::option::Option::Some(#v) => #check,
+                    ::core::option::Option::None => true,
+                })
+            }
+            "array" => {
+                let mut checks = Vec::new();
+                for (keyword, arg) in &keywords {
+                    match (keyword.as_str(), arg.as_u64()) {
+                        ("minItems", Some(n)) => {
+                            let n = n as usize;
+                            checks.push(quote!(#v >= #n));
+                        }
+                        ("maxItems", Some(n)) => {
+                            let n = n as usize;
+                            checks.push(quote!(#v <= #n));
+                        }
+                        _ => checks
+                            .push(self.no(pointer, &format!("`{keyword}` on an untyped value"))),
+                    }
+                }
+                let check = and(checks);
+                quote!(match #private::raw_len(#expr) {
+                    ::core::result::Result::Ok(::core::option::Option::Some(#v)) => #check,
+                    ::core::result::Result::Ok(::core::option::Option::None) => true,
+                    ::core::result::Result::Err(_) => false,
+                })
+            }
+            _ => self.no(pointer, "object keywords on an untyped value"),
+        }
+    }
+
+    fn type_check(
+        &mut self,
+        arg: &Value,
+        held: &Held,
+        expr: &TokenStream,
+        pointer: &str,
+    ) -> TokenStream {
+        let types: Vec<&str> = match arg {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => return self.no(pointer, "a `type` that is not a name"),
+        };
+        let Some(kind) = held.kind() else {
+            let private = self.private();
+            return quote!(#private::raw_type(#expr, &[#(#types),*]));
+        };
+        let has = |t: &str| types.contains(&t);
+        if has(kind) || (kind == "integer" && has("number")) {
+            return quote!(true);
+        }
+        if matches!(held, Held::Float) && has("integer") {
+            // An integral float is an integer to JSON Schema; the validator reads the same f64.
+            return quote!((*#expr).fract() == 0.0);
+        }
+        self.no(pointer, "a value whose type the schema refuses")
+    }
+
+    fn one_of_values(
+        &mut self,
+        values: Option<&Vec<Value>>,
+        held: &Held,
+        expr: &TokenStream,
+        pointer: &str,
+    ) -> TokenStream {
+        let Some(values) = values else {
+            return self.no(pointer, "an `enum` that is not a list");
+        };
+        let private = self.private();
+        match held {
+            Held::Str => {
+                let strings: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
+                if strings.is_empty() {
+                    return self.no(pointer, "no string among the values");
+                }
+                quote!(::core::matches!((#expr).as_str(), #(#strings)|*))
+            }
+            Held::UnitEnum(names) => {
+                let allowed: BTreeSet<&str> = values.iter().filter_map(Value::as_str).collect();
+                if names.iter().all(|n| allowed.contains(n.as_str())) {
+                    quote!(true)
+                } else {
+                    self.no(pointer, "enum variants the schema does not list")
+                }
+            }
+            Held::Int | Held::Float => {
+                let numbers: Vec<TokenStream> =
+                    values.iter().filter_map(|v| number(v, &private)).collect();
+                if numbers.is_empty() {
+                    return self.no(pointer, "no number among the values");
+                }
+                quote!({
+                    let n = #private::AsNumber::number(#expr);
+                    false #(|| #private::equal(n, #numbers))*
+                })
+            }
+            Held::Bool => {
+                let bools: Vec<bool> = values.iter().filter_map(Value::as_bool).collect();
+                if bools.is_empty() {
+                    return self.no(pointer, "no boolean among the values");
+                }
+                quote!(false #(|| *#expr == #bools)*)
+            }
+            Held::Null if values.contains(&Value::Null) => quote!(true),
+            _ => self.no(pointer, "`enum`/`const` on a value of this type"),
+        }
+    }
+
+    fn pattern(
+        &mut self,
+        arg: &Value,
+        held: &Held,
+        expr: &TokenStream,
+        pointer: &str,
+    ) -> TokenStream {
+        let Some(s) = held.str(expr) else {
+            return self.no(pointer, "a pattern on an enum");
+        };
+        let Some(pattern) = arg.as_str() else {
+            return self.no(pointer, "a pattern that is not a string");
+        };
+        // The validator runs the pattern translated from ECMA-262 syntax, on the `regex` crate.
+        let Ok(translated) = jsonschema_regex::to_rust_regex(pattern) else {
+            return self.no(pointer, "a pattern the validator translates differently");
+        };
+        if regex::Regex::new(&translated).is_err() {
+            return self.no(pointer, "a pattern the `regex` crate refuses");
+        }
+        let translated = translated.as_ref();
+        let private = self.private();
+        quote!({
+            static PATTERN: #private::Pattern = #private::LazyLock::new(|| #private::pattern(#translated));
+            #private::matches(&PATTERN, #s)
+        })
+    }
+
+    fn bound(
+        &mut self,
+        keyword: &str,
+        arg: &Value,
+        expr: &TokenStream,
+        pointer: &str,
+    ) -> TokenStream {
+        let private = self.private();
+        let Some(limit) = number(arg, &private) else {
+            return self.no(
+                pointer,
+                "a bound that is not a number (draft 4's boolean form)",
+            );
+        };
+        let accept = match keyword {
+            "minimum" => quote!(&[::core::cmp::Ordering::Greater, ::core::cmp::Ordering::Equal]),
+            "maximum" => quote!(&[::core::cmp::Ordering::Less, ::core::cmp::Ordering::Equal]),
+            "exclusiveMinimum" => quote!(&[::core::cmp::Ordering::Greater]),
+            _ => quote!(&[::core::cmp::Ordering::Less]),
+        };
+        quote!(#private::bound(#private::AsNumber::number(#expr), #limit, #accept))
+    }
+
+    fn multiple_of(&mut self, arg: &Value, expr: &TokenStream, pointer: &str) -> TokenStream {
+        let divisor = arg.as_u64().or_else(|| {
+            let f = arg.as_f64()?;
+            (f.fract() == 0.0 && f > 0.0 && f <= 9_007_199_254_740_992.0).then_some(f as u64)
+        });
+        match divisor {
+            Some(d) if d > 0 && d <= 1 << 53 => {
+                let private = self.private();
+                quote!(#private::multiple_of(#private::AsNumber::number(#expr), #d))
+            }
+            _ => self.no(pointer, "a fractional `multipleOf`"),
+        }
+    }
+
+    fn array(
+        &mut self,
+        keyword: &str,
+        arg: &Value,
+        item: &Type,
+        expr: &TokenStream,
+        pointer: &str,
+        depth: usize,
+    ) -> TokenStream {
+        let private = self.private();
+        match keyword {
+            "minItems" | "maxItems" => {
+                let Some(n) = arg.as_u64() else {
+                    return self.no(pointer, "a count that is not a whole number");
+                };
+                let n = n as usize;
+                if keyword == "minItems" {
+                    quote!((#expr).len() >= #n)
+                } else {
+                    quote!((#expr).len() <= #n)
+                }
+            }
+            "uniqueItems" => match arg {
+                Value::Bool(false) => quote!(true),
+                Value::Bool(true) if self.equality_is_json(item, &mut BTreeSet::new()) => {
+                    quote!(#private::unique(#expr))
+                }
+                _ => self.no(
+                    pointer,
+                    "`uniqueItems` on items whose equality is not JSON's",
+                ),
+            },
+            _ => {
+                if arg.is_array() {
+                    return self.no(pointer, "`items` as a list (a tuple, before draft 2020-12)");
+                }
+                let v = self.var();
+                let each = self.value(
+                    arg,
+                    &format!("{pointer}/items"),
+                    item,
+                    quote!(#v),
+                    depth + 1,
+                );
+                all(quote!((#expr).iter()), &v, each)
+            }
+        }
+    }
+
+    fn map(
+        &mut self,
+        keyword: &str,
+        arg: &Value,
+        value_ty: &Type,
+        expr: &TokenStream,
+        pointer: &str,
+        depth: usize,
+    ) -> TokenStream {
+        match keyword {
+            "properties" if arg.as_object().is_some_and(|p| p.is_empty()) => quote!(true),
+            "required" => {
+                let Some(names) = arg
+                    .as_array()
+                    .map(|r| r.iter().filter_map(Value::as_str).collect::<Vec<_>>())
+                else {
+                    return self.no(pointer, "a `required` that is not a list");
+                };
+                and(names
+                    .iter()
+                    .map(|n| quote!((#expr).contains_key(#n)))
+                    .collect())
+            }
+            "additionalProperties" => {
+                let v = self.var();
+                let each = self.value(
+                    arg,
+                    &format!("{pointer}/additionalProperties"),
+                    value_ty,
+                    quote!(#v),
+                    depth + 1,
+                );
+                all(quote!((#expr).values()), &v, each)
+            }
+            "propertyNames" => {
+                let v = self.var();
+                let string: Type = syn::parse_quote!(::std::string::String);
+                let each = self.value(
+                    arg,
+                    &format!("{pointer}/propertyNames"),
+                    &string,
+                    quote!(#v),
+                    depth + 1,
+                );
+                all(quote!((#expr).keys()), &v, each)
+            }
+            "minProperties" | "maxProperties" => {
+                let Some(n) = arg.as_u64() else {
+                    return self.no(pointer, "a count that is not a whole number");
+                };
+                let n = n as usize;
+                if keyword == "minProperties" {
+                    quote!((#expr).len() >= #n)
+                } else {
+                    quote!((#expr).len() <= #n)
+                }
+            }
+            _ => self.no(pointer, "properties on a value typed as a map"),
+        }
+    }
+
+    /// `properties`, `required` and `additionalProperties` on a struct.
+    fn structure(
+        &mut self,
+        object: &serde_json::Map<String, Value>,
+        item: &syn::ItemStruct,
+        pointer: &str,
+        depth: usize,
+    ) -> TokenStream {
+        let Some(fields) = fields(item) else {
+            return self.no(pointer, "a struct without named fields");
+        };
+        if fields.iter().any(|f| f.flatten || f.unknown) {
+            return self.no(pointer, "a struct with flattened or unusual fields");
+        }
+        for keyword in [
+            "minProperties",
+            "maxProperties",
+            "propertyNames",
+            "patternProperties",
+            "dependentRequired",
+        ] {
+            if object.contains_key(keyword) {
+                return self.no(pointer, &format!("`{keyword}` on a struct is not compiled"));
+            }
+        }
+        let deny = container_has(&item.attrs, "deny_unknown_fields");
+        match object.get("additionalProperties") {
+            None | Some(Value::Bool(true)) => {}
+            Some(Value::Bool(false)) if deny => {}
+            Some(_) => {
+                return self.no(
+                    pointer,
+                    "`additionalProperties` the struct does not enforce",
+                );
+            }
+        }
+        let empty = serde_json::Map::new();
+        let properties = match object.get("properties") {
+            None => &empty,
+            Some(Value::Object(p)) => p,
+            Some(_) => return self.no(pointer, "`properties` that is not an object"),
+        };
+        let required: BTreeSet<&str> = match object.get("required") {
+            None => BTreeSet::new(),
+            Some(Value::Array(r)) => r.iter().filter_map(Value::as_str).collect(),
+            Some(_) => return self.no(pointer, "`required` that is not a list"),
+        };
+        let mut checks = Vec::new();
+        for name in &required {
+            if !fields.iter().any(|f| f.json == *name) {
+                return self.no(pointer, "a required property without a field");
+            }
+        }
+        for (name, schema) in properties {
+            if !fields.iter().any(|f| f.json == *name) && !deny && !accepts_anything(self, schema) {
+                return self.no(pointer, "a property the struct ignores");
+            }
+        }
+        let owner = item.ident.to_string();
+        for field in &fields {
+            let schema = properties
+                .get(&field.json)
+                .cloned()
+                .unwrap_or(Value::Bool(true));
+            let at = format!(
+                "{pointer}/properties/{}",
+                field.json.replace('~', "~0").replace('/', "~1")
+            );
+            let is_required = required.contains(field.json.as_str());
+            let ident = &field.ident;
+            let expr = quote!(&self.#ident);
+            match shape(&field.ty, self.items) {
+                Shape::Option(inner) => {
+                    if is_required {
+                        if field.default {
+                            checks.push(self.no(&at, "a required field with a default"));
+                            continue;
+                        }
+                        // With a `deserialize_with` (typify's `Option::deserialize`) and no
+                        // `default`, serde already wants the field present.
+                        if !field.deserialize_with {
+                            self.edits.push(Edit {
+                                owner: owner.clone(),
+                                field: ident.to_string(),
+                                function: "nullable".into(),
+                                default: false,
+                            });
+                        }
+                        checks.push(self.value(&schema, &at, &field.ty, expr, depth + 1));
+                    } else if refuses_null(self, &schema, 0) {
+                        let function = if field.deserialize_with {
+                            "present_lenient"
+                        } else {
+                            "present"
+                        };
+                        self.edits.push(Edit {
+                            owner: owner.clone(),
+                            field: ident.to_string(),
+                            function: function.into(),
+                            default: !field.default,
+                        });
+                        let v = self.var();
+                        let some = self.value(&schema, &at, inner, quote!(#v), depth + 1);
+                        checks.push(option(expr, quote!(true), &v, some));
+                    } else {
+                        checks.push(self.value(&schema, &at, &field.ty, expr, depth + 1));
+                    }
+                }
+                _ => {
+                    if is_required && field.default {
+                        checks.push(self.no(&at, "a required field with a default"));
+                        continue;
+                    }
+                    checks.push(self.value(&schema, &at, &field.ty, expr, depth + 1));
+                }
+            }
+        }
+        and(checks)
+    }
+
+    /// Whether `==` on values of `ty` is JSON equality, as far as `uniqueItems` needs: values
+    /// from equal JSON compare equal (different JSON may compare equal too, which only sends
+    /// the call to the validator).
+    fn equality_is_json(&self, ty: &Type, seen: &mut BTreeSet<String>) -> bool {
+        match shape(ty, self.items) {
+            Shape::Str | Shape::Bool | Shape::Int | Shape::Float | Shape::Null => true,
+            Shape::Option(t) | Shape::Box(t) | Shape::Vec(t) | Shape::Map(t) => {
+                self.equality_is_json(t, seen)
+            }
+            Shape::Named(name) => {
+                if !seen.insert(name.clone()) {
+                    return true;
+                }
+                match &self.items[&name] {
+                    Item::Struct(s) => s.fields.iter().all(|f| self.equality_is_json(&f.ty, seen)),
+                    Item::Enum(e) => unit_variants(e).is_some(),
+                }
+            }
+            Shape::RawJson | Shape::RawObject | Shape::Unknown => false,
+        }
+    }
+}
+
+/// The Rust value a node's keywords are checked on.
+enum Held {
+    Struct(syn::ItemStruct),
+    UnitEnum(Vec<String>),
+    Vec(Type),
+    Map(Type),
+    Str,
+    Bool,
+    Int,
+    Float,
+    Null,
+    RawObject,
+    /// Any JSON value (`RawJson`).
+    Any,
+}
+
+impl Held {
+    /// The JSON type every value of this Rust type has.
+    fn kind(&self) -> Option<&'static str> {
+        Some(match self {
+            Self::Struct(_) | Self::Map(_) | Self::RawObject => "object",
+            Self::UnitEnum(_) | Self::Str => "string",
+            Self::Vec(_) => "array",
+            Self::Bool => "boolean",
+            Self::Int => "integer",
+            Self::Float => "number",
+            Self::Null => "null",
+            Self::Any => return None,
+        })
+    }
+
+    /// The value as `&str`, for a string.
+    fn str(&self, expr: &TokenStream) -> Option<TokenStream> {
+        matches!(self, Self::Str).then(|| quote!((#expr).as_str()))
+    }
+}
+
+fn is_true(check: &TokenStream) -> bool {
+    check.to_string() == "true"
+}
+
+/// `iter.all(|v| each)`, or `true` when each item passes.
+fn all(iter: TokenStream, v: &syn::Ident, each: TokenStream) -> TokenStream {
+    if is_true(&each) {
+        return quote!(true);
+    }
+    quote!(#iter.all(|#v| #each))
+}
+
+/// The check of an `Option`: `none` for `None`, `some` on the value.
+fn option(expr: TokenStream, none: TokenStream, v: &syn::Ident, some: TokenStream) -> TokenStream {
+    if is_true(&none) && is_true(&some) {
+        return quote!(true);
+    }
+    quote!(match #expr {
+        ::core::option::Option::None => #none,
+        ::core::option::Option::Some(#v) => #some,
+    })
+}
+
+/// `a && b && ...`, `true` for none.
+fn and(checks: Vec<TokenStream>) -> TokenStream {
+    let checks: Vec<TokenStream> = checks.into_iter().filter(|c| !is_true(c)).collect();
+    match checks.as_slice() {
+        [] => quote!(true),
+        [one] => one.clone(),
+        _ => quote!(#((#checks))&&*),
+    }
+}
+
+/// A JSON number as a `Number` literal, exact (floats by their bits).
+fn number(value: &Value, private: &TokenStream) -> Option<TokenStream> {
+    let n = value.as_number()?;
+    if let Some(i) = n.as_i64() {
+        let i = i128::from(i);
+        return Some(quote!(#private::Number::Int(#i)));
+    }
+    if let Some(u) = n.as_u64() {
+        let u = i128::from(u);
+        return Some(quote!(#private::Number::Int(#u)));
+    }
+    let bits = n.as_f64()?.to_bits();
+    Some(quote!(#private::Number::Float(f64::from_bits(#bits))))
+}
+
+/// Whether the node certainly accepts `null`.
+fn accepts_null(walk: &Walk<'_>, node: &Value, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    let Ok((node, _)) = walk.resolve(node, "") else {
+        return false;
+    };
+    let object = match &node {
+        Value::Bool(b) => return *b,
+        Value::Object(o) => o,
+        _ => return false,
+    };
+    object.iter().all(|(k, v)| match k.as_str() {
+        "type" => match v {
+            Value::String(t) => t == "null",
+            Value::Array(ts) => ts.contains(&Value::from("null")),
+            _ => false,
+        },
+        "enum" => v.as_array().is_some_and(|vs| vs.contains(&Value::Null)),
+        "const" => v.is_null(),
+        k if ANNOTATIONS.contains(&k) => true,
+        // Keywords about other types than null.
+        k => {
+            STRING_KEYWORDS.contains(&k)
+                || NUMBER_KEYWORDS.contains(&k)
+                || ARRAY_KEYWORDS.contains(&k)
+                || OBJECT_KEYWORDS.contains(&k)
+        }
+    })
+}
+
+/// Whether the node certainly refuses `null`.
+fn refuses_null(walk: &Walk<'_>, node: &Value, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    let Ok((node, _)) = walk.resolve(node, "") else {
+        return false;
+    };
+    let object = match &node {
+        Value::Bool(b) => return !*b,
+        Value::Object(o) => o,
+        _ => return false,
+    };
+    let by_type = match object.get("type") {
+        Some(Value::String(t)) => t != "null",
+        Some(Value::Array(ts)) => !ts.contains(&Value::from("null")),
+        _ => false,
+    };
+    let by_enum = object
+        .get("enum")
+        .and_then(Value::as_array)
+        .is_some_and(|vs| !vs.contains(&Value::Null));
+    let by_const = object.get("const").is_some_and(|c| !c.is_null());
+    let branches = |keyword: &str| object.get(keyword).and_then(Value::as_array);
+    let by_union = ["anyOf", "oneOf"]
+        .iter()
+        .any(|k| branches(k).is_some_and(|bs| bs.iter().all(|b| refuses_null(walk, b, depth + 1))));
+    let by_all =
+        branches("allOf").is_some_and(|bs| bs.iter().any(|b| refuses_null(walk, b, depth + 1)));
+    by_type || by_enum || by_const || by_union || by_all
+}
+
+/// Whether the node accepts every value (only annotations).
+fn accepts_anything(walk: &Walk<'_>, node: &Value) -> bool {
+    match walk.resolve(node, "") {
+        Ok((Value::Bool(b), _)) => b,
+        Ok((Value::Object(o), _)) => o.keys().all(|k| ANNOTATIONS.contains(&k.as_str())),
+        _ => false,
+    }
+}
+
+fn apply_edits(file: &mut syn::File, edits: &[Edit], runtime: &Path) {
+    let private = format!("{}::__private::checks", crate::rewrite::compact(runtime));
+    for item in &mut file.items {
+        let syn::Item::Struct(s) = item else { continue };
+        let syn::Fields::Named(named) = &mut s.fields else {
+            continue;
+        };
+        for edit in edits.iter().filter(|e| s.ident == e.owner) {
+            let Some(field) = named
+                .named
+                .iter_mut()
+                .find(|f| f.ident.as_ref().is_some_and(|i| *i == edit.field))
+            else {
+                continue;
+            };
+            field.attrs.retain(|a| {
+                !(a.path().is_ident("serde") && quote!(#a).to_string().contains("deserialize_with"))
+            });
+            let function = format!("{private}::{}", edit.function);
+            field
+                .attrs
+                .push(syn::parse_quote!(#[serde(deserialize_with = #function)]));
+            if edit.default {
+                field.attrs.push(syn::parse_quote!(#[serde(default)]));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::types::generate_types;
+
+    #[test]
+    fn what_the_checks_cover_and_leave_to_the_validator() {
+        let schema = r#"{
+            "type": "object",
+            "required": ["n", "maybe"],
+            "properties": {
+                "n": {"type": "integer", "minimum": 1, "multipleOf": 2},
+                "s": {"type": "string", "maxLength": 3, "pattern": "^a"},
+                "maybe": {"type": ["string", "null"]},
+                "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true}
+            }
+        }"#;
+        let types = generate_types(schema, "s.json", "Root").unwrap();
+        assert!(
+            types.unchecked.is_empty(),
+            "{:?}\n{}",
+            types.unchecked,
+            types.pretty()
+        );
+        let code = types.pretty();
+        // An optional field whose schema refuses null reads present values only; a required
+        // nullable one must be present.
+        assert!(code.contains("__private::checks::present"), "{code}");
+        assert!(
+            code.contains("deserialize_with = \"::std::option::Option::deserialize\""),
+            "{code}"
+        );
+        for part in ["multiple_of", "chars(", "PATTERN", "unique("] {
+            assert!(code.contains(part), "{part} not in {code}");
+        }
+
+        let union = r#"{"type": "object", "properties": {"u": {"anyOf": [{"type": "string", "minLength": 2}, {"type": "integer"}]}}}"#;
+        let types = generate_types(union, "s.json", "Root").unwrap();
+        assert_eq!(types.unchecked.len(), 1, "{:?}", types.unchecked);
+        assert!(
+            types.unchecked[0].starts_with("/properties/u"),
+            "{:?}",
+            types.unchecked
+        );
+    }
+}

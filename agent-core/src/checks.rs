@@ -1,0 +1,767 @@
+//! A contract's checks as code: what the typed input alone cannot say about the schema.
+//!
+//! The generated types hold a value's shape; the schema also bounds numbers, lengths, item
+//! counts, patterns and the like, which the types leave to the validator. The code generator
+//! writes those checks as an [`ContractChecks`] impl for every generated type, so that a call
+//! whose typed input deserialized **through [`deserialize`]** and whose
+//! [`ContractChecks::satisfies_contract`] is `true` is one the validator accepts too: the
+//! validator then runs only to explain a refusal.
+//!
+//! The checks are conservative: a schema part the generator cannot compile (a union, a
+//! `not`, a fractional `multipleOf`, ...) makes them answer `false`, which means "ask the
+//! validator", never "invalid". So `false` on a valid value costs a validation; `true` on an
+//! invalid one would be a bug.
+
+use serde::de::{
+    self, Deserialize, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess,
+    VariantAccess, Visitor,
+};
+use std::cmp::Ordering;
+use std::fmt;
+
+use crate::json::{RawJson, RawObject};
+
+/// The checks of a contract that a generated type does not express in its shape.
+///
+/// `true` means the validator accepts the JSON this value was deserialized from, provided it
+/// was deserialized through [`deserialize`]; `false` means the checks failed or could not
+/// decide, and the validator must. Generated for every type of a contract.
+pub trait ContractChecks {
+    /// Whether the value satisfies every check of its schema node.
+    fn satisfies_contract(&self) -> bool;
+}
+
+/// An untyped part states no checks of its own: the generated code of the schema node around
+/// it decides what its schema states (and answers `false` where that is more than "any JSON").
+impl ContractChecks for RawJson {
+    fn satisfies_contract(&self) -> bool {
+        true
+    }
+}
+
+/// See the impl for [`RawJson`].
+impl ContractChecks for RawObject {
+    fn satisfies_contract(&self) -> bool {
+        true
+    }
+}
+
+impl<T: ContractChecks + ?Sized> ContractChecks for Box<T> {
+    fn satisfies_contract(&self) -> bool {
+        (**self).satisfies_contract()
+    }
+}
+
+/// Deserializes `T` as the checks assume: a struct only from a JSON object.
+///
+/// serde's derived structs also read their fields from an array (`["a", 1]`), which no
+/// `"type": "object"` schema accepts and which the value no longer shows. Everything else
+/// passes through unchanged.
+///
+/// ```
+/// #[derive(serde::Deserialize)]
+/// struct Pair { a: String, b: u8 }
+/// let from = |text| agent_core::checks::deserialize::<Pair, _>(&mut serde_json::Deserializer::from_str(text));
+/// assert!(from(r#"{"a": "x", "b": 1}"#).is_ok());
+/// assert!(from(r#"["x", 1]"#).is_err());
+/// ```
+pub fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<T, D::Error> {
+    T::deserialize(Strict(deserializer))
+}
+
+/// A deserializer whose structs come from maps only, at every depth.
+struct Strict<D>(D);
+
+/// A visitor that hands the wrapped deserializer on to nested values; `object` refuses
+/// sequences (the visitor of a struct).
+struct Wrap<V> {
+    inner: V,
+    object: bool,
+}
+
+impl<V> Wrap<V> {
+    fn any(inner: V) -> Self {
+        Self {
+            inner,
+            object: false,
+        }
+    }
+}
+
+struct Seed<S>(S);
+struct Seq<A>(A);
+struct Map<A>(A);
+struct Enum<A>(A);
+struct Variant<A>(A);
+
+macro_rules! forward_deserialize {
+    ($($method:ident($($arg:ident: $ty:ty),*)),* $(,)?) => {$(
+        fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
+            self.0.$method($($arg,)* Wrap::any(visitor))
+        }
+    )*};
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
+    type Error = D::Error;
+
+    forward_deserialize!(
+        deserialize_any(),
+        deserialize_bool(),
+        deserialize_i8(),
+        deserialize_i16(),
+        deserialize_i32(),
+        deserialize_i64(),
+        deserialize_i128(),
+        deserialize_u8(),
+        deserialize_u16(),
+        deserialize_u32(),
+        deserialize_u64(),
+        deserialize_u128(),
+        deserialize_f32(),
+        deserialize_f64(),
+        deserialize_char(),
+        deserialize_str(),
+        deserialize_string(),
+        deserialize_bytes(),
+        deserialize_byte_buf(),
+        deserialize_option(),
+        deserialize_unit(),
+        deserialize_unit_struct(name: &'static str),
+        deserialize_newtype_struct(name: &'static str),
+        deserialize_seq(),
+        deserialize_tuple(len: usize),
+        deserialize_tuple_struct(name: &'static str, len: usize),
+        deserialize_map(),
+        deserialize_identifier(),
+        deserialize_ignored_any(),
+    );
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        let visitor = Wrap {
+            inner: visitor,
+            object: true,
+        };
+        self.0.deserialize_struct(name, fields, visitor)
+    }
+
+    /// An enum from a string (a unit variant) or a one-entry object (a variant with data):
+    /// serde_json also reads a unit variant from `{"name": null}`, which no schema of an
+    /// enum of strings accepts.
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.0.deserialize_any(EnumVisitor(visitor))
+    }
+
+    fn is_human_readable(&self) -> bool {
+        self.0.is_human_readable()
+    }
+}
+
+/// Reads an enum as JSON writes one: see [`Strict::deserialize_enum`].
+struct EnumVisitor<V>(V);
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for EnumVisitor<V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.expecting(f)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        self.0.visit_enum(de::value::StrDeserializer::new(v))
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        self.0
+            .visit_enum(de::value::BorrowedStrDeserializer::new(v))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        self.0.visit_enum(de::value::StringDeserializer::new(v))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        self.0.visit_enum(MapEnum(Map(map)))
+    }
+}
+
+/// A variant with data, from a one-entry object.
+struct MapEnum<A>(A);
+
+impl<'de, A: MapAccess<'de>> EnumAccess<'de> for MapEnum<A> {
+    type Error = A::Error;
+    type Variant = Self;
+
+    fn variant_seed<S: DeserializeSeed<'de>>(
+        mut self,
+        seed: S,
+    ) -> Result<(S::Value, Self), A::Error> {
+        match self.0.next_key_seed(seed)? {
+            Some(key) => Ok((key, self)),
+            None => Err(de::Error::invalid_type(de::Unexpected::Map, &"an enum")),
+        }
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapEnum<A> {
+    /// The entry's value, and no second entry.
+    fn only<S: DeserializeSeed<'de>>(mut self, seed: S) -> Result<S::Value, A::Error> {
+        let value = self.0.next_value_seed(seed)?;
+        match self.0.next_key::<de::IgnoredAny>()? {
+            None => Ok(value),
+            Some(_) => Err(de::Error::invalid_length(2, &"an object of one entry")),
+        }
+    }
+}
+
+impl<'de, A: MapAccess<'de>> VariantAccess<'de> for MapEnum<A> {
+    type Error = A::Error;
+
+    fn unit_variant(self) -> Result<(), A::Error> {
+        Err(de::Error::invalid_type(
+            de::Unexpected::Map,
+            &"a unit variant, written as a string",
+        ))
+    }
+
+    fn newtype_variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<S::Value, A::Error> {
+        self.only(seed)
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
+        self.only(TupleSeed(len, visitor))
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, A::Error> {
+        self.only(StructSeed(fields, visitor))
+    }
+}
+
+struct TupleSeed<V>(usize, V);
+
+impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for TupleSeed<V> {
+    type Value = V::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
+        d.deserialize_tuple(self.0, self.1)
+    }
+}
+
+struct StructSeed<V>(&'static [&'static str], V);
+
+impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for StructSeed<V> {
+    type Value = V::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
+        d.deserialize_struct("", self.0, self.1)
+    }
+}
+
+macro_rules! forward_visit {
+    ($($method:ident($ty:ty)),* $(,)?) => {$(
+        fn $method<E: de::Error>(self, v: $ty) -> Result<Self::Value, E> {
+            self.inner.$method(v)
+        }
+    )*};
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.expecting(f)
+    }
+
+    forward_visit!(
+        visit_bool(bool),
+        visit_i8(i8),
+        visit_i16(i16),
+        visit_i32(i32),
+        visit_i64(i64),
+        visit_i128(i128),
+        visit_u8(u8),
+        visit_u16(u16),
+        visit_u32(u32),
+        visit_u64(u64),
+        visit_u128(u128),
+        visit_f32(f32),
+        visit_f64(f64),
+        visit_char(char),
+        visit_str(&str),
+        visit_borrowed_str(&'de str),
+        visit_string(String),
+        visit_bytes(&[u8]),
+        visit_borrowed_bytes(&'de [u8]),
+        visit_byte_buf(Vec<u8>),
+    );
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.inner.visit_none()
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.inner.visit_unit()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        self.inner.visit_some(Strict(d))
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        self.inner.visit_newtype_struct(Strict(d))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        if self.object {
+            return Err(de::Error::invalid_type(
+                de::Unexpected::Seq,
+                &"a JSON object",
+            ));
+        }
+        self.inner.visit_seq(Seq(seq))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        self.inner.visit_map(Map(map))
+    }
+
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
+        self.inner.visit_enum(Enum(data))
+    }
+}
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Seed<S> {
+    type Value = S::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        self.0.deserialize(Strict(d))
+    }
+}
+
+impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Seq<A> {
+    type Error = A::Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, A::Error> {
+        self.0.next_element_seed(Seed(seed))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.0.size_hint()
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Map<A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        self.0.next_key_seed(Seed(seed))
+    }
+
+    fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, A::Error> {
+        self.0.next_value_seed(Seed(seed))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.0.size_hint()
+    }
+}
+
+impl<'de, A: EnumAccess<'de>> EnumAccess<'de> for Enum<A> {
+    type Error = A::Error;
+    type Variant = Variant<A::Variant>;
+
+    fn variant_seed<S: DeserializeSeed<'de>>(
+        self,
+        seed: S,
+    ) -> Result<(S::Value, Self::Variant), A::Error> {
+        self.0
+            .variant_seed(Seed(seed))
+            .map(|(value, variant)| (value, Variant(variant)))
+    }
+}
+
+impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Variant<A> {
+    type Error = A::Error;
+
+    fn unit_variant(self) -> Result<(), A::Error> {
+        self.0.unit_variant()
+    }
+
+    fn newtype_variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<S::Value, A::Error> {
+        self.0.newtype_variant_seed(Seed(seed))
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
+        self.0.tuple_variant(len, Wrap::any(visitor))
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, A::Error> {
+        let visitor = Wrap {
+            inner: visitor,
+            object: true,
+        };
+        self.0.struct_variant(fields, visitor)
+    }
+}
+
+/// What generated checks call; not part of the public API.
+#[doc(hidden)]
+pub mod support {
+    use super::*;
+    use std::num::{
+        NonZeroI8, NonZeroI16, NonZeroI32, NonZeroI64, NonZeroU8, NonZeroU16, NonZeroU32,
+        NonZeroU64,
+    };
+    pub use std::sync::LazyLock;
+
+    /// A number as the checks compare it: exactly, as the validator does.
+    #[derive(Clone, Copy, Debug)]
+    pub enum Number {
+        /// An integer.
+        Int(i128),
+        /// A float.
+        Float(f64),
+    }
+
+    /// Largest magnitude below which every integer is an exact `f64`.
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+
+    /// A typed number as a [`Number`].
+    pub trait AsNumber {
+        /// The number.
+        fn number(&self) -> Number;
+    }
+
+    macro_rules! ints {
+        ($($ty:ty),*) => {$(
+            impl AsNumber for $ty {
+                fn number(&self) -> Number {
+                    Number::Int(*self as i128)
+                }
+            }
+        )*};
+    }
+    macro_rules! non_zero {
+        ($($ty:ty),*) => {$(
+            impl AsNumber for $ty {
+                fn number(&self) -> Number {
+                    Number::Int(self.get() as i128)
+                }
+            }
+        )*};
+    }
+    ints!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+    non_zero!(
+        NonZeroI8, NonZeroI16, NonZeroI32, NonZeroI64, NonZeroU8, NonZeroU16, NonZeroU32,
+        NonZeroU64
+    );
+
+    impl AsNumber for f64 {
+        fn number(&self) -> Number {
+            Number::Float(*self)
+        }
+    }
+
+    impl AsNumber for f32 {
+        fn number(&self) -> Number {
+            Number::Float(f64::from(*self))
+        }
+    }
+
+    impl AsNumber for Number {
+        fn number(&self) -> Number {
+            *self
+        }
+    }
+
+    /// The first byte of a raw value's text.
+    fn first(raw: &RawJson) -> Option<u8> {
+        raw.get().trim_start().bytes().next()
+    }
+
+    /// An untyped value's string, if it is one.
+    pub fn raw_str(raw: &RawJson) -> Option<String> {
+        (first(raw) == Some(b'"'))
+            .then(|| serde_json::from_str(raw.get()).ok())
+            .flatten()
+    }
+
+    /// An untyped value's number, if it is one, as the validator's `Value` holds it.
+    pub fn raw_number(raw: &RawJson) -> Option<Number> {
+        if !matches!(first(raw), Some(b'-' | b'0'..=b'9')) {
+            return None;
+        }
+        let n: serde_json::Number = serde_json::from_str(raw.get()).ok()?;
+        match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => Some(Number::Int(i.into())),
+            (_, Some(u), _) => Some(Number::Int(u.into())),
+            (_, _, f) => f.map(Number::Float),
+        }
+    }
+
+    /// An untyped value's item count, if it is an array; `Err` if its text cannot be read
+    /// (the checks then fail).
+    pub fn raw_len(raw: &RawJson) -> Result<Option<usize>, serde_json::Error> {
+        if first(raw) != Some(b'[') {
+            return Ok(None);
+        }
+        serde_json::from_str::<Vec<&serde_json::value::RawValue>>(raw.get())
+            .map(|items| Some(items.len()))
+    }
+
+    /// Whether an untyped value has one of the JSON Schema `types`.
+    pub fn raw_type(raw: &RawJson, types: &[&str]) -> bool {
+        let kind = match first(raw) {
+            Some(b'{') => "object",
+            Some(b'[') => "array",
+            Some(b'"') => "string",
+            Some(b't' | b'f') => "boolean",
+            Some(b'n') => "null",
+            Some(_) => {
+                let integral = match raw_number(raw) {
+                    Some(Number::Int(_)) => true,
+                    Some(Number::Float(f)) => f.fract() == 0.0,
+                    None => return false,
+                };
+                if types.contains(&"number") || (integral && types.contains(&"integer")) {
+                    return true;
+                }
+                return false;
+            }
+            None => return false,
+        };
+        types.contains(&kind)
+    }
+
+    /// `value` against `limit`, exactly; `None` where the typed value may not be the number
+    /// the validator saw (a float at or past 2^53, which may stand for a longer integer) or
+    /// where no exact answer is at hand.
+    pub fn compare(value: Number, limit: Number) -> Option<Ordering> {
+        match (value, limit) {
+            (Number::Int(v), Number::Int(l)) => Some(v.cmp(&l)),
+            (Number::Float(v), _) if v.is_nan() || v.abs() >= EXACT => None,
+            (Number::Float(v), Number::Float(l)) => v.partial_cmp(&l),
+            (Number::Float(v), Number::Int(l)) => exact(l).and_then(|l| v.partial_cmp(&l)),
+            (Number::Int(v), Number::Float(l)) => match exact(v) {
+                Some(v) => v.partial_cmp(&l),
+                // |v| >= 2^53: every float that large is integral.
+                None if l.is_finite() && l.abs() < 1e38 => Some(v.cmp(&(l as i128))),
+                None => None,
+            },
+        }
+    }
+
+    fn exact(i: i128) -> Option<f64> {
+        let f = i as f64;
+        (f.abs() < EXACT).then_some(f)
+    }
+
+    /// Whether `value` passes `minimum`-style bounds: `ordering` lists the accepted answers.
+    pub fn bound(value: Number, limit: Number, accept: &[Ordering]) -> bool {
+        compare(value, limit).is_some_and(|o| accept.contains(&o))
+    }
+
+    /// Whether `value` equals `other` as JSON numbers do (`1 == 1.0`).
+    pub fn equal(value: Number, other: Number) -> bool {
+        compare(value, other) == Some(Ordering::Equal)
+    }
+
+    /// `multipleOf` with a whole divisor (at most 2^53); `false` where that cannot be told
+    /// exactly.
+    pub fn multiple_of(value: Number, divisor: u64) -> bool {
+        if divisor == 0 {
+            return false;
+        }
+        match value {
+            Number::Int(v) => v % i128::from(divisor) == 0,
+            Number::Float(v) if v.abs() < EXACT => {
+                v.fract() == 0.0 && (v as i128) % i128::from(divisor) == 0
+            }
+            Number::Float(_) => false,
+        }
+    }
+
+    /// Length in characters (Unicode scalar values), as JSON Schema counts it.
+    pub fn chars(s: &str) -> usize {
+        s.chars().count()
+    }
+
+    /// A pattern, compiled once the way the validator compiles it; `None` if that engine
+    /// refuses it (then the checks answer `false`).
+    pub type Pattern = LazyLock<Option<regex::Regex>>;
+
+    /// Compiles a pattern the generator translated as the validator does.
+    pub fn pattern(translated: &str) -> Option<regex::Regex> {
+        regex::Regex::new(translated).ok()
+    }
+
+    /// Whether `text` matches `pattern` (anywhere, as JSON Schema's `pattern` does).
+    pub fn matches(pattern: &Pattern, text: &str) -> bool {
+        pattern.as_ref().is_some_and(|re| re.is_match(text))
+    }
+
+    /// Most items compared pairwise for `uniqueItems`; past it the validator decides.
+    const MAX_UNIQUE: usize = 64;
+
+    /// `uniqueItems`, for item types whose equality is JSON equality's.
+    pub fn unique<T: PartialEq>(items: &[T]) -> bool {
+        items.len() <= MAX_UNIQUE
+            && items
+                .iter()
+                .enumerate()
+                .all(|(i, a)| items[i + 1..].iter().all(|b| a != b))
+    }
+
+    /// The `deserialize_with` of an optional field whose schema refuses `null`: present means
+    /// `Some`, and `null` is the inner type's to refuse.
+    pub fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
+        T::deserialize(d).map(Some)
+    }
+
+    /// [`present`] for integer fields, which accept integral floats.
+    pub fn present_lenient<'de, D: Deserializer<'de>, T: crate::integer::Lenient<'de>>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
+        T::deserialize_lenient(d).map(Some)
+    }
+
+    /// The `deserialize_with` of a required field that may be `null`: with it, serde no
+    /// longer reads an absent field as `None`.
+    pub fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
+        Option::<T>::deserialize(d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::support::*;
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Inner {
+        a: String,
+    }
+
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Outer {
+        items: Vec<Inner>,
+        map: BTreeMap<String, Option<Box<Inner>>>,
+        raw: RawJson,
+    }
+
+    fn strict(text: &str) -> Result<Outer, serde_json::Error> {
+        deserialize(&mut serde_json::Deserializer::from_str(text))
+    }
+
+    #[test]
+    fn structs_come_from_objects_only_at_every_depth() {
+        let ok =
+            r#"{"items": [{"a": "x"}], "map": {"k": {"a": "y"}, "n": null}, "raw": [1, 0.50]}"#;
+        let outer = strict(ok).unwrap();
+        assert_eq!(outer.raw.get(), "[1, 0.50]");
+        assert_eq!(outer.map["k"].as_deref(), Some(&Inner { a: "y".into() }));
+        for bad in [
+            r#"{"items": [["x"]], "map": {}, "raw": 1}"#,
+            r#"{"items": [], "map": {"k": ["y"]}, "raw": 1}"#,
+            r#"[[], {}, 1]"#,
+        ] {
+            assert!(strict(bad).is_err(), "{bad}");
+            // What plain serde accepts.
+            let _ = serde_json::from_str::<Outer>(bad);
+        }
+        assert!(
+            serde_json::from_str::<Outer>(r#"{"items": [["x"]], "map": {}, "raw": 1}"#).is_ok()
+        );
+        let from_value: Outer =
+            deserialize(&serde_json::json!({"items": [], "map": {}, "raw": {"z": 1}})).unwrap();
+        assert_eq!(from_value.raw.get(), r#"{"z":1}"#);
+    }
+
+    #[test]
+    fn unit_variants_come_from_strings_only() {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        enum Mode {
+            #[serde(rename = "fast")]
+            Fast,
+            Data(u8),
+        }
+        let from = |text| deserialize::<Mode, _>(&mut serde_json::Deserializer::from_str(text));
+        assert_eq!(from(r#""fast""#).unwrap(), Mode::Fast);
+        assert_eq!(from(r#"{"Data": 3}"#).unwrap(), Mode::Data(3));
+        assert!(serde_json::from_str::<Mode>(r#"{"fast": null}"#).is_ok());
+        assert!(from(r#"{"fast": null}"#).is_err());
+        assert!(from(r#"{"Data": 3, "x": 1}"#).is_err());
+        assert!(deserialize::<Mode, _>(&serde_json::json!("fast")).is_ok());
+        assert!(deserialize::<Mode, _>(&serde_json::json!({"fast": null})).is_err());
+    }
+
+    #[test]
+    fn numbers_compare_exactly_or_not_at_all() {
+        assert!(bound(
+            Number::Int(5),
+            Number::Float(4.5),
+            &[Ordering::Greater]
+        ));
+        assert!(equal(Number::Int(1), Number::Float(1.0)));
+        assert!(!bound(
+            Number::Float(9_007_199_254_740_992.0),
+            Number::Int(0),
+            &[Ordering::Greater]
+        ));
+        assert_eq!(
+            compare(Number::Int(i128::from(u64::MAX)), Number::Float(1e19)),
+            Some(Ordering::Greater)
+        );
+        assert!(multiple_of(Number::Int(-6), 3));
+        assert!(!multiple_of(Number::Float(6.5), 3));
+        assert!(multiple_of(Number::Float(6.0), 3));
+        assert!(unique(&["a", "b"]) && !unique(&[1, 1]));
+        assert_eq!(chars("é😀"), 2);
+    }
+
+    #[test]
+    fn untyped_values_are_read_from_their_text() {
+        let raw = |text: &str| -> RawJson { serde_json::from_str(text).unwrap() };
+        assert_eq!(raw_str(&raw(r#""a\u00e9""#)).as_deref(), Some("aé"));
+        assert_eq!(raw_str(&raw("1")), None);
+        assert!(matches!(raw_number(&raw("1.0")), Some(Number::Float(f)) if f == 1.0));
+        assert!(matches!(raw_number(&raw("-3")), Some(Number::Int(-3))));
+        assert_eq!(raw_len(&raw("[1, [2, 3]]")).unwrap(), Some(2));
+        assert_eq!(raw_len(&raw("{}")).unwrap(), None);
+        assert!(raw_type(&raw("1.0"), &["integer"]));
+        assert!(!raw_type(&raw("1.5"), &["integer"]));
+        assert!(raw_type(&raw("null"), &["string", "null"]));
+        assert!(!raw_type(&raw("[]"), &["object"]));
+    }
+}
