@@ -84,3 +84,28 @@ fn same_retry_error_as_a_schema_file_contract() {
         assert_eq!(code_first, schema_file.unwrap_err().to_json(), "{kwargs}");
     }
 }
+
+/// A schema file's input has checks compiled from it and decides a valid call by itself; a
+/// code-first input has none, so the validator reads every call first.
+#[test]
+fn only_the_schema_file_input_has_compiled_checks() {
+    type FromFile = <SearchAgent as agent_core::Agent>::Input;
+    const { assert!(<FromFile as AgentInput>::COMPILED_CHECKS) };
+    const { assert!(!<Search as AgentInput>::COMPILED_CHECKS) };
+    let kwargs = r#"{"task": "x", "query": "login", "limit": 5}"#;
+    let call = ToolCall::from_json_str(kwargs).unwrap();
+    let typed = FromFile::from_call(&call).unwrap();
+    assert_eq!(typed.satisfies_contract(), Some(true));
+    assert!(
+        !call.context_built(),
+        "the compiled checks decided without a Value"
+    );
+    let call = ToolCall::from_json_str(kwargs).unwrap();
+    let code_first = Search::from_call(&call).unwrap();
+    assert_eq!(code_first.satisfies_contract(), None);
+    assert!(call.context_built(), "the validator read the call");
+    // A limit past the schema's maximum: the checks say no and the validator explains it.
+    let call = ToolCall::from_json_str(r#"{"task": "x", "query": "login", "limit": 51}"#).unwrap();
+    assert!(FromFile::from_call(&call).is_err());
+    assert!(call.context_built());
+}
