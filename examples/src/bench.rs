@@ -150,13 +150,12 @@ pub fn pipeline(agent: &dyn DynAgent, text: &str, limits: &Limits) -> Outcome {
     }
 }
 
-/// The plan generator as it will run once its contract's compiled checks are connected, with
-/// those checks assumed to pass: its input says `Some(true)` from
-/// [`AgentInput::satisfies_contract`](agent_core::AgentInput::satisfies_contract), so a call
-/// whose typed input deserializes is taken without building the context's `Value` or running
-/// the validator. Timing it shows what the one-pass path costs by itself; figures from it are
-/// labelled "with checks assumed passed". Everything else (contract, prompt) is the plan
-/// generator's.
+/// The plan generator with its compiled contract checks replaced by "pass": its input says
+/// `Some(true)` from
+/// [`AgentInput::satisfies_contract`](agent_core::AgentInput::satisfies_contract) without
+/// running them. Beside the real agent (whose generated checks run), it shows what the checks
+/// themselves cost; figures from it are labelled "with checks assumed passed". Everything else
+/// (contract, prompt) is the plan generator's.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AssumedChecksPlanGenerator;
 

@@ -112,8 +112,8 @@ enum Command {
         /// Remove this top-level key from the kwargs first, to time the retry path
         #[arg(long)]
         without: Option<String>,
-        /// Time the plan generator with its compiled contract checks assumed to pass (no
-        /// `Value`, no validator on a call its type accepts); only for `plan_generator_agent`
+        /// Time the plan generator with its compiled contract checks replaced by "pass" (what
+        /// the checks themselves cost is the difference); only for `plan_generator_agent`
         #[arg(long)]
         assume_checks_pass: bool,
     },
