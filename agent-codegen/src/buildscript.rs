@@ -236,6 +236,30 @@ impl Builder {
         steps: &[&str],
         input: Option<&Path>,
     ) -> Result<crate::flow::FlowReport, BuildError> {
+        self.check_workflow_collecting(steps, input, &[])
+    }
+
+    /// [`Builder::check_workflow`] with the derive's `collect`: each `(field, producers)` is
+    /// a field a step gets as the array of the named earlier steps' outputs, checked as
+    /// `#[derive(Workflow)]` checks it (each producer runs before the consumer, each item fits
+    /// the field's item schema, the count fits `minItems`/`maxItems`).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), agent_codegen::BuildError> {
+    /// agent_codegen::Builder::new("schemas").check_workflow_collecting(
+    ///     &["discovery_agent", "selector_agent", "plan_generator_agent"],
+    ///     None,
+    ///     &[("collected_information", &["discovery_agent", "selector_agent"])],
+    /// )?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn check_workflow_collecting(
+        &self,
+        steps: &[&str],
+        input: Option<&Path>,
+        collects: &[(&str, &[&str])],
+    ) -> Result<crate::flow::FlowReport, BuildError> {
         let mut read = Vec::new();
         let mut errors = Vec::new();
         let mut loaded = Vec::new();
@@ -260,7 +284,13 @@ impl Builder {
             input,
             steps: loaded,
             agents: crate::flow::agent_folders(&self.schemas),
-            collects: Vec::new(),
+            collects: collects
+                .iter()
+                .map(|(field, from)| crate::flow::FlowCollect {
+                    field: (*field).to_owned(),
+                    from: from.iter().map(|s| (*s).to_owned()).collect(),
+                })
+                .collect(),
         };
         let report = crate::flow::check(&flow);
         if report.errors.is_empty() {

@@ -232,6 +232,46 @@ fn the_builder_checks_a_workflow_alike() {
     );
 }
 
+/// The build-script front end checks a `collect` as the derive does.
+#[test]
+fn the_builder_checks_a_collect_alike() {
+    let builder =
+        agent_codegen::Builder::new("../schemas").manifest_dir(env!("CARGO_MANIFEST_DIR"));
+    let input = Path::new("../examples/workflows/plan_pipeline.input.schema.json");
+    let steps = [
+        "discovery_agent",
+        "selector_agent",
+        "accessibility_agent",
+        "plan_generator_agent",
+    ];
+    let all: &[&str] = &["discovery_agent", "selector_agent", "accessibility_agent"];
+    let report = builder
+        .check_workflow_collecting(&steps, Some(input), &[("collected_information", all)])
+        .unwrap();
+    assert_eq!(report.errors, []);
+    // Without the collect, nobody provides the field.
+    let errors = builder.check_workflow(&steps, Some(input)).unwrap_err();
+    assert!(
+        errors.to_string().contains("`collected_information`"),
+        "{errors}"
+    );
+    // A producer that runs after its consumer.
+    let late = [
+        "discovery_agent",
+        "selector_agent",
+        "plan_generator_agent",
+        "accessibility_agent",
+    ];
+    let errors = builder
+        .check_workflow_collecting(&late, Some(input), &[("collected_information", all)])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        errors.contains("move `accessibility_agent` before `plan_generator_agent`"),
+        "{errors}"
+    );
+}
+
 /// A derive whose contract names sibling contracts embeds the bundled text and tracks every
 /// file it read, so editing the budget agent's output contract rebuilds the catering agent.
 #[test]
