@@ -35,6 +35,16 @@ const ANNOTATIONS: &[&str] = &[
     "$schema",
 ];
 
+/// Keywords that only narrow a value its node already shapes.
+const CONDITIONS: &[&str] = &[
+    "if",
+    "then",
+    "else",
+    "contains",
+    "minContains",
+    "maxContains",
+];
+
 /// Keywords that only constrain values of one JSON type, by that type.
 const STRING_KEYWORDS: &[&str] = &["minLength", "maxLength", "pattern", "format"];
 const NUMBER_KEYWORDS: &[&str] = &[
@@ -402,6 +412,38 @@ impl Walk<'_> {
         Err("a chain of `$ref`s too long")
     }
 
+    /// An untyped value (`RawJson`, `RawObject`) whose schema is a `$ref` to a definition
+    /// with a generated type (a condition ties an untyped `output` to a producer's contract):
+    /// its text read as that type, and that type's checks. `None` when that is not the case.
+    fn raw_as_type(&mut self, node: &Value, ty: &Type, expr: &TokenStream) -> Option<TokenStream> {
+        if !matches!(shape(ty, self.items), Shape::RawJson | Shape::RawObject) {
+            return None;
+        }
+        let object = node.as_object()?;
+        if !object
+            .keys()
+            .all(|k| k == "$ref" || ANNOTATIONS.contains(&k.as_str()))
+        {
+            return None;
+        }
+        let target = object.get("$ref")?.as_str()?.strip_prefix('#')?;
+        let key = target
+            .strip_prefix("/$defs/")
+            .or_else(|| target.strip_prefix("/definitions/"))
+            .filter(|k| !k.contains(['/', '~', '%']))?;
+        let name = crate::naming::type_name(key);
+        if !matches!(self.items.get(&name), Some(Item::Struct(_))) {
+            return None;
+        }
+        let schema = self.root.pointer(target)?.clone();
+        if !self.assign(&name, &schema, target) {
+            return Some(self.no(target, "a type shared by two different schema nodes"));
+        }
+        let ident = format_ident!("{name}");
+        let private = self.private();
+        Some(quote!(#private::raw_satisfies::<#ident>((#expr).get())))
+    }
+
     /// Gives `name` the node `node`, or says it has another already.
     fn assign(&mut self, name: &str, node: &Value, pointer: &str) -> bool {
         match self.assigned.get(name) {
@@ -447,6 +489,9 @@ impl Walk<'_> {
         if depth > MAX_DEPTH {
             return self.no(pointer, "nested too deep");
         }
+        if let Some(check) = self.raw_as_type(node, ty, &expr) {
+            return check;
+        }
         let (node, pointer) = match self.resolve(node, pointer) {
             Ok(resolved) => resolved,
             Err(why) => return self.no(pointer, why),
@@ -485,6 +530,201 @@ impl Walk<'_> {
             Shape::RawObject => self.node(&node, pointer, &Held::RawObject, expr, depth),
             Shape::Unknown => self.no(pointer, "a Rust type the checks do not know"),
         }
+    }
+
+    /// An `allOf` of conditions (`if`/`then`/`else`, `contains`): each member checked on the
+    /// same value. A member that shapes the value is left to the validator.
+    fn all_of(
+        &mut self,
+        arg: &Value,
+        held: &Held,
+        expr: &TokenStream,
+        pointer: &str,
+        depth: usize,
+    ) -> TokenStream {
+        let Some(members) = arg.as_array() else {
+            return self.no(pointer, "an `allOf` that is not a list");
+        };
+        let mut checks = Vec::new();
+        for (i, member) in members.iter().enumerate() {
+            let at = format!("{pointer}/allOf/{i}");
+            let only_conditions = match member {
+                Value::Bool(true) => continue,
+                Value::Object(o) => o
+                    .keys()
+                    .all(|k| CONDITIONS.contains(&k.as_str()) || ANNOTATIONS.contains(&k.as_str())),
+                _ => false,
+            };
+            if !only_conditions {
+                return self.no(&at, "an `allOf` member that is not only conditions");
+            }
+            checks.push(self.node(member, &at, held, expr.clone(), depth + 1));
+        }
+        and(checks)
+    }
+
+    /// `if`/`then`/`else` on a struct: `if` must be decided exactly (a negated "the checks
+    /// cannot tell" would skip the `else`), so only `const`s on fields that are always there;
+    /// each branch's properties are checked on their fields.
+    fn conditional(
+        &mut self,
+        object: &serde_json::Map<String, Value>,
+        held: &Held,
+        expr: &TokenStream,
+        pointer: &str,
+        depth: usize,
+    ) -> TokenStream {
+        let Held::Struct(item) = held else {
+            return self.no(pointer, "`if` on a value that is not a struct");
+        };
+        let Some(test) = object.get("if").and_then(|s| self.exact(s, item, expr)) else {
+            return self.no(pointer, "an `if` the checks cannot decide exactly");
+        };
+        let mut branch = |key: &str| match object.get(key) {
+            None => quote!(true),
+            Some(b) => self.branch(b, item, expr, &format!("{pointer}/{key}"), depth),
+        };
+        let (then, otherwise) = (branch("then"), branch("else"));
+        quote!(if #test { #then } else { #otherwise })
+    }
+
+    /// A `then` or `else` of properties only, each checked on its struct field.
+    fn branch(
+        &mut self,
+        node: &Value,
+        item: &syn::ItemStruct,
+        expr: &TokenStream,
+        pointer: &str,
+        depth: usize,
+    ) -> TokenStream {
+        let object = match node {
+            Value::Bool(true) => return quote!(true),
+            Value::Object(o) => o,
+            _ => return self.no(pointer, "a branch that is not an object"),
+        };
+        let Some(fields) = fields(item) else {
+            return self.no(pointer, "a struct without named fields");
+        };
+        let mut checks = Vec::new();
+        for (keyword, arg) in object {
+            if ANNOTATIONS.contains(&keyword.as_str()) {
+                continue;
+            }
+            let Some(properties) = arg.as_object().filter(|_| keyword == "properties") else {
+                return self.no(pointer, &format!("`{keyword}` in a branch is not compiled"));
+            };
+            for (name, schema) in properties {
+                let at = format!(
+                    "{pointer}/properties/{}",
+                    name.replace('~', "~0").replace('/', "~1")
+                );
+                let Some(field) = fields.iter().find(|f| f.json == *name) else {
+                    return self.no(&at, "a branch property without a field");
+                };
+                if field.default
+                    || field.flatten
+                    || field.unknown
+                    || matches!(shape(&field.ty, self.items), Shape::Option(_))
+                {
+                    return self.no(&at, "a branch property on a field that may be absent");
+                }
+                let ident = &field.ident;
+                let ty = field.ty.clone();
+                checks.push(self.value(schema, &at, &ty, quote!(&(#expr).#ident), depth + 1));
+            }
+        }
+        and(checks)
+    }
+
+    /// `contains` on a `Vec` of structs: some item matches the schema, decided exactly.
+    fn contains(
+        &mut self,
+        schema: &Value,
+        item_type: &Type,
+        expr: &TokenStream,
+        pointer: &str,
+    ) -> TokenStream {
+        let at = format!("{pointer}/contains");
+        let item = match shape(item_type, self.items) {
+            Shape::Named(name) => match &self.items[&name] {
+                Item::Struct(item) => item.clone(),
+                Item::Enum(_) => return self.no(&at, "`contains` on items that are not structs"),
+            },
+            _ => return self.no(&at, "`contains` on items that are not structs"),
+        };
+        let v = self.var();
+        match self.exact(schema, &item, &quote!(#v)) {
+            Some(test) => quote!((#expr).iter().any(|#v| #test)),
+            None => self.no(&at, "a `contains` the checks cannot decide exactly"),
+        }
+    }
+
+    /// Whether the struct `expr` matches `schema`, decided exactly both ways, or `None`: only
+    /// `const` strings on fields that are always present (`String` or a unit enum), with
+    /// `required` naming such fields.
+    fn exact(
+        &self,
+        schema: &Value,
+        item: &syn::ItemStruct,
+        expr: &TokenStream,
+    ) -> Option<TokenStream> {
+        let fields = fields(item)?;
+        let always = |name: &str| {
+            fields.iter().find(|f| {
+                f.json == name
+                    && !f.default
+                    && !f.flatten
+                    && !f.unknown
+                    && !matches!(shape(&f.ty, self.items), Shape::Option(_))
+            })
+        };
+        let mut checks = Vec::new();
+        for (keyword, arg) in schema.as_object()? {
+            match keyword.as_str() {
+                k if ANNOTATIONS.contains(&k) => {}
+                "type" if arg == "object" => {}
+                "required" => {
+                    for name in arg.as_array()? {
+                        always(name.as_str()?)?;
+                    }
+                }
+                "properties" => {
+                    for (name, property) in arg.as_object()? {
+                        let field = always(name)?;
+                        let property = property.as_object()?;
+                        if !property
+                            .keys()
+                            .all(|k| k == "const" || ANNOTATIONS.contains(&k.as_str()))
+                        {
+                            return None;
+                        }
+                        let wanted = property.get("const")?.as_str()?;
+                        let ident = &field.ident;
+                        let check = match shape(&field.ty, self.items) {
+                            Shape::Str => quote!((#expr).#ident == #wanted),
+                            Shape::Named(name) => {
+                                let Item::Enum(e) = &self.items[&name] else {
+                                    return None;
+                                };
+                                let names = unit_variants(e)?;
+                                let ty = format_ident!("{name}");
+                                match e.variants.iter().zip(&names).find(|(_, n)| *n == wanted) {
+                                    Some((variant, _)) => {
+                                        let variant = &variant.ident;
+                                        quote!(::core::matches!((#expr).#ident, #ty::#variant))
+                                    }
+                                    None => quote!(false),
+                                }
+                            }
+                            _ => return None,
+                        };
+                        checks.push(check);
+                    }
+                }
+                _ => return None,
+            }
+        }
+        Some(and(checks))
     }
 
     /// The checks of the resolved `node` on `expr`, whose Rust value is `held`.
@@ -563,6 +803,14 @@ impl Walk<'_> {
                     }
                 }
                 "pattern" => self.pattern(arg, held, &expr, pointer),
+                "allOf" => self.all_of(arg, held, &expr, pointer, depth),
+                "if" => self.conditional(object, held, &expr, pointer, depth),
+                // Decided with their `if`; without one they have no effect.
+                "then" | "else" => continue,
+                "contains" => match held {
+                    Held::Vec(t) => self.contains(arg, &t.clone(), &expr, pointer),
+                    _ => self.no(pointer, "`contains` on a value not typed `Vec`"),
+                },
                 "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
                     self.bound(keyword, arg, &expr, pointer)
                 }

@@ -36,6 +36,7 @@ mod bounds;
 mod buildscript;
 mod bundle;
 mod checks;
+mod conditions;
 pub mod contributor;
 mod ctxt;
 pub mod derive;

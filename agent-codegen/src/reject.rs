@@ -17,18 +17,6 @@ use crate::{ContractKind, RESERVED_INPUT_KEYS};
 /// Keywords rejected wherever they appear, with the reason.
 const UNSUPPORTED: &[(&str, &str)] = &[
     (
-        "if",
-        "typify cannot type conditional schemas (it panics on them); describe the cases with a `oneOf` of objects, or drop the condition",
-    ),
-    (
-        "then",
-        "typify cannot type conditional schemas (it panics on them); describe the cases with a `oneOf` of objects, or drop the condition",
-    ),
-    (
-        "else",
-        "typify cannot type conditional schemas (it panics on them); describe the cases with a `oneOf` of objects, or drop the condition",
-    ),
-    (
         "prefixItems",
         "typify ignores it and types the array as `Vec<serde_json::Value>`; use `items` with one schema, or tuple-form `items` with equal `minItems` and `maxItems`",
     ),
@@ -43,10 +31,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     (
         "dependentSchemas",
         "typify ignores it, so conditionally allowed properties would be dropped; declare those properties in `properties` and keep `dependentRequired` for the condition",
-    ),
-    (
-        "contains",
-        "typify cannot type arrays constrained by `contains`; drop it or describe the items with `items`",
     ),
     (
         "$dynamicRef",

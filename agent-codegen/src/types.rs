@@ -175,8 +175,12 @@ pub(crate) fn types(
     if !shape.is_empty() {
         return Err(shape);
     }
-    let mut problems: Vec<SchemaError> = reject::check(&schema, options.kind, root_name)
+    // Conditions (`if`, `contains`, ...) only narrow values the rest of a node shapes: the
+    // type is built without them and the validator enforces them.
+    let typed = crate::conditions::typed_view(&schema);
+    let mut problems: Vec<SchemaError> = reject::check(&typed, options.kind, root_name)
         .into_iter()
+        .chain(crate::conditions::check(&schema))
         .map(|p| error(&p.pointer, p.message))
         .collect();
     if !is_type_name(root_name) {
@@ -193,7 +197,7 @@ pub(crate) fn types(
         let message = format!("the validator refuses this schema: {e}");
         return Err(vec![SchemaError::new(origin, "", message)]);
     }
-    let (input, notes) = prepare::typify_input(&schema, root_name);
+    let (input, notes) = prepare::typify_input(&typed, root_name);
     let mut warnings: Vec<SchemaError> = notes
         .into_iter()
         .map(|note| error(&note.pointer, note.message))

@@ -33,27 +33,35 @@ fn accepts(schema: Value) {
 }
 
 #[test]
-fn conditional_keywords() {
+fn conditions_narrow_the_typed_node() {
+    // `if`/`then`/`else` and `contains` narrow values the rest of the node shapes: the type is
+    // built without them and the validator enforces them.
+    let schema = with_property(json!({
+        "type": "object",
+        "properties": {
+            "a": { "type": "string" },
+            "b": { "type": "integer" },
+            "tags": { "type": "array", "items": { "type": "string" }, "contains": { "const": "x" }, "maxContains": 2 }
+        },
+        "if": { "properties": { "a": { "const": "k" } } },
+        "then": { "required": ["b"], "properties": { "b": { "minimum": 1 } } },
+        "else": { "required": ["a"] },
+        "allOf": [{ "if": { "required": ["b"] }, "then": { "properties": { "a": { "maxLength": 3 } } } }]
+    }));
+    accepts(schema);
+    // A property only a branch declares would be dropped by the type: refused.
     let schema = with_property(json!({
         "type": "object",
         "properties": { "a": { "type": "string" } },
         "if": { "properties": { "a": { "const": "k" } } },
-        "then": { "required": ["b"] },
-        "else": { "required": ["c"] }
+        "then": { "required": ["b"], "properties": { "b": { "type": "integer" } } }
     }));
     let errors = errors(&schema);
     let pointers: Vec<&str> = errors.iter().map(|e| e.pointer.as_str()).collect();
-    assert_eq!(
-        pointers,
-        [
-            "/properties/x/if",
-            "/properties/x/then",
-            "/properties/x/else"
-        ]
-    );
+    assert_eq!(pointers, ["/properties/x/then/properties/b"]);
     assert_eq!(
         errors[0].message,
-        "unsupported schema keyword `if` at `/properties/x`: typify cannot type conditional schemas (it panics on them); describe the cases with a `oneOf` of objects, or drop the condition"
+        "`b` is declared only by the `then` at `/properties/x`: declare it in the `properties` of `/properties/x` too, since the Rust type is built from those and a property only a condition names would be dropped"
     );
 }
 
@@ -75,10 +83,6 @@ fn unsupported_keywords() {
         (
             "dependentSchemas",
             json!({ "type": "object", "dependentSchemas": { "a": {} } }),
-        ),
-        (
-            "contains",
-            json!({ "type": "array", "items": { "type": "string" }, "contains": { "const": "a" } }),
         ),
         ("$dynamicRef", json!({ "$dynamicRef": "#node" })),
         (
@@ -457,7 +461,7 @@ fn all_problems_are_reported_together() {
   "type": "object",
   "properties": {
     "task": { "type": "string" },
-    "x": { "if": {}, "then": {} },
+    "x": { "type": "array", "unevaluatedItems": false },
     "y": { "$ref": "https://example.com/y.json" },
     "z": { "type": "array", "prefixItems": [] }
   }
@@ -468,8 +472,7 @@ fn all_problems_are_reported_together() {
         shown,
         [
             "input.schema.json:4:5: property `task` at `/properties/task` is reserved in input contracts: the tool call itself uses that key; rename the property",
-            "input.schema.json:5:12: unsupported schema keyword `if` at `/properties/x`: typify cannot type conditional schemas (it panics on them); describe the cases with a `oneOf` of objects, or drop the condition",
-            "input.schema.json:5:22: unsupported schema keyword `then` at `/properties/x`: typify cannot type conditional schemas (it panics on them); describe the cases with a `oneOf` of objects, or drop the condition",
+            "input.schema.json:5:29: unsupported schema keyword `unevaluatedItems` at `/properties/x`: typify ignores it, so the Rust type would not match the schema; use `additionalProperties` or `items` instead",
             "input.schema.json:6:12: external `$ref` `https://example.com/y.json` at `/properties/y` is not supported: contracts are self-contained; copy the schema into `$defs`",
             "input.schema.json:7:29: unsupported schema keyword `prefixItems` at `/properties/z`: typify ignores it and types the array as `Vec<serde_json::Value>`; use `items` with one schema, or tuple-form `items` with equal `minItems` and `maxItems`",
         ]

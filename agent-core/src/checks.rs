@@ -505,6 +505,18 @@ pub mod support {
         raw.get().trim_start().bytes().next()
     }
 
+    /// Whether an untyped value's text (a contract ties it to a typed schema by a condition)
+    /// reads as `T`, as a typed input does, and passes `T`'s checks: the same guarantee as
+    /// for a typed field.
+    pub fn raw_satisfies<T>(text: &str) -> bool
+    where
+        T: serde::de::DeserializeOwned + ContractChecks,
+    {
+        let mut reader = serde_json::Deserializer::from_str(text);
+        deserialize::<T, _>(&mut reader)
+            .is_ok_and(|value| reader.end().is_ok() && value.satisfies_contract())
+    }
+
     /// An untyped value's string, if it is one.
     pub fn raw_str(raw: &RawJson) -> Option<String> {
         (first(raw) == Some(b'"'))

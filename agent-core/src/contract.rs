@@ -217,11 +217,26 @@ impl Contract {
         // instance (a million failing items) costs far more than the call: past a bound, the
         // report holds the first error only, found by a pass that stops there.
         let violations: Vec<Violation> = if at_most_values(instance, FULL_REPORT_VALUES) {
-            self.validator
-                .iter_errors(instance)
-                .take(limits.max_errors)
-                .map(|e| self.violation(&e, limits))
-                .collect()
+            let mut violations: Vec<Violation> = Vec::new();
+            // A value can fail the same way twice (a field's own `type` and the `type` of the
+            // contract a condition ties it to): the caller hears it once, described.
+            for e in self.validator.iter_errors(instance) {
+                let v = self.violation(&e, limits);
+                let full = violations.len() >= limits.max_errors;
+                match violations
+                    .iter_mut()
+                    .find(|seen| seen.path == v.path && seen.message == v.message)
+                {
+                    Some(seen) => {
+                        if seen.description.is_none() {
+                            seen.description = v.description;
+                        }
+                    }
+                    None if full => break,
+                    None => violations.push(v),
+                }
+            }
+            violations
         } else {
             self.validator
                 .validate(instance)
@@ -382,6 +397,19 @@ impl Contract {
             ValidationErrorKind::Required { .. } => {
                 return truncate(&error.to_string(), max.saturating_mul(2)).into_owned();
             }
+            // The validator's text is the whole array ("None of [...] are valid"); the caller
+            // needs what is missing, which the `contains` schema's description says.
+            ValidationErrorKind::Contains => {
+                let wanted = self
+                    .keyword_schema(error)
+                    .and_then(|s| s.get("description"))
+                    .and_then(Value::as_str);
+                let message = match wanted {
+                    Some(wanted) => format!("No item is {wanted}"),
+                    None => "No item is valid under the `contains` schema".to_owned(),
+                };
+                return truncate(&message, max.saturating_mul(2)).into_owned();
+            }
             _ => {}
         }
         let (prefix, complete) = bounded_json(error.instance(), max);
@@ -394,15 +422,35 @@ impl Contract {
         truncate(&message, max.saturating_mul(2)).into_owned()
     }
 
+    /// The value of the failing keyword in the schema (for `contains`, its schema).
+    fn keyword_schema(&self, error: &ValidationError<'_>) -> Option<&Value> {
+        let path: Vec<String> = error
+            .evaluation_path()
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        resolve(&self.schema, &path)
+    }
+
     /// The `description` of the schema node the error is about: the missing property for
-    /// `required`, else the node that holds the failing keyword.
+    /// `required`, else the node that holds the failing keyword, or, when that node is an
+    /// undescribed member of an `allOf` (a condition added to a field), the field.
     fn description(&self, error: &ValidationError<'_>) -> Option<String> {
         let path: Vec<String> = error
             .evaluation_path()
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let (_keyword, node_path) = path.split_last()?;
+        let (_keyword, mut node_path) = path.split_last()?;
+        if let [holder @ .., all_of, _index] = node_path
+            && all_of == "allOf"
+            && resolve(&self.schema, node_path)?
+                .get("description")
+                .is_none()
+            && !matches!(error.kind(), ValidationErrorKind::Required { .. })
+        {
+            node_path = holder;
+        }
         let node = resolve(&self.schema, node_path)?;
         let node = match error.kind() {
             ValidationErrorKind::Required { property } => {

@@ -76,8 +76,11 @@ impl Outcome {
 /// let runtime = Runtime::new(Arc::new(model));
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let kwargs = r#"{"task": "Plan it", "target_url": "https://myapp.com/login",
-///     "task_name": "login", "collected_information": [{"agent_name": "discovery_agent",
-///     "description": "Found the form", "output": {"forms_detected": 1}}]}"#;
+///     "task_name": "login", "collected_information": [
+///     {"agent_name": "discovery_agent", "description": "Found the form",
+///      "output": {"page_title": "Login", "discovered_elements": []}},
+///     {"agent_name": "selector_agent", "description": "Chose the selectors",
+///      "output": {"selectors": {}, "strategy": "id-first"}}]}"#;
 /// let plan = runtime.call::<PlanGeneratorAgent>(kwargs).await?;
 /// assert_eq!(plan.plan_file_path.as_str(), "plans/login.md");
 ///

@@ -71,10 +71,7 @@ fn synthetic_item(i: usize) -> Value {
             })
         })
         .collect();
-    json!({
-        "agent_name": agent,
-        "description": format!("Run {i} of {agent}: found 7 elements in section {i}, with selectors and checks"),
-        "output": {
+    let mut output = json!({
             "page_title": format!("Catalogue page {i} - Shop"),
             "url": format!("https://shop.example.com/catalogue?page={i}&sort=price"),
             "discovered_elements": elements,
@@ -82,7 +79,28 @@ fn synthetic_item(i: usize) -> Value {
             "notes": format!("Section {i} loads lazily.\n# Not a heading\n- not a list item\nWait for the spinner to go."),
             "warnings": [],
             "metadata": {"scan_duration_ms": 200 + i, "framework_detected": "React", "retries": null, "extra": {}},
-        },
+    });
+    // What the producer's own output contract requires beside the common part, so that every
+    // item passes the plan generator's contract (which checks each output against it).
+    let required = match agent {
+        "selector_agent" => json!({
+            "strategy": "id-first-with-attribute-fallback",
+            "selectors": {format!("el-{i}-0"): {"css": format!("#el-{i}-0"), "confidence": 0.90}},
+        }),
+        "accessibility_agent" => json!({
+            "overall_score": 70 + i % 30,
+            "compliance_level": "AA",
+            "issues": [{"severity": "warning", "wcag_criterion": "2.4.6", "affected_elements": [format!("el-{i}-1")]}],
+        }),
+        _ => json!({}),
+    };
+    if let (Value::Object(output), Value::Object(required)) = (&mut output, required) {
+        output.extend(required);
+    }
+    json!({
+        "agent_name": agent,
+        "description": format!("Run {i} of {agent}: found 7 elements in section {i}, with selectors and checks"),
+        "output": output,
     })
 }
 
@@ -373,7 +391,8 @@ mod tests {
         let real = PlanGeneratorAgent.prepare(&text, &limits).unwrap();
         assert_eq!(assumed.user_prompt, real.user_prompt);
         assert!(!assumed.call.context_built());
-        // The plan generator's compiled checks decide this call: no `Value`, no validator.
+        // The plan generator's compiled checks decide this call (each item's `output` read
+        // as its agent's output type, the required agents counted): no `Value`, no validator.
         assert!(!real.call.context_built());
         // A call the type refuses still gets the validator's retry error.
         let broken = without_key(&text, "target_url").unwrap();

@@ -190,9 +190,8 @@ fn check_reports_every_problem_per_agent_with_its_location() {
     assert_eq!(out.status.code(), Some(2));
     let expected = "\
 error broken_agent
-  error: broken_agent/input.schema.json:12:3: unsupported schema keyword `if` at `#`: typify cannot type conditional schemas (it panics on them); describe the cases with a `oneOf` of objects, or drop the condition
-  error: broken_agent/input.schema.json:13:3: unsupported schema keyword `then` at `#`: typify cannot type conditional schemas (it panics on them); describe the cases with a `oneOf` of objects, or drop the condition
   error: broken_agent/input.schema.json:6:7: `anyOf` at `/properties/values` has several branches of type `array`: typify cannot type overlapping non-object branches: merge them into one branch, or make them differ by `type`
+  error: broken_agent/input.schema.json:13:62: `limit` is declared only by the `then` at `#`: declare it in the `properties` of `#` too, since the Rust type is built from those and a property only a condition names would be dropped
 error search_agent
   error: templates/search_user.md:1:15: template uses `quary`, which is not a field of the contract: expected `task` or one of `filters`, `limit`, `query` (did you mean `query`?)
   error: templates/search_user.md:2:28: template uses `f.feild`, but `f` has no field `feild`: expected one of `field` (did you mean `field`?)

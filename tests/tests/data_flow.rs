@@ -397,17 +397,27 @@ fn the_plan_pipeline_collects_what_its_contract_accepts() {
     ];
     let report = flow::check(&plan_pipeline(&steps, &all));
     assert_eq!(report, flow::FlowReport::default());
-    // The contract says in prose that discovery and selector outputs must be there; as
-    // JSON Schema it only bounds the count (`minItems: 1`) and the names (`enum`), so
-    // collecting two of them still fits.
+    // The contract requires discovery and selector outputs (`contains`): leaving one out of the
+    // collect is an error naming the step, the field and the producer. The accessibility
+    // audit is optional.
     let report = flow::check(&plan_pipeline(&steps, &all[1..]));
-    assert_eq!(messages(&report), [] as [&str; 0]);
-    // Nothing collected: below `minItems`.
+    assert_eq!(
+        messages(&report),
+        [
+            "step `plan_generator_agent`: `collected_information` must contain an item with `agent_name` `discovery_agent` (`contains`), and the collect has none: add `discovery_agent` to the collect"
+        ]
+    );
+    assert!(report.undecided.is_empty(), "{report:?}");
+    let report = flow::check(&plan_pipeline(&steps, &all[..2]));
+    assert_eq!(report, flow::FlowReport::default());
+    // Nothing collected: below `minItems`, and neither required output.
     let report = flow::check(&plan_pipeline(&steps, &[]));
     assert_eq!(
         messages(&report),
         [
-            "step `plan_generator_agent`: `collected_information` collects 0 item(s), and the step's contract needs at least 1 (`minItems`)"
+            "step `plan_generator_agent`: `collected_information` collects 0 item(s), and the step's contract needs at least 1 (`minItems`)",
+            "step `plan_generator_agent`: `collected_information` must contain an item with `agent_name` `discovery_agent` (`contains`), and the collect has none: add `discovery_agent` to the collect",
+            "step `plan_generator_agent`: `collected_information` must contain an item with `agent_name` `selector_agent` (`contains`), and the collect has none: add `selector_agent` to the collect"
         ]
     );
 }

@@ -35,12 +35,13 @@ fn a_prompt_that_outgrows_its_call_is_a_retry_error() {
         deep = json!([deep]);
     }
     let mut kwargs: serde_json::Map<String, Value> = serde_json::from_str(KWARGS).unwrap();
-    let item = json!({"agent_name": "discovery_agent", "description": "deep",
+    // Beside the fixture's own items; an agent without an output contract of its own.
+    let item = json!({"agent_name": "data_prep_agent", "description": "deep",
                       "output": {"tree": deep}});
-    kwargs.insert(
-        "collected_information".into(),
-        Value::Array(vec![item; 400]),
-    );
+    let Some(Value::Array(items)) = kwargs.get_mut("collected_information") else {
+        panic!("the fixture collects items");
+    };
+    items.extend(vec![item; 400]);
     let kwargs = Value::Object(kwargs).to_string();
     let limits = Limits {
         max_prompt_bytes: 1024 * 1024,

@@ -16,17 +16,30 @@ fn plan_generator() -> &'static dyn DynAgent {
     agent_examples::agents::find("plan_generator_agent").expect("the plan generator is built in")
 }
 
+/// The items the plan generator's contract requires: a discovery and a selector output, each
+/// valid for its agent's output contract.
+fn required_items() -> Value {
+    json!([
+        {
+            "agent_name": "discovery_agent",
+            "description": "Discovered the form",
+            "output": {"page_title": "Login", "discovered_elements": []}
+        },
+        {
+            "agent_name": "selector_agent",
+            "description": "Chose the selectors",
+            "output": {"selectors": {}, "strategy": "id-first"}
+        }
+    ])
+}
+
 /// A valid plan generator call with `extra` merged in at the top level.
 fn plan_kwargs(extra: Value) -> String {
     let mut kwargs = json!({
         "task": "Generate plan",
         "target_url": "https://myapp.com/login",
         "task_name": "login_form_automation",
-        "collected_information": [{
-            "agent_name": "discovery_agent",
-            "description": "Discovered the form",
-            "output": {"page_title": "Login"}
-        }]
+        "collected_information": required_items()
     });
     if let (Value::Object(k), Value::Object(e)) = (&mut kwargs, extra) {
         k.extend(e);
@@ -446,11 +459,15 @@ fn a_plan_prompt_stays_linear_in_the_kwargs() {
     for _ in 0..60 {
         output = Value::Array(vec![output]);
     }
-    let kwargs = plan_kwargs(json!({"collected_information": [{
-        "agent_name": "selector_agent",
-        "description": "\n".repeat(10_000),
-        "output": {"deep": output}
-    }]}));
+    let mut items = required_items();
+    if let Value::Array(items) = &mut items {
+        items.push(json!({
+            "agent_name": "data_prep_agent",
+            "description": "\n".repeat(10_000),
+            "output": {"deep": output}
+        }));
+    }
+    let kwargs = plan_kwargs(json!({ "collected_information": items }));
     let prepared = plan_generator()
         .prepare(&kwargs, &Limits::default())
         .unwrap();

@@ -183,43 +183,65 @@ proptest! {
 }
 
 /// A plan generator call: plain task, arbitrary strings where the contract allows them,
-/// arbitrary `output` objects.
+/// arbitrary `output` objects. The contract requires a discovery and a selector output, each
+/// valid for its agent's output contract: those two come first, with what their contracts
+/// require added to arbitrary entries; then up to two items of an agent without an output
+/// contract, whose outputs are anything.
 fn plan_call() -> impl Strategy<Value = (Value, Vec<usize>)> {
     let nonempty = || text().prop_filter("minLength 1", |s| !s.is_empty());
-    let item = (
-        select(
-            &[
-                "discovery_agent",
-                "selector_agent",
-                "accessibility_agent",
-                "data_prep_agent",
-            ][..],
-        ),
-        text(),
-        object(json_value()),
+    let required = |agent: &'static str, fields: Value| {
+        (text(), object(json_value()), text()).prop_map(move |(description, extra, text)| {
+            let mut output = extra;
+            if let (Value::Object(o), Value::Object(f)) = (&mut output, fields.clone()) {
+                for (key, value) in f {
+                    // A text field takes the generated text; the others their fixed value.
+                    let value = if value == json!("") {
+                        json!(text.clone())
+                    } else {
+                        value
+                    };
+                    o.insert(key, value);
+                }
+            }
+            (agent, description, output)
+        })
+    };
+    let discovery = required(
+        "discovery_agent",
+        json!({"page_title": "", "discovered_elements": []}),
     );
+    let selector = required(
+        "selector_agent",
+        json!({"selectors": {}, "strategy": "", "warnings": []}),
+    );
+    let other = (Just("data_prep_agent"), text(), object(json_value()));
     (
         select(&["Generate plan", "Plan it", "Make the crawl plan"][..]),
         nonempty(),
         nonempty(),
-        vec(item, 1..4),
+        (discovery, selector, vec(other, 0..3)),
     )
-        .prop_map(|(task, target_url, task_name, items)| {
-            let outputs: Vec<usize> = items.iter().map(|(_, _, o)| top_level_entries(o)).collect();
-            let collected: Vec<Value> = items
+        .prop_map(
+            |(task, target_url, task_name, (discovery, selector, others))| {
+                let items: Vec<(&str, String, Value)> =
+                    [discovery, selector].into_iter().chain(others).collect();
+                let outputs: Vec<usize> =
+                    items.iter().map(|(_, _, o)| top_level_entries(o)).collect();
+                let collected: Vec<Value> = items
                 .into_iter()
                 .map(|(agent_name, description, output)| {
                     json!({"agent_name": agent_name, "description": description, "output": output})
                 })
                 .collect();
-            let kwargs = json!({
-                "task": task,
-                "target_url": target_url,
-                "task_name": task_name,
-                "collected_information": collected,
-            });
-            (kwargs, outputs)
-        })
+                let kwargs = json!({
+                    "task": task,
+                    "target_url": target_url,
+                    "task_name": task_name,
+                    "collected_information": collected,
+                });
+                (kwargs, outputs)
+            },
+        )
 }
 
 proptest! {

@@ -1,18 +1,20 @@
 //! Input and output contracts of the plan generator: the retry error, exactly (spec items 2
 //! and 7).
 
+use agent_core::{Agent, AgentInput};
 use agent_core::{
     RetryError, contract::Contract, contract::ContractKind, error::ErrorKind, error::PathSegment,
     kwargs::ToolCall,
 };
-use agent_tests::RETRY_KEYS;
+use agent_tests::{PlanGeneratorAgent, RETRY_KEYS};
 use serde_json::{Value, json};
 
-const INPUT_SCHEMA: &str = include_str!("../../schemas/plan_generator_agent/input.schema.json");
 const OUTPUT_SCHEMA: &str = include_str!("../../schemas/plan_generator_agent/output.schema.json");
 
-fn input() -> Contract {
-    Contract::from_json_str("plan_generator_agent", ContractKind::Input, INPUT_SCHEMA).unwrap()
+/// The input contract as the agent has it: its sibling `$ref`s (each item's `output` to its
+/// agent's output contract) bundled when the crate compiled.
+fn input() -> &'static Contract {
+    <<PlanGeneratorAgent as Agent>::Input as AgentInput>::input_contract()
 }
 
 fn output() -> Contract {
@@ -20,7 +22,7 @@ fn output() -> Contract {
 }
 
 fn schema() -> Value {
-    serde_json::from_str(INPUT_SCHEMA).unwrap()
+    input().schema().clone()
 }
 
 /// A property's description in the input schema, by JSON pointer.
@@ -53,12 +55,19 @@ fn keys(json: &Value) -> Vec<&str> {
         .collect()
 }
 
+/// The error of a call without the discovery agent's output.
+const CONTAINS_DISCOVERY: &str =
+    "No item is the output of discovery_agent (an item whose agent_name is \"discovery_agent\")";
+
 fn valid_context() -> Value {
     json!({
         "target_url": "https://myapp.com/login",
         "task_name": "login_form_automation",
         "collected_information": [
-            {"agent_name": "discovery_agent", "description": "found it", "output": {"a": 1}}
+            {"agent_name": "discovery_agent", "description": "found it",
+             "output": {"page_title": "Login", "discovered_elements": [{"a": 1}]}},
+            {"agent_name": "selector_agent", "description": "chose them",
+             "output": {"selectors": {"a": "#a"}, "strategy": "id-first"}}
         ]
     })
 }
@@ -161,6 +170,14 @@ fn an_empty_collected_information_names_the_invalid_field() {
                 "path": ["collected_information"],
                 "message": "[] has less than 1 item",
                 "description": described("/properties/collected_information"),
+            }, {
+                "path": ["collected_information"],
+                "message": CONTAINS_DISCOVERY,
+                "description": described("/properties/collected_information"),
+            }, {
+                "path": ["collected_information"],
+                "message": "No item is the output of selector_agent (an item whose agent_name is \"selector_agent\")",
+                "description": described("/properties/collected_information"),
             }],
         })
     );
@@ -189,6 +206,12 @@ fn a_bad_agent_name_is_located_and_described_through_the_ref() {
                 "path": ["collected_information", 0, "agent_name"],
                 "message": message,
                 "description": "Identifier of the source agent",
+            }, {
+                // The contract requires an item from the discovery agent (`contains`): the
+                // message says which, never the whole array.
+                "path": ["collected_information"],
+                "message": CONTAINS_DISCOVERY,
+                "description": described("/properties/collected_information"),
             }],
         })
     );
@@ -271,10 +294,17 @@ fn several_invalid_fields_are_all_named_once_in_order() {
                 r#""bogus_agent" is not one of "discovery_agent", "selector_agent" or 2 other candidates"#,
                 Some("Identifier of the source agent")
             ),
+            // Once, though both the field's own `type` and the selector's output contract
+            // (tied to the item by its `agent_name`) refuse it.
             (
                 json!(["collected_information", 1, "output"]),
                 r#"[] is not of type "object""#,
                 output_description.as_str()
+            ),
+            (
+                json!(["collected_information"]),
+                CONTAINS_DISCOVERY,
+                described("/properties/collected_information").as_str()
             ),
         ]
     );
@@ -350,10 +380,14 @@ fn a_huge_wrong_value_is_not_echoed() {
     context["target_url"] = json!(vec![huge.as_str(); 3]);
     context["task_name"] = json!({ huge.as_str(): 1 });
     let e = input().check(&context).unwrap_err();
-    assert_eq!(e.errors.len(), 3);
+    assert_eq!(e.errors.len(), 4);
     assert_echo_bounded(&e, &huge);
     for v in &e.errors {
-        assert!(v.message.contains('…'), "{}", v.message);
+        assert!(
+            v.message.contains('…') || v.message == CONTAINS_DISCOVERY,
+            "{}",
+            v.message
+        );
     }
 }
 

@@ -1,8 +1,10 @@
 //! Whether what a producer's contract allows is what a consumer's contract accepts: every
 //! value of the provided schema must pass the expected one. Types, required properties,
-//! enums, items and property schemas are compared; a keyword of the expected schema the
-//! comparison does not model (a pattern, a bound the producer does not state, a
-//! combinator) is reported as undecided, and the run-time contract check decides it.
+//! enums, items and property schemas are compared, `allOf` member by member, and an
+//! `if`/`then`/`else` by the branch every provided value takes, when the `if` holds for all
+//! of them or for none; a keyword of the expected schema the comparison does not model (a
+//! pattern, a bound the producer does not state, `anyOf`, an `if` whose outcome depends on
+//! the value) is reported as undecided, and the run-time contract check decides it.
 
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
@@ -54,6 +56,10 @@ const MODELED: &[&str] = &[
     "required",
     "additionalProperties",
     "items",
+    "allOf",
+    "if",
+    "then",
+    "else",
 ];
 
 /// Bounds the producer implies when it states the same bound, at least as tight.
@@ -71,6 +77,29 @@ const UPPER: &[&str] = &[
     "maxItems",
     "maxProperties",
 ];
+
+/// Whether a condition holds for the values of a provided schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holds {
+    /// Every value of the provided schema passes the condition.
+    Always,
+    /// No value of the provided schema passes it.
+    Never,
+    /// Some may and some may not, or the check cannot tell.
+    Unknown,
+}
+
+/// Whether every value of the provided schema `(doc, schema)` passes `condition` (a schema
+/// of the expected document, `(doc, schema)`), none does, or the check cannot tell.
+pub fn holds(provided: (&Value, &Value), condition: (&Value, &Value)) -> Holds {
+    let mut out = Vec::new();
+    Compare {
+        provided_doc: provided.0,
+        expected_doc: condition.0,
+        out: &mut out,
+    }
+    .holds(provided.1, condition.1, 0)
+}
 
 /// Compares the provided schema `(doc, schema)` with the expected one, `field` naming both.
 pub fn compare(
@@ -151,6 +180,147 @@ impl<'a> Compare<'a, '_> {
         self.objects(p, e, path, depth);
         self.items(p, e, path, depth);
         self.others(p, e, path);
+        self.all_of(provided, e, path, depth);
+        self.conditional(provided, e, path, depth);
+    }
+
+    /// The findings of comparing `provided` with `expected`, kept apart from this one's.
+    fn quietly(&self, provided: &'a Value, expected: &'a Value, depth: usize) -> Vec<Finding> {
+        let mut out = Vec::new();
+        Compare {
+            provided_doc: self.provided_doc,
+            expected_doc: self.expected_doc,
+            out: &mut out,
+        }
+        .schemas(provided, expected, "", depth);
+        out
+    }
+
+    /// "Always" only when the comparison finds nothing at all; "never" only when a type,
+    /// a const/enum or a required property's value rules every provided value out.
+    fn holds(&self, provided: &'a Value, condition: &'a Value, depth: usize) -> Holds {
+        if self.quietly(provided, condition, depth).is_empty() {
+            Holds::Always
+        } else if self.never(provided, condition, depth) {
+            Holds::Never
+        } else {
+            Holds::Unknown
+        }
+    }
+
+    /// Whether no value of `provided` passes `condition`; false when unsure.
+    fn never(&self, provided: &'a Value, condition: &'a Value, depth: usize) -> bool {
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        let (Some(p), Some(c)) = (
+            resolve(self.provided_doc, provided),
+            resolve(self.expected_doc, condition),
+        ) else {
+            return false;
+        };
+        let c = match c {
+            Value::Bool(false) => return true,
+            Value::Object(c) => c,
+            _ => return false,
+        };
+        let Value::Object(p) = p else { return false };
+        let given_types = types_of(p);
+        if let (Some(given), Some(wanted)) = (&given_types, types_of(c))
+            && disjoint_types(given, &wanted)
+        {
+            return true;
+        }
+        if let (Some(given), Some(wanted)) = (values_of(p), values_of(c))
+            && given
+                .iter()
+                .all(|g| wanted.iter().all(|w| !same_value(g, w)))
+        {
+            return true;
+        }
+        if c.get("allOf")
+            .and_then(Value::as_array)
+            .is_some_and(|all| all.iter().any(|m| self.never(provided, m, depth + 1)))
+        {
+            return true;
+        }
+        // `properties` and `required` say nothing about a value that is not an object: it
+        // passes them. Only a provided schema that allows objects alone rules them out.
+        if given_types.is_none_or(|t| t.len() != 1 || !t.contains("object")) {
+            return false;
+        }
+        let given_required = names(p.get("required"));
+        let given = p.get("properties").and_then(Value::as_object);
+        if let Some(wanted) = c.get("properties").and_then(Value::as_object) {
+            for (name, schema) in wanted {
+                // A property the provided may leave out lets the `if` hold without it.
+                if !given_required.contains(&name.as_str()) {
+                    continue;
+                }
+                if let Some(from) = given.and_then(|g| g.get(name))
+                    && self.never(from, schema, depth + 1)
+                {
+                    return true;
+                }
+            }
+        }
+        let closed = p.get("additionalProperties") == Some(&Value::Bool(false))
+            && p.get("patternProperties").is_none();
+        closed
+            && names(c.get("required"))
+                .iter()
+                .any(|name| !given.is_some_and(|g| g.contains_key(*name)))
+    }
+
+    /// Each member of `allOf` must be met on its own.
+    fn all_of(&mut self, provided: &'a Value, e: &'a Map<String, Value>, path: &str, depth: usize) {
+        let Some(all) = e.get("allOf") else { return };
+        let Some(members) = all.as_array() else {
+            self.undecided(format!("`{path}`: the step's `allOf` is not an array"));
+            return;
+        };
+        for member in members {
+            self.schemas(provided, member, path, depth + 1);
+        }
+    }
+
+    /// The branch every provided value takes applies; an `if` without branches constrains
+    /// nothing, and a `then`/`else` without `if` is ignored.
+    fn conditional(
+        &mut self,
+        provided: &'a Value,
+        e: &'a Map<String, Value>,
+        path: &str,
+        depth: usize,
+    ) {
+        let Some(condition) = e.get("if") else { return };
+        let (then, otherwise) = (e.get("then"), e.get("else"));
+        if then.is_none() && otherwise.is_none() {
+            return;
+        }
+        match self.holds(provided, condition, depth + 1) {
+            Holds::Always => {
+                if let Some(then) = then {
+                    self.schemas(provided, then, path, depth + 1);
+                }
+            }
+            Holds::Never => {
+                if let Some(otherwise) = otherwise {
+                    self.schemas(provided, otherwise, path, depth + 1);
+                }
+            }
+            Holds::Unknown => {
+                // Fitting every branch given fits whichever one a value takes.
+                let fits = |branch: Option<&'a Value>| {
+                    branch.is_none_or(|b| self.quietly(provided, b, depth + 1).is_empty())
+                };
+                if !(fits(then) && fits(otherwise)) {
+                    self.undecided(format!(
+                        "`{path}`: whether the step's `if` holds depends on the value there"
+                    ));
+                }
+            }
+        }
     }
 
     fn types(&mut self, p: &Map<String, Value>, e: &Map<String, Value>, path: &str) {
@@ -378,6 +548,31 @@ fn json_type(value: &Value) -> &'static str {
     }
 }
 
+/// No value has a type of both sets; an integer is also a number.
+fn disjoint_types(a: &BTreeSet<&str>, b: &BTreeSet<&str>) -> bool {
+    let meet = |x: &str, y: &str| {
+        x == y || matches!((x, y), ("integer", "number") | ("number", "integer"))
+    };
+    // An empty set comes from a `type` the check does not know: no conclusion.
+    !a.is_empty() && !b.is_empty() && a.iter().all(|x| b.iter().all(|y| !meet(x, y)))
+}
+
+/// Equal as JSON Schema compares values: `1` and `1.0` are the same number.
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_value(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_value(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
 fn values_of(schema: &Map<String, Value>) -> Option<Vec<&Value>> {
     if let Some(c) = schema.get("const") {
         return Some(vec![c]);
@@ -458,6 +653,142 @@ mod tests {
         assert_eq!(
             run(json!({}), json!({"type": "object"}))[0].0,
             FindingKind::Undecided
+        );
+    }
+
+    #[test]
+    fn all_of_members_are_each_compared() {
+        let p = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        let e = json!({"allOf": [
+            {"required": ["a"]},
+            {"properties": {"a": {"type": "integer"}}}
+        ]});
+        assert_eq!(
+            run(p, e),
+            [
+                (
+                    FindingKind::Mismatch,
+                    "`x.a` is required by the step, and may be left out there".to_owned()
+                ),
+                (
+                    FindingKind::Mismatch,
+                    "`x.a` is `string` there, and the step expects `integer`".to_owned()
+                ),
+            ]
+        );
+    }
+
+    /// A provided object whose `kind` is `kind` (a schema) and whose `output` is `output`.
+    fn tagged(kind: Value, output: Value) -> Value {
+        json!({
+            "type": "object",
+            "required": ["kind", "output"],
+            "properties": {"kind": kind, "output": output},
+            "additionalProperties": false
+        })
+    }
+
+    fn when_kind(kind: &str, then: Value, otherwise: Option<Value>) -> Value {
+        let mut e = json!({
+            "if": {"required": ["kind"], "properties": {"kind": {"const": kind}}},
+            "then": {"properties": {"output": then}}
+        });
+        if let Some(otherwise) = otherwise {
+            e["else"] = json!({"properties": {"output": otherwise}});
+        }
+        e
+    }
+
+    #[test]
+    fn the_branch_the_if_always_takes_is_compared() {
+        let output =
+            json!({"type": "object", "required": ["a"], "properties": {"a": {"type": "string"}}});
+        let p = tagged(json!({"const": "k"}), output);
+        assert!(run(p.clone(), when_kind("k", json!({"required": ["a"]}), None)).is_empty());
+        assert_eq!(
+            run(p, when_kind("k", json!({"required": ["a", "b"]}), None)),
+            [(
+                FindingKind::Mismatch,
+                "`x.output.b` is required by the step, and may be left out there".to_owned()
+            )]
+        );
+    }
+
+    #[test]
+    fn the_else_applies_when_the_if_never_holds() {
+        let output =
+            json!({"type": "object", "required": ["a"], "properties": {"a": {"type": "string"}}});
+        let p = tagged(json!({"enum": ["m", "n"]}), output);
+        // `then` would refuse, but no provided value takes it.
+        let refusing_then = json!({"required": ["z"]});
+        assert!(
+            run(
+                p.clone(),
+                when_kind("k", refusing_then.clone(), Some(json!({"required": ["a"]})))
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            run(
+                p,
+                when_kind("k", refusing_then, Some(json!({"required": ["a", "c"]})))
+            ),
+            [(
+                FindingKind::Mismatch,
+                "`x.output.c` is required by the step, and may be left out there".to_owned()
+            )]
+        );
+    }
+
+    #[test]
+    fn an_if_the_value_decides_is_undecided() {
+        let undecided = vec![(
+            FindingKind::Undecided,
+            "`x`: whether the step's `if` holds depends on the value there".to_owned(),
+        )];
+        let then = json!({"required": ["z"]});
+        // The provided leaves `kind` unconstrained.
+        let p = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        assert_eq!(run(p, when_kind("k", then.clone(), None)), undecided);
+        // `kind` may be left out, and the `if` then holds without it.
+        let p = json!({"type": "object", "properties": {"kind": {"const": "m"}}});
+        assert_eq!(run(p, when_kind("k", then.clone(), None)), undecided);
+        // A value that may not be an object passes `properties` whatever it holds.
+        let p = json!({"type": ["object", "string"], "required": ["kind"], "properties": {"kind": {"const": "m"}}});
+        assert_eq!(run(p, when_kind("k", then, None)), undecided);
+        // An `if` without branches constrains nothing.
+        let p = json!({"type": "object"});
+        let e = json!({"type": "object", "if": {"required": ["kind"]}});
+        assert!(run(p, e).is_empty());
+    }
+
+    #[test]
+    fn holds_is_always_never_or_unknown() {
+        let h = |p: Value, c: Value| holds((&p, &p), (&c, &c));
+        assert_eq!(
+            h(json!({"type": "string"}), json!({"type": "string"})),
+            Holds::Always
+        );
+        assert_eq!(
+            h(json!({"type": "string"}), json!({"type": "object"})),
+            Holds::Never
+        );
+        assert_eq!(
+            h(json!({"type": "integer"}), json!({"type": "number"})),
+            Holds::Always
+        );
+        // 1 and 1.0 are the same number.
+        assert_eq!(
+            h(json!({"const": 1}), json!({"const": 1.0})),
+            Holds::Unknown
+        );
+        assert_eq!(h(json!({"const": 1}), json!({"const": 2})), Holds::Never);
+        let closed =
+            json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false});
+        assert_eq!(h(closed, json!({"required": ["b"]})), Holds::Never);
+        assert_eq!(
+            h(json!({"type": "object"}), json!({"required": ["b"]})),
+            Holds::Unknown
         );
     }
 }

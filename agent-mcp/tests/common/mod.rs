@@ -16,13 +16,30 @@ pub const GOLDEN_PROMPT: &str =
 /// A plan generator call whose untyped part (an agent's `output`) has numbers written in ways
 /// serde_json would print otherwise, and keys out of sorted order.
 pub const NUMBERS: &str = r#"{"task": "Generate Crawl Plan", "task_name": "numbers", "target_url": "https://a.example/form",
-  "collected_information": [{"description": "Numbers as written", "agent_name": "selector_agent",
-    "output": {"zeta": 0.60, "alpha": 1e5, "mid": {"small": 0.000001, "big": -2.50E+3, "id": 12345678901234567890}, "list": [1.0, 0, -0.0]}}]}"#;
+  "collected_information": [{"description": "Found the form", "agent_name": "discovery_agent",
+    "output": {"page_title": "Form", "discovered_elements": [{"id": "f", "weight": 1.50}]}},
+    {"description": "Numbers as written", "agent_name": "selector_agent",
+    "output": {"strategy": "numbers", "selectors": {"zeta": 0.60, "alpha": 1e5, "mid": {"small": 0.000001, "big": -2.50E+3, "id": 12345678901234567890}, "list": [1.0, 0, -0.0]}}}]}"#;
 
 /// The plan generator's prompt for [`NUMBERS`].
 pub const NUMBERS_PROMPT: &str = "Generate Crawl Plan
 
 # Collected information for https://a.example/form - Task: numbers
+
+## From discovery_agent
+
+### Description
+Found the form
+
+### Output
+
+- **page_title**: Form
+- **discovered_elements**:
+  - [0]:
+    - **id**: f
+    - **weight**: 1.50
+
+---
 
 ## From selector_agent
 
@@ -31,16 +48,18 @@ Numbers as written
 
 ### Output
 
-- **zeta**: 0.60
-- **alpha**: 1e5
-- **mid**:
-  - **small**: 0.000001
-  - **big**: -2.50E+3
-  - **id**: 12345678901234567890
-- **list**:
-  - 1.0
-  - 0
-  - -0.0
+- **strategy**: numbers
+- **selectors**:
+  - **zeta**: 0.60
+  - **alpha**: 1e5
+  - **mid**:
+    - **small**: 0.000001
+    - **big**: -2.50E+3
+    - **id**: 12345678901234567890
+  - **list**:
+    - 1.0
+    - 0
+    - -0.0
 ";
 
 /// The bytes a client that keeps its arguments' text sends. rmcp's client can only write a

@@ -1,7 +1,7 @@
 use agent_core::Agent;
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/if_then.schema.json")]
-struct IfThen;
+#[agent(input = "ui/schemas/unevaluated.schema.json")]
+struct Unevaluated;
 
 fn main() {}

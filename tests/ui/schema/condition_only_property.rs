@@ -1,0 +1,8 @@
+// A property only a `then` declares would be dropped by the Rust type: refused at the property.
+use agent_core::Agent;
+
+#[derive(Agent)]
+#[agent(input = "ui/schemas/if_then.schema.json")]
+struct IfThen;
+
+fn main() {}
