@@ -467,3 +467,78 @@ fn a_collect_names_the_step_and_the_field_of_what_is_wrong() {
         ]
     );
 }
+
+/// Each collected output is checked against the output contract of the agent its item names,
+/// on both front ends (the build script's agent and the derive's), and a call whose outputs
+/// all fit is decided by the generated checks alone (no `Value`, no validator).
+#[test]
+fn the_plan_generator_checks_each_output_against_its_agents_contract() {
+    use agent_core::tool::PrepareError;
+    use agent_core::{DynAgent, Limits};
+    use serde_json::{Value, json};
+
+    let fixture: Value = serde_json::from_str(agent_tests::KWARGS).unwrap();
+    let with = |edit: &dyn Fn(&mut Vec<Value>)| {
+        let mut kwargs = fixture.clone();
+        edit(kwargs["collected_information"].as_array_mut().unwrap());
+        kwargs.to_string()
+    };
+    let agents: [&dyn DynAgent; 2] = [
+        agent_examples::agents::find("plan_generator_agent").unwrap(),
+        &agent_tests::PlanGeneratorAgent,
+    ];
+    for agent in agents {
+        let fast = |kwargs: &str| {
+            let prepared = agent.prepare(kwargs, &Limits::default()).unwrap();
+            assert!(!prepared.call.context_built(), "{kwargs}");
+        };
+        let refused = |kwargs: &str| match agent.prepare(kwargs, &Limits::default()) {
+            Err(PrepareError::Retry(e)) => (
+                serde_json::to_value(&e.path).unwrap(),
+                e.validation_message.clone(),
+            ),
+            other => panic!("{kwargs} was not refused: {other:?}"),
+        };
+        fast(agent_tests::KWARGS);
+        // Selector first; an agent without an output contract may send any object; an
+        // accessibility-shaped output under that agent's name passes too.
+        fast(&with(&|items| items.swap(0, 1)));
+        fast(&with(&|items| {
+            items.push(json!({"agent_name": "data_prep_agent", "description": "d", "output": {"rows": [1]}}))
+        }));
+        fast(&with(&|items| items[2]["agent_name"] = json!("data_prep_agent")));
+        // A discovery output without its required title; an accessibility score past its
+        // maximum; a selector's output under the discovery agent's name.
+        assert_eq!(
+            refused(&with(&|items| {
+                items[0]["output"].as_object_mut().unwrap().remove("page_title");
+            })),
+            (
+                json!(["collected_information", 0, "output"]),
+                "\"page_title\" is a required property".to_owned()
+            )
+        );
+        assert_eq!(
+            refused(&with(&|items| items[2]["output"]["overall_score"] = json!(101))),
+            (
+                json!(["collected_information", 2, "output", "overall_score"]),
+                "101 is greater than the maximum of 100".to_owned()
+            )
+        );
+        assert_eq!(
+            refused(&with(&|items| items[0]["output"] = items[1]["output"].clone())).0,
+            json!(["collected_information", 0, "output"])
+        );
+        // Without the selector's output at all.
+        assert_eq!(
+            refused(&with(&|items| {
+                items.remove(1);
+            })),
+            (
+                json!(["collected_information"]),
+                "No item is the output of selector_agent (an item whose agent_name is \"selector_agent\")"
+                    .to_owned()
+            )
+        );
+    }
+}
