@@ -20,8 +20,10 @@ use quote::{format_ident, quote};
 use serde_json::Value;
 use syn::{Path, Type};
 
+use crate::conditions::CONDITIONS;
+
 /// Keywords that never change validity.
-const ANNOTATIONS: &[&str] = &[
+pub(crate) const ANNOTATIONS: &[&str] = &[
     "title",
     "description",
     "default",
@@ -33,16 +35,6 @@ const ANNOTATIONS: &[&str] = &[
     "$defs",
     "definitions",
     "$schema",
-];
-
-/// Keywords that only narrow a value its node already shapes.
-const CONDITIONS: &[&str] = &[
-    "if",
-    "then",
-    "else",
-    "contains",
-    "minContains",
-    "maxContains",
 ];
 
 /// Keywords that only constrain values of one JSON type, by that type.

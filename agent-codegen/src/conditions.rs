@@ -15,29 +15,18 @@
 
 use serde_json::{Map, Value};
 
+use crate::checks::ANNOTATIONS;
 use crate::reject::{Problem, display};
 use crate::walk::{self, child_pointer};
 
 /// Keywords that only narrow what an already shaped value may be.
-const CONDITIONS: &[&str] = &[
+pub(crate) const CONDITIONS: &[&str] = &[
     "if",
     "then",
     "else",
     "contains",
     "minContains",
     "maxContains",
-];
-
-/// Keywords that say nothing about which values pass.
-const ANNOTATIONS: &[&str] = &[
-    "title",
-    "description",
-    "default",
-    "examples",
-    "$comment",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
 ];
 
 /// `schema` without its conditions, for typing. An `allOf` whose members held only

@@ -506,12 +506,17 @@ fn the_plan_generator_checks_each_output_against_its_agents_contract() {
         fast(&with(&|items| {
             items.push(json!({"agent_name": "data_prep_agent", "description": "d", "output": {"rows": [1]}}))
         }));
-        fast(&with(&|items| items[2]["agent_name"] = json!("data_prep_agent")));
+        fast(&with(&|items| {
+            items[2]["agent_name"] = json!("data_prep_agent")
+        }));
         // A discovery output without its required title; an accessibility score past its
         // maximum; a selector's output under the discovery agent's name.
         assert_eq!(
             refused(&with(&|items| {
-                items[0]["output"].as_object_mut().unwrap().remove("page_title");
+                items[0]["output"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("page_title");
             })),
             (
                 json!(["collected_information", 0, "output"]),
@@ -519,14 +524,19 @@ fn the_plan_generator_checks_each_output_against_its_agents_contract() {
             )
         );
         assert_eq!(
-            refused(&with(&|items| items[2]["output"]["overall_score"] = json!(101))),
+            refused(&with(
+                &|items| items[2]["output"]["overall_score"] = json!(101)
+            )),
             (
                 json!(["collected_information", 2, "output", "overall_score"]),
                 "101 is greater than the maximum of 100".to_owned()
             )
         );
         assert_eq!(
-            refused(&with(&|items| items[0]["output"] = items[1]["output"].clone())).0,
+            refused(&with(
+                &|items| items[0]["output"] = items[1]["output"].clone()
+            ))
+            .0,
             json!(["collected_information", 0, "output"])
         );
         // Without the selector's output at all.
