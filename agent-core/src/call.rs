@@ -10,15 +10,17 @@
 //!
 //! [`Runtime::call`]: crate::Runtime::call
 
-use crate::agent::CheckedOutput;
 use crate::config::Config;
-use crate::error::{Error, ErrorKind, RetryError, Side};
-use crate::extract::extract_json_text;
+use crate::error::{Error, Side};
 use crate::ids::ContextId;
 use crate::model::{ChatModel, ChatRequest, Message, OutputSchema, ToolCallRequest};
 use crate::rerun::{AgentOutput, PreviousAttempt, describe_retry_error};
-use crate::tool::{DynAgent, Tool};
+use crate::tool::Tool;
 use crate::transcript::{Event, Transcript};
+use agent_contract::DynAgent;
+use agent_contract::agent::CheckedOutput;
+use agent_contract::extract::extract_json_text;
+use agent_contract::retry::{ErrorKind, RetryError};
 use futures_util::StreamExt as _;
 use serde_json::Value;
 use std::future::Future;
@@ -199,12 +201,12 @@ impl Engine<'_> {
                 last: error.clone(),
             });
         }
-        let answered = crate::limits::truncate(answered, PREVIOUS_ANSWER_BYTES);
+        let answered = agent_contract::limits::truncate(answered, PREVIOUS_ANSWER_BYTES);
         let previous = PreviousAttempt::new(id.clone(), answered.into_owned(), attempt)
             .with_error(describe_retry_error(error));
         let section = previous
             .render()
-            .map_err(|source| crate::prompt::PromptError {
+            .map_err(|source| agent_contract::prompt::PromptError {
                 agent: name.to_owned(),
                 source,
             })?;
@@ -285,7 +287,7 @@ impl Engine<'_> {
         let results = self.cancellable(agent, work).await?;
         for (call, result) in calls.iter().zip(&results) {
             let shown = result.clone().unwrap_or_else(|| {
-                let name = crate::limits::truncate(&call.name, 100);
+                let name = agent_contract::limits::truncate(&call.name, 100);
                 unknown_tool(tools, format!("there is no tool named `{name}`")).to_json()
             });
             let message =

@@ -29,8 +29,8 @@
 
 use crate::ids::ContextId;
 use crate::rerun::PreviousAttempt;
-use crate::tool::DynAgent;
 use crate::upstream::UpstreamContext;
+use agent_contract::DynAgent;
 use askama::Template;
 use serde_json::{Map, Value};
 use std::fmt;

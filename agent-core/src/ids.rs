@@ -107,7 +107,7 @@ impl ContextIdError {
 }
 
 fn echo(text: &str) -> String {
-    crate::limits::truncate(text, MAX_ECHO).into_owned()
+    agent_contract::limits::truncate(text, MAX_ECHO).into_owned()
 }
 
 /// A timestamp that is not `YYYY-MM-DDTHH:MM:SS.sssZ`.

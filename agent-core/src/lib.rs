@@ -2,22 +2,12 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod agent;
 mod call;
-pub mod checks;
 pub mod config;
-pub mod contract;
 pub mod contributor;
 pub mod error;
-pub mod extract;
 pub mod ids;
-mod integer;
-pub mod json;
-pub mod kwargs;
-pub mod limits;
-pub mod markdown;
 pub mod model;
-pub mod prompt;
 pub mod rerun;
 pub mod runtime;
 pub mod store;
@@ -27,116 +17,24 @@ pub mod transcript;
 pub mod upstream;
 pub mod workflow;
 
-/// The shape check every contract passes when it is built (defined in `agent-schema`, which the
-/// code generator runs too).
-pub use agent_schema::check as schema_check;
+// The contract layer, at the paths users and generated code name (`agent_core::contract::..`).
+pub use agent_contract::{
+    agent, checks, contract, dyn_agent, extract, json, kwargs, limits, markdown, prompt, retry,
+    schema_check,
+};
 
 // The front door: what a user needs to define and run agents. Everything else is reached
 // through its module (`agent_core::contract::Contract`, `agent_core::ids::ContextId`, ...).
-pub use agent::{Agent, AgentInput, CheckedOutput};
+pub use agent_contract::{Agent, AgentInput, CheckedOutput, DynAgent, Limits, RetryError};
 #[cfg(feature = "derive")]
 pub use agent_macros::{Agent, AgentInput, PromptContributor, Workflow};
 pub use config::Config;
-pub use error::{Error, RetryError};
-pub use limits::Limits;
+pub use error::Error;
 pub use model::{ChatModel, Message, ScriptedModel};
 pub use runtime::Runtime;
-pub use tool::{DynAgent, Tool};
+pub use tool::Tool;
 pub use workflow::Workflow;
 
 /// Items generated code reaches; not part of the public API.
 #[doc(hidden)]
-pub mod __private {
-    pub use askama;
-    pub use serde;
-    pub use serde_json;
-    pub use std::sync::OnceLock;
-
-    /// The types of a contract's untyped parts: JSON kept as the text it arrived in.
-    pub use crate::json::{RawJson, RawObject};
-
-    /// What the generated contract checks call.
-    pub use crate::checks::support as checks;
-
-    /// Integer fields that accept integral floats (`5.0`), as JSON Schema does.
-    pub mod integer {
-        pub use crate::integer::{Lenient, deserialize};
-    }
-
-    /// What typify's generated pattern checks call, backed by the linear-time `regex` crate
-    /// instead of the backtracking `regress`: `^(a+)+$` on a long input stays linear.
-    pub mod regress {
-        /// A compiled pattern.
-        #[derive(Debug, Clone)]
-        pub struct Regex(regex::Regex);
-
-        impl Regex {
-            /// Compiles `pattern`; the codegen already refused patterns this engine rejects.
-            pub fn new(pattern: &str) -> Result<Self, regex::Error> {
-                regex::Regex::new(pattern).map(Self)
-            }
-
-            /// The first match in `text`, if any.
-            pub fn find<'t>(&self, text: &'t str) -> Option<regex::Match<'t>> {
-                self.0.find(text)
-            }
-        }
-    }
-
-    use crate::contract::{Contract, ContractKind};
-    use crate::kwargs::ToolCall;
-
-    /// Compiles a contract whose schema the codegen already parsed and compiled at build time,
-    /// with the same validator, so failing here means the build and the runtime disagree.
-    pub fn contract(name: &str, kind: ContractKind, schema: &str) -> Contract {
-        match Contract::from_json_str(name, kind, schema) {
-            Ok(contract) => contract,
-            Err(e) => panic!("contract checked at build time failed to compile: {e}"),
-        }
-    }
-
-    /// The contract of a code-first input: the schema schemars derives for `T`.
-    pub fn schemars_contract<T: schemars::JsonSchema>(name: &str) -> Contract {
-        let schema = schemars::schema_for!(T).to_value();
-        match Contract::new(name, ContractKind::Input, schema) {
-            Ok(contract) => contract,
-            Err(e) => panic!("schemars produced a schema the validator rejects: {e}"),
-        }
-    }
-
-    /// The default user prompt for a typed call.
-    pub fn default_prompt(call: &ToolCall) -> String {
-        crate::prompt::default_call_prompt(call)
-    }
-
-    /// The call's task as a template's `task`: no line of it can open a block.
-    pub fn prompt_task(call: &ToolCall) -> String {
-        crate::markdown::escape_text(&call.task)
-    }
-
-    /// Maps askama's error to the agent's prompt error.
-    pub fn prompt_error(agent: &str, source: askama::Error) -> crate::prompt::PromptError {
-        crate::prompt::PromptError {
-            agent: agent.to_owned(),
-            source,
-        }
-    }
-
-    /// The typed input of an agent whose derive failed: the derive still implements `Agent`
-    /// with it, so that code using the agent reports no errors beyond the derive's own.
-    /// Uninhabited, so nothing can call the impl.
-    #[derive(Debug)]
-    pub enum Unusable {}
-
-    impl<'de> serde::Deserialize<'de> for Unusable {
-        fn deserialize<D: serde::Deserializer<'de>>(_: D) -> Result<Self, D::Error> {
-            Err(serde::de::Error::custom("the agent's derive failed"))
-        }
-    }
-
-    impl crate::AgentInput for Unusable {
-        fn input_contract() -> &'static Contract {
-            unreachable!("an agent whose derive failed does not compile")
-        }
-    }
-}
+pub use agent_contract::__private;

@@ -1,7 +1,7 @@
 //! Chat models: the `ChatModel` trait, the messages it exchanges, and `ScriptedModel`, a
 //! deterministic model that replays a script so everything runs offline and in tests.
 
-use crate::tool::ToolDefinition;
+use agent_contract::tool::ToolDefinition;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
@@ -196,7 +196,7 @@ pub struct OutputSchema {
 impl OutputSchema {
     /// The schema of an output contract, named after it with the characters OpenAI refuses
     /// replaced by `_` (at most 64).
-    pub fn from_contract(contract: &crate::contract::Contract) -> Self {
+    pub fn from_contract(contract: &agent_contract::contract::Contract) -> Self {
         let name: String = contract
             .name()
             .chars()
@@ -368,7 +368,7 @@ impl ModelError {
     pub fn status(status: u16, body: &str) -> Self {
         Self::Status {
             status,
-            body: crate::limits::truncate(body, ERROR_BODY_BYTES).into_owned(),
+            body: agent_contract::limits::truncate(body, ERROR_BODY_BYTES).into_owned(),
         }
     }
 
@@ -589,9 +589,9 @@ mod tests {
     #[test]
     fn an_output_schema_is_named_after_its_contract() {
         let schema = serde_json::json!({"type": "object"});
-        let contract = crate::contract::Contract::new(
+        let contract = agent_contract::contract::Contract::new(
             "plan generator.v2",
-            crate::contract::ContractKind::Output,
+            agent_contract::contract::ContractKind::Output,
             schema.clone(),
         );
         let output = contract.map(|c| OutputSchema::from_contract(&c)).ok();

@@ -11,12 +11,12 @@
 //! ([`Runtime::rerun_sub_agent`](crate::Runtime::rerun_sub_agent)) is a new call with a new
 //! context ID: the prepared user prompt, then the section naming the redone call.
 
-use crate::agent::CheckedOutput;
-use crate::error::RetryError;
 use crate::ids::{ContextId, Timestamp};
-use crate::json::RawJson;
 use crate::texts::Fenced;
 use crate::upstream::{Upstream, UpstreamContext};
+use agent_contract::agent::CheckedOutput;
+use agent_contract::json::RawJson;
+use agent_contract::retry::RetryError;
 use askama::Template;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -99,7 +99,7 @@ enum PreviousOutput<'a> {
 }
 
 mod filters {
-    pub use crate::prompt::filters::*;
+    pub use agent_contract::prompt::filters::*;
 }
 
 /// A retry error as the text of [`PreviousAttempt::error_message`]: the problem, then each

@@ -12,16 +12,17 @@
 //! the `agent_call` tracing span carry it. Sub-agent system prompts are assembled by the
 //! runtime's [`ContributorRegistry`].
 
-use crate::agent::{Agent, check_call};
 use crate::call::{Ask, Engine, Reply};
 use crate::config::Config;
 use crate::contributor::{ContributorRegistry, PromptContext};
-use crate::error::{Error, ErrorKind, RetryError, Side};
+use crate::error::{Error, Side};
 use crate::ids::{ContextId, ContextIdGenerator};
 use crate::model::{ChatModel, ChatRequest, Message, ToolCallRequest};
 use crate::rerun::{AgentOutput, CallOptions, PreviousAttempt};
-use crate::tool::{DynAgent, PrepareError, PreparedCall};
 use crate::transcript::{Event, Transcript};
+use agent_contract::agent::{Agent, check_call};
+use agent_contract::dyn_agent::{DynAgent, PrepareError, PreparedCall};
+use agent_contract::retry::{ErrorKind, RetryError};
 use futures_util::StreamExt as _;
 use std::collections::{BTreeMap, BTreeSet};
 use std::marker::PhantomData;
@@ -196,12 +197,14 @@ impl Runtime {
                 }
             })?;
             let user_prompt = A::render_user_prompt(&checked.call, &checked.input)?;
-            let user_prompt = crate::limits::bounded_prompt(user_prompt, &self.config.limits)
-                .map_err(|error| Error::Retry {
-                    agent: A::NAME.to_owned(),
-                    context_id: Some(id.clone()),
-                    error,
-                })?;
+            let user_prompt =
+                agent_contract::limits::bounded_prompt(user_prompt, &self.config.limits).map_err(
+                    |error| Error::Retry {
+                        agent: A::NAME.to_owned(),
+                        context_id: Some(id.clone()),
+                        error,
+                    },
+                )?;
             let prepared = PreparedCall {
                 call: checked.call,
                 user_prompt,
@@ -332,7 +335,7 @@ impl Runtime {
         if *count > self.config.max_retries {
             let agent = call.name.strip_prefix("run_").unwrap_or(&call.name);
             return Err(Error::RetriesExhausted {
-                agent: crate::limits::truncate(agent, 100).into_owned(),
+                agent: agent_contract::limits::truncate(agent, 100).into_owned(),
                 side: Side::Input {
                     caller: caller.to_owned(),
                 },
@@ -361,7 +364,7 @@ impl Runtime {
                 ErrorKind::UnknownTool,
                 format!(
                     "there is no tool named `{}`",
-                    crate::limits::truncate(&call.name, 100)
+                    agent_contract::limits::truncate(&call.name, 100)
                 ),
                 format!("Call one of: {}", names.join(", ")),
             );
@@ -470,7 +473,7 @@ impl Runtime {
         let user = match options.previous {
             Some(previous) => previous
                 .append_to(&prepared.user_prompt)
-                .map_err(|source| crate::prompt::PromptError {
+                .map_err(|source| agent_contract::prompt::PromptError {
                     agent: name.to_owned(),
                     source,
                 })?,
@@ -516,14 +519,14 @@ impl<A: Agent> Agent for ByType<A> {
     type Input = A::Input;
     type Output = A::Output;
 
-    fn output_contract() -> Option<&'static crate::contract::Contract> {
+    fn output_contract() -> Option<&'static agent_contract::contract::Contract> {
         A::output_contract()
     }
 
     fn render_user_prompt(
-        call: &crate::kwargs::ToolCall,
+        call: &agent_contract::kwargs::ToolCall,
         input: &Self::Input,
-    ) -> Result<String, crate::prompt::PromptError> {
+    ) -> Result<String, agent_contract::prompt::PromptError> {
         A::render_user_prompt(call, input)
     }
 }
@@ -564,7 +567,7 @@ impl serde::Serialize for ToolResult {
             success: bool,
             agent: &'a str,
             context_id: &'a ContextId,
-            output: crate::json::Shown<'a>,
+            output: agent_contract::json::Shown<'a>,
         }
         match self {
             Self::Success(output) => Success {

@@ -254,7 +254,7 @@ fn next_record(stored: Option<&RunRecord>, record: &RunRecord, sequence: u64) ->
 
 fn not_found(run_id: &str) -> StoreError {
     StoreError::NotFound {
-        run_id: crate::limits::truncate(run_id, 128).into_owned(),
+        run_id: agent_contract::limits::truncate(run_id, 128).into_owned(),
     }
 }
 
@@ -438,7 +438,7 @@ impl FileStore {
                 run_id: run_id.to_owned(),
                 reason: format!(
                     "the run file holds run `{}`",
-                    crate::limits::truncate(&record.run_id, 128)
+                    agent_contract::limits::truncate(&record.run_id, 128)
                 ),
             });
         }

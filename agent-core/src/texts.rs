@@ -49,24 +49,6 @@ pub(crate) fn output_retry(error_json: &str, previous: &str) -> String {
     .unwrap_or_default()
 }
 
-/// `runtime/tool_description.md`: an agent's tool description for a parent model.
-#[derive(Template)]
-#[template(path = "runtime/tool_description.md", escape = "none")]
-struct ToolDescription<'a> {
-    description: &'a str,
-    required: &'a [String],
-}
-
-/// The agent's description, then the required inputs a parent must pass flat.
-pub(crate) fn tool_description(description: &str, required: &[String]) -> String {
-    ToolDescription {
-        description,
-        required,
-    }
-    .render()
-    .unwrap_or_default()
-}
-
 /// `workflow/handoff_refused.md`: a handoff validator refused the producer's output.
 #[derive(Template)]
 #[template(path = "workflow/handoff_refused.md", escape = "none")]
@@ -204,16 +186,6 @@ mod tests {
         // A backtick run in the error cannot close the fence.
         let text = output_retry("\"````\"", "p");
         assert!(text.contains("`````json\n\"````\"\n`````\n"), "{text}");
-    }
-
-    #[test]
-    fn tool_description_text() {
-        let required = ["target_url".to_owned(), "task_name".to_owned()];
-        assert_eq!(
-            tool_description("Plans crawls.", &required),
-            "Plans crawls.\n\nRequired inputs (pass them as top-level arguments): target_url, task_name"
-        );
-        assert_eq!(tool_description("Plans crawls.", &[]), "Plans crawls.");
     }
 
     #[test]

@@ -27,7 +27,7 @@
 //! ```
 
 use crate::ids::ContextId;
-use crate::json::RawJson;
+use agent_contract::json::RawJson;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -33,12 +33,12 @@ pub use run::{Runner, WorkflowOutcome};
 pub use seal::PausedRun;
 pub use state::{HumanFeedbackRequest, Phase, Step, WorkflowState};
 
-use crate::agent::{Agent, CheckedOutput};
 use crate::config::Config;
 use crate::contributor::ContributorRegistry;
 use crate::error::Error;
 use crate::model::ChatModel;
-use crate::tool::DynAgent;
+use agent_contract::DynAgent;
+use agent_contract::agent::{Agent, CheckedOutput};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -96,7 +96,7 @@ struct Collect {
 struct CollectedItem<'a> {
     agent_name: &'a str,
     description: &'a str,
-    output: crate::json::Shown<'a>,
+    output: agent_contract::json::Shown<'a>,
 }
 
 /// A workflow definition: agents, declared steps, handoffs, an optional synthesis.
@@ -299,7 +299,7 @@ impl Workflow {
         self.members.get(agent).ok_or_else(|| Error::UnknownAgent {
             workflow: self.name.clone(),
             place: place.to_owned(),
-            agent: crate::limits::truncate(agent, 100).into_owned(),
+            agent: agent_contract::limits::truncate(agent, 100).into_owned(),
             known: self.members.keys().cloned().collect::<Vec<_>>().join(", "),
         })
     }
@@ -327,8 +327,8 @@ impl Workflow {
                         agent_name: producer,
                         description,
                         output: match &part.written {
-                            Some(text) => crate::json::Shown::Text(text),
-                            None => crate::json::Shown::Value(&part.value),
+                            Some(text) => agent_contract::json::Shown::Text(text),
+                            None => agent_contract::json::Shown::Value(&part.value),
                         },
                     })
                 })

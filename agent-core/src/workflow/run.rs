@@ -5,15 +5,16 @@ use super::state::{HumanFeedbackRequest, Phase, Step, WorkflowState};
 use super::{Member, USER, Workflow};
 use crate::call::{Ask, Engine, Refusal, Reply};
 use crate::contributor::PromptContext;
-use crate::error::{Error, ErrorKind, RetryError};
+use crate::error::Error;
 use crate::ids::{ContextId, ContextIdGenerator};
-use crate::json::RawObject;
-use crate::kwargs::ToolCall;
 use crate::model::{ChatModel, ChatRequest, Message, Role};
 use crate::rerun::AgentOutput;
-use crate::tool::PrepareError;
 use crate::transcript::{Event, Transcript};
 use crate::upstream::UpstreamContext;
+use agent_contract::dyn_agent::PrepareError;
+use agent_contract::json::RawObject;
+use agent_contract::kwargs::ToolCall;
+use agent_contract::retry::{ErrorKind, RetryError};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -200,7 +201,7 @@ impl<'w> Runner<'w> {
             Some(shared) if shared.run_id() != state.run_id => {
                 Err(self.workflow.bad_state(format!(
                     "the state is of run `{}`, the shared context ids of run `{}`",
-                    crate::limits::truncate(&state.run_id, 100),
+                    agent_contract::limits::truncate(&state.run_id, 100),
                     shared.run_id()
                 )))
             }
@@ -398,7 +399,7 @@ impl<'w> Runner<'w> {
             ErrorKind::OutputContract,
             format!(
                 "`next_agent` names `{}`, which is not an agent of this workflow",
-                crate::limits::truncate(next, 100)
+                agent_contract::limits::truncate(next, 100)
             ),
             format!(
                 "Set `next_agent` to one of: {}, or leave it out",

@@ -4,10 +4,10 @@
 use super::Workflow;
 use crate::error::Error;
 use crate::ids::{ContextId, ContextIdGenerator};
-use crate::json::RawObject;
-use crate::limits::text_depth;
 use crate::model::Message;
 use crate::upstream::UpstreamContext;
+use agent_contract::json::RawObject;
+use agent_contract::limits::text_depth;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::{BTreeMap, HashMap};
@@ -117,7 +117,7 @@ impl Workflow {
     /// and of that agent, and still passes the member's output contract (a stored output may
     /// have been edited since it was checked); the current call is the current agent's.
     fn check_calls(&self, state: &WorkflowState) -> Result<(), String> {
-        let cut = |s: &str| crate::limits::truncate(s, 100).into_owned();
+        let cut = |s: &str| agent_contract::limits::truncate(s, 100).into_owned();
         let of_run = |id: &ContextId, agent: &str, what: &str| {
             let issued = state.issued.get(agent).copied().unwrap_or(0);
             if id.run_id() != state.run_id || id.agent_type() != agent || id.sequence() > issued {
@@ -212,7 +212,7 @@ impl Workflow {
     }
 
     pub(crate) fn check_state(&self, state: &WorkflowState) -> Result<(), String> {
-        let cut = |s: &str| crate::limits::truncate(s, 100).into_owned();
+        let cut = |s: &str| agent_contract::limits::truncate(s, 100).into_owned();
         if state.workflow != self.name {
             return Err(format!(
                 "the state belongs to workflow `{}`",

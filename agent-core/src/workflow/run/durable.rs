@@ -231,7 +231,7 @@ impl<'w> Runner<'w> {
         if record.workflow != self.workflow.name {
             let reason = format!(
                 "it belongs to workflow `{}`",
-                crate::limits::truncate(&record.workflow, 100)
+                agent_contract::limits::truncate(&record.workflow, 100)
             );
             return Err(corrupt(record, reason));
         }
@@ -243,7 +243,7 @@ impl<'w> Runner<'w> {
         if state.run_id != record.run_id {
             let reason = format!(
                 "its state is of run `{}`",
-                crate::limits::truncate(&state.run_id, 100)
+                agent_contract::limits::truncate(&state.run_id, 100)
             );
             return Err(corrupt(record, reason));
         }
@@ -320,7 +320,7 @@ impl<'w> Runner<'w> {
 
 fn corrupt(record: &RunRecord, reason: String) -> Error {
     StoreError::Corrupt {
-        run_id: crate::limits::truncate(&record.run_id, 128).into_owned(),
+        run_id: agent_contract::limits::truncate(&record.run_id, 128).into_owned(),
         reason,
     }
     .into()

@@ -1,9 +1,9 @@
 //! A contract: an agent's JSON Schema, compiled once, that turns a context (or an answer) into
 //! either `Ok` or the structured retry error a caller can act on.
 
-use crate::error::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
 use crate::kwargs::ToolCall;
 use crate::limits::{Limits, truncate};
+use crate::retry::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
 use agent_schema::validator_options;
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};

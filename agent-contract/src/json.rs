@@ -14,7 +14,7 @@
 //! (`1e400`) is refused before validation, a retry error naming its path. The typed input is
 //! read from the text: an integer the field's type cannot hold is a retry error naming its path.
 
-use crate::error::PathSegment;
+use crate::retry::PathSegment;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde::ser::{self, Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::value::RawValue;
@@ -29,7 +29,7 @@ use std::fmt;
 /// written; `|markdown` and the default prompt render it that way.
 ///
 /// ```
-/// # use agent_core::json::RawJson;
+/// # use agent_contract::json::RawJson;
 /// let raw: RawJson = serde_json::from_str(r#"{"b": 0.60, "a": 1e5}"#).unwrap();
 /// assert_eq!(serde_json::to_string(&raw).unwrap(), r#"{"b":0.60,"a":1e5}"#);
 /// ```
@@ -40,11 +40,11 @@ pub struct RawJson(Box<RawValue>);
 /// text, its keys in the order they were written.
 ///
 /// ```
-/// # use agent_core::json::RawObject;
+/// # use agent_contract::json::RawObject;
 /// let raw: RawObject = serde_json::from_str(r#"{"z": 1, "a": [0.000001]}"#).unwrap();
 /// let keys: Vec<String> = raw.entries().unwrap().into_iter().map(|(k, _)| k.into_owned()).collect();
 /// assert_eq!(keys, ["z", "a"]);
-/// assert_eq!(agent_core::markdown::to_markdown(&raw).unwrap(), "- **z**: 1\n- **a**:\n  - 0.000001");
+/// assert_eq!(agent_contract::markdown::to_markdown(&raw).unwrap(), "- **z**: 1\n- **a**:\n  - 0.000001");
 /// assert!(serde_json::from_str::<RawObject>("[1]").is_err());
 /// ```
 #[derive(Clone)]

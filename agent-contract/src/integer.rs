@@ -26,7 +26,7 @@ pub trait Lenient<'de>: Sized {
 /// The `deserialize_with` function of generated integer fields.
 ///
 /// ```
-/// # use agent_core::__private::integer;
+/// # use agent_contract::__private::integer;
 /// #[derive(serde::Deserialize)]
 /// struct Call {
 ///     #[serde(deserialize_with = "integer::deserialize")]

@@ -3,7 +3,7 @@
 //! Tool-call arguments are written by a model that can be steered by whatever it read, so every
 //! dimension that costs memory, stack or time has a bound, and crossing it is a retry error.
 
-use crate::error::{ErrorKind, PathSegment, RetryError};
+use crate::retry::{ErrorKind, PathSegment, RetryError};
 use serde_json::Value;
 
 /// Bounds applied to every tool call before and while it is checked.

@@ -2,11 +2,11 @@
 //! kwargs -> merged context -> contract check -> typed input -> user prompt.
 
 use crate::contract::Contract;
-use crate::error::RetryError;
 use crate::json::{RawJson, Shown};
 use crate::kwargs::ToolCall;
 use crate::limits::Limits;
 use crate::prompt::PromptError;
+use crate::retry::RetryError;
 use serde::Deserialize as _;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -140,7 +140,7 @@ pub fn check_output_within<A: Agent>(
         }
         None => A::Output::deserialize(answer).map_err(|e| {
             RetryError::call(
-                crate::error::ErrorKind::OutputContract,
+                crate::retry::ErrorKind::OutputContract,
                 e.to_string(),
                 "Answer with JSON of the expected shape",
             )
@@ -155,9 +155,12 @@ pub fn check_output_within<A: Agent>(
 /// carries it, so a Rust caller gets the typed output back without parsing again.
 ///
 /// ```
-/// # use agent_core::{Agent, DynAgent};
-/// #[derive(Agent)]
+/// # use agent_contract::DynAgent;
+/// // Users write `#[derive(agent_core::Agent)]`; naming this crate shows that generated code
+/// // needs nothing above it.
+/// #[derive(agent_macros::Agent)]
 /// #[agent(
+///     crate = "agent_contract",
 ///     name = "plan_generator_agent",
 ///     input = "../schemas/plan_generator_agent/input.schema.json",
 ///     output = "../schemas/plan_generator_agent/output.schema.json",
@@ -259,7 +262,7 @@ impl PartialEq for CheckedOutput {
 mod tests {
     use super::*;
     use crate::contract::ContractKind;
-    use crate::error::ErrorKind;
+    use crate::retry::ErrorKind;
     use serde::Deserialize;
     use std::collections::BTreeMap;
     use std::sync::OnceLock;

@@ -3,12 +3,12 @@
 //! Parents pass data flat beside `task`; a sub-agent that only read `context` dropped it. Here
 //! every non-reserved key lands in the context, in the parent's order.
 
-use crate::error::{ErrorKind, PathSegment, RetryError};
 use crate::json::{Entries, Ordered, Text, Walk};
 use crate::limits::{
     Exceeded, Flaw, Limits, check_shape, out_of_range_error, scan_value, text_depth, text_exceeds,
     text_values, too_deep, too_many_values,
 };
+use crate::retry::{ErrorKind, PathSegment, RetryError};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -747,8 +747,8 @@ mod tests {
     }
 
     use super::ToolCall;
-    use crate::error::{ErrorKind, PathSegment};
     use crate::limits::Limits;
+    use crate::retry::{ErrorKind, PathSegment};
 
     /// The checks that replaced the eager `Value`: depth (one level more for an entry of
     /// `context`) and number range, on the text of each entry, before any `Value` exists.

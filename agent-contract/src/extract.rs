@@ -1,8 +1,8 @@
 //! Finding the JSON in a model's answer: plain JSON, a fenced block, or JSON inside prose, so
 //! an answer wrapped in explanation still parses.
 
-use crate::error::{ErrorKind, RetryError};
 use crate::limits::{Limits, check_shape};
+use crate::retry::{ErrorKind, RetryError};
 use serde_json::Value;
 
 /// How many `{` positions in prose are tried before giving up, so an answer full of braces
@@ -58,7 +58,7 @@ enum Found<'a> {
     Object(Value, &'a str),
     TooDeep,
     /// An object with a number no `f64` holds, at this path.
-    OutOfRange(Vec<crate::error::PathSegment>),
+    OutOfRange(Vec<crate::retry::PathSegment>),
     Nothing,
 }
 

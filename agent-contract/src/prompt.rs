@@ -55,11 +55,11 @@ impl<'a> DefaultUserPrompt<'a> {
 /// Renders the default user prompt of a call (see [`DefaultUserPrompt::for_call`]).
 ///
 /// ```
-/// let call = agent_core::kwargs::ToolCall::from_json_str(
+/// let call = agent_contract::kwargs::ToolCall::from_json_str(
 ///     r#"{"task": "Plan it", "z": 0.60, "a": 1e5}"#,
 /// ).unwrap();
 /// assert_eq!(
-///     agent_core::prompt::default_call_prompt(&call),
+///     agent_contract::prompt::default_call_prompt(&call),
 ///     "Plan it\n\n## Context\n```json\n{\n  \"z\": 0.60,\n  \"a\": 1e5\n}\n```"
 /// );
 /// ```
@@ -74,7 +74,7 @@ pub fn default_call_prompt(call: &ToolCall) -> String {
 ///
 /// ```
 /// let ctx = serde_json::json!({"target_url": "https://example.com"});
-/// let prompt = agent_core::prompt::default_user_prompt("Plan it", ctx.as_object().unwrap());
+/// let prompt = agent_contract::prompt::default_user_prompt("Plan it", ctx.as_object().unwrap());
 /// assert_eq!(
 ///     prompt,
 ///     "Plan it\n\n## Context\n```json\n{\n  \"target_url\": \"https://example.com\"\n}\n```"
@@ -194,7 +194,7 @@ fn backtick_run(text: &str, json: bool) -> usize {
 }
 
 /// Askama filters for prompt templates. Bring them into a template's module with
-/// `use agent_core::prompt::filters;`.
+/// `use agent_contract::prompt::filters;`.
 #[allow(
     missing_docs,
     reason = "askama's `filter_fn` generates undocumented items"

@@ -1,0 +1,83 @@
+//! What a model sees of a tool: its definition (name, description, argument schema), in the
+//! OpenAI and Anthropic formats, and the definition of an agent called as a tool.
+
+use crate::contract::Contract;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+/// A tool a model can call: a name, a description and a JSON Schema for the arguments.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolDefinition {
+    /// `run_<agent name>`.
+    pub name: String,
+    /// The agent's description, then the list of required inputs.
+    pub description: String,
+    /// `task` (required), `run_identifier`, and the contract's properties at the top level,
+    /// because parents pass them flat; `$defs` carried along so `$ref`s still resolve.
+    pub parameters: Value,
+}
+
+/// The wire format a provider expects for tool definitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolFormat {
+    /// `{"type": "function", "function": {"name", "description", "parameters"}}`.
+    OpenAi,
+    /// `{"name", "description", "input_schema"}`.
+    Anthropic,
+}
+
+impl ToolDefinition {
+    /// Builds the definition of the agent `name` from its input contract.
+    pub fn for_contract(name: &str, description: &str, contract: &Contract) -> Self {
+        let schema = contract.schema();
+        let required = contract.required_fields();
+        let description = crate::texts::tool_description(description.trim_end(), required);
+        let mut properties = Map::new();
+        properties.insert(
+            "task".into(),
+            json!({"type": "string", "description": "What the agent should do"}),
+        );
+        properties.insert(
+            "run_identifier".into(),
+            json!({"type": "string", "description": "Identifier of the run, for tracing"}),
+        );
+        if let Some(Value::Object(own)) = schema.get("properties") {
+            properties.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        let mut all_required = vec![Value::from("task")];
+        all_required.extend(required.iter().map(|r| Value::from(r.as_str())));
+        let mut parameters = Map::new();
+        parameters.insert("type".into(), "object".into());
+        parameters.insert("properties".into(), Value::Object(properties));
+        parameters.insert("required".into(), Value::Array(all_required));
+        for defs in ["$defs", "definitions"] {
+            if let Some(d) = schema.get(defs) {
+                parameters.insert(defs.into(), d.clone());
+            }
+        }
+        Self {
+            name: format!("run_{name}"),
+            description,
+            parameters: Value::Object(parameters),
+        }
+    }
+
+    /// The definition in a provider's format.
+    pub fn to_format(&self, format: ToolFormat) -> Value {
+        match format {
+            ToolFormat::OpenAi => json!({
+                "type": "function",
+                "function": {
+                    "name": self.name,
+                    "description": self.description,
+                    "parameters": self.parameters,
+                }
+            }),
+            ToolFormat::Anthropic => json!({
+                "name": self.name,
+                "description": self.description,
+                "input_schema": self.parameters,
+            }),
+        }
+    }
+}
