@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::reject::{Problem, display};
+use crate::problem::{Problem, display};
 use crate::walk::{Node, child_pointer};
 
 /// Most properties in one object schema.

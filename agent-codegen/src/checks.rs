@@ -20,22 +20,7 @@ use quote::{format_ident, quote};
 use serde_json::Value;
 use syn::{Path, Type};
 
-use crate::conditions::CONDITIONS;
-
-/// Keywords that never change validity.
-pub(crate) const ANNOTATIONS: &[&str] = &[
-    "title",
-    "description",
-    "default",
-    "examples",
-    "$comment",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "$defs",
-    "definitions",
-    "$schema",
-];
+use crate::keywords::{ANNOTATIONS, CONDITIONS};
 
 /// Keywords that only constrain values of one JSON type, by that type.
 const STRING_KEYWORDS: &[&str] = &["minLength", "maxLength", "pattern", "format"];

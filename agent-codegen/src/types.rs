@@ -210,7 +210,7 @@ pub(crate) fn types(
         let pointer = schema_pointer(&schema, pointer);
         let message = format!(
             "typify cannot type the schema at `{}`: it is typed as any JSON value (`RawJson`) and checked by the validator only (simplify it, or give it a plain `type`, to type it)",
-            crate::reject::display(&pointer)
+            crate::problem::display(&pointer)
         );
         error(&pointer, message)
     }));
@@ -238,7 +238,7 @@ fn located_failure(
         return error("", failure.message);
     };
     let pointer = schema_pointer(schema, &pointer);
-    let at = crate::reject::display(&pointer);
+    let at = crate::problem::display(&pointer);
     let reason = [
         "typify failed on this schema: ",
         "typify cannot type this schema: ",
