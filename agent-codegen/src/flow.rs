@@ -258,7 +258,7 @@ fn missing(flow: &Flow, index: usize, field: &str, provided: &[(String, Provider
     match producer.filter(|p| flow.agents.iter().any(|a| a == p)) {
         Some(p) => message.push_str(&format!(": add the step `{p}` before `{step}`")),
         None => {
-            if let Some(close) = crate::agent::closest(field, keys.iter().copied()) {
+            if let Some(close) = crate::suggest::closest(field, keys.iter().copied()) {
                 message.push_str(&format!(" (did you mean `{close}`?)"));
             }
         }
@@ -373,7 +373,7 @@ pub fn load_contract(
             format!("cannot read the contract: {e}"),
         )]
     })?;
-    let text = match crate::bundle::bundle(&text, path, &origin)? {
+    let text = match crate::schema::bundle::bundle(&text, path, &origin)? {
         Some(bundled) => {
             read.extend(bundled.files);
             bundled.text

@@ -15,9 +15,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::keywords::{ANNOTATIONS, CONDITIONS};
-use crate::problem::{Problem, display};
-use crate::walk::{self, child_pointer};
+use crate::schema::keywords::{ANNOTATIONS, CONDITIONS};
+use crate::schema::problem::{Problem, display};
+use crate::schema::walk::{self, child_pointer};
 
 /// `schema` without its conditions, for typing. An `allOf` whose members held only
 /// conditions goes too; a member emptied beside others stays as `{}` (any value), so every

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::walk::decode_token;
+use crate::schema::walk::decode_token;
 
 /// `(map, name)` of `#/$defs/<name>` or `#/definitions/<name>`.
 pub(crate) fn definition_name(target: &str) -> Option<(&'static str, String)> {

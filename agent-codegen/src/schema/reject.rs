@@ -11,10 +11,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 
 use crate::naming;
-use crate::problem::{Problem, display};
-use crate::refs::{definition_name, resolve, resolve_branch};
-use crate::scalars::scalar_types;
-use crate::walk::{self, Node, child_pointer};
+use crate::schema::problem::{Problem, display};
+use crate::schema::refs::{definition_name, resolve, resolve_branch};
+use crate::schema::scalars::scalar_types;
+use crate::schema::walk::{self, Node, child_pointer};
 use crate::{ContractKind, RESERVED_INPUT_KEYS};
 
 /// Keywords rejected wherever they appear, with the reason.
@@ -191,7 +191,7 @@ fn check_node(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>) {
         const_discriminated(root, node, keyword, problems);
     }
     overlapping_any_of(root, node, problems);
-    crate::bounds::too_large(node, problems);
+    crate::schema::bounds::too_large(node, problems);
 }
 
 fn unsupported_keywords(node: &Node<'_>, problems: &mut Vec<Problem>) {

@@ -12,10 +12,10 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value};
 
 use crate::naming;
-use crate::problem::display;
-use crate::refs::resolve_branch;
-use crate::scalars::{json_type, scalar_types};
-use crate::walk::{self, child_pointer};
+use crate::schema::problem::display;
+use crate::schema::refs::resolve_branch;
+use crate::schema::scalars::{json_type, scalar_types};
+use crate::schema::walk::{self, child_pointer};
 
 /// Something the preparation changed that the user should hear about: a `default` that does
 /// not match its own schema, dropped.

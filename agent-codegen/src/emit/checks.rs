@@ -20,7 +20,7 @@ use quote::{format_ident, quote};
 use serde_json::Value;
 use syn::{Path, Type};
 
-use crate::keywords::{ANNOTATIONS, CONDITIONS};
+use crate::schema::keywords::{ANNOTATIONS, CONDITIONS};
 
 /// Keywords that only constrain values of one JSON type, by that type.
 const STRING_KEYWORDS: &[&str] = &["minLength", "maxLength", "pattern", "format"];
@@ -207,7 +207,7 @@ fn shape<'t>(ty: &'t Type, items: &BTreeMap<String, Item>) -> Shape<'t> {
         ("f64" | "f32", []) => Shape::Float,
         ("RawJson", []) => Shape::RawJson,
         ("RawObject", []) => Shape::RawObject,
-        (n, []) if crate::fixup::INTEGERS.contains(&n) => Shape::Int,
+        (n, []) if crate::typify::lenient_integers::INTEGERS.contains(&n) => Shape::Int,
         (n, []) if path.path.segments.len() == 1 && items.contains_key(n) => {
             Shape::Named(n.to_owned())
         }
@@ -1450,7 +1450,10 @@ fn accepts_anything(walk: &Walk<'_>, node: &Value) -> bool {
 }
 
 fn apply_edits(file: &mut syn::File, edits: &[Edit], runtime: &Path) {
-    let private = format!("{}::__private::checks", crate::rewrite::compact(runtime));
+    let private = format!(
+        "{}::__private::checks",
+        crate::typify::reroute::compact(runtime)
+    );
     for item in &mut file.items {
         let syn::Item::Struct(s) = item else { continue };
         let syn::Fields::Named(named) = &mut s.fields else {
@@ -1480,7 +1483,7 @@ fn apply_edits(file: &mut syn::File, edits: &[Edit], runtime: &Path) {
 
 #[cfg(test)]
 mod tests {
-    use crate::types::generate_types;
+    use crate::emit::types::generate_types;
 
     #[test]
     fn what_the_checks_cover_and_leave_to_the_validator() {
