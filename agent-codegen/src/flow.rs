@@ -6,7 +6,7 @@
 //! contract or the output of an earlier step, and what is provided must fit what the step
 //! expects. [`check`] says, per step and field, what is missing or does not fit, and what
 //! it cannot decide (a keyword it does not compare): that is reported as undecided, never
-//! guessed. `#[derive(Workflow)]` (`workflow.rs`) and [`crate::Builder::check_workflow`]
+//! guessed. `#[derive(Workflow)]` (`derive/workflow.rs`) and [`crate::Builder::check_workflow`]
 //! call it, so both front ends check alike.
 
 mod collect;

@@ -1,5 +1,5 @@
 //! `#[derive(Agent)]` and `#[derive(AgentInput)]`: parse the attributes into a model that
-//! keeps each token's span, validate, then expand through `agent.rs`, the same code path
+//! keeps each token's span, validate, then expand through `emit/agent.rs`, the same code path
 //! build scripts use. Every problem of one derive is reported in one compile.
 
 use crate::derive::ctxt::Ctxt;
@@ -296,7 +296,7 @@ fn check_schema(
 }
 
 /// Reads a schema file named in an attribute, relative to the crate's manifest directory,
-/// with the sibling contracts it names bundled (see `bundle.rs`); a bundled schema is
+/// with the sibling contracts it names bundled (see `schema/bundle.rs`); a bundled schema is
 /// embedded as text, and its files are tracked through `tracked`.
 fn read_schema(
     root: &Path,

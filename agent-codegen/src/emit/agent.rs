@@ -92,7 +92,7 @@ pub fn check_agent_name(name: &str) -> Result<(), String> {
 }
 
 /// Generates the contract module; every schema problem is returned, not just the first. Runs
-/// on the calling thread, which needs the stack of `types::on_big_stack`.
+/// on the calling thread, which needs the stack of `emit::types::on_big_stack`.
 pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
     let stem = crate::naming::agent_type(&def.name);
     let input = types_for(

@@ -271,7 +271,7 @@ const BUILD_STACK: usize = 64 << 20;
 ///
 /// typify and syn recurse once per schema level with large frames (about 55 KiB per level in
 /// debug builds, which is how proc-macro dependencies are built). Inside a proc macro, tokens
-/// can only be made on the macro's own thread, which rustc gives 8 MiB: `walk::MAX_DEPTH` is
+/// can only be made on the macro's own thread, which rustc gives 8 MiB: `schema::walk::MAX_DEPTH` is
 /// set to fit, and the job runs there. Elsewhere (build scripts, tools, tests on 2 MiB
 /// threads) it runs on a thread of its own with a generous stack, and a panic becomes a
 /// message. What it returns must be `Send`: syntax trees stay on that thread, and what leaves

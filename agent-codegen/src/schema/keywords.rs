@@ -1,6 +1,6 @@
 //! Classes of JSON Schema keywords that more than one stage sorts a schema's keywords by.
 //!
-//! The type view (`conditions.rs`) and the generated checks (`checks.rs`) must agree on
+//! The type view (`conditions.rs`) and the generated checks (`emit/checks.rs`) must agree on
 //! them: a keyword the view drops as a condition is one the checks leave to the validator.
 //! Both read these lists, so they live below both.
 

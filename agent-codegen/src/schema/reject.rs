@@ -494,7 +494,7 @@ fn overlapping_any_of(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>
     let Some(branches) = node.schema.get("anyOf").and_then(Value::as_array) else {
         return;
     };
-    // Scalar branches are typed by the union of their types (`prepare::scalar_union`).
+    // Scalar branches are typed by the union of their types (`typify::input::scalar_union`).
     let resolved: Vec<Value> = branches
         .iter()
         .map(|b| resolve_branch(root, b).unwrap_or(b).clone())
