@@ -14,8 +14,9 @@ use crate::schema::problem::display;
 use crate::schema::{conditions, reject};
 use crate::typify;
 use crate::typify::input::typify_input;
+use crate::typify::model::Model;
 use crate::typify::properties::{Property, properties, root_struct};
-use crate::typify::run::{Failure, Typified, panic_message, run_typify};
+use crate::typify::run::{Failure, panic_message, run_typify};
 
 /// Options of [`generate_types_with`].
 #[derive(Clone, Debug)]
@@ -201,10 +202,17 @@ pub(crate) fn types(
         error(&pointer, message)
     }));
     let root_ident = syn::Ident::new(root_name, proc_macro2::Span::call_site());
-    let properties = finish(&mut file, &typified, &schema, &root_ident, &options.runtime)
-        .map_err(|message| vec![error("", message)])?;
+    // typify's output is fixed up in place, then read once: the root's properties and the
+    // checks both work from that reading.
+    typify::fix_up(&mut file, &options.runtime).map_err(|message| vec![error("", message)])?;
+    let model = Model::read(&file);
+    let properties = match &typified.fields {
+        Some(fields) => properties(&schema, fields, &model, &root_ident),
+        None => Ok(Vec::new()),
+    }
+    .map_err(|message| vec![error("", message)])?;
     let unchecked =
-        crate::emit::checks::add_checks(&mut file, &schema, &root_ident, &options.runtime);
+        crate::emit::checks::add_checks(&mut file, &model, &schema, &root_ident, &options.runtime);
     Ok(Types {
         file,
         root_ident,
@@ -294,24 +302,4 @@ pub(crate) fn on_big_stack<T: Send>(job: impl FnOnce() -> T + Send) -> Result<T,
                 )
             })
     })
-}
-
-/// Fixes typify's output in place (`typify::fix_up`) and lists the root properties.
-fn finish(
-    file: &mut syn::File,
-    typified: &Typified,
-    schema: &Value,
-    root_ident: &syn::Ident,
-    runtime: &syn::Path,
-) -> Result<Vec<Property>, String> {
-    typify::fix_up(file, runtime)?;
-    match &typified.fields {
-        Some(fields) => {
-            let root = root_struct(file, root_ident).ok_or_else(|| {
-                format!("internal error: no struct `{root_ident}` in typify output")
-            })?;
-            properties(schema, fields, root)
-        }
-        None => Ok(Vec::new()),
-    }
 }

@@ -6,7 +6,9 @@
 //! once into a syntax tree, and `any_value.rs` types what typify cannot as any JSON value.
 //! [`fix_up`] then rewrites that tree in place: `raw_json.rs` (untyped parts keep their
 //! text), `reroute.rs` (paths through the runtime crate), `string_display.rs`,
-//! `variant_names.rs` and `lenient_integers.rs`. `properties.rs` lists the root's fields.
+//! `variant_names.rs` and `lenient_integers.rs`. The fixed-up output is read once into
+//! `model.rs` (each type with what its serde attributes say), which `properties.rs` (the
+//! root's fields) and the later stages read instead of parsing the attributes again.
 //!
 //! May import: `schema` and the crate's leaf modules (`error`, `naming`, `suggest`). Nothing
 //! here knows about checks, agents or front ends.
@@ -14,6 +16,7 @@
 pub(crate) mod any_value;
 pub(crate) mod input;
 pub(crate) mod lenient_integers;
+pub(crate) mod model;
 pub(crate) mod properties;
 pub(crate) mod raw_json;
 pub(crate) mod reroute;

@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::typify::model::{Field, Item, Model};
+
 /// One top-level property of the root object.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Property {
@@ -29,13 +31,19 @@ pub(crate) fn root_struct<'a>(
 
 /// The root's properties in schema order: names and descriptions come from
 /// typify's struct details, the JSON-name mapping from the emitted
-/// `#[serde(rename)]` (typify keeps it private), `required` from the schema.
+/// `#[serde(rename)]` as the model read it (typify keeps it private), `required` from the schema.
 pub(crate) fn properties(
     schema: &Value,
     fields: &[(String, Option<String>)],
-    root: &syn::ItemStruct,
+    model: &Model,
+    root: &syn::Ident,
 ) -> Result<Vec<Property>, String> {
-    let renames = json_names(root);
+    if !matches!(model.items.get(&root.to_string()), Some(Item::Struct(_))) {
+        return Err(format!(
+            "internal error: no struct `{root}` in typify output"
+        ));
+    }
+    let renames = json_names(model.fields(root).unwrap_or_default());
     let required: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)
@@ -72,26 +80,13 @@ pub(crate) fn properties(
 }
 
 /// `(rust_name, json_name)` of the struct's non-flattened fields.
-fn json_names(root: &syn::ItemStruct) -> Vec<(String, String)> {
-    root.fields
+fn json_names(fields: &[Field]) -> Vec<(String, String)> {
+    fields
         .iter()
-        .filter_map(|field| {
-            let rust = syn::ext::IdentExt::unraw(field.ident.as_ref()?).to_string();
-            let mut json = Some(rust.clone());
-            for attr in field.attrs.iter().filter(|a| a.path().is_ident("serde")) {
-                // Unknown keys are skipped, not errors: only two matter here.
-                let _ = attr.parse_nested_meta(|meta| {
-                    if meta.path.is_ident("rename") {
-                        json = Some(meta.value()?.parse::<syn::LitStr>()?.value());
-                    } else if meta.path.is_ident("flatten") {
-                        json = None;
-                    } else if meta.input.peek(syn::Token![=]) {
-                        meta.value()?.parse::<syn::Expr>()?;
-                    }
-                    Ok(())
-                });
-            }
-            Some((rust, json?))
+        .filter(|field| !field.flatten)
+        .map(|field| {
+            let rust = syn::ext::IdentExt::unraw(&field.ident).to_string();
+            (rust, field.json.clone())
         })
         .collect()
 }
