@@ -1,4 +1,4 @@
-//! Stage 5, build: the build-script front end, [`Builder`](crate::Builder). It reads a schemas
+//! Stage 5, build: the build-script front end, [`Builder`]. It reads a schemas
 //! folder (`schemas/<agent>/input.schema.json`, ...), emits every agent's code through `emit`
 //! into one `@generated` file (`builder.rs`), gives a contract that others refer to one Rust
 //! type in that file (`shared_types.rs`), and checks declared workflows through `flow`.

@@ -15,7 +15,7 @@ use crate::schema::{conditions, reject};
 use crate::typify;
 use crate::typify::input::typify_input;
 use crate::typify::model::Model;
-use crate::typify::properties::{Property, properties, root_struct};
+use crate::typify::properties::{Property, properties};
 use crate::typify::run::{Failure, panic_message, run_typify};
 
 /// Options of [`generate_types_with`].
@@ -301,5 +301,13 @@ pub(crate) fn on_big_stack<T: Send>(job: impl FnOnce() -> T + Send) -> Result<T,
                     panic_message(&*panic)
                 )
             })
+    })
+}
+
+/// The struct named `ident` among the items, if there is one.
+fn root_struct<'a>(file: &'a syn::File, ident: &syn::Ident) -> Option<&'a syn::ItemStruct> {
+    file.items.iter().find_map(|item| match item {
+        syn::Item::Struct(s) if s.ident == *ident => Some(s),
+        _ => None,
     })
 }

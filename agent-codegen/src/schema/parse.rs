@@ -19,7 +19,7 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Value, SchemaError> {
     })
 }
 
-/// ` (near `<line>`)` for a 1-based line, trimmed and shortened; empty if
+/// `` (near `<line>`)`` for a 1-based line, trimmed and shortened; empty if
 /// the line is blank or missing.
 fn excerpt(text: &str, line: usize) -> String {
     const MAX: usize = 60;

@@ -19,16 +19,6 @@ pub struct Property {
     pub description: Option<String>,
 }
 
-pub(crate) fn root_struct<'a>(
-    file: &'a syn::File,
-    ident: &syn::Ident,
-) -> Option<&'a syn::ItemStruct> {
-    file.items.iter().find_map(|item| match item {
-        syn::Item::Struct(s) if s.ident == *ident => Some(s),
-        _ => None,
-    })
-}
-
 /// The root's properties in schema order: names and descriptions come from
 /// typify's struct details, the JSON-name mapping from the emitted
 /// `#[serde(rename)]` as the model read it (typify keeps it private), `required` from the schema.
