@@ -8,6 +8,10 @@
 //! it cannot decide (a keyword it does not compare): that is reported as undecided, never
 //! guessed. `#[derive(Workflow)]` (`derive/workflow.rs`) and [`crate::Builder::check_workflow`]
 //! call it, so both front ends check alike.
+//!
+//! Stage 4 of the crate's layout: it compares contracts as JSON, so it imports only `schema`
+//! (to bundle a contract's sibling `$ref`s) and the leaf modules (`error`, `suggest`), and the
+//! front ends import it.
 
 mod collect;
 mod compat;
