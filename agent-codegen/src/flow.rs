@@ -6,8 +6,12 @@
 //! contract or the output of an earlier step, and what is provided must fit what the step
 //! expects. [`check`] says, per step and field, what is missing or does not fit, and what
 //! it cannot decide (a keyword it does not compare): that is reported as undecided, never
-//! guessed. `#[derive(Workflow)]` (`workflow.rs`) and [`crate::Builder::check_workflow`]
+//! guessed. `#[derive(Workflow)]` (`derive/workflow.rs`) and [`crate::Builder::check_workflow`]
 //! call it, so both front ends check alike.
+//!
+//! Stage 4 of the crate's layout: it compares contracts as JSON, so it imports only `schema`
+//! (to bundle a contract's sibling `$ref`s) and the leaf modules (`error`, `suggest`), and the
+//! front ends import it.
 
 mod collect;
 mod compat;
@@ -258,7 +262,7 @@ fn missing(flow: &Flow, index: usize, field: &str, provided: &[(String, Provider
     match producer.filter(|p| flow.agents.iter().any(|a| a == p)) {
         Some(p) => message.push_str(&format!(": add the step `{p}` before `{step}`")),
         None => {
-            if let Some(close) = crate::agent::closest(field, keys.iter().copied()) {
+            if let Some(close) = crate::suggest::closest(field, keys.iter().copied()) {
                 message.push_str(&format!(" (did you mean `{close}`?)"));
             }
         }
@@ -373,7 +377,7 @@ pub fn load_contract(
             format!("cannot read the contract: {e}"),
         )]
     })?;
-    let text = match crate::bundle::bundle(&text, path, &origin)? {
+    let text = match crate::schema::bundle::bundle(&text, path, &origin)? {
         Some(bundled) => {
             read.extend(bundled.files);
             bundled.text

@@ -2,27 +2,22 @@
 //! scripts.
 //!
 //! The public surface is what those two need: the derives' entry points ([`derive`](mod@derive),
-//! [`contributor`]) and [`Builder`] for build scripts.
+//! [`contributor`], [`workflow`]) and [`Builder`] for build scripts.
 //!
-//! The schema -> types core (`types.rs`) runs in stages:
-//! - `reject.rs`: the rules that refuse what typify cannot type faithfully, located;
-//! - `prepare.rs`: the copy of the schema typify sees, with the fallbacks that type looser
-//!   and leave the rest to the validator (non-conforming `default`s dropped, mixed enums,
-//!   scalar unions, colliding enum values);
-//! - `types.rs`: typify itself, its output parsed once into the syntax tree every later stage
-//!   works on; `loosen.rs`: the nodes typify cannot type, found and typed as any value with a
-//!   warning;
-//! - `rewrite.rs` and `fixup.rs`: the tree rerouted through the runtime crate, integer
-//!   fields made lenient, variant names made warning-free.
+//! The code is laid out by stage, one folder each, in the order a contract goes through them;
+//! each stage imports only the stages before it (its `mod.rs` says which):
+//! 1. `schema/`: the contract as JSON: parsed, its sibling `$ref`s bundled, refused where the
+//!    later stages could not type it faithfully, problems located at `path:line:col`;
+//! 2. `typify/`: the copy of the schema typify sees, typify run on it, and its output fixed up
+//!    (untyped parts kept as raw JSON, paths through the runtime crate, lenient integers,
+//!    warning-free names);
+//! 3. `emit/`: the pipeline from schema text to finished types with their checks as code, and
+//!    the code around them: an agent's contract module and `Agent` impl, its prompt checked;
+//! 4. [`flow`]: a declared workflow's data flow between agents' contracts;
+//! 5. the front ends: `derive/` (the proc-macro derives) and `build/` ([`Builder`]).
 //!
-//! The front ends: `derive.rs` and `contributor.rs` (the three derives, sharing `ctxt.rs`),
-//! and [`Builder`] for build scripts; `agent.rs` is what they share. Case conversion lives
-//! in `naming.rs`.
-//!
-//! Between agents: `bundle.rs` bundles a contract's `$ref`s to sibling contract files before
-//! any of the above sees it, `share.rs` gives such a contract one Rust type in a build
-//! script's file, and [`flow`] checks a declared workflow's data flow, for
-//! `#[derive(Workflow)]` ([`workflow`]) and [`Builder::check_workflow`].
+//! Below every stage, leaf modules that import nothing of the crate: `error.rs` (the located
+//! error), `naming.rs` (case conversion, typify's names) and `suggest.rs` (did-you-mean).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -30,33 +25,28 @@
 // `proc_macro::is_available` tells whether the code runs inside a proc macro.
 extern crate proc_macro;
 
-mod agent;
-mod attr;
-mod bounds;
-mod buildscript;
-mod bundle;
-mod checks;
-mod conditions;
-pub mod contributor;
-mod ctxt;
+mod build;
 pub mod derive;
+mod emit;
 mod error;
-mod fixup;
 pub mod flow;
-mod locate;
-mod loosen;
-mod mapped;
 mod naming;
-mod prepare;
-mod raw;
-mod reject;
-mod rewrite;
-mod share;
-mod types;
-mod walk;
-pub mod workflow;
+mod schema;
+mod suggest;
+mod typify;
 
-pub use buildscript::{AgentCheck, BuildError, Builder};
+/// `#[derive(PromptContributor)]`: a struct whose system-prompt part is an askama template.
+pub mod contributor {
+    pub use crate::derive::contributor::derive_prompt_contributor;
+}
+
+/// `#[derive(Workflow)]`: a workflow declared at compile time, its data flow checked when the
+/// crate compiles.
+pub mod workflow {
+    pub use crate::derive::workflow::derive_workflow;
+}
+
+pub use build::{AgentCheck, BuildError, Builder};
 
 // The schema -> types core on its own, for this crate's tests and benchmark and the
 // workspace's cross-crate tests: users reach it through the derives and `Builder` only, so it
@@ -67,8 +57,8 @@ pub use agent_schema::ContractKind;
 #[doc(hidden)]
 pub use agent_schema::RESERVED_KEYS as RESERVED_INPUT_KEYS;
 #[doc(hidden)]
+pub use emit::types::{GeneratedTypes, TypeOptions, generate_types, generate_types_with, pretty};
+#[doc(hidden)]
 pub use error::SchemaError;
 #[doc(hidden)]
-pub use types::{
-    GeneratedTypes, Property, TypeOptions, generate_types, generate_types_with, pretty,
-};
+pub use typify::properties::Property;

@@ -21,7 +21,7 @@ pub(super) fn nobody_reads(flow: &Flow, c: usize) -> FlowProblem {
         .iter()
         .flat_map(|s| properties(&s.input.schema).into_iter().map(|(k, _)| k))
         .collect();
-    if let Some(close) = crate::agent::closest(field, fields.iter().map(String::as_str)) {
+    if let Some(close) = crate::suggest::closest(field, fields.iter().map(String::as_str)) {
         message.push_str(&format!(" (did you mean `{close}`?)"));
     }
     FlowProblem {
@@ -126,7 +126,7 @@ pub(super) fn check(flow: &Flow, c: usize, consumer: usize, report: &mut FlowRep
                     step.agent
                 ));
             } else if let Some(close) =
-                crate::agent::closest(producer, flow.steps.iter().map(|s| s.agent.as_str()))
+                crate::suggest::closest(producer, flow.steps.iter().map(|s| s.agent.as_str()))
             {
                 message.push_str(&format!(" (did you mean `{close}`?)"));
             }
@@ -268,7 +268,7 @@ fn add_hint(flow: &Flow, consumer: usize, agent: &str) -> String {
         None => {
             let mut hint = format!("; `{agent}` is not a step of the workflow");
             if let Some(close) =
-                crate::agent::closest(agent, flow.steps.iter().map(|s| s.agent.as_str()))
+                crate::suggest::closest(agent, flow.steps.iter().map(|s| s.agent.as_str()))
             {
                 hint.push_str(&format!(" (did you mean `{close}`?)"));
             }

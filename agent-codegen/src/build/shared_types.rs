@@ -1,6 +1,6 @@
 //! One Rust type for a contract that another contract refers to.
 //!
-//! A sibling `$ref` is bundled into the consumer's `$defs` (`bundle.rs`), so typify types it
+//! A sibling `$ref` is bundled into the consumer's `$defs` (`schema/bundle.rs`), so typify types it
 //! in the consumer's module too, under the name the producer's own type has
 //! (`budget_agent/output.schema.json` is the definition `budget_agent_output`, typed
 //! `BudgetAgentOutput`, as the budget agent's output is). When the build script generates

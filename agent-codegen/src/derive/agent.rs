@@ -1,12 +1,11 @@
 //! `#[derive(Agent)]` and `#[derive(AgentInput)]`: parse the attributes into a model that
-//! keeps each token's span, validate, then expand through `agent.rs`, the same code path
+//! keeps each token's span, validate, then expand through `emit/agent.rs`, the same code path
 //! build scripts use. Every problem of one derive is reported in one compile.
 
-use crate::agent::{
-    AgentDef, PromptSource, SchemaSource, agent_impl, contract_module, prompt_errors,
-};
-use crate::attr::Keys;
-use crate::ctxt::Ctxt;
+use crate::derive::ctxt::Ctxt;
+use crate::derive::keys::Keys;
+use crate::emit::agent::{AgentDef, PromptSource, SchemaSource, agent_impl, contract_module};
+use crate::emit::prompt::prompt_errors;
 use crate::{ContractKind, TypeOptions};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote};
@@ -24,7 +23,7 @@ struct Attrs {
     user_prompt: Option<LitStr>,
     krate: Option<LitStr>,
     /// `types = { "file" = path }`: producers' types to use instead of bundled copies.
-    types: Vec<crate::mapped::Mapping>,
+    types: Vec<crate::derive::mapping::Mapping>,
     /// Span of the first `#[agent]` attribute's `agent`, for "missing key" errors.
     span: Option<Span>,
 }
@@ -50,7 +49,7 @@ fn parse_attrs(input: &DeriveInput, errors: &mut Ctxt) -> Attrs {
         krate: keys.str("crate", errors),
         types: keys
             .value("types")
-            .map(|v| crate::mapped::parse(v, errors))
+            .map(|v| crate::derive::mapping::parse(v, errors))
             .unwrap_or_default(),
         span: keys.span,
     }
@@ -121,7 +120,8 @@ fn expand(
                 .map(Path::to_path_buf)
         })
         .unwrap_or_else(manifest_dir);
-    let mapped = crate::mapped::apply(&mut code.module, &attrs.types, &dir, &def.runtime, errors);
+    let mapped =
+        crate::derive::mapping::apply(&mut code.module, &attrs.types, &dir, &def.runtime, errors);
     for (span, e) in prompt_errors(def, &code, &manifest_dir()) {
         errors.at(span, e);
     }
@@ -203,7 +203,7 @@ fn model(
 ) -> Option<AgentDef> {
     let root = manifest_dir();
     let name = agent_name(input, attrs);
-    let name_ok = match crate::agent::check_agent_name(&name) {
+    let name_ok = match crate::emit::agent::check_agent_name(&name) {
         Ok(()) => true,
         Err(message) => {
             let span = attrs
@@ -286,7 +286,9 @@ fn check_schema(
         kind,
         runtime: runtime.clone(),
     };
-    if let Err(problems) = crate::types::types(&source.text, &source.origin, root_name, &options) {
+    if let Err(problems) =
+        crate::emit::types::types(&source.text, &source.origin, root_name, &options)
+    {
         for problem in problems {
             errors.at(source.span, problem);
         }
@@ -294,7 +296,7 @@ fn check_schema(
 }
 
 /// Reads a schema file named in an attribute, relative to the crate's manifest directory,
-/// with the sibling contracts it names bundled (see `bundle.rs`); a bundled schema is
+/// with the sibling contracts it names bundled (see `schema/bundle.rs`); a bundled schema is
 /// embedded as text, and its files are tracked through `tracked`.
 fn read_schema(
     root: &Path,
@@ -305,7 +307,7 @@ fn read_schema(
     let rel = lit.value();
     let path = root.join(&rel);
     match std::fs::read_to_string(&path) {
-        Ok(text) => match crate::bundle::bundle(&text, &path, &rel) {
+        Ok(text) => match crate::schema::bundle::bundle(&text, &path, &rel) {
             Ok(None) => Some(SchemaSource {
                 text,
                 origin: rel,
@@ -316,7 +318,7 @@ fn read_schema(
                 tracked.extend(
                     std::iter::once(path)
                         .chain(bundled.files)
-                        .map(|file| crate::bundle::track(&file)),
+                        .map(|file| crate::schema::bundle::track(&file)),
                 );
                 Some(SchemaSource {
                     text: bundled.text,
@@ -428,7 +430,7 @@ pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
         || crate::naming::agent_name(&ident.to_string()),
         |n| n.value(),
     );
-    crate::agent::agent_input_impl(
+    crate::emit::agent::agent_input_impl(
         &runtime,
         ident,
         quote!(#runtime::__private::schemars_contract::<Self>(#name)),

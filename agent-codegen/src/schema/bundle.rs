@@ -11,8 +11,8 @@
 //! errors still point at the file as written.
 
 use crate::error::SchemaError;
-use crate::locate::locate;
-use crate::walk::{child_pointer, decode_token, walk};
+use crate::schema::locate::locate;
+use crate::schema::walk::{child_pointer, decode_token, walk};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};

@@ -11,7 +11,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 
 use crate::naming;
-use crate::walk::{self, Node, child_pointer, decode_token};
+use crate::schema::problem::{Problem, display};
+use crate::schema::refs::{definition_name, resolve, resolve_branch};
+use crate::schema::scalars::scalar_types;
+use crate::schema::walk::{self, Node, child_pointer};
 use crate::{ContractKind, RESERVED_INPUT_KEYS};
 
 /// Keywords rejected wherever they appear, with the reason.
@@ -49,24 +52,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "dynamic references cannot be resolved when generating code; use a plain `$ref` to a `$defs` entry",
     ),
 ];
-
-/// One rejected construct: where it is and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Problem {
-    /// JSON pointer of the offending value.
-    pub pointer: String,
-    /// Lowercase message that names the keyword and the node's location.
-    pub message: String,
-}
-
-impl Problem {
-    pub(crate) fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            pointer: pointer.into(),
-            message: message.into(),
-        }
-    }
-}
 
 /// Runs every rule over `root` and returns all problems: root rules first,
 /// then per-node rules in document order, then type-name clashes.
@@ -206,7 +191,7 @@ fn check_node(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>) {
         const_discriminated(root, node, keyword, problems);
     }
     overlapping_any_of(root, node, problems);
-    crate::bounds::too_large(node, problems);
+    crate::schema::bounds::too_large(node, problems);
 }
 
 fn unsupported_keywords(node: &Node<'_>, problems: &mut Vec<Problem>) {
@@ -279,26 +264,6 @@ fn reference(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>) {
         Some(_) => return,
     };
     problems.push(Problem::new(pointer, message));
-}
-
-/// `(map, name)` of `#/$defs/<name>` or `#/definitions/<name>`.
-fn definition_name(target: &str) -> Option<(&'static str, String)> {
-    ["$defs", "definitions"].into_iter().find_map(|map| {
-        let token = target
-            .strip_prefix("#/")?
-            .strip_prefix(map)?
-            .strip_prefix('/')?;
-        (!token.contains('/')).then(|| (map, decode_token(token)))
-    })
-}
-
-/// The schema a local `$ref` points at (`#` or a definition).
-fn resolve<'a>(root: &'a Value, target: &str) -> Option<&'a Value> {
-    if target == "#" {
-        return Some(root);
-    }
-    let (map, name) = definition_name(target)?;
-    root.get(map)?.get(name)
 }
 
 /// typify only maps `patternProperties` to a key-checked map when the object
@@ -522,18 +487,6 @@ fn is_required(schema: &Map<String, Value>, name: &str) -> bool {
         .is_some_and(|req| req.iter().any(|r| r.as_str() == Some(name)))
 }
 
-/// Follows `$ref`s of a branch (a few hops, cycles give up).
-pub(crate) fn resolve_branch<'a>(root: &'a Value, branch: &'a Value) -> Option<&'a Value> {
-    let mut current = branch;
-    for _ in 0..8 {
-        match current.get("$ref").and_then(Value::as_str) {
-            Some(target) => current = resolve(root, target)?,
-            None => return Some(current),
-        }
-    }
-    None
-}
-
 /// typify turns an `anyOf` whose branches can match the same non-object
 /// value into a struct of flattened `Option`s, which serde cannot fill from
 /// a string, number or array (e.g. `anyOf` of two string schemas).
@@ -541,12 +494,12 @@ fn overlapping_any_of(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>
     let Some(branches) = node.schema.get("anyOf").and_then(Value::as_array) else {
         return;
     };
-    // Scalar branches are typed by the union of their types (`prepare::scalar_union`).
+    // Scalar branches are typed by the union of their types (`typify::input::scalar_union`).
     let resolved: Vec<Value> = branches
         .iter()
         .map(|b| resolve_branch(root, b).unwrap_or(b).clone())
         .collect();
-    if crate::prepare::scalar_types(&resolved).is_some() {
+    if scalar_types(&resolved).is_some() {
         return;
     }
     let mut seen = BTreeSet::new();
@@ -902,9 +855,4 @@ fn describe(pointer: &str, source: &str) -> String {
     } else {
         format!("title `{source}`")
     }
-}
-
-/// Pointer as shown in messages: the root's empty pointer reads as `#`.
-pub(crate) fn display(pointer: &str) -> &str {
-    if pointer.is_empty() { "#" } else { pointer }
 }

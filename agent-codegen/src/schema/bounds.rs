@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
-use crate::reject::{Problem, display};
-use crate::walk::{Node, child_pointer};
+use crate::schema::problem::{Problem, display};
+use crate::schema::walk::{Node, child_pointer};
 
 /// Most properties in one object schema.
 pub(crate) const MAX_PROPERTIES: usize = 500;

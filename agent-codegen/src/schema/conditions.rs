@@ -15,19 +15,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::checks::ANNOTATIONS;
-use crate::reject::{Problem, display};
-use crate::walk::{self, child_pointer};
-
-/// Keywords that only narrow what an already shaped value may be.
-pub(crate) const CONDITIONS: &[&str] = &[
-    "if",
-    "then",
-    "else",
-    "contains",
-    "minContains",
-    "maxContains",
-];
+use crate::schema::keywords::{ANNOTATIONS, CONDITIONS};
+use crate::schema::problem::{Problem, display};
+use crate::schema::walk::{self, child_pointer};
 
 /// `schema` without its conditions, for typing. An `allOf` whose members held only
 /// conditions goes too; a member emptied beside others stays as `{}` (any value), so every

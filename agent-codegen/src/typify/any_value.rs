@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::walk;
+use crate::schema::walk;
 
 /// Most typify runs one search may spend; a schema that needs more is refused.
 const MAX_RUNS: usize = 400;

@@ -10,7 +10,7 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, LitInt, LitStr};
 
-use crate::ctxt::Ctxt;
+use crate::derive::ctxt::Ctxt;
 
 /// The keys of one attribute name on one item, each with its value as written.
 pub(crate) struct Keys {
@@ -143,7 +143,7 @@ fn unknown_key(name: &str, key: &str, known: &[&str]) -> String {
         "unknown `{name}` attribute key `{key}`, expected one of {}",
         expected.join(", ")
     );
-    if let Some(close) = crate::agent::closest(key, known.iter().copied()) {
+    if let Some(close) = crate::suggest::closest(key, known.iter().copied()) {
         message.push_str(&format!(" (did you mean `{close}`?)"));
     }
     message

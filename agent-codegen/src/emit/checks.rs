@@ -20,22 +20,8 @@ use quote::{format_ident, quote};
 use serde_json::Value;
 use syn::{Path, Type};
 
-use crate::conditions::CONDITIONS;
-
-/// Keywords that never change validity.
-pub(crate) const ANNOTATIONS: &[&str] = &[
-    "title",
-    "description",
-    "default",
-    "examples",
-    "$comment",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "$defs",
-    "definitions",
-    "$schema",
-];
+use crate::schema::keywords::{ANNOTATIONS, CONDITIONS};
+use crate::typify::model::{Item, Model};
 
 /// Keywords that only constrain values of one JSON type, by that type.
 const STRING_KEYWORDS: &[&str] = &["minLength", "maxLength", "pattern", "format"];
@@ -80,19 +66,12 @@ pub(crate) type Forced = Vec<String>;
 /// attributes that close serde's `null` holes. Returns the nodes left to the validator.
 pub(crate) fn add_checks(
     file: &mut syn::File,
+    model: &Model,
     schema: &Value,
     root: &syn::Ident,
     runtime: &Path,
 ) -> Forced {
-    let items: BTreeMap<String, Item> = file
-        .items
-        .iter()
-        .filter_map(|item| match item {
-            syn::Item::Struct(s) => Some((s.ident.to_string(), Item::Struct(s.clone()))),
-            syn::Item::Enum(e) => Some((e.ident.to_string(), Item::Enum(e.clone()))),
-            _ => None,
-        })
-        .collect();
+    let items = &model.items;
     let old_draft = schema
         .get("$schema")
         .and_then(Value::as_str)
@@ -103,7 +82,8 @@ pub(crate) fn add_checks(
         });
     let mut walk = Walk {
         root: schema,
-        items: &items,
+        items,
+        model,
         runtime: runtime.clone(),
         old_draft,
         assigned: BTreeMap::new(),
@@ -151,12 +131,6 @@ pub(crate) fn add_checks(
         });
     }
     walk.forced
-}
-
-#[derive(Clone)]
-enum Item {
-    Struct(syn::ItemStruct),
-    Enum(syn::ItemEnum),
 }
 
 /// A field attribute to add (`deserialize_with`), replacing a `deserialize_with` already
@@ -222,7 +196,7 @@ fn shape<'t>(ty: &'t Type, items: &BTreeMap<String, Item>) -> Shape<'t> {
         ("f64" | "f32", []) => Shape::Float,
         ("RawJson", []) => Shape::RawJson,
         ("RawObject", []) => Shape::RawObject,
-        (n, []) if crate::fixup::INTEGERS.contains(&n) => Shape::Int,
+        (n, []) if crate::typify::lenient_integers::INTEGERS.contains(&n) => Shape::Int,
         (n, []) if path.path.segments.len() == 1 && items.contains_key(n) => {
             Shape::Named(n.to_owned())
         }
@@ -234,119 +208,11 @@ fn is_string(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "String"))
 }
 
-/// A struct field as the checks see it.
-struct Field {
-    ident: syn::Ident,
-    json: String,
-    ty: Type,
-    default: bool,
-    flatten: bool,
-    deserialize_with: bool,
-    /// Whether that is the runtime's lenient integer reader.
-    lenient: bool,
-    /// A serde attribute the walk does not know.
-    unknown: bool,
-}
-
-fn fields(item: &syn::ItemStruct) -> Option<Vec<Field>> {
-    let syn::Fields::Named(named) = &item.fields else {
-        return None;
-    };
-    let mut out = Vec::new();
-    for f in &named.named {
-        let ident = f.ident.clone()?;
-        let mut field = Field {
-            json: syn::ext::IdentExt::unraw(&ident).to_string(),
-            ident,
-            ty: f.ty.clone(),
-            default: false,
-            flatten: false,
-            deserialize_with: false,
-            lenient: false,
-            unknown: false,
-        };
-        for attr in f.attrs.iter().filter(|a| a.path().is_ident("serde")) {
-            let parsed = attr.parse_nested_meta(|meta| {
-                let key = meta.path.get_ident().map(ToString::to_string);
-                match key.as_deref() {
-                    Some("rename") => {
-                        field.json = meta.value()?.parse::<syn::LitStr>()?.value();
-                    }
-                    Some("default") => field.default = true,
-                    Some("flatten") => field.flatten = true,
-                    Some("deserialize_with") => {
-                        let function = meta.value()?.parse::<syn::LitStr>()?.value();
-                        field.deserialize_with = true;
-                        field.lenient = function.ends_with("__private::integer::deserialize");
-                        return Ok(());
-                    }
-                    Some("skip_serializing_if") => {}
-                    _ => field.unknown = true,
-                }
-                if meta.input.peek(syn::Token![=]) {
-                    meta.value()?.parse::<syn::Expr>()?;
-                }
-                Ok(())
-            });
-            field.unknown |= parsed.is_err();
-        }
-        out.push(field);
-    }
-    Some(out)
-}
-
-/// Whether the container has `#[serde(<word>)]` (`deny_unknown_fields`, ...).
-fn container_has(attrs: &[syn::Attribute], word: &str) -> bool {
-    attrs
-        .iter()
-        .filter(|a| a.path().is_ident("serde"))
-        .any(|a| {
-            let mut found = false;
-            let _ = a.parse_nested_meta(|meta| {
-                found |= meta.path.is_ident(word);
-                if meta.input.peek(syn::Token![=]) {
-                    meta.value()?.parse::<syn::Expr>()?;
-                }
-                Ok(())
-            });
-            found
-        })
-}
-
-/// Serde names of an enum whose variants are all units, or `None`.
-fn unit_variants(item: &syn::ItemEnum) -> Option<Vec<String>> {
-    if container_has(&item.attrs, "untagged") || container_has(&item.attrs, "tag") {
-        return None;
-    }
-    item.variants
-        .iter()
-        .map(|v| {
-            if !matches!(v.fields, syn::Fields::Unit) {
-                return None;
-            }
-            let mut name = v.ident.to_string();
-            for attr in v.attrs.iter().filter(|a| a.path().is_ident("serde")) {
-                let mut other = false;
-                let _ = attr.parse_nested_meta(|meta| {
-                    if meta.path.is_ident("rename") {
-                        name = meta.value()?.parse::<syn::LitStr>()?.value();
-                    } else {
-                        other = true;
-                    }
-                    Ok(())
-                });
-                if other {
-                    return None;
-                }
-            }
-            Some(name)
-        })
-        .collect()
-}
-
 struct Walk<'a> {
     root: &'a Value,
     items: &'a BTreeMap<String, Item>,
+    /// The same items' serde reading.
+    model: &'a Model,
     runtime: Path,
     old_draft: bool,
     /// Generated type -> the schema node (pointer, resolved node) its impl checks.
@@ -462,8 +328,14 @@ impl Walk<'_> {
                 }
                 _ => self.no(pointer, "a struct typify does not make from a schema"),
             },
-            Item::Enum(item) => match unit_variants(item) {
-                Some(names) => self.node(node, pointer, &Held::UnitEnum(names), quote!(self), 0),
+            Item::Enum(item) => match self.model.unit_variants(&item.ident) {
+                Some(names) => self.node(
+                    node,
+                    pointer,
+                    &Held::UnitEnum(names.to_vec()),
+                    quote!(self),
+                    0,
+                ),
                 None => self.no(pointer, "a union (enum with data)"),
             },
         }
@@ -594,7 +466,7 @@ impl Walk<'_> {
             Value::Object(o) => o,
             _ => return self.no(pointer, "a branch that is not an object"),
         };
-        let Some(fields) = fields(item) else {
+        let Some(fields) = self.model.fields(&item.ident) else {
             return self.no(pointer, "a struct without named fields");
         };
         let mut checks = Vec::new();
@@ -660,7 +532,7 @@ impl Walk<'_> {
         item: &syn::ItemStruct,
         expr: &TokenStream,
     ) -> Option<TokenStream> {
-        let fields = fields(item)?;
+        let fields = self.model.fields(&item.ident)?;
         let always = |name: &str| {
             fields.iter().find(|f| {
                 f.json == name
@@ -698,9 +570,9 @@ impl Walk<'_> {
                                 let Item::Enum(e) = &self.items[&name] else {
                                     return None;
                                 };
-                                let names = unit_variants(e)?;
+                                let names = self.model.unit_variants(&e.ident)?;
                                 let ty = format_ident!("{name}");
-                                match e.variants.iter().zip(&names).find(|(_, n)| *n == wanted) {
+                                match e.variants.iter().zip(names).find(|(_, n)| *n == wanted) {
                                     Some((variant, _)) => {
                                         let variant = &variant.ident;
                                         quote!(::core::matches!((#expr).#ident, #ty::#variant))
@@ -1171,7 +1043,7 @@ impl Walk<'_> {
         pointer: &str,
         depth: usize,
     ) -> TokenStream {
-        let Some(fields) = fields(item) else {
+        let Some(fields) = self.model.fields(&item.ident) else {
             return self.no(pointer, "a struct without named fields");
         };
         if fields.iter().any(|f| f.flatten || f.unknown) {
@@ -1188,7 +1060,7 @@ impl Walk<'_> {
                 return self.no(pointer, &format!("`{keyword}` on a struct is not compiled"));
             }
         }
-        let deny = container_has(&item.attrs, "deny_unknown_fields");
+        let deny = self.model.denies_unknown_fields(&item.ident);
         match object.get("additionalProperties") {
             None | Some(Value::Bool(true)) => {}
             Some(Value::Bool(false)) if deny => {}
@@ -1222,7 +1094,7 @@ impl Walk<'_> {
             }
         }
         let owner = item.ident.to_string();
-        for field in &fields {
+        for field in fields {
             let schema = properties
                 .get(&field.json)
                 .cloned()
@@ -1298,7 +1170,7 @@ impl Walk<'_> {
                 }
                 match &self.items[&name] {
                     Item::Struct(s) => s.fields.iter().all(|f| self.equality_is_json(&f.ty, seen)),
-                    Item::Enum(e) => unit_variants(e).is_some(),
+                    Item::Enum(e) => self.model.unit_variants(&e.ident).is_some(),
                 }
             }
             Shape::RawJson | Shape::RawObject | Shape::Unknown => false,
@@ -1465,7 +1337,10 @@ fn accepts_anything(walk: &Walk<'_>, node: &Value) -> bool {
 }
 
 fn apply_edits(file: &mut syn::File, edits: &[Edit], runtime: &Path) {
-    let private = format!("{}::__private::checks", crate::rewrite::compact(runtime));
+    let private = format!(
+        "{}::__private::checks",
+        crate::typify::reroute::compact(runtime)
+    );
     for item in &mut file.items {
         let syn::Item::Struct(s) = item else { continue };
         let syn::Fields::Named(named) = &mut s.fields else {
@@ -1495,7 +1370,7 @@ fn apply_edits(file: &mut syn::File, edits: &[Edit], runtime: &Path) {
 
 #[cfg(test)]
 mod tests {
-    use crate::types::generate_types;
+    use crate::emit::types::generate_types;
 
     #[test]
     fn what_the_checks_cover_and_leave_to_the_validator() {

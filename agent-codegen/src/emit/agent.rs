@@ -3,15 +3,12 @@
 //!
 //! Both front ends call these, so the derive and build scripts produce the same code.
 
+use crate::emit::types::{Types, types};
 use crate::error::SchemaError;
-use crate::types::{Types, types};
 use crate::{ContractKind, TypeOptions};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use std::path::{Path, PathBuf};
-
-mod fields;
-mod template;
+use std::path::PathBuf;
 
 /// One agent's declaration, from `#[agent(...)]` or from a `schemas/<agent>/` folder.
 #[derive(Debug, Clone)]
@@ -65,7 +62,7 @@ pub struct AgentCode {
     input_ty: TokenStream,
     output_ty: Option<TokenStream>,
     /// Fields of the typed input, if it is a struct with named fields.
-    input_fields: Option<Vec<String>>,
+    pub(crate) input_fields: Option<Vec<String>>,
     /// What the schemas' typing dropped (a `default` its schema refuses), located.
     pub warnings: Vec<SchemaError>,
 }
@@ -95,7 +92,7 @@ pub fn check_agent_name(name: &str) -> Result<(), String> {
 }
 
 /// Generates the contract module; every schema problem is returned, not just the first. Runs
-/// on the calling thread, which needs the stack of `types::on_big_stack`.
+/// on the calling thread, which needs the stack of `emit::types::on_big_stack`.
 pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
     let stem = crate::naming::agent_type(&def.name);
     let input = types_for(
@@ -133,7 +130,7 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
         .cloned()
         .collect();
     // The generated types join the module as syntax: only the glue around them is parsed here.
-    let input_fingerprint = crate::mapped::contract_type_impl(
+    let input_fingerprint = crate::emit::fingerprint::contract_type_impl(
         runtime,
         &quote!(self::input::#input_ident),
         &def.input.text,
@@ -154,7 +151,7 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
                 .as_ref()
                 .expect("output types come from an output"),
         );
-        let fingerprint = crate::mapped::contract_type_impl(
+        let fingerprint = crate::emit::fingerprint::contract_type_impl(
             runtime,
             &quote!(self::output::#ident),
             def.output
@@ -370,147 +367,6 @@ fn prompt_template(
             .map_err(|e| #runtime::__private::prompt_error(<Self as #runtime::Agent>::NAME, e))
     };
     (items, render)
-}
-
-/// Names the prompt template reads that the template struct lacks, each as a message for
-/// the `user_prompt` literal: `path:line:col`, the name, the fields there are. Templates are
-/// found in askama's folders for the crate at `root` (its `CARGO_MANIFEST_DIR`). Empty when
-/// the agent has no template, or when the template is beyond the check (askama then reports).
-pub fn prompt_errors(def: &AgentDef, code: &AgentCode, root: &Path) -> Vec<(Span, String)> {
-    let Some(prompt) = &def.user_prompt else {
-        return Vec::new();
-    };
-    let file = match template::lookup(root, &prompt.path) {
-        template::Lookup::Found(file) => file,
-        template::Lookup::Missing(dirs) => {
-            let dirs = dirs
-                .iter()
-                .map(|d| format!("`{d}`"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let message = format!(
-                "template `{}` not found in the template folders {dirs}: check the path, or the `dirs` of `askama.toml`",
-                prompt.path
-            );
-            return vec![(prompt.span, message)];
-        }
-        template::Lookup::Unknown => return Vec::new(),
-    };
-    let Some(fields) = &code.input_fields else {
-        return Vec::new();
-    };
-    let mut known: Vec<&str> = vec!["task"];
-    known.extend(fields.iter().map(String::as_str));
-    let unknown = template::unknown_names(&file.source, &known).unwrap_or_default();
-    let nested = nested_errors(def, &file, prompt.span);
-    let expected = fields
-        .iter()
-        .map(|f| format!("`{f}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    unknown
-        .iter()
-        .map(|u| {
-            let (line, col) = template::line_col(&file.source, u.offset);
-            let path = file.display.display();
-            let mut message = format!(
-                "{path}:{line}:{col}: template uses `{}`, which is not a field of the contract: \
-                 expected `task` or one of {expected}",
-                u.name
-            );
-            let candidates = std::iter::once("task").chain(fields.iter().map(String::as_str));
-            if let Some(close) = closest(u.name, candidates) {
-                message.push_str(&format!(" (did you mean `{close}`?)"));
-            }
-            (prompt.span, message)
-        })
-        .chain(nested)
-        .collect()
-}
-
-/// The files a build script must watch for the agent's prompt: `askama.toml` and the
-/// template, when they exist (cargo reruns a build script on every build for a watched path
-/// that does not exist).
-pub fn prompt_files(def: &AgentDef, root: &Path) -> Vec<PathBuf> {
-    let Some(prompt) = &def.user_prompt else {
-        return Vec::new();
-    };
-    let config = root.join("askama.toml");
-    let template = match template::lookup(root, &prompt.path) {
-        template::Lookup::Found(file) => Some(file.path),
-        _ => None,
-    };
-    config
-        .is_file()
-        .then_some(config)
-        .into_iter()
-        .chain(template)
-        .collect()
-}
-
-/// Field chains of the template that read a field their value does not have.
-fn nested_errors(def: &AgentDef, file: &template::TemplateFile, span: Span) -> Vec<(Span, String)> {
-    let Ok(schema) = serde_json::from_str::<serde_json::Value>(&def.input.text) else {
-        return Vec::new();
-    };
-    let Some(reads) = template::reads(&file.source) else {
-        return Vec::new();
-    };
-    fields::bad_chains(&schema, &reads)
-        .into_iter()
-        .map(|bad| {
-            let (line, col) = template::line_col(&file.source, bad.offset);
-            let path = file.display.display();
-            let mut message = format!("{path}:{line}:{col}: {}", bad.message);
-            if let Some(close) = closest(&bad.field, bad.candidates.iter().map(String::as_str)) {
-                message.push_str(&format!(" (did you mean `{close}`?)"));
-            }
-            (span, message)
-        })
-        .collect()
-}
-
-/// The candidate closest to `name`, if it is close enough to be a typo of it.
-pub(crate) fn closest<'a>(
-    name: &str,
-    candidates: impl Iterator<Item = &'a str>,
-) -> Option<&'a str> {
-    let limit = (name.chars().count() / 3).max(1);
-    candidates
-        .filter_map(|c| {
-            let distance = edit_distance(name, c);
-            let near = distance <= limit || (name.len() >= 3 && c.contains(name));
-            near.then_some((distance, c))
-        })
-        .min_by_key(|(distance, _)| *distance)
-        .map(|(_, c)| c)
-}
-
-/// Edit distance in characters, counting a swap of two neighbours as one edit (optimal string
-/// alignment): `feild` is one edit from `field`.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = best;
-        }
-    }
-    d[a.len()][b.len()]
 }
 
 /// Named fields of the generated root struct, as the template names them.

@@ -9,10 +9,10 @@
 //! generated from another schema (or another version of it) does not compile, with the error
 //! at the mapping.
 
-use crate::ctxt::Ctxt;
+use crate::derive::ctxt::Ctxt;
+use crate::emit::fingerprint::fingerprint;
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
-use std::hash::Hasher;
+use quote::{format_ident, quote_spanned};
 use std::path::Path;
 use syn::spanned::Spanned;
 use syn::{Expr, LitStr};
@@ -21,28 +21,6 @@ use syn::{Expr, LitStr};
 pub(crate) struct Mapping {
     lit: LitStr,
     path: syn::Path,
-}
-
-/// The fingerprint of a contract type: FNV-1a of the schema's JSON, re-serialized so that
-/// whitespace does not count. `None` for text that is not JSON (the schema check reports it).
-pub(crate) fn fingerprint(text: &str) -> Option<u64> {
-    let value: serde_json::Value = serde_json::from_str(text).ok()?;
-    let mut hasher = fnv::FnvHasher::default();
-    hasher.write(value.to_string().as_bytes());
-    Some(hasher.finish())
-}
-
-/// The `impl ContractType` of a generated root type.
-pub(crate) fn contract_type_impl(runtime: &syn::Path, ty: &TokenStream, text: &str) -> TokenStream {
-    let Some(fingerprint) = fingerprint(text) else {
-        return TokenStream::new();
-    };
-    quote! {
-        #[automatically_derived]
-        impl #runtime::contract::ContractType for #ty {
-            const FINGERPRINT: u64 = #fingerprint;
-        }
-    }
 }
 
 /// Parses `{ "file" = path; ... }`.
@@ -99,8 +77,8 @@ pub(crate) fn apply(
         let shown = format!("{}/{}", shown[1..].join("/"), shown[0]);
         let text = std::fs::read_to_string(&file)
             .map_err(|e| e.to_string())
-            .and_then(
-                |text| match crate::bundle::bundle(&text, &file, &mapping.lit.value()) {
+            .and_then(|text| {
+                match crate::schema::bundle::bundle(&text, &file, &mapping.lit.value()) {
                     Ok(Some(bundled)) => Ok(bundled.text),
                     Ok(None) => Ok(text),
                     Err(problems) => Err(problems
@@ -108,8 +86,8 @@ pub(crate) fn apply(
                         .map(ToString::to_string)
                         .collect::<Vec<_>>()
                         .join("; ")),
-                },
-            );
+                }
+            });
         let text = match text {
             Ok(text) => text,
             Err(e) => {
@@ -120,7 +98,7 @@ pub(crate) fn apply(
                 continue;
             }
         };
-        let root = crate::naming::type_name(&crate::bundle::def_key(&shown));
+        let root = crate::naming::type_name(&crate::schema::bundle::def_key(&shown));
         if !replace(module, &root, &mapping.path) {
             errors.at(
                 mapping.lit.span(),

@@ -3,7 +3,7 @@
 //! serde_json's `Value` keeps no positions, so we rescan the (already
 //! validated) text, following the pointer and skipping everything else.
 
-use crate::walk::decode_token;
+use crate::schema::walk::decode_token;
 
 /// 1-based line and column (in characters) of the value at `pointer`, or of
 /// its key when the pointer ends in an object member (the key is what a

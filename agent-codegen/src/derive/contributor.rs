@@ -15,8 +15,8 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{DeriveInput, LitInt, LitStr};
 
-use crate::attr::Keys;
-use crate::ctxt::Ctxt;
+use crate::derive::ctxt::Ctxt;
+use crate::derive::keys::Keys;
 
 /// The `#[contributor(...)]` keys as written.
 #[derive(Default)]

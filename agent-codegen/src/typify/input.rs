@@ -12,7 +12,10 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value};
 
 use crate::naming;
-use crate::walk::{self, child_pointer};
+use crate::schema::problem::display;
+use crate::schema::refs::resolve_branch;
+use crate::schema::scalars::{json_type, scalar_types};
+use crate::schema::walk::{self, child_pointer};
 
 /// Something the preparation changed that the user should hear about: a `default` that does
 /// not match its own schema, dropped.
@@ -80,7 +83,7 @@ fn resolved_branches(root: &Value, pointer: &str) -> Vec<Value> {
         .iter()
         .filter_map(|k| node.get(*k)?.as_array())
         .flatten()
-        .map(|branch| crate::reject::resolve_branch(root, branch).unwrap_or(branch))
+        .map(|branch| resolve_branch(root, branch).unwrap_or(branch))
         .cloned()
         .collect()
 }
@@ -146,19 +149,6 @@ fn mixed_enum(node: &mut Map<String, Value>) {
     node.insert("type".into(), Value::Array(kinds));
 }
 
-/// The JSON Schema type name of a value (`integer` for integral numbers).
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 /// typify panics when two string values of an `enum` map to the same variant name (`Aa` and
 /// `aa`, `<` and `>`): such an enum is typed as `String`.
 fn colliding_variants(node: &mut Map<String, Value>) {
@@ -207,56 +197,6 @@ fn scalar_union(node: &mut Map<String, Value>, branches: &[Value]) {
     );
 }
 
-/// The single scalar JSON type of each branch (`string`, `integer`, `number`, `boolean` or
-/// `null`), or `None` if any branch is not a plain scalar schema.
-pub(crate) fn scalar_types(branches: &[Value]) -> Option<Vec<&'static str>> {
-    branches
-        .iter()
-        .map(|branch| {
-            let schema = branch.as_object()?;
-            if schema.keys().any(|k| COMBINATORS.contains(&k.as_str())) {
-                return None;
-            }
-            let types: BTreeSet<&'static str> = match schema.get("type") {
-                Some(Value::String(t)) => BTreeSet::from([scalar(t)?]),
-                Some(_) => return None,
-                None => {
-                    let values = schema.get("const").into_iter().chain(
-                        schema
-                            .get("enum")
-                            .and_then(Value::as_array)
-                            .into_iter()
-                            .flatten(),
-                    );
-                    values
-                        .map(|v| scalar(json_type(v)))
-                        .collect::<Option<_>>()?
-                }
-            };
-            match types.len() {
-                1 => types.into_iter().next(),
-                _ => None,
-            }
-        })
-        .collect()
-}
-
-const COMBINATORS: &[&str] = &[
-    "anyOf",
-    "oneOf",
-    "allOf",
-    "not",
-    "$ref",
-    "properties",
-    "items",
-];
-
-fn scalar(name: &str) -> Option<&'static str> {
-    ["string", "integer", "number", "boolean", "null"]
-        .into_iter()
-        .find(|t| *t == name)
-}
-
 /// Overlap class of a scalar type: `integer` values are `number`s.
 fn kind(name: &str) -> &str {
     if name == "integer" { "number" } else { name }
@@ -284,7 +224,7 @@ fn nonconforming_defaults(root: &Value) -> Vec<Note> {
             .map(|validator| validator.is_valid(default));
         if !matches!(conforms, Ok(true)) {
             let pointer = child_pointer(&node.pointer, "default");
-            let shown = crate::reject::display(&node.pointer);
+            let shown = display(&node.pointer);
             notes.push(Note {
                 message: format!(
                     "`default` {} at `{shown}` does not match its own schema: it is ignored (fix or remove it)",

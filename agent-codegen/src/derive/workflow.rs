@@ -9,8 +9,8 @@
 //! gives the first step whose input declares `field` an array built from the named steps'
 //! outputs (`flow/collect.rs` checks it, agent-core's `Workflow::collect` builds it).
 
-use crate::attr::Keys;
-use crate::ctxt::Ctxt;
+use crate::derive::ctxt::Ctxt;
+use crate::derive::keys::Keys;
 use crate::flow::{self, Flow, FlowCollect, FlowReport};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
@@ -90,7 +90,7 @@ pub fn derive_workflow(input: &DeriveInput) -> TokenStream {
         };
         errors.at(span, &problem.message);
     }
-    let tracked = model.read.iter().map(|f| crate::bundle::track(f));
+    let tracked = model.read.iter().map(|f| crate::schema::bundle::track(f));
     // After an error, the same items without the agents and the typed handoffs, so that code
     // using the workflow does not pile up errors of its own.
     let checked = !errors.has_errors();
@@ -142,7 +142,8 @@ fn model(input: &DeriveInput, attrs: &Attrs, errors: &mut Ctxt) -> Option<Model>
         let agent = lit.value();
         if !folders.contains(&agent) {
             let mut message = format!("no agent folder `{agent}` in `{shown}`");
-            if let Some(close) = crate::agent::closest(&agent, folders.iter().map(String::as_str)) {
+            if let Some(close) = crate::suggest::closest(&agent, folders.iter().map(String::as_str))
+            {
                 message.push_str(&format!(" (did you mean `{close}`?)"));
             }
             errors.at(lit.span(), message);
