@@ -1,9 +1,18 @@
 //! The GenAI tracing fields, seen by a subscriber: request and response fields on the `chat`
 //! span, tool calls and errors as fields, message contents only on opt-in.
+//!
+//! A test binary of its own, apart from `tests/all/`: the subscriber is the test thread's
+//! (`set_default`), but tracing caches each callsite's interest for the whole process. With
+//! one scoped subscriber alive, a callsite first reached on another thread (another test's
+//! model call) is cached as "never", and this test would miss its spans; a process of its own
+//! has no other thread reaching them.
 
-use crate::common::*;
+#[path = "all/common/mod.rs"]
+mod common;
+
 use agent_core::{ChatModel, Message, model::ChatRequest};
 use agent_llm::ManualClock;
+use common::*;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -90,11 +99,6 @@ async fn a_model_call_records_the_gen_ai_fields() {
     let fields = Fields::default();
     let _guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(fields.clone()));
-    // This test shares its process with the other tests of agent-llm, which hit the same
-    // callsites on other threads without a subscriber. A callsite first registered there while
-    // this subscriber was being set could keep the interest "never"; recomputing every
-    // callsite's interest now that the subscriber is in place rules that out.
-    tracing::callsite::rebuild_interest_cache();
     let server = serve(OPENAI_PATH, vec![tool_reply(), tool_reply(), status(401)]).await;
     let clock = Arc::new(ManualClock::new());
 
