@@ -1,6 +1,13 @@
 //! The GenAI tracing fields, seen by a subscriber: request and response fields on the `chat`
 //! span, tool calls and errors as fields, message contents only on opt-in.
+//!
+//! A test binary of its own, apart from `tests/all/`: the subscriber is the test thread's
+//! (`set_default`), but tracing caches each callsite's interest for the whole process. With
+//! one scoped subscriber alive, a callsite first reached on another thread (another test's
+//! model call) is cached as "never", and this test would miss its spans; a process of its own
+//! has no other thread reaching them.
 
+#[path = "all/common/mod.rs"]
 mod common;
 
 use agent_core::{ChatModel, Message, model::ChatRequest};

@@ -3,12 +3,10 @@
 //! copies of `tests/fixtures`) is replayed, then a deterministic mutation loop drives each
 //! target for a bounded time (3 s by default; `FUZZ_SMOKE_SECS=60` for a longer run).
 //!
-//! The target functions and their invariants are `fuzz/src/lib.rs`, included here, so libFuzzer
-//! and this loop check the same things.
+//! The target functions and their invariants are `fuzz/src/lib.rs`, included in this test
+//! binary (`main.rs`), so libFuzzer and this loop check the same things.
 
-#[allow(dead_code, reason = "the fuzz library has helpers other tests use")]
-#[path = "../../fuzz/src/lib.rs"]
-mod agent_fuzz;
+use crate::agent_fuzz;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

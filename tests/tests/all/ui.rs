@@ -1,6 +1,7 @@
 //! Compile-fail tests: the diagnostics of `#[derive(Agent)]` are part of its contract. One
 //! minimal case per failure under `ui/<category>/`, each with its checked-in `.stderr`;
-//! regenerate them with `TRYBUILD=overwrite cargo test -p agent-tests --test ui`.
+//! regenerate them with
+//! `TRYBUILD=overwrite cargo test -p agent-tests --test all -- ui::ui --exact`.
 //!
 //! The gotcha: trybuild compiles the cases as binaries of a crate of its own, in
 //! `<target>/tests/trybuild/agent-tests/`, and cargo gives them that directory as

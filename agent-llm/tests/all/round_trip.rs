@@ -6,18 +6,16 @@
 //! The server replays what the scripted pipeline's model says, turned into each provider's
 //! responses, plus the story's extra turns.
 
-mod common;
-
+use crate::common::*;
 use agent_core::model::tool_calls;
 use agent_core::transcript::Event;
 use agent_core::{ChatModel, Message, Runtime, model::Role, runtime::Outcome};
 use agent_examples::pipeline;
-use common::*;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use wiremock::{MockServer, ResponseTemplate};
 
-const GOLDEN: &str = include_str!("../../tests/fixtures/plan_generator/expected_user_prompt.md");
+const GOLDEN: &str = include_str!("../../../tests/fixtures/plan_generator/expected_user_prompt.md");
 const PLAN_TOOL: &str = "run_plan_generator_agent";
 /// An answer that breaks the plan generator's output contract.
 const BAD_PLAN: &str = r#"{"plan_file_path": "", "status": "done"}"#;

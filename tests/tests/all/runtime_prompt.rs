@@ -123,10 +123,10 @@ fn the_template_type_renders_the_same() {
 #[test]
 fn the_plan_generator_call_gives_the_golden_default_prompt() {
     let call =
-        ToolCall::from_json_str(include_str!("../fixtures/plan_generator/kwargs.json")).unwrap();
+        ToolCall::from_json_str(include_str!("../../fixtures/plan_generator/kwargs.json")).unwrap();
     assert_eq!(
         default_call_prompt(&call),
-        include_str!("../fixtures/runtime/plan_generator_default_prompt.md")
+        include_str!("../../fixtures/runtime/plan_generator_default_prompt.md")
     );
 }
 
@@ -167,7 +167,7 @@ fn template_prompt(call: &ToolCall) -> String {
 
 /// The fixture's kwargs text, and the text of its three data fields as written.
 fn fixture() -> (String, String, String, String) {
-    let text = include_str!("../fixtures/plan_generator/kwargs.json");
+    let text = include_str!("../../fixtures/plan_generator/kwargs.json");
     let kwargs: RawObject = serde_json::from_str(text).unwrap();
     let entries = kwargs.entries().unwrap();
     let field = |k: &str| {
@@ -258,8 +258,8 @@ fn flat_nested_stringified_and_mixed_data_give_one_prompt() {
             ]),
         ),
     ];
-    let golden_default = include_str!("../fixtures/runtime/plan_generator_default_prompt.md");
-    let golden_template = include_str!("../fixtures/plan_generator/expected_user_prompt.md");
+    let golden_default = include_str!("../../fixtures/runtime/plan_generator_default_prompt.md");
+    let golden_template = include_str!("../../fixtures/plan_generator/expected_user_prompt.md");
     let expected: Value = serde_json::from_str(&context).unwrap();
     for (form, text) in &forms {
         let call = ToolCall::from_json_str(text).unwrap_or_else(|e| panic!("{form}: {e}"));
@@ -292,7 +292,7 @@ fn a_flat_key_overrides_a_stale_one_in_context() {
     let call = ToolCall::from_json_str(&text).unwrap();
     assert_eq!(
         template_prompt(&call),
-        include_str!("../fixtures/plan_generator/expected_user_prompt.md")
+        include_str!("../../fixtures/plan_generator/expected_user_prompt.md")
     );
 }
 

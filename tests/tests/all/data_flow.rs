@@ -41,7 +41,7 @@ mod topical {
 #[workflow(
     schemas = "ui/schemas/flow",
     input = "ui/schemas/flow_input.schema.json",
-    agents = "crate::topical",
+    agents = "crate::data_flow::topical",
     steps = ["topical"]
 )]
 struct Topics;
@@ -50,7 +50,7 @@ struct Topics;
 #[derive(agent_core::Workflow)]
 #[workflow(
     schemas = "ui/schemas/flow",
-    agents = "crate::agents",
+    agents = "crate::data_flow::agents",
     steps = ["producer", "patterned"]
 )]
 struct Patterns;

@@ -9,7 +9,8 @@ use agent_core::{
 use agent_tests::{PlanGeneratorAgent, RETRY_KEYS};
 use serde_json::{Value, json};
 
-const OUTPUT_SCHEMA: &str = include_str!("../../schemas/plan_generator_agent/output.schema.json");
+const OUTPUT_SCHEMA: &str =
+    include_str!("../../../schemas/plan_generator_agent/output.schema.json");
 
 /// The input contract as the agent has it: its sibling `$ref`s (each item's `output` to its
 /// agent's output contract) bundled when the crate compiled.
@@ -92,7 +93,7 @@ fn the_schemas_compile_and_know_their_required_fields() {
 #[test]
 fn a_valid_context_passes() {
     assert_eq!(input().check(&valid_context()), Ok(()));
-    let kwargs = include_str!("../fixtures/plan_generator/kwargs.json");
+    let kwargs = include_str!("../../fixtures/plan_generator/kwargs.json");
     let call = ToolCall::from_json_str(kwargs).unwrap();
     assert_eq!(input().check(call.context()), Ok(()));
 }

@@ -16,7 +16,7 @@ macro_rules! golden {
             // typify's code calls `String::deserialize` and the like.
             #[allow(unused_imports, reason = "not every golden needs both traits")]
             use ::agent_core::__private::serde::{Deserialize as _, Serialize as _};
-            include!(concat!("../../agent-codegen/tests/golden/", $file));
+            include!(concat!("../../../agent-codegen/tests/golden/", $file));
         }
     };
 }
@@ -25,7 +25,7 @@ golden!(plan_input, "plan_generator_agent_input.rs");
 golden!(plan_output, "plan_generator_agent_output.rs");
 golden!(kitchen_sink, "kitchen_sink.rs");
 
-const KWARGS: &str = include_str!("../fixtures/plan_generator/kwargs.json");
+const KWARGS: &str = include_str!("../../fixtures/plan_generator/kwargs.json");
 
 #[test]
 fn plan_generator_input_reads_the_fixture_context() {

@@ -18,8 +18,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-mod common;
-use common::{FIXTURE, GOLDEN_PROMPT, NUMBERS, NUMBERS_PROMPT, Wire};
+use crate::common::{FIXTURE, GOLDEN_PROMPT, NUMBERS, NUMBERS_PROMPT, Wire};
 
 const BAD_PLAN: &str = r#"{"plan_file_path": "plans/login.md", "status": "done"}"#;
 const GOOD_PLAN: &str = r#"{"plan_file_path": "plans/login.md", "status": "success", "agent_response_content": "Fill both inputs, submit."}"#;

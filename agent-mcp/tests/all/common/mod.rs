@@ -7,11 +7,11 @@ use rmcp::model::JsonObject;
 use std::sync::{Arc, Mutex};
 
 /// The plan generator's kwargs as a parent wrote them (`0.60`, keys in no sorted order).
-pub const FIXTURE: &str = include_str!("../../../tests/fixtures/plan_generator/kwargs.json");
+pub const FIXTURE: &str = include_str!("../../../../tests/fixtures/plan_generator/kwargs.json");
 
 /// The plan generator's prompt for [`FIXTURE`].
 pub const GOLDEN_PROMPT: &str =
-    include_str!("../../../tests/fixtures/plan_generator/expected_user_prompt.md");
+    include_str!("../../../../tests/fixtures/plan_generator/expected_user_prompt.md");
 
 /// A plan generator call whose untyped part (an agent's `output`) has numbers written in ways
 /// serde_json would print otherwise, and keys out of sorted order.

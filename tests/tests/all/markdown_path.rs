@@ -32,7 +32,7 @@ struct Prompt<'a> {
 
 #[test]
 fn hand_written_template_gives_the_golden_prompt() {
-    let kwargs = include_str!("../fixtures/plan_generator/kwargs.json");
+    let kwargs = include_str!("../../fixtures/plan_generator/kwargs.json");
     let call = ToolCall::from_json_str(kwargs).unwrap();
     let input: Input = call.deserialize_context().unwrap();
     let prompt = Prompt {
@@ -42,7 +42,7 @@ fn hand_written_template_gives_the_golden_prompt() {
         collected_information: input.collected_information,
     };
     let rendered = prompt.render().unwrap();
-    let expected = include_str!("../fixtures/plan_generator/expected_user_prompt.md");
+    let expected = include_str!("../../fixtures/plan_generator/expected_user_prompt.md");
     if rendered != expected {
         std::fs::write("/tmp/rendered.md", &rendered).unwrap();
     }

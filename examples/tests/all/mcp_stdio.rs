@@ -8,7 +8,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
-const FIXTURE: &str = include_str!("../../tests/fixtures/plan_generator/kwargs.json");
+const FIXTURE: &str = include_str!("../../../tests/fixtures/plan_generator/kwargs.json");
 
 fn call(name: &str, arguments: Value) -> CallToolRequestParams {
     let mut params = CallToolRequestParams::new(name.to_owned());

@@ -13,8 +13,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, DuplexStream};
 
-mod common;
-use common::{FIXTURE, GOLDEN_PROMPT, NUMBERS, NUMBERS_PROMPT, Wire};
+use crate::common::{FIXTURE, GOLDEN_PROMPT, NUMBERS, NUMBERS_PROMPT, Wire};
 
 const GOOD_PLAN: &str = r#"{"plan_file_path": "plans/login.md", "status": "success", "agent_response_content": "Fill both inputs, submit."}"#;
 

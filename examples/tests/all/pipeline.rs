@@ -6,7 +6,7 @@ use agent_examples::agents::{DiscoveryAgent, PlanGeneratorAgent};
 use agent_examples::pipeline;
 use std::sync::Arc;
 
-const GOLDEN: &str = include_str!("../../tests/fixtures/plan_generator/expected_user_prompt.md");
+const GOLDEN: &str = include_str!("../../../tests/fixtures/plan_generator/expected_user_prompt.md");
 
 #[tokio::test]
 async fn pipeline_retries_and_renders_the_golden_prompt() {

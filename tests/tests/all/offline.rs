@@ -229,7 +229,7 @@ fn local_refs_and_the_published_meta_schemas_need_no_fetch() {
 #[test]
 fn the_validator_is_built_without_resolvers() {
     // The features that would let the validator fetch: HTTP (reqwest) and files.
-    let manifest = include_str!("../../Cargo.toml");
+    let manifest = include_str!("../../../Cargo.toml");
     let line = manifest
         .lines()
         .find(|l| l.starts_with("jsonschema"))
@@ -238,7 +238,7 @@ fn the_validator_is_built_without_resolvers() {
     assert!(!line.contains("resolve"), "{line}");
     // agent-llm brings reqwest and hyper to the workspace: neither the validator nor
     // agent-core may depend on them.
-    let lock = include_str!("../../Cargo.lock");
+    let lock = include_str!("../../../Cargo.lock");
     for package in ["jsonschema", "referencing", "agent-core"] {
         let dependencies = locked_dependencies(lock, package);
         for crate_name in ["reqwest", "ureq", "hyper"] {

@@ -1,15 +1,13 @@
 //! The Anthropic wire format against a loopback server: the top-level system prompt, tool
 //! results in one user message, raw `tool_use.input`, retries and failures.
 
-mod common;
-
+use crate::common::*;
 use agent_core::model::ToolChoice;
 use agent_core::{
     ChatModel, Message, model::ChatRequest, model::ModelError, model::ModelOptions,
     model::ToolCallRequest, model::Usage, tool::ToolDefinition,
 };
 use agent_llm::ManualClock;
-use common::*;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;

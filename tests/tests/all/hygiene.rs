@@ -68,8 +68,8 @@ mod shadowing {
 #[path = "hygiene/no_prelude.rs"]
 mod no_prelude;
 
-const KWARGS: &str = include_str!("../fixtures/plan_generator/kwargs.json");
-const EXPECTED: &str = include_str!("../fixtures/plan_generator/expected_user_prompt.md");
+const KWARGS: &str = include_str!("../../fixtures/plan_generator/kwargs.json");
+const EXPECTED: &str = include_str!("../../fixtures/plan_generator/expected_user_prompt.md");
 
 #[test]
 fn shadowed_prelude_names_still_derive() {

@@ -3,7 +3,7 @@
 use assert_cmd::Command;
 
 const KWARGS: &str = "../tests/fixtures/plan_generator/kwargs.json";
-const GOLDEN: &str = include_str!("../../tests/fixtures/plan_generator/expected_user_prompt.md");
+const GOLDEN: &str = include_str!("../../../tests/fixtures/plan_generator/expected_user_prompt.md");
 
 fn cli() -> Command {
     Command::cargo_bin("agent-contract").unwrap()

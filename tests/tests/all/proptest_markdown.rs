@@ -10,9 +10,7 @@
 //! (`target_url`, `task_name`, `description`; `agent_name` is an enum); (c) the default
 //! prompt, whose fence no value can close.
 
-#[allow(dead_code, reason = "the fuzz library has helpers other tests use")]
-#[path = "../../fuzz/src/lib.rs"]
-mod agent_fuzz;
+use crate::agent_fuzz;
 
 use agent_core::markdown::{to_markdown, to_markdown_line};
 use agent_core::{Limits, kwargs::ToolCall};

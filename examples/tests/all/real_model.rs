@@ -14,7 +14,7 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 const PLAN_PIPELINE: &str = env!("CARGO_BIN_EXE_plan-pipeline");
 const EVENT_PLANNING: &str = env!("CARGO_BIN_EXE_event-planning");
-const GOLDEN: &str = include_str!("../../tests/fixtures/plan_generator/expected_user_prompt.md");
+const GOLDEN: &str = include_str!("../../../tests/fixtures/plan_generator/expected_user_prompt.md");
 
 /// The assistant replies of a transcript, in call order.
 fn replies(events: Vec<Event>) -> Vec<Message> {

@@ -388,7 +388,7 @@ fn variations(base: &Value) -> Vec<(String, String, Value)> {
 /// its own agent's output contract.
 fn fixtures() -> Vec<(String, Value)> {
     let kwargs: Value =
-        serde_json::from_str(include_str!("../fixtures/plan_generator/kwargs.json")).unwrap();
+        serde_json::from_str(include_str!("../../fixtures/plan_generator/kwargs.json")).unwrap();
     let mut out = Vec::new();
     let mut context = kwargs.clone();
     context.as_object_mut().unwrap().remove("task");

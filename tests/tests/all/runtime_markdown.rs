@@ -214,7 +214,7 @@ fn write_markdown_appends() {
 
 #[test]
 fn the_golden_output_parses_as_nested_lists() {
-    let kwargs = include_str!("../fixtures/plan_generator/kwargs.json");
+    let kwargs = include_str!("../../fixtures/plan_generator/kwargs.json");
     let v: Value = serde_json::from_str(kwargs).unwrap();
     let output = serde_json::to_string(&v["collected_information"][1]["output"]).unwrap();
     // The output as written: `Value` sorts keys and drops the trailing zero of `0.60`.

@@ -1,15 +1,13 @@
 //! The OpenAI wire format against a loopback server: request shape, response parsing,
 //! compatible servers' quirks, retries and failures.
 
-mod common;
-
+use crate::common::*;
 use agent_core::model::{OutputSchema, ToolChoice};
 use agent_core::{
     ChatModel, Message, model::ChatRequest, model::ModelError, model::ModelOptions,
     model::ToolCallRequest, model::Usage, tool::ToolDefinition,
 };
 use agent_llm::{ManualClock, RetryPolicy, StructuredOutput};
-use common::*;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;

@@ -268,7 +268,7 @@ fn the_golden_system_prompt() {
     let ctx = PromptContext::for_agent(&DiscoveryAgent, &id).with_upstream(&upstream);
     assert_eq!(
         registry.assemble(&ctx).unwrap(),
-        include_str!("../fixtures/contributors/discovery_system_prompt.md")
+        include_str!("../../fixtures/contributors/discovery_system_prompt.md")
     );
     let names: Vec<&str> = registry
         .applicable("discovery_agent")

@@ -18,7 +18,7 @@ pub struct PlanGeneratorAgent;
 
 use agent_examples::agents::{PlanGeneratorAgent as BuiltAgent, plan_generator_agent as built};
 
-const KWARGS: &str = include_str!("../fixtures/plan_generator/kwargs.json");
+const KWARGS: &str = include_str!("../../fixtures/plan_generator/kwargs.json");
 
 #[test]
 fn both_front_ends_type_the_fixture_alike() {

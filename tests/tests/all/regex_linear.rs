@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 )]
 pub struct RegexAgent;
 
-const SCHEMA: &str = include_str!("../fixtures/regex_linear/input.schema.json");
+const SCHEMA: &str = include_str!("../../fixtures/regex_linear/input.schema.json");
 
 fn evil() -> String {
     format!("{}b", "a".repeat(100_000))

@@ -1,0 +1,9 @@
+//! The integration tests of agent-llm, as one test binary (one link instead of one per file).
+//! Each module is one former test file; `common` is what they share. The tracing test is a
+//! binary of its own (`tests/tracing.rs`, which says why).
+
+mod common;
+
+mod anthropic;
+mod openai;
+mod round_trip;

@@ -1,0 +1,8 @@
+//! The integration tests of agent-mcp, as one test binary (one link instead of one per file).
+//! Each module is one former test file; `common` is what the transport tests share.
+
+mod common;
+
+mod http;
+mod stdio;
+mod workflow;
