@@ -107,8 +107,8 @@ impl ToolCall {
     }
 
     /// Parses kwargs text within `limits`: the size is checked before parsing, the depth, the
-    /// number of values and the range of numbers on the text of each entry (see
-    /// [`parse_within`]), so an oversized or 100,000-deep input costs no stack.
+    /// number of values and the range of numbers on the text of each entry, so an oversized
+    /// or 100,000-deep input costs no stack.
     pub fn from_json_str_with(text: &str, limits: &Limits) -> Result<Self, RetryError> {
         match parse_within(text, limits, 0) {
             Ok(Parsed::Object(entries)) => split(text, entries, limits),

@@ -1,7 +1,7 @@
 //! The fuzz targets of agent-contracts as plain functions of bytes, with the invariants they
 //! check.
 //!
-//! cargo-fuzz drives them through `fuzz_targets/*.rs`; `tests/tests/fuzz_smoke.rs` includes this
+//! cargo-fuzz drives them through `fuzz_targets/*.rs`; `tests/tests/all/fuzz_smoke.rs` includes this
 //! file and drives the same functions with a bounded, deterministic mutation loop on stable, so
 //! every invariant here is checked in `cargo test` too. A broken invariant panics.
 
@@ -13,7 +13,7 @@ use agent_core::{
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use serde_json::Value;
 
-/// The plan generator, through the derive, exactly as `tests/tests/derive_agent.rs` has it.
+/// The plan generator, through the derive, exactly as `tests/tests/all/derive_agent.rs` has it.
 #[derive(Agent)]
 #[agent(
     name = "plan_generator_agent",

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 /// The suite's schema as the required property `x` of an object root, its `$defs` hoisted to
-/// the root (where contracts keep them), as `agent-codegen/tests/suite_schemas.rs` does.
+/// the root (where contracts keep them), as `agent-codegen/tests/all/suite_schemas.rs` does.
 fn as_contract(schema: &Value) -> String {
     let mut property = schema.clone();
     let mut root = json!({ "type": "object", "properties": {}, "required": ["x"] });

@@ -235,6 +235,9 @@ fn types_module(runtime: &syn::Path, name: &str, types: Types) -> syn::Item {
     let doc = format!(" Types of the {name} contract.");
     let mut module: syn::ItemMod = syn::parse_quote! {
         #[doc = #doc]
+        // The doc comments inside are the schema's `description`s: prose a schema author
+        // wrote for JSON Schema readers (bare URLs, `[brackets]`, `<tags>`), not rustdoc.
+        #[allow(rustdoc::all)]
         pub mod #ident {
             #[allow(unused_imports)]
             use ::std::prelude::rust_2021::*;

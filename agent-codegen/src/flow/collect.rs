@@ -8,7 +8,7 @@
 //! `agent_name`, which the collect fixes.
 
 use super::compat::{self, FindingKind, Holds};
-use super::{CollectAt, Flow, FlowProblem, FlowReport, properties};
+use super::model::{CollectAt, Flow, FlowProblem, FlowReport, properties};
 use serde_json::{Value, json};
 
 /// The problem of a collect whose field no step's input contract declares.

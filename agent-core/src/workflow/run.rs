@@ -1,8 +1,9 @@
 //! Running a workflow: routing from step to step, each step asked through the shared
 //! agent-call loop, handoffs checked between them, pauses for the user, and the synthesis.
 
+use super::checkpoint::Durable;
+use super::definition::{Member, USER, Workflow};
 use super::state::{HumanFeedbackRequest, Phase, Step, WorkflowState};
-use super::{Member, USER, Workflow};
 use crate::call::{Ask, Engine, Refusal, Reply};
 use crate::contributor::PromptContext;
 use crate::error::Error;
@@ -48,7 +49,7 @@ pub struct Runner<'w> {
     model: Arc<dyn ChatModel>,
     transcript: Transcript,
     context_ids: Option<Arc<ContextIdGenerator>>,
-    durable: Option<durable::Durable>,
+    durable: Option<Durable>,
 }
 
 impl<'w> Runner<'w> {
@@ -491,5 +492,12 @@ impl<'w> Runner<'w> {
         state.conversation.push(instruction);
         state.conversation.push(reply.clone());
         Ok(reply.content)
+    }
+}
+
+impl Workflow {
+    /// A runner of this workflow on `model`.
+    pub fn runner(&self, model: Arc<dyn ChatModel>) -> Runner<'_> {
+        Runner::new(self, model)
     }
 }

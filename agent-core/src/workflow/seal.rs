@@ -4,7 +4,7 @@
 //! before it is even parsed. A paused run kept on the server is named the same way by a short
 //! resume handle ([`Workflow::seal_pause`]), so a handle cannot be guessed or forged.
 
-use super::Workflow;
+use super::definition::Workflow;
 use super::state::WorkflowState;
 use crate::error::Error;
 use hmac::{Hmac, KeyInit, Mac};

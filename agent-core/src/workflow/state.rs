@@ -1,7 +1,9 @@
 //! What a workflow run is between two steps: the state that serializes to JSON at a pause and
 //! resumes, in this process or another, and the checks a state from outside must pass.
 
-use super::Workflow;
+use super::definition::{CollectedItem, Workflow};
+// Declared in the definition; a state names its steps.
+pub use super::definition::Step;
 use crate::error::Error;
 use crate::ids::{ContextId, ContextIdGenerator};
 use crate::model::Message;
@@ -11,15 +13,6 @@ use agent_contract::limits::text_depth;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::{BTreeMap, HashMap};
-
-/// One declared step: which agent does what.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Step {
-    /// The agent's name.
-    pub agent: String,
-    /// Its task.
-    pub task: String,
-}
 
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -113,6 +106,40 @@ impl WorkflowState {
 }
 
 impl Workflow {
+    /// Adds the fields collected for `consumer` to its context (replacing a key of the same
+    /// name in place).
+    pub(super) fn collected(
+        &self,
+        consumer: &str,
+        state: &WorkflowState,
+        context: &mut Vec<(String, Box<serde_json::value::RawValue>)>,
+    ) {
+        for collect in self.collects.iter().filter(|c| c.consumer == consumer) {
+            let items: Vec<CollectedItem<'_>> = collect
+                .items
+                .iter()
+                .filter_map(|(producer, description)| {
+                    let part = state.upstream.latest(producer)?;
+                    Some(CollectedItem {
+                        agent_name: producer,
+                        description,
+                        output: match &part.written {
+                            Some(text) => agent_contract::json::Shown::Text(text),
+                            None => agent_contract::json::Shown::Value(&part.value),
+                        },
+                    })
+                })
+                .collect();
+            let Ok(value) = serde_json::value::to_raw_value(&items) else {
+                continue;
+            };
+            match context.iter_mut().find(|(key, _)| *key == collect.field) {
+                Some(entry) => entry.1 = value,
+                None => context.push((collect.field.clone(), value)),
+            }
+        }
+    }
+
     /// Every upstream part was produced by a member of this workflow, in a call of this run
     /// and of that agent, and still passes the member's output contract (a stored output may
     /// have been edited since it was checked); the current call is the current agent's.

@@ -24,6 +24,7 @@ mod derive_agent;
 mod fuzz_smoke;
 mod hostile;
 mod hygiene;
+mod layers;
 mod limits;
 mod markdown_path;
 mod offline;

@@ -6,69 +6,9 @@ use crate::error::Error;
 use crate::ids::ContextIdGenerator;
 use crate::store::{CheckpointStore, RunRecord, RunStatus, StoreError, check_claim};
 use crate::workflow::PausedRun;
+use crate::workflow::checkpoint::{Cursor, Durable};
 use crate::workflow::state::{Phase, WorkflowState};
 use std::sync::{Arc, Mutex};
-
-/// The store and where this runner's run stands in it.
-pub(super) struct Durable {
-    store: Arc<dyn CheckpointStore>,
-    cursor: Mutex<Option<Cursor>>,
-}
-
-/// The last record this runner saved (or claimed): the next save must find it unchanged.
-#[derive(Clone)]
-struct Cursor {
-    run_id: String,
-    sequence: u64,
-    state: String,
-    created_ms: u64,
-    /// The status the run goes back to when a transient error stops this runner: paused for
-    /// a claimed paused run (answer it again), running after a completed step (recover it).
-    resting: RunStatus,
-}
-
-impl Durable {
-    fn cursor(&self, run_id: &str) -> Option<Cursor> {
-        let cursor = self
-            .cursor
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        cursor.clone().filter(|c| c.run_id == run_id)
-    }
-
-    fn set(&self, cursor: Cursor) {
-        *self
-            .cursor
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(cursor);
-    }
-
-    /// Saves `state` with `status` over the last record this runner saved of the run (none:
-    /// a new run).
-    async fn save(
-        &self,
-        workflow: &str,
-        state: &str,
-        status: RunStatus,
-        run_id: &str,
-    ) -> Result<(), StoreError> {
-        let last = self.cursor(run_id);
-        let mut record = RunRecord::new(run_id, workflow, status, state);
-        if let Some(last) = &last {
-            record.sequence = last.sequence;
-            record.created_ms = last.created_ms;
-        }
-        let sequence = self.store.save(&record).await?;
-        self.set(Cursor {
-            run_id: run_id.to_owned(),
-            sequence,
-            state: record.state,
-            created_ms: record.created_ms,
-            resting: status,
-        });
-        Ok(())
-    }
-}
 
 impl<'w> Runner<'w> {
     /// Saves the run in `store` at every pause, after every completed step and at its end, so
