@@ -259,6 +259,13 @@ impl From<Message> for ChatResponse {
     }
 }
 
+/// An assistant's answer with this text: what a script of [`ScriptedModel`] is made of.
+impl From<&str> for ChatResponse {
+    fn from(text: &str) -> Self {
+        Self::new(Message::assistant(text))
+    }
+}
+
 /// Tokens of one or more model calls; responses add up with `+` and `sum`.
 ///
 /// ```
@@ -426,6 +433,16 @@ pub trait ChatModel: Send + Sync {
     ) -> BoxFuture<'a, Result<ChatResponse, ModelError>>;
 }
 
+/// A shared model is a model: a runtime takes `Arc<dyn ChatModel>` as well as a model itself.
+impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+        (**self).complete(request)
+    }
+}
+
 /// A deterministic model: per agent, a queue of replies given in order. It records every
 /// request it receives so tests can assert on prompts.
 ///
@@ -457,21 +474,17 @@ impl ScriptedModel {
         Self::default()
     }
 
-    /// Appends replies for `agent`; they report no usage.
-    pub fn script(self, agent: &str, replies: impl IntoIterator<Item = Message>) -> Self {
-        self.script_responses(agent, replies.into_iter().map(ChatResponse::new))
-    }
-
-    /// Appends whole responses for `agent`, with usage, finish reason and ids as given.
-    pub fn script_responses(
+    /// Appends replies for `agent`: an answer's text (`&str`), a [`Message`] (tool calls), or a
+    /// whole [`ChatResponse`] with usage, finish reason and ids as given.
+    pub fn script<R: Into<ChatResponse>>(
         self,
         agent: &str,
-        replies: impl IntoIterator<Item = ChatResponse>,
+        replies: impl IntoIterator<Item = R>,
     ) -> Self {
         lock(&self.scripts)
             .entry(agent.to_owned())
             .or_default()
-            .extend(replies);
+            .extend(replies.into_iter().map(Into::into));
         self
     }
 
@@ -609,7 +622,7 @@ mod tests {
             output_tokens: 1,
             cached_tokens: 0,
         };
-        let model = ScriptedModel::new().script_responses(
+        let model = ScriptedModel::new().script(
             "a",
             [ChatResponse::new(Message::assistant("hi")).with_usage(usage)],
         );

@@ -100,15 +100,16 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    /// A runtime over `model` with the default [`Config`].
-    pub fn new(model: Arc<dyn ChatModel>) -> Self {
+    /// A runtime over `model` (any [`ChatModel`], or one shared as `Arc<dyn ChatModel>`) with
+    /// the default [`Config`].
+    pub fn new(model: impl ChatModel + 'static) -> Self {
         Self::with_config(model, Config::default())
     }
 
     /// A runtime with explicit bounds and limits.
-    pub fn with_config(model: Arc<dyn ChatModel>, config: Config) -> Self {
+    pub fn with_config(model: impl ChatModel + 'static, config: Config) -> Self {
         Self {
-            model,
+            model: Arc::new(model),
             config,
             transcript: Transcript::default(),
             context_ids: Arc::new(ContextIdGenerator::fresh()),

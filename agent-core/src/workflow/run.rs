@@ -497,7 +497,7 @@ impl<'w> Runner<'w> {
 
 impl Workflow {
     /// A runner of this workflow on `model`.
-    pub fn runner(&self, model: Arc<dyn ChatModel>) -> Runner<'_> {
-        Runner::new(self, model)
+    pub fn runner(&self, model: impl ChatModel + 'static) -> Runner<'_> {
+        Runner::new(self, Arc::new(model))
     }
 }

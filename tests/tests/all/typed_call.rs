@@ -386,7 +386,7 @@ fn with_usage(text: &str, input: u64, output: u64) -> ChatResponse {
 #[tokio::test]
 async fn usage_is_recorded_and_a_token_budget_stops_the_run() {
     let script = || {
-        ScriptedModel::new().script_responses(
+        ScriptedModel::new().script(
             "plan_generator_agent",
             [
                 with_usage(BAD_PLAN, 900, 50),
