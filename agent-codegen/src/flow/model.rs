@@ -72,7 +72,7 @@ pub struct FlowProblem {
     pub collect: Option<CollectAt>,
 }
 
-/// What [`check`] found.
+/// What [`check`](super::check) found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FlowReport {
     /// What makes the declaration wrong: a field nobody provides, one provided only later,

@@ -132,7 +132,7 @@ impl Workflow {
     }
 
     /// The agent of the first declared step: its input contract checks a run's input
-    /// ([`Runner::start_with_kwargs`]), so its tool definition is the workflow's as a tool.
+    /// ([`Runner::start_with_kwargs`](super::Runner::start_with_kwargs)), so its tool definition is the workflow's as a tool.
     pub fn first_agent(&self) -> Option<&'static dyn DynAgent> {
         let first = self.steps.first()?;
         self.members.get(&first.agent).map(|member| member.agent)
