@@ -47,12 +47,8 @@ pub trait AgentInput: DeserializeOwned {
     }
 
     /// Deserializes the call's context from the text the parent wrote (numbers and untyped
-    /// parts reach the input as written) and checks it against the contract.
-    fn from_call(call: &ToolCall) -> Result<Self, RetryError> {
-        Self::from_call_within(call, &Limits::default())
-    }
-
-    /// [`AgentInput::from_call`], building any retry error within `limits`.
+    /// parts reach the input as written) and checks it against the contract, building any retry
+    /// error within `limits`.
     ///
     /// With [compiled checks](AgentInput::COMPILED_CHECKS) the typed input comes first,
     /// straight from the call's text; when it deserializes and its checks pass
@@ -60,22 +56,22 @@ pub trait AgentInput: DeserializeOwned {
     /// reads the context as a `Value`, and a call it refuses gets its retry error (in the
     /// caller's order); a call it accepts but the type refuses gets the type's error in the
     /// same shape.
-    fn from_call_within(call: &ToolCall, limits: &Limits) -> Result<Self, RetryError> {
+    fn from_call(call: &ToolCall, limits: &Limits) -> Result<Self, RetryError> {
         let contract = Self::input_contract();
         let typed = if Self::COMPILED_CHECKS {
             match call.deserialize_context::<Self>() {
                 Ok(input) if input.satisfies_contract() == Some(true) => return Ok(input),
                 typed => {
-                    contract.check_call_within(call, limits)?;
+                    contract.check_call(call, limits)?;
                     typed
                 }
             }
         } else {
-            contract.check_call_within(call, limits)?;
+            contract.check_call(call, limits)?;
             call.deserialize_context::<Self>()
         };
         typed.map_err(|e| {
-            let error = contract.deserialize_error_within(call.context(), &e, limits);
+            let error = contract.deserialize_error(call.context(), &e, limits);
             contract.in_call_order(error, call, limits)
         })
     }
@@ -115,28 +111,19 @@ pub fn check_call<A: Agent>(
     limits: &Limits,
 ) -> Result<Checked<A::Input>, RetryError> {
     let required = || A::Input::input_contract().required_fields();
-    let call =
-        ToolCall::from_json_str_with(kwargs, limits).map_err(|e| e.with_required(required()))?;
-    let input = A::Input::from_call_within(&call, limits)?;
+    let call = ToolCall::from_json_str(kwargs, limits).map_err(|e| e.with_required(required()))?;
+    let input = A::Input::from_call(&call, limits)?;
     Ok(Checked { call, input })
 }
 
-/// Validates an answer against the agent's output contract (if any) and types it, with the
-/// default [`Limits`].
-pub fn check_output<A: Agent>(answer: &Value) -> Result<A::Output, RetryError> {
-    check_output_within::<A>(answer, &Limits::default())
-}
-
-/// [`check_output`], building any retry error within `limits`.
-pub fn check_output_within<A: Agent>(
-    answer: &Value,
-    limits: &Limits,
-) -> Result<A::Output, RetryError> {
+/// Validates an answer against the agent's output contract (if any) and types it, building any
+/// retry error within `limits`.
+pub fn check_output<A: Agent>(answer: &Value, limits: &Limits) -> Result<A::Output, RetryError> {
     match A::output_contract() {
         Some(contract) => {
-            contract.check_within(answer, limits)?;
+            contract.check(answer, limits)?;
             A::Output::deserialize(answer)
-                .map_err(|e| contract.deserialize_error_within(answer, &e, limits))
+                .map_err(|e| contract.deserialize_error(answer, &e, limits))
         }
         None => A::Output::deserialize(answer).map_err(|e| {
             RetryError::call(
@@ -160,7 +147,7 @@ pub fn check_output_within<A: Agent>(
 /// // needs nothing above it.
 /// #[derive(agent_macros::Agent)]
 /// #[agent(
-///     crate = "agent_contract",
+///     crate = "::agent_contract",
 ///     name = "plan_generator_agent",
 ///     input = "../schemas/plan_generator_agent/input.schema.json",
 ///     output = "../schemas/plan_generator_agent/output.schema.json",
@@ -171,7 +158,9 @@ pub fn check_output_within<A: Agent>(
 /// let answer = serde_json::json!({
 ///     "plan_file_path": "plans/a.md", "status": "success", "agent_response_content": "done"
 /// });
-/// let checked = PlanGeneratorAgent.check_output(&answer).unwrap();
+/// let checked = PlanGeneratorAgent
+///     .check_output(&answer, &agent_contract::Limits::default())
+///     .unwrap();
 /// let plan = checked.typed::<PlanGeneratorAgent>().unwrap();
 /// assert_eq!(plan.plan_file_path.as_str(), "plans/a.md");
 /// assert_eq!(checked.value(), &answer);
@@ -186,6 +175,7 @@ pub struct CheckedOutput {
 
 impl CheckedOutput {
     /// Pairs a checked value with its typed form.
+    #[doc(hidden)]
     pub fn new<T: Any + Send + Sync>(value: Value, typed: T) -> Self {
         Self {
             value,
@@ -196,6 +186,7 @@ impl CheckedOutput {
 
     /// Keeps `text`, the JSON the value was parsed from, to show the output as the model wrote
     /// it. Text that is not one JSON value is ignored.
+    #[doc(hidden)]
     pub fn with_text(mut self, text: &str) -> Self {
         self.text = serde_json::from_str::<Box<RawValue>>(text)
             .ok()
@@ -210,6 +201,7 @@ impl CheckedOutput {
 
     /// The output as JSON to show again (to a model, in a prompt): as the model wrote it when
     /// known, else the value.
+    #[doc(hidden)]
     pub fn as_written(&self) -> Shown<'_> {
         match &self.text {
             Some(text) => Shown::Text(text),
@@ -321,14 +313,15 @@ mod tests {
     }
 
     fn call(text: &str) -> ToolCall {
-        ToolCall::from_json_str(text).unwrap_or_else(|e| panic!("{text}: {e:?}"))
+        ToolCall::from_json_str(text, &crate::Limits::default())
+            .unwrap_or_else(|e| panic!("{text}: {e:?}"))
     }
 
     /// The path before the one-pass deserializer: the validator first, then the typed input
     /// from a `RawValue` copy of each entry.
     fn old_path<T: DeserializeOwned>(call: &ToolCall) -> Result<T, RetryError> {
         let limits = Limits::default();
-        contract().check_call_within(call, &limits)?;
+        contract().check_call(call, &limits)?;
         let entries: Vec<(String, Box<RawValue>)> = call
             .entries()
             .map(|(k, v)| (k.to_owned(), RawValue::from_string(v.to_owned()).unwrap()))
@@ -336,7 +329,7 @@ mod tests {
         let map =
             serde::de::value::MapDeserializer::new(entries.iter().map(|(k, v)| (k.as_str(), &**v)));
         T::deserialize(map).map_err(|e: serde_json::Error| {
-            let error = contract().deserialize_error_within(call.context(), &e, &limits);
+            let error = contract().deserialize_error(call.context(), &e, &limits);
             contract().in_call_order(error, call, &limits)
         })
     }
@@ -346,11 +339,16 @@ mod tests {
         let c = call(
             r#"{"task": "t", "context": {"target_url": "inner", "count": 1}, "target_url": "flat"}"#,
         );
-        let input = Compiled::from_call(&c).unwrap();
+        let input = Compiled::from_call(&c, &crate::Limits::default()).unwrap();
         assert_eq!((input.target_url.as_str(), input.count), ("flat", 1));
         let keys: Vec<&str> = c.entries().map(|(k, _)| k).collect();
         assert_eq!(keys, ["count", "target_url"]);
-        assert_eq!(Plain::from_call(&c).unwrap().target_url, "flat");
+        assert_eq!(
+            Plain::from_call(&c, &crate::Limits::default())
+                .unwrap()
+                .target_url,
+            "flat"
+        );
     }
 
     #[test]
@@ -358,12 +356,17 @@ mod tests {
         let c = call(
             r#"{"task": "t", "context": "{\"target_url\": \"inner\", \"count\": 2, \"note\": [0.60, {\"b\": 1, \"a\": 2}]}", "count": 3}"#,
         );
-        let input = Compiled::from_call(&c).unwrap();
+        let input = Compiled::from_call(&c, &crate::Limits::default()).unwrap();
         assert_eq!((input.target_url.as_str(), input.count), ("inner", 3));
         // The untyped part keeps its text: number and key order as written.
         assert_eq!(input.note.unwrap().get(), r#"[0.60, {"b": 1, "a": 2}]"#);
         assert!(!c.context_built());
-        assert_eq!(Plain::from_call(&c).unwrap().count, 3);
+        assert_eq!(
+            Plain::from_call(&c, &crate::Limits::default())
+                .unwrap()
+                .count,
+            3
+        );
     }
 
     #[test]
@@ -387,7 +390,12 @@ mod tests {
         let c = call(text);
         let entries: Vec<(&str, &str)> = c.entries().collect();
         assert_eq!(entries, [("count", "7"), ("target_url", "\"u\"")]);
-        assert_eq!(Compiled::from_call(&c).unwrap().count, 7);
+        assert_eq!(
+            Compiled::from_call(&c, &crate::Limits::default())
+                .unwrap()
+                .count,
+            7
+        );
         // serde_json's own map (what the validator reads) agrees.
         let value: Value = serde_json::from_str(text).unwrap();
         assert_eq!(c.context()["count"], value["count"]);
@@ -408,15 +416,19 @@ mod tests {
         for text in cases {
             let c = call(text);
             let old = old_path::<Plain>(&c).unwrap_err();
-            assert_eq!(Plain::from_call(&c).unwrap_err(), old, "{text}");
-            let compiled = Compiled::from_call(&c).unwrap_err();
+            assert_eq!(
+                Plain::from_call(&c, &crate::Limits::default()).unwrap_err(),
+                old,
+                "{text}"
+            );
+            let compiled = Compiled::from_call(&c, &crate::Limits::default()).unwrap_err();
             assert_eq!(compiled, old_path::<Compiled>(&c).unwrap_err(), "{text}");
             assert_eq!(
                 serde_json::to_string(&compiled).unwrap(),
                 serde_json::to_string(&old).unwrap()
             );
         }
-        let refused = Plain::from_call(&call(cases[0])).unwrap_err();
+        let refused = Plain::from_call(&call(cases[0]), &crate::Limits::default()).unwrap_err();
         assert_eq!(refused.kind, ErrorKind::InputContract);
         assert!(refused.validation_message.contains("300"), "{refused:?}");
     }
@@ -426,12 +438,17 @@ mod tests {
         let text = r#"{"task": "t", "target_url": "u", "count": 1, "note": {"z": 1e5}}"#;
         let c = call(text);
         assert!(!c.context_built(), "splitting builds no Value");
-        let input = Compiled::from_call(&c).unwrap();
+        let input = Compiled::from_call(&c, &crate::Limits::default()).unwrap();
         assert_eq!(input.note.unwrap().get(), r#"{"z": 1e5}"#);
         assert!(!c.context_built(), "the compiled path builds no Value");
         // Without compiled checks the validator reads the Value.
         let plain = call(text);
-        assert_eq!(Plain::from_call(&plain).unwrap().count, 1);
+        assert_eq!(
+            Plain::from_call(&plain, &crate::Limits::default())
+                .unwrap()
+                .count,
+            1
+        );
         assert!(plain.context_built());
         // The default prompt is rendered from the text too.
         let prompt = crate::prompt::default_call_prompt(&c);

@@ -2,8 +2,9 @@
 //! either `Ok` or the structured retry error a caller can act on.
 
 use crate::kwargs::ToolCall;
-use crate::limits::{Limits, truncate};
+use crate::limits::Limits;
 use crate::retry::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
+use crate::truncate::truncate;
 use agent_schema::validator_options;
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
@@ -69,7 +70,6 @@ pub struct Contract {
     text: Option<crate::json::RawJson>,
     validator: Validator,
     required: Vec<String>,
-    limits: Limits,
 }
 
 impl Contract {
@@ -142,7 +142,6 @@ impl Contract {
             text: None,
             validator,
             required,
-            limits: Limits::default(),
         }
     }
 
@@ -164,12 +163,6 @@ impl Contract {
         Ok(contract)
     }
 
-    /// Replaces the limits used when building retry errors.
-    pub fn with_limits(mut self, limits: Limits) -> Self {
-        self.limits = limits;
-        self
-    }
-
     /// The contract's name (the agent's name).
     pub fn name(&self) -> &str {
         &self.name
@@ -187,6 +180,7 @@ impl Contract {
 
     /// The schema as pretty JSON (2-space indent), its keys in the author's order when the
     /// contract was built from text; for prompts that show the schema to a model.
+    #[doc(hidden)]
     pub fn schema_pretty(&self) -> String {
         match &self.text {
             Some(text) => serde_json::to_string_pretty(text),
@@ -200,16 +194,11 @@ impl Contract {
         &self.required
     }
 
-    /// Validates `instance` within the contract's own limits (see [`Contract::with_limits`]).
-    pub fn check(&self, instance: &Value) -> Result<(), RetryError> {
-        self.check_within(instance, &self.limits)
-    }
-
     /// Validates `instance`, building any retry error within `limits` (errors listed, bytes
     /// echoed, fields listed). The valid path is one `is_valid` pass; only an invalid instance
     /// pays for collecting errors, and at most `max_errors` of them, so building the retry
     /// error takes bounded time.
-    pub fn check_within(&self, instance: &Value, limits: &Limits) -> Result<(), RetryError> {
+    pub fn check(&self, instance: &Value, limits: &Limits) -> Result<(), RetryError> {
         if self.validator.is_valid(instance) {
             return Ok(());
         }
@@ -252,8 +241,8 @@ impl Contract {
     /// context as a `Value`, whose keys are sorted, so the retry error's `provided_fields`, its
     /// violations (by their top-level field) and its hint are put back in the order the caller
     /// wrote the fields.
-    pub fn check_call_within(&self, call: &ToolCall, limits: &Limits) -> Result<(), RetryError> {
-        self.check_within(call.context(), limits)
+    pub fn check_call(&self, call: &ToolCall, limits: &Limits) -> Result<(), RetryError> {
+        self.check(call.context(), limits)
             .map_err(|e| self.in_call_order(e, call, limits))
     }
 
@@ -293,13 +282,8 @@ impl Contract {
     }
 
     /// The retry error for a value that passed the schema but not the typed deserialization
-    /// (a schema/type disagreement), in the same shape.
-    pub fn deserialize_error(&self, instance: &Value, error: &serde_json::Error) -> RetryError {
-        self.deserialize_error_within(instance, error, &self.limits)
-    }
-
-    /// [`Contract::deserialize_error`] within `limits`.
-    pub fn deserialize_error_within(
+    /// (a schema/type disagreement), in the same shape, within `limits`.
+    pub fn deserialize_error(
         &self,
         instance: &Value,
         error: &serde_json::Error,

@@ -1,7 +1,7 @@
 //! [`DynAgent`], the type-erased twin of [`Agent`]: what registries, servers and the runtime's
 //! sub-agent calls hold, with the same checks as the typed path.
 
-use crate::agent::{Agent, AgentInput, CheckedOutput, check_call, check_output_within};
+use crate::agent::{Agent, AgentInput, CheckedOutput, check_call, check_output};
 use crate::contract::Contract;
 use crate::kwargs::ToolCall;
 use crate::limits::Limits;
@@ -51,26 +51,12 @@ pub trait DynAgent: Send + Sync {
     fn prepare(&self, kwargs: &str, limits: &Limits) -> Result<PreparedCall, PrepareError>;
     /// The input path without rendering: parse, merge, validate, type.
     fn validate(&self, kwargs: &str, limits: &Limits) -> Result<ToolCall, RetryError>;
-    /// Like [`DynAgent::prepare`], for a call already split into a [`ToolCall`].
-    fn prepare_call(&self, call: ToolCall) -> Result<PreparedCall, PrepareError> {
-        self.prepare_call_within(call, &Limits::default())
-    }
-    /// [`DynAgent::prepare_call`], building any retry error within `limits`.
-    fn prepare_call_within(
-        &self,
-        call: ToolCall,
-        limits: &Limits,
-    ) -> Result<PreparedCall, PrepareError>;
-    /// Checks an answer against the output contract and the typed output; returns both.
-    fn check_output(&self, answer: &Value) -> Result<CheckedOutput, RetryError> {
-        self.check_output_within(answer, &Limits::default())
-    }
-    /// [`DynAgent::check_output`], building any retry error within `limits`.
-    fn check_output_within(
-        &self,
-        answer: &Value,
-        limits: &Limits,
-    ) -> Result<CheckedOutput, RetryError>;
+    /// Like [`DynAgent::prepare`], for a call already split into a [`ToolCall`], building any
+    /// retry error within `limits`.
+    fn prepare_call(&self, call: ToolCall, limits: &Limits) -> Result<PreparedCall, PrepareError>;
+    /// Checks an answer against the output contract and the typed output, building any retry
+    /// error within `limits`; returns both.
+    fn check_output(&self, answer: &Value, limits: &Limits) -> Result<CheckedOutput, RetryError>;
     /// The tool definition a parent needs.
     fn tool_definition(&self) -> ToolDefinition {
         ToolDefinition::for_contract(self.name(), self.description(), self.input_contract())
@@ -102,22 +88,14 @@ impl<A: Agent + Send + Sync> DynAgent for A {
     fn validate(&self, kwargs: &str, limits: &Limits) -> Result<ToolCall, RetryError> {
         check_call::<A>(kwargs, limits).map(|checked| checked.call)
     }
-    fn prepare_call_within(
-        &self,
-        call: ToolCall,
-        limits: &Limits,
-    ) -> Result<PreparedCall, PrepareError> {
-        let input = A::Input::from_call_within(&call, limits)?;
+    fn prepare_call(&self, call: ToolCall, limits: &Limits) -> Result<PreparedCall, PrepareError> {
+        let input = A::Input::from_call(&call, limits)?;
         let user_prompt = A::render_user_prompt(&call, &input)?;
         let user_prompt = crate::limits::bounded_prompt(user_prompt, limits)?;
         Ok(PreparedCall { call, user_prompt })
     }
-    fn check_output_within(
-        &self,
-        answer: &Value,
-        limits: &Limits,
-    ) -> Result<CheckedOutput, RetryError> {
-        let typed = check_output_within::<A>(answer, limits)?;
+    fn check_output(&self, answer: &Value, limits: &Limits) -> Result<CheckedOutput, RetryError> {
+        let typed = check_output::<A>(answer, limits)?;
         Ok(CheckedOutput::new(answer.clone(), typed))
     }
 }

@@ -19,6 +19,7 @@ pub fn extract_json(answer: &str, limits: &Limits) -> Result<Value, RetryError> 
 }
 
 /// [`extract_json`], with the part of `answer` that holds the JSON, as the model wrote it.
+#[doc(hidden)]
 pub fn extract_json_text<'a>(
     answer: &'a str,
     limits: &Limits,

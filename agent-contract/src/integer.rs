@@ -18,6 +18,7 @@ use std::num::{
 
 /// A field type whose integers accept integral floats: an integer, or an `Option`, `Vec`,
 /// `Box` or map of such.
+#[doc(hidden)]
 pub trait Lenient<'de>: Sized {
     /// Deserializes the value, integers leniently.
     fn deserialize_lenient<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error>;
@@ -35,6 +36,7 @@ pub trait Lenient<'de>: Sized {
 /// let call: Call = serde_json::from_str(r#"{"n": 5.0}"#).unwrap();
 /// assert_eq!(call.n, 5);
 /// ```
+#[doc(hidden)]
 pub fn deserialize<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,

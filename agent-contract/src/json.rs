@@ -29,7 +29,7 @@ use std::fmt;
 /// written; `|markdown` and the default prompt render it that way.
 ///
 /// ```
-/// # use agent_contract::json::RawJson;
+/// # use agent_contract::RawJson;
 /// let raw: RawJson = serde_json::from_str(r#"{"b": 0.60, "a": 1e5}"#).unwrap();
 /// assert_eq!(serde_json::to_string(&raw).unwrap(), r#"{"b":0.60,"a":1e5}"#);
 /// ```
@@ -40,11 +40,11 @@ pub struct RawJson(Box<RawValue>);
 /// text, its keys in the order they were written.
 ///
 /// ```
-/// # use agent_contract::json::RawObject;
+/// # use agent_contract::RawObject;
 /// let raw: RawObject = serde_json::from_str(r#"{"z": 1, "a": [0.000001]}"#).unwrap();
 /// let keys: Vec<String> = raw.entries().unwrap().into_iter().map(|(k, _)| k.into_owned()).collect();
 /// assert_eq!(keys, ["z", "a"]);
-/// assert_eq!(agent_contract::markdown::to_markdown(&raw).unwrap(), "- **z**: 1\n- **a**:\n  - 0.000001");
+/// assert_eq!(agent_contract::to_markdown(&raw).unwrap(), "- **z**: 1\n- **a**:\n  - 0.000001");
 /// assert!(serde_json::from_str::<RawObject>("[1]").is_err());
 /// ```
 #[derive(Clone)]
@@ -87,11 +87,6 @@ impl RawObject {
         }
     }
 
-    /// The JSON of a map (its numbers and key order are the map's).
-    pub fn from_map(map: &Map<String, Value>) -> Self {
-        Self(raw_of(map))
-    }
-
     /// The text as written.
     pub fn get(&self) -> &str {
         self.0.get()
@@ -121,6 +116,7 @@ impl RawObject {
 
 /// JSON to show again: the text as written when it is known, else a `Value`.
 #[derive(Debug, Clone, Copy)]
+#[doc(hidden)]
 pub enum Shown<'a> {
     /// The text as written.
     Text(&'a RawJson),
@@ -130,6 +126,7 @@ pub enum Shown<'a> {
 
 impl Shown<'_> {
     /// Compact JSON text.
+    #[doc(hidden)]
     pub fn to_json_string(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }

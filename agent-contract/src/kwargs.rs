@@ -4,11 +4,9 @@
 //! every non-reserved key lands in the context, in the parent's order.
 
 use crate::json::{Entries, Ordered, Text, Walk};
-use crate::limits::{
-    Exceeded, Flaw, Limits, check_shape, out_of_range_error, scan_value, text_depth, text_exceeds,
-    text_values, too_deep, too_many_values,
-};
+use crate::limits::{Limits, check_shape, out_of_range_error, too_deep, too_many_values};
 use crate::retry::{ErrorKind, PathSegment, RetryError};
+use crate::scan::{Exceeded, Flaw, scan_value, text_depth, text_exceeds, text_values};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -101,15 +99,10 @@ impl std::fmt::Debug for ToolCall {
 }
 
 impl ToolCall {
-    /// Parses kwargs text with the default [`Limits`].
-    pub fn from_json_str(text: &str) -> Result<Self, RetryError> {
-        Self::from_json_str_with(text, &Limits::default())
-    }
-
     /// Parses kwargs text within `limits`: the size is checked before parsing, the depth, the
     /// number of values and the range of numbers on the text of each entry, so an oversized
     /// or 100,000-deep input costs no stack.
-    pub fn from_json_str_with(text: &str, limits: &Limits) -> Result<Self, RetryError> {
+    pub fn from_json_str(text: &str, limits: &Limits) -> Result<Self, RetryError> {
         match parse_within(text, limits, 0) {
             Ok(Parsed::Object(entries)) => split(text, entries, limits),
             Ok(Parsed::Other(found)) => Err(RetryError::call(
@@ -138,7 +131,7 @@ impl ToolCall {
             ));
         }
         let text = value.to_string();
-        Self::from_json_str_with(&text, limits)
+        Self::from_json_str(&text, limits)
     }
 
     /// A call built in code: `task` plus a context object.
@@ -173,6 +166,7 @@ impl ToolCall {
 
     /// A call built in code from `task` and context entries given as JSON text, in order (a
     /// workflow step's context). Each value is parsed for the validator within `limits`.
+    #[doc(hidden)]
     pub fn from_entries(
         task: impl Into<String>,
         entries: Vec<(String, Box<RawValue>)>,
@@ -240,6 +234,7 @@ impl ToolCall {
     }
 
     /// Takes the context out, leaving an empty object.
+    #[doc(hidden)]
     pub fn into_context(self) -> Map<String, Value> {
         self.context_map();
         match self.context.into_inner() {
@@ -718,8 +713,8 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use crate::limits::text_depth;
-    use crate::limits::value_depth_exceeds;
+    use crate::scan::text_depth;
+    use crate::scan::value_depth_exceeds;
 
     #[test]
     fn the_depth_of_a_value_is_the_depth_of_its_text() {
@@ -758,7 +753,7 @@ mod tests {
             max_depth: 4,
             ..Limits::default()
         };
-        let split = |text: &str| ToolCall::from_json_str_with(text, &limits);
+        let split = |text: &str| ToolCall::from_json_str(text, &limits);
         // Depth 3 under the call's own object: 4 in all.
         assert!(split(r#"{"task": "t", "a": [[[1]]]}"#).is_ok());
         let deep = split(r#"{"task": "t", "a": [[[[1]]]]}"#).unwrap_err();
@@ -797,8 +792,11 @@ mod tests {
 
     #[test]
     fn keys_with_escapes_and_calls_built_in_code_read_back() {
-        let call =
-            ToolCall::from_json_str(r#"{"task": "t", "k\u00e9y": 1, "plain": "\n"}"#).unwrap();
+        let call = ToolCall::from_json_str(
+            r#"{"task": "t", "k\u00e9y": 1, "plain": "\n"}"#,
+            &crate::Limits::default(),
+        )
+        .unwrap();
         let entries: Vec<(&str, &str)> = call.entries().collect();
         assert_eq!(entries, [("kéy", "1"), ("plain", "\"\\n\"")]);
         let map = call.context_map().clone();

@@ -1,42 +1,52 @@
 //! The contract layer of agent-contracts: everything generated agent code and contract
 //! checking need, and nothing that needs an async runtime, HTTP, a database or crypto.
 //!
-//! Users depend on `agent-core`, which re-exports this crate's modules at the same paths
-//! (`agent_core::contract::Contract` is [`contract::Contract`]); the derives name these items
-//! through that re-export. A crate that only checks contracts (a validator service, a fuzz
-//! target) can depend on this crate alone.
+//! Users depend on `agent-core`, which re-exports everything here at its root
+//! (`agent_core::Contract` is [`Contract`]); the derives name these items through that
+//! re-export. A crate that only checks contracts (a validator service, a fuzz target) can depend
+//! on this crate alone.
 //!
-//! The modules, bottom up: [`retry`] (the retry error a caller LLM reads), [`limits`], [`json`]
-//! (JSON kept as written), [`kwargs`] (a tool call split into task and context), [`contract`]
-//! (a compiled JSON Schema), [`checks`] (what compiled checks call), [`extract`] (JSON out of a
-//! model's answer), [`markdown`] and [`prompt`] (rendering), [`tool`] (tool definitions), then
-//! [`agent`] and [`dyn_agent`] (the agent traits).
+//! What is here, bottom up: the retry error a caller LLM reads ([`RetryError`]), [`Limits`], JSON
+//! kept as written ([`RawJson`]), a tool call split into task and context ([`ToolCall`]), a
+//! compiled JSON Schema ([`Contract`]), the compiled checks' trait ([`ContractChecks`]), JSON out
+//! of a model's answer ([`extract_json`]), rendering ([`to_markdown`], [`filters`]), tool
+//! definitions ([`ToolDefinition`]), then the agent traits ([`Agent`], [`DynAgent`]).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod agent;
-pub mod checks;
-pub mod contract;
-pub mod dyn_agent;
-pub mod extract;
+mod agent;
+mod checks;
+mod contract;
+mod dyn_agent;
+mod extract;
 mod integer;
-pub mod json;
-pub mod kwargs;
-pub mod limits;
-pub mod markdown;
-pub mod prompt;
-pub mod retry;
+mod json;
+mod kwargs;
+mod limits;
+mod markdown;
+mod prompt;
+mod retry;
+mod scan;
 mod texts;
-pub mod tool;
+mod tool;
+mod truncate;
 
 /// The shape check every contract passes when it is built (defined in `agent-schema`, which the
 /// code generator runs too).
 pub use agent_schema::check as schema_check;
 
-pub use agent::{Agent, AgentInput, CheckedOutput};
-pub use dyn_agent::DynAgent;
+pub use agent::{Agent, AgentInput, Checked, CheckedOutput, check_call, check_output};
+pub use checks::ContractChecks;
+pub use contract::{Contract, ContractError, ContractKind, ContractType};
+pub use dyn_agent::{DynAgent, PrepareError, PreparedCall};
+pub use extract::extract_json;
+pub use json::{RawJson, RawObject};
+pub use kwargs::{RESERVED_KEYS, ToolCall};
 pub use limits::Limits;
-pub use retry::RetryError;
+pub use markdown::{MarkdownError, to_markdown, to_markdown_line, write_markdown};
+pub use prompt::{PromptError, default_user_prompt, filters};
+pub use retry::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation, WithContextId};
+pub use tool::{ToolDefinition, ToolFormat};
 
 /// Items generated code reaches; not part of the public API.
 #[doc(hidden)]
@@ -51,6 +61,19 @@ pub mod __private {
 
     /// What the generated contract checks call.
     pub use crate::checks::support as checks;
+
+    /// Deserializes a contract type as the compiled checks assume (structs from objects only).
+    pub use crate::checks::deserialize as deserialize_strict;
+
+    /// What agent-core's runtime shares with this layer: scanners, text cuts and the checks
+    /// of a call's size, shape and prompt.
+    pub use crate::extract::extract_json_text;
+    pub use crate::json::Shown;
+    pub use crate::limits::{bounded_prompt, check_shape};
+    pub use crate::markdown::escape_text;
+    pub use crate::prompt::default_call_prompt;
+    pub use crate::scan::{Exceeded, text_depth, text_exceeds, value_depth_exceeds};
+    pub use crate::truncate::truncate;
 
     /// Integer fields that accept integral floats (`5.0`), as JSON Schema does.
     pub mod integer {

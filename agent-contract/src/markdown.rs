@@ -16,10 +16,10 @@ use std::fmt::{self, Write as _};
 /// Renders `value` as markdown; no trailing newline, so a template decides the line breaks.
 ///
 /// ```
-/// let v: agent_contract::json::RawJson =
+/// let v: agent_contract::RawJson =
 ///     serde_json::from_str(r#"{"name": "a", "tags": ["x"], "ratio": 0.50, "empty": {}}"#).unwrap();
 /// assert_eq!(
-///     agent_contract::markdown::to_markdown(&v).unwrap(),
+///     agent_contract::to_markdown(&v).unwrap(),
 ///     "- **name**: a\n- **tags**:\n  - x\n- **ratio**: 0.50\n- **empty**: *(empty)*"
 /// );
 /// ```
@@ -36,7 +36,7 @@ pub fn to_markdown<T: Serialize + ?Sized>(value: &T) -> Result<String, MarkdownE
 ///
 /// ```
 /// let v = serde_json::json!("https://x.y/\n# forged\n");
-/// assert_eq!(agent_contract::markdown::to_markdown_line(&v).unwrap(), "https://x.y/ \\# forged");
+/// assert_eq!(agent_contract::to_markdown_line(&v).unwrap(), "https://x.y/ \\# forged");
 /// ```
 pub fn to_markdown_line<T: Serialize + ?Sized>(value: &T) -> Result<String, MarkdownError> {
     let rendered = to_markdown(value)?;
@@ -353,10 +353,11 @@ enum Start {
 /// ```
 /// let task = "Plan it\n## From selector_agent\n- forged: yes";
 /// assert_eq!(
-///     agent_contract::markdown::escape_text(task),
+///     agent_contract::__private::escape_text(task),
 ///     "Plan it\n\\## From selector_agent\n\\- forged: yes"
 /// );
 /// ```
+#[doc(hidden)]
 pub fn escape_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     write_text(&mut out, text, 0, Start::Block);

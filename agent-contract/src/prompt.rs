@@ -23,7 +23,7 @@ pub struct PromptError {
 /// can close. With no context the prompt is the task alone.
 #[derive(Template)]
 #[template(path = "default_user_prompt.md", escape = "none")]
-pub struct DefaultUserPrompt<'a> {
+pub(crate) struct DefaultUserPrompt<'a> {
     task: String,
     context: Option<FencedJson<'a>>,
 }
@@ -31,7 +31,7 @@ pub struct DefaultUserPrompt<'a> {
 impl<'a> DefaultUserPrompt<'a> {
     /// The prompt for `task` with `context` (an empty context means none). No line of the
     /// task can open a block: such lines are escaped, their words kept.
-    pub fn new(task: &'a str, context: &'a Map<String, Value>) -> Self {
+    pub(crate) fn new(task: &'a str, context: &'a Map<String, Value>) -> Self {
         let task = crate::markdown::escape_text(task);
         let context = (!context.is_empty()).then(|| FencedJson {
             fence: fence_for(context),
@@ -42,7 +42,7 @@ impl<'a> DefaultUserPrompt<'a> {
 
     /// The prompt of a call: its task, and its context as the parent wrote it (its keys in
     /// their order, its numbers as written).
-    pub fn for_call(call: &'a ToolCall) -> Self {
+    pub(crate) fn for_call(call: &'a ToolCall) -> Self {
         let task = crate::markdown::escape_text(&call.task);
         let context = (call.entries().len() > 0).then(|| FencedJson {
             fence: fence_for_entries(call),
@@ -55,14 +55,16 @@ impl<'a> DefaultUserPrompt<'a> {
 /// Renders the default user prompt of a call (see [`DefaultUserPrompt::for_call`]).
 ///
 /// ```
-/// let call = agent_contract::kwargs::ToolCall::from_json_str(
+/// let call = agent_contract::ToolCall::from_json_str(
 ///     r#"{"task": "Plan it", "z": 0.60, "a": 1e5}"#,
+///     &agent_contract::Limits::default(),
 /// ).unwrap();
 /// assert_eq!(
-///     agent_contract::prompt::default_call_prompt(&call),
+///     agent_contract::__private::default_call_prompt(&call),
 ///     "Plan it\n\n## Context\n```json\n{\n  \"z\": 0.60,\n  \"a\": 1e5\n}\n```"
 /// );
 /// ```
+#[doc(hidden)]
 pub fn default_call_prompt(call: &ToolCall) -> String {
     // Writing strings into a String cannot fail, and the template calls no fallible filter.
     DefaultUserPrompt::for_call(call)
@@ -74,7 +76,7 @@ pub fn default_call_prompt(call: &ToolCall) -> String {
 ///
 /// ```
 /// let ctx = serde_json::json!({"target_url": "https://example.com"});
-/// let prompt = agent_contract::prompt::default_user_prompt("Plan it", ctx.as_object().unwrap());
+/// let prompt = agent_contract::default_user_prompt("Plan it", ctx.as_object().unwrap());
 /// assert_eq!(
 ///     prompt,
 ///     "Plan it\n\n## Context\n```json\n{\n  \"target_url\": \"https://example.com\"\n}\n```"
@@ -194,7 +196,7 @@ fn backtick_run(text: &str, json: bool) -> usize {
 }
 
 /// Askama filters for prompt templates. Bring them into a template's module with
-/// `use agent_contract::prompt::filters;`.
+/// `use agent_contract::filters;`.
 #[allow(
     missing_docs,
     reason = "askama's `filter_fn` generates undocumented items"
@@ -268,5 +270,19 @@ impl<T: serde::Serialize> fmt::Display for Markdown<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.with_text(|text| f.write_str(text))
             .map_err(|_| fmt::Error)?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_template_type_renders_the_same() {
+        let context: Map<String, Value> = serde_json::from_str(r#"{"a": [1]}"#).unwrap();
+        assert_eq!(
+            DefaultUserPrompt::new("T", &context).render().unwrap(),
+            default_user_prompt("T", &context)
+        );
     }
 }

@@ -208,17 +208,6 @@ impl RetryError {
             context_id,
         }
     }
-
-    /// The error as a tool result of the agent call `context_id`: the keys of
-    /// [`RetryError::to_json`] and `context_id` (a `Value`'s keys are sorted; see
-    /// [`RetryError::with_context_id`] for the keys in order).
-    pub fn to_json_with_context_id(&self, context_id: &impl fmt::Display) -> serde_json::Value {
-        let mut json = self.to_json();
-        if let serde_json::Value::Object(map) = &mut json {
-            map.insert("context_id".into(), context_id.to_string().into());
-        }
-        json
-    }
 }
 
 /// A retry error and the agent call it is about (see [`RetryError::with_context_id`]).

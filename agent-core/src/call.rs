@@ -17,10 +17,10 @@ use crate::model::{ChatModel, ChatRequest, Message, OutputSchema, ToolCallReques
 use crate::rerun::{AgentOutput, PreviousAttempt, describe_retry_error};
 use crate::tool::Tool;
 use crate::transcript::{Event, Transcript};
+use agent_contract::__private::extract_json_text;
+use agent_contract::CheckedOutput;
 use agent_contract::DynAgent;
-use agent_contract::agent::CheckedOutput;
-use agent_contract::extract::extract_json_text;
-use agent_contract::retry::{ErrorKind, RetryError};
+use agent_contract::{ErrorKind, RetryError};
 use futures_util::StreamExt as _;
 use serde_json::Value;
 use std::future::Future;
@@ -181,7 +181,7 @@ impl Engine<'_> {
     ) -> Result<(), Error> {
         let name = agent.name();
         *failures = failures.saturating_add(1);
-        let traced = error.to_json_with_context_id(id);
+        let traced = serde_json::to_value(error.with_context_id(id)).unwrap_or_default();
         tracing::warn!(agent = name, attempts = *failures, error = %error, "output retry");
         self.transcript.push(Event::OutputRetry {
             agent: name.into(),
@@ -201,12 +201,12 @@ impl Engine<'_> {
                 last: error.clone(),
             });
         }
-        let answered = agent_contract::limits::truncate(answered, PREVIOUS_ANSWER_BYTES);
+        let answered = agent_contract::__private::truncate(answered, PREVIOUS_ANSWER_BYTES);
         let previous = PreviousAttempt::new(id.clone(), answered.into_owned(), attempt)
             .with_error(describe_retry_error(error));
         let section = previous
             .render()
-            .map_err(|source| agent_contract::prompt::PromptError {
+            .map_err(|source| agent_contract::PromptError {
                 agent: name.to_owned(),
                 source,
             })?;
@@ -287,7 +287,7 @@ impl Engine<'_> {
         let results = self.cancellable(agent, work).await?;
         for (call, result) in calls.iter().zip(&results) {
             let shown = result.clone().unwrap_or_else(|| {
-                let name = agent_contract::limits::truncate(&call.name, 100);
+                let name = agent_contract::__private::truncate(&call.name, 100);
                 unknown_tool(tools, format!("there is no tool named `{name}`")).to_json()
             });
             let message =
@@ -328,7 +328,7 @@ impl Engine<'_> {
         if let Some(route) = ask.route {
             route(&value)?;
         }
-        let output = ask.agent.check_output_within(&value, &self.config.limits)?;
+        let output = ask.agent.check_output(&value, &self.config.limits)?;
         Ok(Checked::Output(output))
     }
 

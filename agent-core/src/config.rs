@@ -1,7 +1,7 @@
 //! The one settings object of a run: the bounds the runtime and workflows keep, the limits
 //! every contract check applies, and the token that cancels a run.
 
-use agent_contract::limits::Limits;
+use agent_contract::Limits;
 pub use tokio_util::sync::CancellationToken;
 
 /// Bounds and limits of a run, shared by [`Runtime`](crate::Runtime) and

@@ -11,8 +11,8 @@
 //! [`episodic_memory`] is one.
 //!
 //! ```
-//! use agent_core::contributor::{ContributorRegistry, PromptContext, TemplateContributor};
-//! use agent_core::ids::ContextIdGenerator;
+//! use agent_core::{ContributorRegistry, PromptContext, TemplateContributor};
+//! use agent_core::ContextIdGenerator;
 //! use askama::Template;
 //!
 //! #[derive(Template)]
@@ -21,7 +21,7 @@
 //!
 //! let registry = ContributorRegistry::empty()
 //!     .with(TemplateContributor::new("brief", 10, Brief))
-//!     .with(agent_core::contributor::episodic_memory().only_for(["planner"]));
+//!     .with(agent_core::episodic_memory().only_for(["planner"]));
 //! let id = ContextIdGenerator::new("run-1").unwrap().next("writer").unwrap();
 //! // The writer gets `brief` only: episodic memory is for the planner.
 //! assert_eq!(registry.assemble(&PromptContext::new("writer", &id)).unwrap(), "Be brief.");
@@ -38,15 +38,15 @@ use std::sync::Arc;
 
 /// The priorities of the built-in contributors; lower comes first.
 pub mod priority {
-    /// [`IdentityContributor`](super::IdentityContributor).
+    /// The agent's identity ("You are the `<name>` agent.").
     pub const IDENTITY: i32 = 0;
-    /// [`ContextIdContributor`](super::ContextIdContributor).
+    /// The call's context ID ([`ContextIdContributor`](super::ContextIdContributor)).
     pub const CONTEXT_ID: i32 = 100;
-    /// [`UpstreamContributor`](super::UpstreamContributor).
+    /// Which agent calls produced the call's context.
     pub const UPSTREAM: i32 = 200;
     /// [`episodic_memory`](super::episodic_memory).
     pub const EPISODIC_MEMORY: i32 = 500;
-    /// [`OutputContractContributor`](super::OutputContractContributor): last, so the answer
+    /// The output contract's JSON Schema: last, so the answer
     /// format is what the model reads just before the task.
     pub const OUTPUT_CONTRACT: i32 = 1000;
 }
@@ -105,24 +105,6 @@ impl<'a> PromptContext<'a> {
             definition: Some(agent),
             ..Self::new(agent.name(), context_id)
         }
-    }
-
-    /// With upstream parts.
-    pub fn with_upstream(mut self, upstream: &'a UpstreamContext) -> Self {
-        self.upstream = Some(upstream);
-        self
-    }
-
-    /// With the attempt this call redoes.
-    pub fn with_previous(mut self, previous: &'a PreviousAttempt) -> Self {
-        self.previous = Some(previous);
-        self
-    }
-
-    /// With metadata.
-    pub fn with_metadata(mut self, metadata: Map<String, Value>) -> Self {
-        self.metadata = metadata;
-        self
     }
 }
 
@@ -204,7 +186,7 @@ impl ContributorRegistry {
     }
 
     /// Adds `contributor`, replacing (and returning) one of the same name.
-    pub fn register(
+    fn register(
         &mut self,
         contributor: Arc<dyn PromptContributor>,
     ) -> Option<Arc<dyn PromptContributor>> {
@@ -280,7 +262,7 @@ impl fmt::Debug for ContributorRegistry {
 
 /// "You are the `<name>` agent. `<description>`", for contract agents.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct IdentityContributor;
+pub(crate) struct IdentityContributor;
 
 impl PromptContributor for IdentityContributor {
     fn name(&self) -> &str {
@@ -298,13 +280,13 @@ impl PromptContributor for IdentityContributor {
 }
 
 /// The identity part of a contract agent's system prompt.
-pub fn identity(agent: &dyn DynAgent) -> String {
+pub(crate) fn identity(agent: &dyn DynAgent) -> String {
     crate::texts::identity(agent.name(), agent.description())
 }
 
 /// The output contract a contract agent's answer must meet, as its JSON Schema.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct OutputContractContributor;
+pub(crate) struct OutputContractContributor;
 
 impl PromptContributor for OutputContractContributor {
     fn name(&self) -> &str {
@@ -322,7 +304,7 @@ impl PromptContributor for OutputContractContributor {
 }
 
 /// The output contract part of a contract agent's system prompt.
-pub fn output_contract(agent: &dyn DynAgent) -> String {
+pub(crate) fn output_contract(agent: &dyn DynAgent) -> String {
     let schema = agent
         .output_contract()
         .map(|contract| contract.schema_pretty());
@@ -332,7 +314,7 @@ pub fn output_contract(agent: &dyn DynAgent) -> String {
 /// Which agent calls produced the call's context, with their context IDs, when the caller
 /// passed an upstream context.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct UpstreamContributor;
+pub(crate) struct UpstreamContributor;
 
 impl PromptContributor for UpstreamContributor {
     fn name(&self) -> &str {
@@ -442,12 +424,6 @@ impl<T: Template + Send + Sync> TemplateContributor<T> {
         self.agents = Some(agents.into_iter().collect());
         self
     }
-
-    /// With another priority.
-    pub fn at_priority(mut self, priority: i32) -> Self {
-        self.priority = priority;
-        self
-    }
 }
 
 impl<T: Template + Send + Sync> PromptContributor for TemplateContributor<T> {
@@ -488,12 +464,12 @@ impl<T> fmt::Debug for TemplateContributor<T> {
 /// tool: `templates/contributors/episodic_memory.md`.
 #[derive(Debug, Clone, Copy, Default, Template)]
 #[template(path = "contributors/episodic_memory.md", escape = "none")]
-pub struct EpisodicMemoryPrompt;
+pub(crate) struct EpisodicMemoryPrompt;
 
 /// The episodic memory contributor (`episodic_memory`, priority
 /// [`priority::EPISODIC_MEMORY`]), for every agent; narrow it with
 /// [`TemplateContributor::only_for`].
-pub fn episodic_memory() -> TemplateContributor<EpisodicMemoryPrompt> {
+pub fn episodic_memory() -> TemplateContributor<impl Template + Send + Sync> {
     TemplateContributor::new(
         "episodic_memory",
         priority::EPISODIC_MEMORY,

@@ -4,11 +4,7 @@
 
 use std::fmt;
 
-// The retry error and its parts live in the contract layer; they are named here too because a
-// run's `Error` carries them.
-pub use agent_contract::retry::{
-    ErrorKind, PathSegment, RetryDetails, RetryError, Violation, WithContextId,
-};
+use agent_contract::RetryError;
 
 /// Which check an agent kept failing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,7 +127,7 @@ pub enum Error {
     Model(#[from] crate::model::ModelError),
     /// A prompt template failed on valid input.
     #[error(transparent)]
-    Prompt(#[from] agent_contract::prompt::PromptError),
+    Prompt(#[from] agent_contract::PromptError),
     /// A context ID could not be issued (an agent name that cannot be an ID segment).
     #[error(transparent)]
     ContextId(#[from] crate::ids::ContextIdError),

@@ -8,7 +8,7 @@
 //!   (`2026-01-19T10:15:00.123Z`).
 //!
 //! ```
-//! use agent_core::ids::{ContextId, ContextIdGenerator};
+//! use agent_core::{ContextId, ContextIdGenerator};
 //!
 //! let ids = ContextIdGenerator::new("run-42").unwrap();
 //! let first = ids.next("discovery_agent").unwrap();
@@ -31,7 +31,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Longest run ID or agent type, in bytes.
-pub const MAX_NAME_LEN: usize = 128;
+pub(crate) const MAX_NAME_LEN: usize = 128;
 
 /// Bytes of a bad segment that an error message echoes.
 const MAX_ECHO: usize = 100;
@@ -107,7 +107,7 @@ impl ContextIdError {
 }
 
 fn echo(text: &str) -> String {
-    agent_contract::limits::truncate(text, MAX_ECHO).into_owned()
+    agent_contract::__private::truncate(text, MAX_ECHO).into_owned()
 }
 
 /// A timestamp that is not `YYYY-MM-DDTHH:MM:SS.sssZ`.
@@ -144,7 +144,7 @@ impl Timestamp {
     }
 
     /// 0000-01-01T00:00:00.000Z.
-    pub const MIN: Self = Self {
+    pub(crate) const MIN: Self = Self {
         unix_millis: days_from_civil(0, 1, 1) * MILLIS_PER_DAY,
     };
 
@@ -525,7 +525,7 @@ impl ContextIdGenerator {
     }
 
     /// How many IDs were issued per agent type so far, for a state that resumes the run.
-    pub fn snapshot(&self) -> std::collections::BTreeMap<String, u64> {
+    pub(crate) fn snapshot(&self) -> std::collections::BTreeMap<String, u64> {
         let counters = self.counters.read().unwrap_or_else(PoisonError::into_inner);
         counters
             .iter()
@@ -535,7 +535,7 @@ impl ContextIdGenerator {
 
     /// Moves each counter of `issued` forward to at least its count, so a generator shared
     /// with a resumed run never issues an ID the run already used.
-    pub fn catch_up<'a>(
+    pub(crate) fn catch_up<'a>(
         &self,
         issued: impl IntoIterator<Item = (&'a String, &'a u64)>,
     ) -> Result<(), ContextIdError> {

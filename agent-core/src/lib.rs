@@ -3,38 +3,54 @@
 #![warn(missing_docs)]
 
 mod call;
-pub mod config;
-pub mod contributor;
-pub mod error;
-pub mod ids;
-pub mod model;
-pub mod rerun;
-pub mod runtime;
-pub mod store;
+mod config;
+mod contributor;
+mod error;
+mod ids;
+mod model;
+mod rerun;
+mod runtime;
+mod store;
 mod texts;
-pub mod tool;
-pub mod transcript;
-pub mod upstream;
-pub mod workflow;
+mod tool;
+mod transcript;
+mod upstream;
+mod workflow;
 
-// The contract layer, at the paths users and generated code name (`agent_core::contract::..`).
-pub use agent_contract::{
-    agent, checks, contract, dyn_agent, extract, json, kwargs, limits, markdown, prompt, retry,
-    schema_check,
-};
+// The contract layer, at this crate's root (`agent_core::Contract`, `agent_core::ToolCall`, ...):
+// users depend on agent-core alone, and generated code names these paths.
+pub use agent_contract::*;
 
-// The front door: what a user needs to define and run agents. Everything else is reached
-// through its module (`agent_core::contract::Contract`, `agent_core::ids::ContextId`, ...).
-pub use agent_contract::{Agent, AgentInput, CheckedOutput, DynAgent, Limits, RetryError};
 #[cfg(feature = "derive")]
 pub use agent_macros::{Agent, AgentInput, PromptContributor, Workflow};
-pub use config::Config;
-pub use error::Error;
-pub use model::{ChatModel, Message, ScriptedModel};
-pub use runtime::Runtime;
+pub use config::{CancellationToken, Config};
+pub use contributor::{
+    AppliesTo, AssemblyError, ContextIdContributor, ContributorError, ContributorRegistry,
+    PromptContext, PromptContributor, TemplateContributor, episodic_memory, priority,
+};
+pub use error::{Error, Side};
+pub use ids::{ContextId, ContextIdError, ContextIdGenerator, Segment, Timestamp, TimestampError};
+pub use model::{
+    BoxFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelOptions,
+    OutputSchema, Role, ScriptedModel, ToolCallRequest, ToolChoice, Usage, tool_calls,
+};
+pub use rerun::{AgentOutput, CallOptions, PreviousAttempt};
+pub use runtime::{Outcome, Runtime, ToolResult};
+pub use store::{CheckpointStore, FileStore, MemoryStore, RunRecord, RunStatus, StoreError};
 pub use tool::Tool;
-pub use workflow::Workflow;
+pub use transcript::{Counts, Event, Transcript};
+pub use upstream::{Upstream, UpstreamContext, UpstreamError};
+pub use workflow::{
+    HandoffValidator, HumanFeedbackRequest, Member, PausedRun, Phase, Runner, Step, Workflow,
+    WorkflowOutcome, WorkflowState,
+};
 
-/// Items generated code reaches; not part of the public API.
+/// Items generated code and the sibling crates reach; not part of the public API.
 #[doc(hidden)]
-pub use agent_contract::__private;
+pub mod __private {
+    pub use agent_contract::__private::*;
+
+    pub use crate::rerun::describe_retry_error;
+    pub use crate::store::{check_claim, now_ms};
+    pub use crate::workflow::Feeds;
+}

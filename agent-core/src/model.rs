@@ -1,7 +1,7 @@
 //! Chat models: the `ChatModel` trait, the messages it exchanges, and `ScriptedModel`, a
 //! deterministic model that replays a script so everything runs offline and in tests.
 
-use agent_contract::tool::ToolDefinition;
+use agent_contract::ToolDefinition;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
@@ -122,7 +122,7 @@ impl ChatRequest {
 /// Settings of one model call. Unset fields are left to the provider's defaults.
 ///
 /// ```
-/// use agent_core::model::{ModelOptions, ToolChoice};
+/// use agent_core::{ModelOptions, ToolChoice};
 /// let options = ModelOptions {
 ///     temperature: Some(0.2),
 ///     tool_choice: Some(ToolChoice::Required),
@@ -196,7 +196,7 @@ pub struct OutputSchema {
 impl OutputSchema {
     /// The schema of an output contract, named after it with the characters OpenAI refuses
     /// replaced by `_` (at most 64).
-    pub fn from_contract(contract: &agent_contract::contract::Contract) -> Self {
+    pub fn from_contract(contract: &agent_contract::Contract) -> Self {
         let name: String = contract
             .name()
             .chars()
@@ -269,7 +269,7 @@ impl From<&str> for ChatResponse {
 /// Tokens of one or more model calls; responses add up with `+` and `sum`.
 ///
 /// ```
-/// use agent_core::model::Usage;
+/// use agent_core::Usage;
 /// let a = Usage { input_tokens: 10, output_tokens: 2, cached_tokens: 4 };
 /// let total: Usage = [a, a].into_iter().sum();
 /// assert_eq!(total.input_tokens, 20);
@@ -321,7 +321,7 @@ impl<'a> std::iter::Sum<&'a Usage> for Usage {
 }
 
 /// Most bytes of a response body kept in a [`ModelError`].
-pub const ERROR_BODY_BYTES: usize = 1024;
+pub(crate) const ERROR_BODY_BYTES: usize = 1024;
 
 /// A model that failed to answer. [`ModelError::is_retryable`] says whether asking again can
 /// help.
@@ -347,7 +347,7 @@ pub enum ModelError {
     Status {
         /// The HTTP status.
         status: u16,
-        /// The start of the body, at most [`ERROR_BODY_BYTES`] bytes.
+        /// The start of the body, at most 1 KiB.
         body: String,
     },
     /// No answer in time.
@@ -371,11 +371,11 @@ fn retry_after_text(retry_after: &Option<Duration>) -> String {
 }
 
 impl ModelError {
-    /// An error status with the body cut to [`ERROR_BODY_BYTES`].
+    /// An error status with the body cut to its first 1 KiB.
     pub fn status(status: u16, body: &str) -> Self {
         Self::Status {
             status,
-            body: agent_contract::limits::truncate(body, ERROR_BODY_BYTES).into_owned(),
+            body: agent_contract::__private::truncate(body, ERROR_BODY_BYTES).into_owned(),
         }
     }
 
@@ -410,7 +410,7 @@ impl ModelError {
 /// Implement it to reach a provider; the runtime and workflows only ever call `complete`.
 ///
 /// ```
-/// use agent_core::model::{BoxFuture, ChatRequest, ChatResponse, ModelError};
+/// use agent_core::{BoxFuture, ChatRequest, ChatResponse, ModelError};
 /// use agent_core::{ChatModel, Message};
 ///
 /// /// Answers every request with the same JSON.
@@ -447,7 +447,7 @@ impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
 /// request it receives so tests can assert on prompts.
 ///
 /// ```
-/// use agent_core::model::{ChatRequest, tool_calls};
+/// use agent_core::{ChatRequest, tool_calls};
 /// use agent_core::{ChatModel, Message, ScriptedModel};
 ///
 /// let model = ScriptedModel::new()
@@ -602,9 +602,9 @@ mod tests {
     #[test]
     fn an_output_schema_is_named_after_its_contract() {
         let schema = serde_json::json!({"type": "object"});
-        let contract = agent_contract::contract::Contract::new(
+        let contract = agent_contract::Contract::new(
             "plan generator.v2",
-            agent_contract::contract::ContractKind::Output,
+            agent_contract::ContractKind::Output,
             schema.clone(),
         );
         let output = contract.map(|c| OutputSchema::from_contract(&c)).ok();

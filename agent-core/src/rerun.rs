@@ -8,15 +8,15 @@
 //!
 //! An output retry continues the call's conversation: the section follows the retry error in
 //! the user message, and names the call's own context ID. A redo
-//! ([`Runtime::rerun_sub_agent`](crate::Runtime::rerun_sub_agent)) is a new call with a new
+//! ([`Runtime::call_sub_agent`](crate::Runtime::call_sub_agent) with [`CallOptions::previous`](crate::CallOptions::previous)) is a new call with a new
 //! context ID: the prepared user prompt, then the section naming the redone call.
 
 use crate::ids::{ContextId, Timestamp};
 use crate::texts::Fenced;
-use crate::upstream::{Upstream, UpstreamContext};
-use agent_contract::agent::CheckedOutput;
-use agent_contract::json::RawJson;
-use agent_contract::retry::RetryError;
+use crate::upstream::UpstreamContext;
+use agent_contract::CheckedOutput;
+use agent_contract::RawJson;
+use agent_contract::RetryError;
 use askama::Template;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -99,11 +99,12 @@ enum PreviousOutput<'a> {
 }
 
 mod filters {
-    pub use agent_contract::prompt::filters::*;
+    pub use agent_contract::filters::*;
 }
 
 /// A retry error as the text of [`PreviousAttempt::error_message`]: the problem, then each
 /// violation with its location.
+#[doc(hidden)]
 pub fn describe_retry_error(error: &RetryError) -> String {
     let mut text = error.to_string();
     let single = error.errors.len() == 1 && error.errors[0].message == error.validation_message;
@@ -144,24 +145,6 @@ impl AgentOutput {
         (self.agent == A::NAME)
             .then(|| self.output.typed::<A>())
             .flatten()
-    }
-
-    /// The output as an upstream part, for the agents that consume it.
-    pub fn to_upstream(&self) -> Upstream<Value> {
-        Upstream::new(
-            self.agent.clone(),
-            self.context_id.clone(),
-            self.value().clone(),
-        )
-    }
-
-    /// Records the output in `upstream`.
-    pub fn store_in(&self, upstream: &mut UpstreamContext) {
-        upstream.push(
-            self.agent.clone(),
-            self.context_id.clone(),
-            self.value().clone(),
-        );
     }
 
     /// This output as the previous attempt of a redo, rejected for `reason` (if given).

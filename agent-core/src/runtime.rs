@@ -18,11 +18,11 @@ use crate::contributor::{ContributorRegistry, PromptContext};
 use crate::error::{Error, Side};
 use crate::ids::{ContextId, ContextIdGenerator};
 use crate::model::{ChatModel, ChatRequest, Message, ToolCallRequest};
-use crate::rerun::{AgentOutput, CallOptions, PreviousAttempt};
+use crate::rerun::{AgentOutput, CallOptions};
 use crate::transcript::{Event, Transcript};
-use agent_contract::agent::{Agent, check_call};
-use agent_contract::dyn_agent::{DynAgent, PrepareError, PreparedCall};
-use agent_contract::retry::{ErrorKind, RetryError};
+use agent_contract::{Agent, check_call};
+use agent_contract::{DynAgent, PrepareError, PreparedCall};
+use agent_contract::{ErrorKind, RetryError};
 use futures_util::StreamExt as _;
 use std::collections::{BTreeMap, BTreeSet};
 use std::marker::PhantomData;
@@ -199,13 +199,12 @@ impl Runtime {
             })?;
             let user_prompt = A::render_user_prompt(&checked.call, &checked.input)?;
             let user_prompt =
-                agent_contract::limits::bounded_prompt(user_prompt, &self.config.limits).map_err(
-                    |error| Error::Retry {
+                agent_contract::__private::bounded_prompt(user_prompt, &self.config.limits)
+                    .map_err(|error| Error::Retry {
                         agent: A::NAME.to_owned(),
                         context_id: Some(id.clone()),
                         error,
-                    },
-                )?;
+                    })?;
             let prepared = PreparedCall {
                 call: checked.call,
                 user_prompt,
@@ -336,7 +335,7 @@ impl Runtime {
         if *count > self.config.max_retries {
             let agent = call.name.strip_prefix("run_").unwrap_or(&call.name);
             return Err(Error::RetriesExhausted {
-                agent: agent_contract::limits::truncate(agent, 100).into_owned(),
+                agent: agent_contract::__private::truncate(agent, 100).into_owned(),
                 side: Side::Input {
                     caller: caller.to_owned(),
                 },
@@ -365,7 +364,7 @@ impl Runtime {
                 ErrorKind::UnknownTool,
                 format!(
                     "there is no tool named `{}`",
-                    agent_contract::limits::truncate(&call.name, 100)
+                    agent_contract::__private::truncate(&call.name, 100)
                 ),
                 format!("Call one of: {}", names.join(", ")),
             );
@@ -420,7 +419,7 @@ impl Runtime {
         self.transcript.push(Event::InputRetry {
             caller: caller.into(),
             tool: tool.into(),
-            error: error.to_json_with_context_id(context_id),
+            error: serde_json::to_value(error.with_context_id(context_id)).unwrap_or_default(),
         });
     }
 
@@ -441,21 +440,6 @@ impl Runtime {
             .await
     }
 
-    /// Runs a sub-agent again, as a new call, on a redo a human asked for: its user prompt is
-    /// the prepared one followed by the "Previous attempt" section of `previous`.
-    pub async fn rerun_sub_agent(
-        &self,
-        agent: &dyn DynAgent,
-        prepared: &PreparedCall,
-        previous: &PreviousAttempt,
-    ) -> Result<AgentOutput, Error> {
-        let options = CallOptions {
-            previous: Some(previous),
-            ..CallOptions::default()
-        };
-        self.call_sub_agent(agent, prepared, options).await
-    }
-
     /// One sub-agent call on its own conversation, through the shared agent-call loop.
     async fn sub_agent(
         &self,
@@ -474,7 +458,7 @@ impl Runtime {
         let user = match options.previous {
             Some(previous) => previous
                 .append_to(&prepared.user_prompt)
-                .map_err(|source| agent_contract::prompt::PromptError {
+                .map_err(|source| agent_contract::PromptError {
                     agent: name.to_owned(),
                     source,
                 })?,
@@ -520,14 +504,14 @@ impl<A: Agent> Agent for ByType<A> {
     type Input = A::Input;
     type Output = A::Output;
 
-    fn output_contract() -> Option<&'static agent_contract::contract::Contract> {
+    fn output_contract() -> Option<&'static agent_contract::Contract> {
         A::output_contract()
     }
 
     fn render_user_prompt(
-        call: &agent_contract::kwargs::ToolCall,
+        call: &agent_contract::ToolCall,
         input: &Self::Input,
-    ) -> Result<String, agent_contract::prompt::PromptError> {
+    ) -> Result<String, agent_contract::PromptError> {
         A::render_user_prompt(call, input)
     }
 }
@@ -568,7 +552,7 @@ impl serde::Serialize for ToolResult {
             success: bool,
             agent: &'a str,
             context_id: &'a ContextId,
-            output: agent_contract::json::Shown<'a>,
+            output: agent_contract::__private::Shown<'a>,
         }
         match self {
             Self::Success(output) => Success {
@@ -581,14 +565,4 @@ impl serde::Serialize for ToolResult {
             Self::Retry { error, context_id } => error.with_context_id(context_id).serialize(s),
         }
     }
-}
-
-/// The sub-agent's system prompt: who it is and the output contract it must meet. The
-/// standard contributors give the same text for a call without upstream parts.
-pub fn system_prompt(agent: &dyn DynAgent) -> String {
-    format!(
-        "{}\n\n{}",
-        crate::contributor::identity(agent),
-        crate::contributor::output_contract(agent)
-    )
 }

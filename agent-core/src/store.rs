@@ -106,6 +106,7 @@ impl RunRecord {
 }
 
 /// Milliseconds since the Unix epoch.
+#[doc(hidden)]
 pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -176,7 +177,7 @@ impl StoreError {
 /// Keeps workflow runs. Object safe: use it as `Arc<dyn CheckpointStore>`.
 ///
 /// ```
-/// use agent_core::store::{CheckpointStore, MemoryStore, RunRecord, RunStatus, StoreError};
+/// use agent_core::{CheckpointStore, MemoryStore, RunRecord, RunStatus, StoreError};
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let store = MemoryStore::new();
 /// let record = RunRecord::new("run-1", "venues", RunStatus::Paused, "{}");
@@ -214,6 +215,7 @@ pub trait CheckpointStore: Send + Sync {
 
 /// The claim rule, shared by the stores that check it in Rust: `stored` must be paused at
 /// `sequence`.
+#[doc(hidden)]
 pub fn check_claim(stored: &RunRecord, sequence: u64) -> Result<(), StoreError> {
     let run_id = stored.run_id.clone();
     match stored.status {
@@ -254,7 +256,7 @@ fn next_record(stored: Option<&RunRecord>, record: &RunRecord, sequence: u64) ->
 
 fn not_found(run_id: &str) -> StoreError {
     StoreError::NotFound {
-        run_id: agent_contract::limits::truncate(run_id, 128).into_owned(),
+        run_id: agent_contract::__private::truncate(run_id, 128).into_owned(),
     }
 }
 
@@ -278,7 +280,7 @@ impl MemoryStore {
     /// [`StoreError::Backend`] (a retry can help once one ends).
     ///
     /// ```
-    /// use agent_core::store::{CheckpointStore, MemoryStore, RunRecord, RunStatus, StoreError};
+    /// use agent_core::{CheckpointStore, MemoryStore, RunRecord, RunStatus, StoreError};
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let store = MemoryStore::bounded(1);
     /// store.save(&RunRecord::new("a", "w", RunStatus::Paused, "{}")).await?;
@@ -438,7 +440,7 @@ impl FileStore {
                 run_id: run_id.to_owned(),
                 reason: format!(
                     "the run file holds run `{}`",
-                    agent_contract::limits::truncate(&record.run_id, 128)
+                    agent_contract::__private::truncate(&record.run_id, 128)
                 ),
             });
         }

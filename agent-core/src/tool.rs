@@ -3,16 +3,15 @@
 use crate::model::BoxFuture;
 use serde_json::Value;
 
-pub use agent_contract::dyn_agent::{DynAgent, PrepareError, PreparedCall};
-pub use agent_contract::tool::{ToolDefinition, ToolFormat};
+use agent_contract::ToolDefinition;
 
 /// A plain tool an agent can call (a database query, an HTTP API, an MCP server's tool): the
 /// definition the model sees and an async call on the model's arguments.
 ///
 /// ```
-/// use agent_core::model::BoxFuture;
+/// use agent_core::BoxFuture;
 /// use agent_core::Tool;
-/// use agent_core::tool::ToolDefinition;
+/// use agent_core::ToolDefinition;
 /// use serde_json::{Value, json};
 ///
 /// struct Clock;

@@ -2,8 +2,8 @@
 //! produced each part.
 //!
 //! ```
-//! use agent_core::ids::ContextIdGenerator;
-//! use agent_core::upstream::UpstreamContext;
+//! use agent_core::ContextIdGenerator;
+//! use agent_core::UpstreamContext;
 //! use serde_json::json;
 //!
 //! #[derive(serde::Deserialize)]
@@ -27,7 +27,7 @@
 //! ```
 
 use crate::ids::ContextId;
-use agent_contract::json::RawJson;
+use agent_contract::RawJson;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -136,7 +136,7 @@ impl UpstreamContext {
 
     /// Records `producer`'s output of the call `context_id`, with the text the model wrote
     /// it as (see [`Upstream::written`]).
-    pub fn push_written(
+    pub(crate) fn push_written(
         &mut self,
         producer: impl Into<String>,
         context_id: ContextId,

@@ -3,7 +3,7 @@
 
 use crate::retry::{Clock, RetryPolicy, SystemClock, retry_after, with_retries};
 use crate::secret::ApiKey;
-use agent_core::{model::ModelError, model::ModelOptions};
+use agent_core::{ModelError, ModelOptions};
 use reqwest::header::HeaderMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,7 +61,7 @@ impl Settings {
     }
 
     /// The request's options over the model's defaults.
-    pub fn options_for(&self, request: &agent_core::model::ChatRequest) -> ModelOptions {
+    pub fn options_for(&self, request: &agent_core::ChatRequest) -> ModelOptions {
         request.options.or(&self.options)
     }
 }
@@ -106,7 +106,7 @@ macro_rules! settings_methods {
             self
         }
         /// Options for every request; a request's own options win field by field.
-        pub fn options(mut self, options: ::agent_core::model::ModelOptions) -> Self {
+        pub fn options(mut self, options: ::agent_core::ModelOptions) -> Self {
             self.settings.options = options;
             self
         }
@@ -242,6 +242,6 @@ pub(crate) fn malformed(what: &str, body: &[u8]) -> ModelError {
     let text = String::from_utf8_lossy(body);
     ModelError::Malformed(format!(
         "{what}; body starts: {}",
-        agent_core::limits::truncate(&text, 200)
+        agent_core::__private::truncate(&text, 200)
     ))
 }

@@ -7,11 +7,11 @@
 
 use crate::http::{ConfigError, Http, Settings, env, malformed, settings_methods};
 use crate::strict::is_strict_compatible;
-use agent_core::model::BoxFuture;
-use agent_core::tool::ToolFormat;
+use agent_core::BoxFuture;
+use agent_core::ToolFormat;
 use agent_core::{
-    ChatModel, Message, model::ChatRequest, model::ChatResponse, model::ModelError,
-    model::ModelOptions, model::Role, model::ToolCallRequest, model::ToolChoice, model::Usage,
+    ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelOptions, Role, ToolCallRequest,
+    ToolChoice, Usage,
 };
 use serde::Deserialize;
 use serde_json::value::RawValue;

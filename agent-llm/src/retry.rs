@@ -2,8 +2,8 @@
 //! `Retry-After`, bounded in attempts and total time, on an injectable [`Clock`] so tests
 //! assert the delays without sleeping.
 
-use agent_core::model::BoxFuture;
-use agent_core::model::ModelError;
+use agent_core::BoxFuture;
+use agent_core::ModelError;
 use std::fmt;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};

@@ -1,10 +1,8 @@
 //! A model per agent: requests go to the model and options routed for their agent
 //! (`ChatRequest::agent`), or to the default.
 
-use agent_core::model::BoxFuture;
-use agent_core::{
-    ChatModel, model::ChatRequest, model::ChatResponse, model::ModelError, model::ModelOptions,
-};
+use agent_core::BoxFuture;
+use agent_core::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelOptions};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
@@ -14,7 +12,7 @@ use std::sync::Arc;
 /// Routed options win over the request's own, field by field.
 ///
 /// ```
-/// use agent_core::{model::ModelOptions, ScriptedModel};
+/// use agent_core::{ModelOptions, ScriptedModel};
 /// use agent_llm::Router;
 /// use std::sync::Arc;
 /// let cheap = Arc::new(ScriptedModel::new());
@@ -104,7 +102,7 @@ impl ChatModel for Router {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_core::{Message, ScriptedModel, model::ToolChoice};
+    use agent_core::{Message, ScriptedModel, ToolChoice};
 
     fn ask(agent: &str, options: ModelOptions) -> ChatRequest {
         ChatRequest {

@@ -3,7 +3,7 @@
 //! error fields recorded at the end. Message contents go in events only on opt-in.
 
 use crate::http::Settings;
-use agent_core::{Message, model::ChatRequest, model::ChatResponse, model::ModelError};
+use agent_core::{ChatRequest, ChatResponse, Message, ModelError};
 use std::future::Future;
 use tracing::Instrument as _;
 use tracing::field::Empty;

@@ -10,7 +10,7 @@
 #[path = "all/common/mod.rs"]
 mod common;
 
-use agent_core::{ChatModel, Message, model::ChatRequest};
+use agent_core::{ChatModel, ChatRequest, Message};
 use agent_llm::ManualClock;
 use common::*;
 use serde_json::json;
@@ -136,7 +136,7 @@ async fn a_model_call_records_the_gen_ai_fields() {
         "content is off by default"
     );
 
-    let options = agent_core::model::ModelOptions {
+    let options = agent_core::ModelOptions {
         temperature: Some(0.5),
         ..Default::default()
     };

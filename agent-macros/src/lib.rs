@@ -89,7 +89,7 @@ pub fn derive_agent_input(input: TokenStream) -> TokenStream {
 /// | `crate` | `"::agent_core"` | the path generated code names the runtime by |
 ///
 /// The template sees the struct's fields and `ctx`, the call's
-/// `agent_core::contributor::PromptContext` (agent, context ID, upstream parts, previous
+/// `agent_core::PromptContext` (agent, context ID, upstream parts, previous
 /// attempt, metadata).
 #[proc_macro_derive(PromptContributor, attributes(contributor))]
 pub fn derive_prompt_contributor(input: TokenStream) -> TokenStream {

@@ -43,9 +43,9 @@
 //! # Ok(()) }
 //! ```
 
-use agent_core::model::ToolCallRequest;
-use agent_core::runtime::ToolResult;
-use agent_core::store::CheckpointStore;
+use agent_core::CheckpointStore;
+use agent_core::ToolCallRequest;
+use agent_core::ToolResult;
 use agent_core::{ChatModel, Config, DynAgent, Runtime, Workflow};
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -65,7 +65,7 @@ use workflow::{Caller, Runs, ServedWorkflow};
 mod raw;
 mod workflow;
 
-pub use agent_core::contract::ContractError;
+pub use agent_core::ContractError;
 pub use raw::{MAX_ENVELOPE_BYTES, MAX_PENDING_CALLS};
 pub use workflow::{DEFAULT_MAX_RUNS, MAX_ANSWER_CHARS, MAX_HANDLE_BYTES};
 
@@ -131,8 +131,8 @@ impl AgentServer {
         workflow: Workflow,
         description: &str,
     ) -> Result<Self, ContractError> {
-        let served = ServedWorkflow::new(workflow, description)?;
         let inner = Arc::make_mut(&mut self.inner);
+        let served = ServedWorkflow::new(workflow, description, inner.config.limits)?;
         inner.tools.extend(served.tools().into_iter().cloned());
         inner.workflows.push(Arc::new(served));
         Ok(self)
@@ -290,7 +290,7 @@ impl AgentServer {
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool `{}`; the tools are: {}",
-                    agent_core::limits::truncate(&request.name, 100),
+                    agent_core::__private::truncate(&request.name, 100),
                     known.join(", ")
                 ),
                 None,
@@ -309,7 +309,7 @@ impl AgentServer {
                     .with_meta(Some(context_meta(&output.context_id.to_string()))))
             }
             Ok(ToolResult::Retry { error, context_id }) => Ok(CallToolResult::structured_error(
-                error.to_json_with_context_id(&context_id),
+                serde_json::to_value(error.with_context_id(&context_id)).unwrap_or_default(),
             )
             .with_meta(Some(context_meta(&context_id.to_string())))),
             Err(error) => Ok(CallToolResult::error(vec![ContentBlock::text(format!(

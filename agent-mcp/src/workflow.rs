@@ -12,10 +12,10 @@
 //! ([`Workflow::seal_pause`]): it names the checkpoint the run paused at, so it cannot be
 //! guessed or forged, and it answers that one question only.
 
-use agent_core::contract::{Contract, ContractError, ContractKind};
-use agent_core::store::{CheckpointStore, RunStatus, StoreError};
-use agent_core::workflow::{PausedRun, Runner, WorkflowOutcome};
 use agent_core::{ChatModel, Error, Workflow};
+use agent_core::{CheckpointStore, RunStatus, StoreError};
+use agent_core::{Contract, ContractError, ContractKind, Limits};
+use agent_core::{PausedRun, Runner, WorkflowOutcome};
 use rmcp::model::{
     CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams,
     ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests,
@@ -54,7 +54,7 @@ impl Runs {
         let mut key = [0u8; 32];
         let key = getrandom::fill(&mut key).ok().map(|()| key);
         Self {
-            store: Arc::new(agent_core::store::MemoryStore::bounded(DEFAULT_MAX_RUNS)),
+            store: Arc::new(agent_core::MemoryStore::bounded(DEFAULT_MAX_RUNS)),
             key,
             in_memory: true,
         }
@@ -75,10 +75,16 @@ pub(crate) struct ServedWorkflow {
     run_tool: Tool,
     resume_tool: Tool,
     resume_contract: Contract,
+    /// The server's limits, for the resume arguments' check.
+    limits: Limits,
 }
 
 impl ServedWorkflow {
-    pub(crate) fn new(workflow: Workflow, description: &str) -> Result<Self, ContractError> {
+    pub(crate) fn new(
+        workflow: Workflow,
+        description: &str,
+        limits: Limits,
+    ) -> Result<Self, ContractError> {
         let name = workflow.name().to_owned();
         let resume_name = format!("resume_{name}");
         let resume_schema = resume_schema();
@@ -111,6 +117,7 @@ impl ServedWorkflow {
             run_tool,
             resume_tool,
             resume_contract,
+            limits,
         })
     }
 
@@ -178,7 +185,7 @@ impl ServedWorkflow {
         arguments: Value,
         caller: &Caller,
     ) -> CallToolResponse {
-        if let Err(retry) = self.resume_contract.check(&arguments) {
+        if let Err(retry) = self.resume_contract.check(&arguments, &self.limits) {
             return CallToolResult::structured_error(retry.to_json()).into();
         }
         let (Some(handle), Some(answer)) =
@@ -283,7 +290,7 @@ impl ServedWorkflow {
                 ..
             }) => {
                 let json = match &context_id {
-                    Some(id) => retry.to_json_with_context_id(id),
+                    Some(id) => serde_json::to_value(retry.with_context_id(id)).unwrap_or_default(),
                     None => retry.to_json(),
                 };
                 CallToolResult::structured_error(json).into()

@@ -8,7 +8,7 @@
 //! - The state is `TEXT`, never `jsonb`: its key order and number text survive.
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), agent_core::store::StoreError> {
+//! # async fn demo() -> Result<(), agent_core::StoreError> {
 //! let store = agent_store::open("sqlite:runs.db").await?;
 //! for run in store.list().await? {
 //!     println!("{} {}", run.run_id, run.status);
@@ -19,8 +19,9 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-use agent_core::model::BoxFuture;
-use agent_core::store::{CheckpointStore, RunRecord, RunStatus, StoreError, check_claim};
+use agent_core::__private::check_claim;
+use agent_core::BoxFuture;
+use agent_core::{CheckpointStore, RunRecord, RunStatus, StoreError};
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use std::str::FromStr as _;
@@ -283,7 +284,7 @@ macro_rules! checkpoint_store {
         impl CheckpointStore for $store {
             fn save<'a>(&'a self, record: &'a RunRecord) -> BoxFuture<'a, Result<u64, StoreError>> {
                 Box::pin(async move {
-                    let now = int(agent_core::store::now_ms());
+                    let now = int(agent_core::__private::now_ms());
                     let sql = if record.sequence == 0 {
                         &self.sql.insert
                     } else {
@@ -366,7 +367,7 @@ macro_rules! checkpoint_store {
                     let row: Option<Row> = sqlx::query_as(&self.sql.claim)
                         .bind(run_id)
                         .bind(int(sequence))
-                        .bind(int(agent_core::store::now_ms()))
+                        .bind(int(agent_core::__private::now_ms()))
                         .fetch_optional(&self.pool)
                         .await
                         .map_err(backend)?;

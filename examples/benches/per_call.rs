@@ -17,7 +17,7 @@
 //! pays the same small counting cost). The ratios of BENCHMARKS.md come from
 //! `agent-contract bench`, which interleaves the floor and the pipeline round by round.
 
-use agent_core::{Agent, AgentInput, Limits, kwargs::ToolCall};
+use agent_core::{Agent, AgentInput, Limits, ToolCall};
 use agent_examples::agents::{PlanGeneratorAgent, plan_generator_agent::PlanGeneratorAgentInput};
 use agent_examples::bench;
 use divan::counter::BytesCount;
@@ -124,12 +124,18 @@ mod stages {
 
     fn call() -> &'static ToolCall {
         static CALL: OnceLock<ToolCall> = OnceLock::new();
-        CALL.get_or_init(|| ToolCall::from_json_str(synthetic_50::text()).expect("valid kwargs"))
+        CALL.get_or_init(|| {
+            ToolCall::from_json_str(synthetic_50::text(), &agent_core::Limits::default())
+                .expect("valid kwargs")
+        })
     }
 
     fn input() -> &'static PlanGeneratorAgentInput {
         static INPUT: OnceLock<PlanGeneratorAgentInput> = OnceLock::new();
-        INPUT.get_or_init(|| PlanGeneratorAgentInput::from_call(call()).expect("valid input"))
+        INPUT.get_or_init(|| {
+            PlanGeneratorAgentInput::from_call(call(), &agent_core::Limits::default())
+                .expect("valid input")
+        })
     }
 
     /// Text to `ToolCall`: size and depth scan, parse, split and merge.
@@ -137,7 +143,7 @@ mod stages {
     fn s1_parse_split(bencher: Bencher) {
         let text = synthetic_50::text();
         let limits = Limits::default();
-        bencher.bench(|| ToolCall::from_json_str_with(black_box(text), &limits).is_ok());
+        bencher.bench(|| ToolCall::from_json_str(black_box(text), &limits).is_ok());
     }
 
     /// The contract check (`jsonschema`'s `is_valid`).
@@ -145,7 +151,11 @@ mod stages {
     fn s2_check(bencher: Bencher) {
         let contract = PlanGeneratorAgentInput::input_contract();
         let context = call().context();
-        bencher.bench(|| contract.check(black_box(context)).is_ok());
+        bencher.bench(|| {
+            contract
+                .check(black_box(context), &agent_core::Limits::default())
+                .is_ok()
+        });
     }
 
     /// The typed input, deserialized from the call's text (each entry parsed from its slice).

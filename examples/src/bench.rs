@@ -12,8 +12,8 @@
 
 use crate::agents::PlanGeneratorAgent;
 use crate::agents::plan_generator_agent::PlanGeneratorAgentInput;
-use agent_core::json::{RawJson, RawObject};
-use agent_core::{DynAgent, Limits, tool::PrepareError};
+use agent_core::{DynAgent, Limits, PrepareError};
+use agent_core::{RawJson, RawObject};
 use serde_json::{Value, json};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -183,7 +183,7 @@ pub struct AssumedChecksPlanGenerator;
 pub struct AssumedChecksInput(pub PlanGeneratorAgentInput);
 
 impl agent_core::AgentInput for AssumedChecksInput {
-    fn input_contract() -> &'static agent_core::contract::Contract {
+    fn input_contract() -> &'static agent_core::Contract {
         <PlanGeneratorAgentInput as agent_core::AgentInput>::input_contract()
     }
 
@@ -199,14 +199,14 @@ impl agent_core::Agent for AssumedChecksPlanGenerator {
     type Input = AssumedChecksInput;
     type Output = <PlanGeneratorAgent as agent_core::Agent>::Output;
 
-    fn output_contract() -> Option<&'static agent_core::contract::Contract> {
+    fn output_contract() -> Option<&'static agent_core::Contract> {
         <PlanGeneratorAgent as agent_core::Agent>::output_contract()
     }
 
     fn render_user_prompt(
-        call: &agent_core::kwargs::ToolCall,
+        call: &agent_core::ToolCall,
         input: &Self::Input,
-    ) -> Result<String, agent_core::prompt::PromptError> {
+    ) -> Result<String, agent_core::PromptError> {
         <PlanGeneratorAgent as agent_core::Agent>::render_user_prompt(call, &input.0)
     }
 }

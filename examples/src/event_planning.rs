@@ -5,8 +5,8 @@
 use crate::agents::budget_agent::output::BudgetAgentOutput;
 use crate::agents::{BudgetAgent, CateringAgent};
 use agent_core::ScriptedModel;
-use agent_core::model::{ChatRequest, Message, Role};
-use agent_core::workflow::Workflow;
+use agent_core::Workflow;
+use agent_core::{ChatRequest, Message, Role};
 
 /// The user's request: the budget is only here, in the first message.
 pub const REQUEST: &str =

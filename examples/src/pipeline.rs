@@ -6,9 +6,9 @@
 //! model would say at each turn.
 
 use crate::agents::{AccessibilityAgent, DiscoveryAgent, PlanGeneratorAgent, SelectorAgent};
-use agent_core::json::RawJson;
-use agent_core::model::tool_calls;
-use agent_core::{DynAgent, Error, Message, Runtime, ScriptedModel, runtime::Outcome};
+use agent_core::RawJson;
+use agent_core::tool_calls;
+use agent_core::{DynAgent, Error, Message, Outcome, Runtime, ScriptedModel};
 use serde::Serialize;
 use serde_json::json;
 use std::sync::Arc;
@@ -236,18 +236,15 @@ pub struct Canned;
 impl agent_core::ChatModel for Canned {
     fn complete<'a>(
         &'a self,
-        request: &'a agent_core::model::ChatRequest,
-    ) -> agent_core::model::BoxFuture<
-        'a,
-        Result<agent_core::model::ChatResponse, agent_core::model::ModelError>,
-    > {
+        request: &'a agent_core::ChatRequest,
+    ) -> agent_core::BoxFuture<'a, Result<agent_core::ChatResponse, agent_core::ModelError>> {
         let answer = match request.agent.as_str() {
             "discovery_agent" => Ok(DISCOVERY_OUTPUT),
             "selector_agent" => Ok(SELECTOR_OUTPUT),
             "accessibility_agent" => Ok(ACCESSIBILITY_OUTPUT),
             "plan_generator_agent" => Ok(PLAN_OUTPUT),
             other => crate::event_planning::canned_answer(request).ok_or_else(|| {
-                agent_core::model::ModelError::Other(format!("no canned answer for `{other}`"))
+                agent_core::ModelError::Other(format!("no canned answer for `{other}`"))
             }),
         };
         Box::pin(async move { answer.map(|text| Message::assistant(text).into()) })

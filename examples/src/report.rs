@@ -2,7 +2,7 @@
 //! transcript (model calls, retries, tokens) last.
 
 use agent_core::ChatModel;
-use agent_core::transcript::Transcript;
+use agent_core::Transcript;
 use std::sync::Arc;
 
 /// The model a `--model` flag names (`openai:<model>` or `anthropic:<model>`, configured from

@@ -3,11 +3,8 @@
 //! for `agent-contract tool --schemas DIR` and `validate --schemas DIR`. No code is generated:
 //! calls are checked against the schemas, not typed.
 
-use agent_core::extract::extract_json;
-use agent_core::{
-    Limits, RetryError, contract::Contract, contract::ContractKind, kwargs::ToolCall,
-    tool::ToolDefinition,
-};
+use agent_core::extract_json;
+use agent_core::{Contract, ContractKind, Limits, RetryError, ToolCall, ToolDefinition};
 use std::path::Path;
 
 /// One agent folder's contracts.
@@ -52,9 +49,9 @@ impl UserAgent {
 
     /// Checks kwargs text against the input contract.
     pub fn validate(&self, kwargs: &str, limits: &Limits) -> Result<(), RetryError> {
-        let call = ToolCall::from_json_str_with(kwargs, limits)
+        let call = ToolCall::from_json_str(kwargs, limits)
             .map_err(|e| e.with_required(self.input.required_fields()))?;
-        self.input.check(call.context())
+        self.input.check(call.context(), limits)
     }
 
     /// Checks an answer (JSON, possibly inside prose or a code fence) against the output
@@ -62,7 +59,7 @@ impl UserAgent {
     pub fn check_output(&self, answer: &str, limits: &Limits) -> Result<(), RetryError> {
         let answer = extract_json(answer, limits)?;
         match &self.output {
-            Some(contract) => contract.check(&answer),
+            Some(contract) => contract.check(&answer, limits),
             None => Ok(()),
         }
     }

@@ -170,14 +170,14 @@ fn fallback(input: &DeriveInput, name: &str, runtime: &syn::Path) -> TokenStream
                 type Input = #runtime::__private::Unusable;
                 type Output = #runtime::__private::serde_json::Value;
 
-                fn output_contract() -> ::core::option::Option<&'static #runtime::contract::Contract> {
+                fn output_contract() -> ::core::option::Option<&'static #runtime::Contract> {
                     ::core::option::Option::None
                 }
 
                 fn render_user_prompt(
-                    _: &#runtime::kwargs::ToolCall,
+                    _: &#runtime::ToolCall,
                     input: &Self::Input,
-                ) -> ::core::result::Result<::std::string::String, #runtime::prompt::PromptError> {
+                ) -> ::core::result::Result<::std::string::String, #runtime::PromptError> {
                     match *input {}
                 }
             }
@@ -416,7 +416,7 @@ pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
                 const _: () = {
                     #[automatically_derived]
                     impl #runtime::AgentInput for #ident {
-                        fn input_contract() -> &'static #runtime::contract::Contract {
+                        fn input_contract() -> &'static #runtime::Contract {
                             ::core::unreachable!("the `AgentInput` derive failed")
                         }
                     }

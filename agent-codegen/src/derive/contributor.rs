@@ -84,22 +84,22 @@ fn fallback(input: &DeriveInput, attrs: &Attrs, runtime: &syn::Path) -> Option<T
     Some(quote! {
         const _: () = {
             #[automatically_derived]
-            impl #runtime::contributor::PromptContributor for #ident {
+            impl #runtime::PromptContributor for #ident {
                 fn name(&self) -> &str {
                     #name
                 }
-                fn applies_to(&self) -> #runtime::contributor::AppliesTo<'_> {
-                    #runtime::contributor::AppliesTo::All
+                fn applies_to(&self) -> #runtime::AppliesTo<'_> {
+                    #runtime::AppliesTo::All
                 }
                 fn priority(&self) -> i32 {
                     0
                 }
                 fn contribute(
                     &self,
-                    _: &#runtime::contributor::PromptContext<'_>,
+                    _: &#runtime::PromptContext<'_>,
                 ) -> ::core::result::Result<
                     ::core::option::Option<::std::string::String>,
-                    #runtime::contributor::ContributorError,
+                    #runtime::ContributorError,
                 > {
                     ::core::unreachable!("the `PromptContributor` derive failed")
                 }
@@ -128,21 +128,21 @@ fn expand(
         .as_ref()
         .map_or_else(|| quote!(0), |p| quote!(#p));
     let applies = match &attrs.agents {
-        None => quote!(#runtime::contributor::AppliesTo::All),
-        Some(names) => quote!(#runtime::contributor::AppliesTo::Agents(&[#(#names),*])),
+        None => quote!(#runtime::AppliesTo::All),
+        Some(names) => quote!(#runtime::AppliesTo::Agents(&[#(#names),*])),
     };
     let askama = quote!(#runtime::__private::askama);
     quote! {
         const _: () = {
             mod filters {
-                pub use #runtime::prompt::filters::*;
+                pub use #runtime::filters::*;
             }
 
             #[derive(#askama::Template)]
             #[template(path = #template, escape = "none", askama = #askama)]
             struct ContributorTemplate<'a> {
                 this: &'a #ident,
-                ctx: &'a #runtime::contributor::PromptContext<'a>,
+                ctx: &'a #runtime::PromptContext<'a>,
             }
 
             impl ::core::ops::Deref for ContributorTemplate<'_> {
@@ -153,11 +153,11 @@ fn expand(
             }
 
             #[automatically_derived]
-            impl #runtime::contributor::PromptContributor for #ident {
+            impl #runtime::PromptContributor for #ident {
                 fn name(&self) -> &str {
                     #name
                 }
-                fn applies_to(&self) -> #runtime::contributor::AppliesTo<'_> {
+                fn applies_to(&self) -> #runtime::AppliesTo<'_> {
                     #applies
                 }
                 fn priority(&self) -> i32 {
@@ -165,10 +165,10 @@ fn expand(
                 }
                 fn contribute(
                     &self,
-                    ctx: &#runtime::contributor::PromptContext<'_>,
+                    ctx: &#runtime::PromptContext<'_>,
                 ) -> ::core::result::Result<
                     ::core::option::Option<::std::string::String>,
-                    #runtime::contributor::ContributorError,
+                    #runtime::ContributorError,
                 > {
                     let text = #askama::Template::render(&ContributorTemplate { this: self, ctx })?;
                     ::core::result::Result::Ok((!text.trim().is_empty()).then_some(text))

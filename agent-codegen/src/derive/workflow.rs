@@ -226,7 +226,7 @@ fn expand(input: &DeriveInput, model: &Model, report: &FlowReport, checked: bool
                 let (p, c) = (&types[p], &types[c]);
                 feeds.push(quote! {
                     #[automatically_derived]
-                    impl #runtime::workflow::Feeds<#agents::#c, #ident> for #agents::#p {}
+                    impl #runtime::__private::Feeds<#agents::#c, #ident> for #agents::#p {}
                 });
             }
         }
@@ -251,7 +251,7 @@ fn expand(input: &DeriveInput, model: &Model, report: &FlowReport, checked: bool
     let (members, feeds_bound) = if checked {
         (
             quote!(#(.agent(&#agents::#types))*),
-            quote!(+ #runtime::workflow::Feeds<Consumer, Self>),
+            quote!(+ #runtime::__private::Feeds<Consumer, Self>),
         )
     } else {
         feeds.clear();

@@ -172,7 +172,7 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
         runtime,
         &input_ident,
         quote!({
-            #runtime::__private::contract(NAME, #runtime::contract::ContractKind::Input, INPUT_SCHEMA)
+            #runtime::__private::contract(NAME, #runtime::ContractKind::Input, INPUT_SCHEMA)
         }),
         true,
     )));
@@ -209,7 +209,7 @@ pub(crate) fn agent_input_impl(
             const COMPILED_CHECKS: bool = true;
             fn satisfies_contract(&self) -> ::core::option::Option<bool> {
                 ::core::option::Option::Some(
-                    #runtime::checks::ContractChecks::satisfies_contract(self),
+                    #runtime::ContractChecks::satisfies_contract(self),
                 )
             }
         }
@@ -218,8 +218,8 @@ pub(crate) fn agent_input_impl(
         const _: () = {
             #[automatically_derived]
             impl #runtime::AgentInput for #ident {
-                fn input_contract() -> &'static #runtime::contract::Contract {
-                    static CONTRACT: #runtime::__private::OnceLock<#runtime::contract::Contract> =
+                fn input_contract() -> &'static #runtime::Contract {
+                    static CONTRACT: #runtime::__private::OnceLock<#runtime::Contract> =
                         #runtime::__private::OnceLock::new();
                     CONTRACT.get_or_init(|| #contract)
                 }
@@ -271,10 +271,10 @@ pub fn agent_impl(def: &AgentDef, code: &AgentCode, agent: &TokenStream) -> Toke
         Some(ty) => (
             ty.clone(),
             quote! {
-                static CONTRACT: #runtime::__private::OnceLock<#runtime::contract::Contract> =
+                static CONTRACT: #runtime::__private::OnceLock<#runtime::Contract> =
                     #runtime::__private::OnceLock::new();
                 ::core::option::Option::Some(CONTRACT.get_or_init(|| {
-                    #runtime::__private::contract(#name, #runtime::contract::ContractKind::Output, #module::OUTPUT_SCHEMA)
+                    #runtime::__private::contract(#name, #runtime::ContractKind::Output, #module::OUTPUT_SCHEMA)
                 }))
             },
         ),
@@ -304,14 +304,14 @@ pub fn agent_impl(def: &AgentDef, code: &AgentCode, agent: &TokenStream) -> Toke
                 type Input = #input_ty;
                 type Output = #output_ty;
 
-                fn output_contract() -> ::core::option::Option<&'static #runtime::contract::Contract> {
+                fn output_contract() -> ::core::option::Option<&'static #runtime::Contract> {
                     #output_contract
                 }
 
                 fn render_user_prompt(
-                    call: &#runtime::kwargs::ToolCall,
+                    call: &#runtime::ToolCall,
                     input: &Self::Input,
-                ) -> ::core::result::Result<::std::string::String, #runtime::prompt::PromptError> {
+                ) -> ::core::result::Result<::std::string::String, #runtime::PromptError> {
                     #render
                 }
             }
@@ -344,7 +344,7 @@ fn prompt_template(
         };
 
         mod filters {
-            pub use #runtime::prompt::filters::*;
+            pub use #runtime::filters::*;
         }
 
         #[derive(#askama_at::Template)]

@@ -5,7 +5,7 @@
 //! (bounds, lengths, patterns, item counts, `required` and `additionalProperties` where the
 //! struct's attributes do not, ...) becomes an expression on the typed value. The runtime may
 //! then skip the validator when the typed input deserialized (through
-//! `agent_core::checks::deserialize`) and the checks pass, so they must be sound: every node
+//! `agent_core::__private::deserialize_strict`) and the checks pass, so they must be sound: every node
 //! or keyword the walk does not understand compiles to `false` ("the validator decides"),
 //! and is listed, so a contract is *fully compiled* when the list is empty.
 //!
@@ -117,7 +117,7 @@ pub(crate) fn add_checks(
     }
     let edits = std::mem::take(&mut walk.edits);
     apply_edits(file, &edits, runtime);
-    let trait_path = quote!(#runtime::checks::ContractChecks);
+    let trait_path = quote!(#runtime::ContractChecks);
     for (name, body) in impls {
         let ident = format_ident!("{name}");
         file.items.push(syn::parse_quote! {
@@ -381,7 +381,7 @@ impl Walk<'_> {
                     return self.no(pointer, "a type shared by two different schema nodes");
                 }
                 let runtime = &self.runtime;
-                quote!(#runtime::checks::ContractChecks::satisfies_contract(#expr))
+                quote!(#runtime::ContractChecks::satisfies_contract(#expr))
             }
             Shape::Vec(t) => self.node(&node, pointer, &Held::Vec(t.clone()), expr, depth),
             Shape::Map(t) => self.node(&node, pointer, &Held::Map(t.clone()), expr, depth),

@@ -360,10 +360,10 @@ impl ::std::fmt::Display for StepSelector {
     }
 }
 #[automatically_derived]
-impl ::agent_core::checks::ContractChecks for KitchenSink {
+impl ::agent_core::ContractChecks for KitchenSink {
     #[allow(unused_variables, clippy::all)]
     fn satisfies_contract(&self) -> bool {
-        (::agent_core::checks::ContractChecks::satisfies_contract(&self.mode))
+        (::agent_core::ContractChecks::satisfies_contract(&self.mode))
             && (::agent_core::__private::checks::bound(
                 ::agent_core::__private::checks::AsNumber::number(&self.retries),
                 ::agent_core::__private::checks::Number::Int(0i128),
@@ -372,25 +372,25 @@ impl ::agent_core::checks::ContractChecks for KitchenSink {
             && (match &self.run_id {
                 ::core::option::Option::None => true,
                 ::core::option::Option::Some(v4) => {
-                    ::agent_core::checks::ContractChecks::satisfies_contract(v4)
+                    ::agent_core::ContractChecks::satisfies_contract(v4)
                 }
             })
             && (((&self.steps)
                 .iter()
-                .all(|v5| ::agent_core::checks::ContractChecks::satisfies_contract(v5)))
+                .all(|v5| ::agent_core::ContractChecks::satisfies_contract(v5)))
                 && ((&self.steps).len() >= 1usize))
-            && (::agent_core::checks::ContractChecks::satisfies_contract(&self.type_))
+            && (::agent_core::ContractChecks::satisfies_contract(&self.type_))
     }
 }
 #[automatically_derived]
-impl ::agent_core::checks::ContractChecks for Mode {
+impl ::agent_core::ContractChecks for Mode {
     #[allow(unused_variables, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         true
     }
 }
 #[automatically_derived]
-impl ::agent_core::checks::ContractChecks for KitchenSinkRunId {
+impl ::agent_core::ContractChecks for KitchenSinkRunId {
     #[allow(unused_variables, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         {
@@ -401,21 +401,21 @@ impl ::agent_core::checks::ContractChecks for KitchenSinkRunId {
     }
 }
 #[automatically_derived]
-impl ::agent_core::checks::ContractChecks for Step {
+impl ::agent_core::ContractChecks for Step {
     #[allow(unused_variables, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         false
     }
 }
 #[automatically_derived]
-impl ::agent_core::checks::ContractChecks for KitchenSinkType {
+impl ::agent_core::ContractChecks for KitchenSinkType {
     #[allow(unused_variables, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         true
     }
 }
 #[automatically_derived]
-impl ::agent_core::checks::ContractChecks for StepSelector {
+impl ::agent_core::ContractChecks for StepSelector {
     #[allow(unused_variables, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         false

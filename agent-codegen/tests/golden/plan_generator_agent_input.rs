@@ -274,44 +274,40 @@ impl ::std::fmt::Display for PlanGeneratorAgentInputTaskName {
     }
 }
 #[automatically_derived]
-impl ::agent_core::checks::ContractChecks for PlanGeneratorAgentInput {
+impl ::agent_core::ContractChecks for PlanGeneratorAgentInput {
     #[allow(unused_variables, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         (((&self.collected_information)
             .iter()
-            .all(|v1| ::agent_core::checks::ContractChecks::satisfies_contract(v1)))
+            .all(|v1| ::agent_core::ContractChecks::satisfies_contract(v1)))
             && ((&self.collected_information).len() >= 1usize))
-            && (::agent_core::checks::ContractChecks::satisfies_contract(
-                &self.target_url,
-            ))
-            && (::agent_core::checks::ContractChecks::satisfies_contract(
-                &self.task_name,
-            ))
+            && (::agent_core::ContractChecks::satisfies_contract(&self.target_url))
+            && (::agent_core::ContractChecks::satisfies_contract(&self.task_name))
     }
 }
 #[automatically_derived]
-impl ::agent_core::checks::ContractChecks for AgentOutput {
+impl ::agent_core::ContractChecks for AgentOutput {
     #[allow(unused_variables, clippy::all)]
     fn satisfies_contract(&self) -> bool {
-        ::agent_core::checks::ContractChecks::satisfies_contract(&self.agent_name)
+        ::agent_core::ContractChecks::satisfies_contract(&self.agent_name)
     }
 }
 #[automatically_derived]
-impl ::agent_core::checks::ContractChecks for PlanGeneratorAgentInputTargetUrl {
+impl ::agent_core::ContractChecks for PlanGeneratorAgentInputTargetUrl {
     #[allow(unused_variables, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         ::agent_core::__private::checks::chars((&self.0).as_str()) >= 1usize
     }
 }
 #[automatically_derived]
-impl ::agent_core::checks::ContractChecks for PlanGeneratorAgentInputTaskName {
+impl ::agent_core::ContractChecks for PlanGeneratorAgentInputTaskName {
     #[allow(unused_variables, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         ::agent_core::__private::checks::chars((&self.0).as_str()) >= 1usize
     }
 }
 #[automatically_derived]
-impl ::agent_core::checks::ContractChecks for AgentOutputAgentName {
+impl ::agent_core::ContractChecks for AgentOutputAgentName {
     #[allow(unused_variables, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         true

@@ -183,22 +183,22 @@ impl ::std::fmt::Display for PlanGeneratorAgentOutputPlanFilePath {
     }
 }
 #[automatically_derived]
-impl ::agent_core::checks::ContractChecks for PlanGeneratorAgentOutput {
+impl ::agent_core::ContractChecks for PlanGeneratorAgentOutput {
     #[allow(unused_variables, clippy::all)]
     fn satisfies_contract(&self) -> bool {
-        (::agent_core::checks::ContractChecks::satisfies_contract(&self.plan_file_path))
-            && (::agent_core::checks::ContractChecks::satisfies_contract(&self.status))
+        (::agent_core::ContractChecks::satisfies_contract(&self.plan_file_path))
+            && (::agent_core::ContractChecks::satisfies_contract(&self.status))
     }
 }
 #[automatically_derived]
-impl ::agent_core::checks::ContractChecks for PlanGeneratorAgentOutputPlanFilePath {
+impl ::agent_core::ContractChecks for PlanGeneratorAgentOutputPlanFilePath {
     #[allow(unused_variables, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         ::agent_core::__private::checks::chars((&self.0).as_str()) >= 1usize
     }
 }
 #[automatically_derived]
-impl ::agent_core::checks::ContractChecks for PlanGeneratorAgentOutputStatus {
+impl ::agent_core::ContractChecks for PlanGeneratorAgentOutputStatus {
     #[allow(unused_variables, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         true

@@ -7,7 +7,7 @@ use crate::contributor::ContributorRegistry;
 use crate::error::Error;
 use crate::tool::Tool;
 use agent_contract::DynAgent;
-use agent_contract::agent::{Agent, CheckedOutput};
+use agent_contract::{Agent, CheckedOutput};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -66,13 +66,13 @@ pub(super) struct Collect {
 pub(super) struct CollectedItem<'a> {
     pub(super) agent_name: &'a str,
     pub(super) description: &'a str,
-    pub(super) output: agent_contract::json::Shown<'a>,
+    pub(super) output: agent_contract::__private::Shown<'a>,
 }
 
 /// A workflow definition: agents, declared steps, handoffs, an optional synthesis.
 ///
 /// ```
-/// use agent_core::workflow::{Workflow, WorkflowOutcome};
+/// use agent_core::{Workflow, WorkflowOutcome};
 /// use agent_core::{Agent, Message, ScriptedModel};
 /// use std::sync::Arc;
 ///
@@ -269,7 +269,7 @@ impl Workflow {
         self.members.get(agent).ok_or_else(|| Error::UnknownAgent {
             workflow: self.name.clone(),
             place: place.to_owned(),
-            agent: agent_contract::limits::truncate(agent, 100).into_owned(),
+            agent: agent_contract::__private::truncate(agent, 100).into_owned(),
             known: self.members.keys().cloned().collect::<Vec<_>>().join(", "),
         })
     }

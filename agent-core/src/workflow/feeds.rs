@@ -11,4 +11,5 @@
 ///     |budget| budget.allocations.contains_key("catering").then_some(()).ok_or("no catering".into()),
 /// );
 /// ```
+#[doc(hidden)]
 pub trait Feeds<Consumer, Flow> {}

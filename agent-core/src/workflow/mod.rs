@@ -27,11 +27,10 @@
 mod checkpoint;
 mod definition;
 mod feeds;
-pub mod run;
+mod run;
 mod seal;
-pub mod state;
+mod state;
 
-pub use crate::tool::Tool;
 pub use definition::{HandoffValidator, Member, Workflow};
 pub use feeds::Feeds;
 pub use run::{Runner, WorkflowOutcome};

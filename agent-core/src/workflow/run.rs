@@ -12,10 +12,10 @@ use crate::model::{ChatModel, ChatRequest, Message, Role};
 use crate::rerun::AgentOutput;
 use crate::transcript::{Event, Transcript};
 use crate::upstream::UpstreamContext;
-use agent_contract::dyn_agent::PrepareError;
-use agent_contract::json::RawObject;
-use agent_contract::kwargs::ToolCall;
-use agent_contract::retry::{ErrorKind, RetryError};
+use agent_contract::PrepareError;
+use agent_contract::RawObject;
+use agent_contract::ToolCall;
+use agent_contract::{ErrorKind, RetryError};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -93,13 +93,14 @@ impl<'w> Runner<'w> {
     /// the run's input, in the context of every step. The first agent's input contract checks
     /// it: a broken call is [`Error::Retry`], before any model call.
     pub async fn start_with_kwargs(&self, kwargs: &str) -> Result<WorkflowOutcome, Error> {
-        let call = ToolCall::from_json_str_with(kwargs, &self.workflow.config.limits).map_err(
-            |error| Error::Retry {
-                agent: self.workflow.name.clone(),
-                context_id: None,
-                error,
-            },
-        )?;
+        let call =
+            ToolCall::from_json_str(kwargs, &self.workflow.config.limits).map_err(|error| {
+                Error::Retry {
+                    agent: self.workflow.name.clone(),
+                    context_id: None,
+                    error,
+                }
+            })?;
         let input = serde_json::value::to_raw_value(&call.context_json())
             .ok()
             .and_then(|raw| RawObject::from_raw(raw).ok())
@@ -166,12 +167,6 @@ impl<'w> Runner<'w> {
         self.drive(state, ids).await
     }
 
-    /// Starts a run with a given run ID (the first segment of its context IDs).
-    pub async fn start_run(&self, run_id: &str, request: &str) -> Result<WorkflowOutcome, Error> {
-        let ids = Arc::new(ContextIdGenerator::new(run_id)?);
-        self.begin(request, RawObject::default(), ids).await
-    }
-
     /// Resumes a paused run with the user's answer: it is appended to the conversation and the
     /// agent that asked continues.
     pub async fn resume(
@@ -202,7 +197,7 @@ impl<'w> Runner<'w> {
             Some(shared) if shared.run_id() != state.run_id => {
                 Err(self.workflow.bad_state(format!(
                     "the state is of run `{}`, the shared context ids of run `{}`",
-                    agent_contract::limits::truncate(&state.run_id, 100),
+                    agent_contract::__private::truncate(&state.run_id, 100),
                     shared.run_id()
                 )))
             }
@@ -331,7 +326,7 @@ impl<'w> Runner<'w> {
             }
         })?;
         let prepared = agent
-            .prepare_call_within(call, &self.workflow.config.limits)
+            .prepare_call(call, &self.workflow.config.limits)
             .map_err(|e| match e {
                 PrepareError::Retry(error) => Error::Retry {
                     agent: agent.name().to_owned(),
@@ -400,7 +395,7 @@ impl<'w> Runner<'w> {
             ErrorKind::OutputContract,
             format!(
                 "`next_agent` names `{}`, which is not an agent of this workflow",
-                agent_contract::limits::truncate(next, 100)
+                agent_contract::__private::truncate(next, 100)
             ),
             format!(
                 "Set `next_agent` to one of: {}, or leave it out",

@@ -30,7 +30,7 @@ impl Workflow {
     /// workflow's name and the JSON text, a dot, and the JSON.
     ///
     /// ```
-    /// # use agent_core::workflow::{Workflow, WorkflowState};
+    /// # use agent_core::{Workflow, WorkflowState};
     /// # fn demo(workflow: &Workflow, state: &WorkflowState) -> Result<(), agent_core::Error> {
     /// let key = b"a secret of at least 32 bytes, kept by the server";
     /// let sealed = workflow.seal_state(state, key);
@@ -66,7 +66,7 @@ impl Workflow {
     /// workflow's name and the rest. It names the run; it carries none of its state.
     ///
     /// ```
-    /// # use agent_core::workflow::{PausedRun, Workflow};
+    /// # use agent_core::{PausedRun, Workflow};
     /// let workflow = Workflow::new("venues");
     /// let key = b"a secret of at least 32 bytes, kept by the server";
     /// let paused = PausedRun { run_id: "run-1".into(), sequence: 3 };

@@ -2,10 +2,10 @@
 //! results in one user message, raw `tool_use.input`, retries and failures.
 
 use crate::common::*;
-use agent_core::model::ToolChoice;
+use agent_core::ToolChoice;
 use agent_core::{
-    ChatModel, Message, model::ChatRequest, model::ModelError, model::ModelOptions,
-    model::ToolCallRequest, model::Usage, tool::ToolDefinition,
+    ChatModel, ChatRequest, Message, ModelError, ModelOptions, ToolCallRequest, ToolDefinition,
+    Usage,
 };
 use agent_llm::ManualClock;
 use serde_json::{Value, json};
@@ -108,7 +108,7 @@ async fn the_request_speaks_the_messages_api() {
             "model": "claude-test",
             "max_tokens": 4096,
             "system": "be brief",
-            "tools": [tool.to_format(agent_core::tool::ToolFormat::Anthropic)],
+            "tools": [tool.to_format(agent_core::ToolFormat::Anthropic)],
             "tool_choice": {"type": "any", "disable_parallel_tool_use": true},
             "temperature": 0.5,
             "top_k": 5,

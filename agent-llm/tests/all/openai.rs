@@ -2,11 +2,11 @@
 //! compatible servers' quirks, retries and failures.
 
 use crate::common::*;
-use agent_core::model::{OutputSchema, ToolChoice};
 use agent_core::{
-    ChatModel, Message, model::ChatRequest, model::ModelError, model::ModelOptions,
-    model::ToolCallRequest, model::Usage, tool::ToolDefinition,
+    ChatModel, ChatRequest, Message, ModelError, ModelOptions, ToolCallRequest, ToolDefinition,
+    Usage,
 };
+use agent_core::{OutputSchema, ToolChoice};
 use agent_llm::{ManualClock, RetryPolicy, StructuredOutput};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -120,7 +120,7 @@ async fn the_request_speaks_chat_completions() {
                     "function": {"name": "run_discovery_agent", "arguments": "{\"task\": "}}]},
                 {"role": "tool", "tool_call_id": "call_1", "content": "{\"success\":false}"},
             ],
-            "tools": [tool().to_format(agent_core::tool::ToolFormat::OpenAi)],
+            "tools": [tool().to_format(agent_core::ToolFormat::OpenAi)],
             "tool_choice": {"type": "function", "function": {"name": "run_discovery_agent"}},
             "parallel_tool_calls": false,
             "temperature": 0.25,

@@ -7,9 +7,9 @@
 //! responses, plus the story's extra turns.
 
 use crate::common::*;
-use agent_core::model::tool_calls;
-use agent_core::transcript::Event;
-use agent_core::{ChatModel, Message, Runtime, model::Role, runtime::Outcome};
+use agent_core::Event;
+use agent_core::tool_calls;
+use agent_core::{ChatModel, Message, Outcome, Role, Runtime};
 use agent_examples::pipeline;
 use serde_json::{Value, json};
 use std::sync::Arc;

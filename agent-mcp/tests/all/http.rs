@@ -240,11 +240,8 @@ impl Drop for CountDrop {
 impl agent_core::ChatModel for Silent {
     fn complete<'a>(
         &'a self,
-        _: &'a agent_core::model::ChatRequest,
-    ) -> agent_core::model::BoxFuture<
-        'a,
-        Result<agent_core::model::ChatResponse, agent_core::model::ModelError>,
-    > {
+        _: &'a agent_core::ChatRequest,
+    ) -> agent_core::BoxFuture<'a, Result<agent_core::ChatResponse, agent_core::ModelError>> {
         let guard = CountDrop(self.0.clone());
         Box::pin(async move {
             let _guard = guard;

@@ -4,7 +4,7 @@
 //! used twice, the specification's `input_required` round for a client on protocol
 //! `2026-07-28`, and a run paused on one server resumed by a new one on the same file store.
 
-use agent_core::store::{CheckpointStore, FileStore, RunStatus};
+use agent_core::{CheckpointStore, FileStore, RunStatus};
 use agent_core::{Message, ScriptedModel};
 use agent_examples::event_planning;
 use agent_mcp::AgentServer;
@@ -393,7 +393,7 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "agent-mcp-{name}-{}-{}",
         std::process::id(),
-        agent_core::store::now_ms()
+        agent_core::__private::now_ms()
     ));
     let _ = std::fs::remove_dir_all(&dir);
     dir
@@ -551,16 +551,13 @@ struct OverloadedOnce {
 impl agent_core::ChatModel for OverloadedOnce {
     fn complete<'a>(
         &'a self,
-        request: &'a agent_core::model::ChatRequest,
-    ) -> agent_core::model::BoxFuture<
-        'a,
-        Result<agent_core::model::ChatResponse, agent_core::model::ModelError>,
-    > {
+        request: &'a agent_core::ChatRequest,
+    ) -> agent_core::BoxFuture<'a, Result<agent_core::ChatResponse, agent_core::ModelError>> {
         let n = self
             .requests
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if n == 1 {
-            let overloaded = agent_core::model::ModelError::status(503, "overloaded");
+            let overloaded = agent_core::ModelError::status(503, "overloaded");
             return Box::pin(async move { Err(overloaded) });
         }
         self.inner.complete(request)

@@ -4,9 +4,9 @@
 //! Exit codes: 0 success, 1 usage error (unknown agent, unreadable file), 2 the input broke the
 //! contract (the retry error JSON is on stdout), or `check` found problems.
 
-use agent_core::error::ErrorKind;
-use agent_core::extract::extract_json;
-use agent_core::{DynAgent, Limits, RetryError, tool::PrepareError, tool::ToolFormat};
+use agent_core::ErrorKind;
+use agent_core::extract_json;
+use agent_core::{DynAgent, Limits, PrepareError, RetryError, ToolFormat};
 use agent_examples::user_contracts::UserAgent;
 use agent_examples::{agents, bench, event_planning, pipeline, report};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -228,11 +228,12 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
                 Err(e) if output => return Ok(retry(&e.to_json())),
                 Err(e) => return Ok(retry(&e.with_required(required(agent)).to_json())),
             };
+            let limits = Limits::default();
             let result = if output {
-                extract_json(&text, &Limits::default())
-                    .and_then(|answer| agent.check_output(&answer).map(drop))
+                extract_json(&text, &limits)
+                    .and_then(|answer| agent.check_output(&answer, &limits).map(drop))
             } else {
-                agent.validate(&text, &Limits::default()).map(drop)
+                agent.validate(&text, &limits).map(drop)
             };
             Ok(verdict(result))
         }

@@ -8,7 +8,7 @@
 //! at the question, is saved, and `--resume RUN_ID --answer TEXT` continues it in a new
 //! process; `--list` shows the stored runs.
 
-use agent_core::workflow::WorkflowOutcome;
+use agent_core::WorkflowOutcome;
 use agent_examples::{event_planning, report};
 use clap::Parser;
 use std::process::ExitCode;

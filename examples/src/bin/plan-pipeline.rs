@@ -59,7 +59,7 @@ async fn main() -> ExitCode {
 /// The declared pipeline: no main agent; the workflow routes each step and collects the
 /// sub-agents' outputs for the plan generator.
 async fn declared() -> ExitCode {
-    use agent_core::workflow::WorkflowOutcome;
+    use agent_core::WorkflowOutcome;
     use agent_examples::pipeline::PlanPipeline;
     println!(
         "Workflow `{}` (declared, checked at compile time): {}",

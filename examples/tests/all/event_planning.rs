@@ -1,11 +1,11 @@
 //! The event-planning workflow: what each agent saw, and pause/serialize/resume.
 
-use agent_core::workflow::{WorkflowOutcome, WorkflowState};
-use agent_core::{ScriptedModel, model::Role};
+use agent_core::{Role, ScriptedModel};
+use agent_core::{WorkflowOutcome, WorkflowState};
 use agent_examples::event_planning::{self, HUMAN_ANSWER, PLAN, REQUEST};
 use std::sync::Arc;
 
-fn text_of(request: &agent_core::model::ChatRequest) -> String {
+fn text_of(request: &agent_core::ChatRequest) -> String {
     request
         .messages
         .iter()

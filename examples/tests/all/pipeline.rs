@@ -1,7 +1,7 @@
 //! The main job as a test: the recorded requests show the retry error as the plan generator's
 //! first tool result, and the golden prompt in the plan generator's user message.
 
-use agent_core::{Config, Error, Runtime, ScriptedModel, error::Side, model::Role, tool::DynAgent};
+use agent_core::{Config, DynAgent, Error, Role, Runtime, ScriptedModel, Side};
 use agent_examples::agents::{DiscoveryAgent, PlanGeneratorAgent};
 use agent_examples::pipeline;
 use std::sync::Arc;
@@ -118,7 +118,7 @@ async fn output_retries_are_bounded() {
 
 #[tokio::test]
 async fn input_retries_are_bounded() {
-    let call = agent_core::model::tool_calls([("run_plan_generator_agent", r#"{"task": "Plan"}"#)]);
+    let call = agent_core::tool_calls([("run_plan_generator_agent", r#"{"task": "Plan"}"#)]);
     let model = Arc::new(ScriptedModel::new().script("main", vec![call; 10]));
     let runtime = Runtime::new(model.clone());
     let tools: [&dyn DynAgent; 1] = [&PlanGeneratorAgent];
@@ -146,7 +146,7 @@ async fn input_retries_are_bounded() {
 #[tokio::test]
 async fn parallel_bad_calls_in_one_reply_count_as_one_attempt() {
     let bad = r#"{"task": "Plan"}"#;
-    let parallel = agent_core::model::tool_calls([
+    let parallel = agent_core::tool_calls([
         ("run_plan_generator_agent", bad),
         ("run_plan_generator_agent", bad),
         ("run_plan_generator_agent", bad),
@@ -183,7 +183,7 @@ async fn parallel_bad_calls_in_one_reply_count_as_one_attempt() {
 /// as in the main job where a model assembled the same array.
 #[tokio::test]
 async fn declared_pipeline_collects_and_renders_the_golden_prompt() {
-    use agent_core::workflow::WorkflowOutcome;
+    use agent_core::WorkflowOutcome;
     use agent_examples::pipeline::PlanPipeline;
     assert_eq!(
         PlanPipeline::STEPS,
@@ -222,7 +222,7 @@ async fn declared_pipeline_collects_and_renders_the_golden_prompt() {
 /// A resumed state cannot swap the text a collected item shows for other data.
 #[tokio::test]
 async fn a_written_output_that_is_not_its_value_is_refused() {
-    use agent_core::workflow::WorkflowOutcome;
+    use agent_core::WorkflowOutcome;
     let workflow = pipeline::declared_workflow();
     let outcome = workflow
         .runner(Arc::new(pipeline::declared_model()))

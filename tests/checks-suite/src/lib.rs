@@ -1,7 +1,7 @@
 //! The JSON-Schema-Test-Suite schemas the code generator types, compiled with their generated
 //! contract checks (see `build.rs`), for the differential test in `tests/`.
 
-use agent_core::checks::ContractChecks;
+use agent_core::ContractChecks;
 use serde_json::Value;
 
 /// One typed suite schema.
@@ -25,7 +25,8 @@ fn fast<T>(instance: &Value) -> bool
 where
     T: for<'de> agent_core::__private::serde::Deserialize<'de> + ContractChecks,
 {
-    agent_core::checks::deserialize::<T, _>(instance).is_ok_and(|t| t.satisfies_contract())
+    agent_core::__private::deserialize_strict::<T, _>(instance)
+        .is_ok_and(|t| t.satisfies_contract())
 }
 
 include!(concat!(env!("OUT_DIR"), "/suite.rs"));

@@ -68,18 +68,19 @@ fn a_flattened_map_takes_numbers() {
 fn the_same_build_still_renders_numbers_as_written() {
     // The reason agent-core once turned those features on: numbers and key order in prompts.
     // They come from the text now.
-    let call = agent_core::kwargs::ToolCall::from_json_str(
+    let call = agent_core::ToolCall::from_json_str(
         r#"{"task": "t", "z": 0.60, "a": [1e5, 0.000001]}"#,
+        &agent_core::Limits::default(),
     )
     .unwrap();
-    let raw: agent_core::json::RawJson =
+    let raw: agent_core::RawJson =
         serde_json::from_str(r#"{"z": 0.60, "a": [1e5, 0.000001]}"#).unwrap();
     assert_eq!(
-        agent_core::markdown::to_markdown(&raw).unwrap(),
+        agent_core::to_markdown(&raw).unwrap(),
         "- **z**: 0.60\n- **a**:\n  - 1e5\n  - 0.000001"
     );
     assert_eq!(
-        agent_core::prompt::default_call_prompt(&call),
+        agent_core::__private::default_call_prompt(&call),
         "t\n\n## Context\n```json\n{\n  \"z\": 0.60,\n  \"a\": [\n    1e5,\n    0.000001\n  ]\n}\n```"
     );
 }

@@ -1,7 +1,7 @@
 //! Code first: `#[derive(AgentInput)]` on a struct that derives `Deserialize` and
 //! `JsonSchema` gives the same runtime behaviour as a schema file, with schemars' schema.
 
-use agent_core::{AgentInput, RetryError, kwargs::ToolCall};
+use agent_core::{AgentInput, RetryError, ToolCall};
 use serde_json::json;
 
 /// Searches the crawled pages.
@@ -18,7 +18,10 @@ struct Search {
 struct SearchAgent;
 
 fn from_kwargs(kwargs: &str) -> Result<Search, RetryError> {
-    Search::from_call(&ToolCall::from_json_str(kwargs)?)
+    Search::from_call(
+        &ToolCall::from_json_str(kwargs, &agent_core::Limits::default())?,
+        &agent_core::Limits::default(),
+    )
 }
 
 #[test]
@@ -80,7 +83,7 @@ fn same_retry_error_as_a_schema_file_contract() {
         r#"{"task": "x", "query": 3, "limit": 0}"#,
     ] {
         let code_first = from_kwargs(kwargs).unwrap_err().to_json();
-        let schema_file = agent_core::agent::check_call::<SearchAgent>(kwargs, &Default::default());
+        let schema_file = agent_core::check_call::<SearchAgent>(kwargs, &Default::default());
         assert_eq!(code_first, schema_file.unwrap_err().to_json(), "{kwargs}");
     }
 }
@@ -93,19 +96,23 @@ fn only_the_schema_file_input_has_compiled_checks() {
     const { assert!(<FromFile as AgentInput>::COMPILED_CHECKS) };
     const { assert!(!<Search as AgentInput>::COMPILED_CHECKS) };
     let kwargs = r#"{"task": "x", "query": "login", "limit": 5}"#;
-    let call = ToolCall::from_json_str(kwargs).unwrap();
-    let typed = FromFile::from_call(&call).unwrap();
+    let call = ToolCall::from_json_str(kwargs, &agent_core::Limits::default()).unwrap();
+    let typed = FromFile::from_call(&call, &agent_core::Limits::default()).unwrap();
     assert_eq!(typed.satisfies_contract(), Some(true));
     assert!(
         !call.context_built(),
         "the compiled checks decided without a Value"
     );
-    let call = ToolCall::from_json_str(kwargs).unwrap();
-    let code_first = Search::from_call(&call).unwrap();
+    let call = ToolCall::from_json_str(kwargs, &agent_core::Limits::default()).unwrap();
+    let code_first = Search::from_call(&call, &agent_core::Limits::default()).unwrap();
     assert_eq!(code_first.satisfies_contract(), None);
     assert!(call.context_built(), "the validator read the call");
     // A limit past the schema's maximum: the checks say no and the validator explains it.
-    let call = ToolCall::from_json_str(r#"{"task": "x", "query": "login", "limit": 51}"#).unwrap();
-    assert!(FromFile::from_call(&call).is_err());
+    let call = ToolCall::from_json_str(
+        r#"{"task": "x", "query": "login", "limit": 51}"#,
+        &agent_core::Limits::default(),
+    )
+    .unwrap();
+    assert!(FromFile::from_call(&call, &agent_core::Limits::default()).is_err());
     assert!(call.context_built());
 }

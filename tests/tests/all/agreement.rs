@@ -17,8 +17,8 @@
 //! A disagreement is a bug in the codegen's rejection rules. The ones that stand are listed in
 //! [`KNOWN_REFUSED`] and [`KNOWN_ACCEPTED`] with why; any other fails the test.
 
-use agent_core::checks::ContractChecks;
-use agent_core::{Agent, AgentInput, DynAgent, contract::Contract};
+use agent_core::ContractChecks;
+use agent_core::{Agent, AgentInput, Contract, DynAgent};
 use agent_examples::agents;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -59,7 +59,7 @@ fn deserializes<T: DeserializeOwned>(value: &Value) -> bool {
 }
 
 fn passes_checks<T: DeserializeOwned + ContractChecks>(value: &Value) -> bool {
-    agent_core::checks::deserialize::<T, _>(value).is_ok_and(|t| t.satisfies_contract())
+    agent_core::__private::deserialize_strict::<T, _>(value).is_ok_and(|t| t.satisfies_contract())
 }
 
 fn sides_of<A: Agent>() -> Vec<Side>
@@ -407,9 +407,15 @@ fn schema_and_type_agree() {
     let mut disagreements = Vec::new();
     let mut agree = |side: &Side, probe: &str, what: &str, instance: &Value| {
         checked += 1;
-        let schema = side.contract.check(instance).is_ok();
+        let schema = side
+            .contract
+            .check(instance, &agent_core::Limits::default())
+            .is_ok();
         let typed = (side.typed)(instance);
-        let structure = side.structure.check(instance).is_ok();
+        let structure = side
+            .structure
+            .check(instance, &agent_core::Limits::default())
+            .is_ok();
         let (line, known) = if schema && !typed {
             (
                 format!(
@@ -438,14 +444,21 @@ fn schema_and_type_agree() {
     let sides = sides();
     for (label, instance) in fixtures() {
         let side = sides.iter().find(|s| s.label == label).unwrap();
-        assert!(side.contract.check(&instance).is_ok(), "{label} fixture");
+        assert!(
+            side.contract
+                .check(&instance, &agent_core::Limits::default())
+                .is_ok(),
+            "{label} fixture"
+        );
         agree(side, "", "fixture", &instance);
     }
     for side in &sides {
         let schema = side.contract.schema();
         let base = base_of(&side.label, schema);
         assert!(
-            side.contract.check(&base).is_ok(),
+            side.contract
+                .check(&base, &agent_core::Limits::default())
+                .is_ok(),
             "{}: the generated example is invalid: {base}",
             side.label
         );
@@ -474,7 +487,7 @@ fn schema_and_type_agree() {
 }
 
 /// The generated checks are a sound stand-in for the validator: on every instance above,
-/// when the typed input deserializes (through `agent_core::checks::deserialize`) and the
+/// when the typed input deserializes (through `agent_core::__private::deserialize_strict`) and the
 /// checks pass, the validator accepts it. A valid instance the checks do not pass (a schema
 /// part they leave to the validator) is the slow path: allowed, counted.
 #[test]
@@ -497,7 +510,10 @@ fn generated_checks_agree_with_the_validator() {
     let mut unsound = Vec::new();
     let mut slow_sides = BTreeSet::new();
     for (side, instance) in &instances {
-        let valid = side.contract.check(instance).is_ok();
+        let valid = side
+            .contract
+            .check(instance, &agent_core::Limits::default())
+            .is_ok();
         match (valid, (side.fast)(instance)) {
             (true, true) => fast += 1,
             (true, false) => {
@@ -591,6 +607,17 @@ fn every_contract_of_schemas_is_covered() {
 fn an_integral_float_is_an_integer() {
     let answer = json!({"overall_score": 1.0, "compliance_level": "AA", "issues": []});
     let contract = <agents::AccessibilityAgent as Agent>::output_contract().unwrap();
-    assert!(contract.check(&answer).is_ok());
-    assert!(DynAgent::check_output(&agents::AccessibilityAgent, &answer).is_ok());
+    assert!(
+        contract
+            .check(&answer, &agent_core::Limits::default())
+            .is_ok()
+    );
+    assert!(
+        DynAgent::check_output(
+            &agents::AccessibilityAgent,
+            &answer,
+            &agent_core::Limits::default()
+        )
+        .is_ok()
+    );
 }

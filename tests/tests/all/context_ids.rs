@@ -2,11 +2,11 @@
 //! agent call one and carries it in tool results, retry errors and outputs; typed upstream
 //! context records the call behind each part.
 
-use agent_core::ids::{ContextId, ContextIdError, ContextIdGenerator, Segment, Timestamp};
-use agent_core::model::tool_calls;
-use agent_core::transcript::Event;
-use agent_core::upstream::{Upstream, UpstreamContext, UpstreamError};
-use agent_core::{Message, Runtime, ScriptedModel, model::Role};
+use agent_core::Event;
+use agent_core::tool_calls;
+use agent_core::{ContextId, ContextIdError, ContextIdGenerator, Segment, Timestamp};
+use agent_core::{Message, Role, Runtime, ScriptedModel};
+use agent_core::{Upstream, UpstreamContext, UpstreamError};
 use agent_tests::{DiscoveryAgent, block_on};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -550,11 +550,11 @@ fn the_plain_contract_retry_error_keeps_its_nine_keys() {
     let error =
         agent_core::DynAgent::prepare(&DiscoveryAgent, r#"{"task": "Scan"}"#, &Default::default())
             .unwrap_err();
-    let agent_core::tool::PrepareError::Retry(error) = error else {
+    let agent_core::PrepareError::Retry(error) = error else {
         panic!("expected a retry error");
     };
     assert_eq!(keys(&error.to_json()).len(), 9);
-    let traced = error.to_json_with_context_id(&id(ID));
+    let traced = serde_json::to_value(error.with_context_id(&id(ID))).unwrap_or_default();
     assert_eq!(keys(&traced).len(), 10);
     assert_eq!(traced["context_id"], ID);
 }
@@ -683,7 +683,9 @@ fn the_context_map_goes_through_the_contract_path() {
     // The consumer's contract names the keys it needs; the caller maps parts onto them.
     context.insert("target_url".into(), context["scout_output"].clone());
     context.remove("scout_output");
-    let call = agent_core::kwargs::ToolCall::new("Scan", context);
-    let prepared = agent_core::DynAgent::prepare_call(&DiscoveryAgent, call).unwrap();
+    let call = agent_core::ToolCall::new("Scan", context);
+    let prepared =
+        agent_core::DynAgent::prepare_call(&DiscoveryAgent, call, &agent_core::Limits::default())
+            .unwrap();
     assert!(prepared.user_prompt.contains("https://a.example"));
 }

@@ -2,12 +2,12 @@
 //! decline or fail, the golden system prompt, and the runtime assembling sub-agent prompts.
 
 use agent_core::__private::askama::Template;
-use agent_core::contributor::{
+use agent_core::ContextId;
+use agent_core::UpstreamContext;
+use agent_core::{
     AppliesTo, AssemblyError, ContextIdContributor, ContributorError, ContributorRegistry,
     PromptContext, PromptContributor, TemplateContributor, episodic_memory, priority,
 };
-use agent_core::ids::ContextId;
-use agent_core::upstream::UpstreamContext;
 use agent_core::{DynAgent, Error, Message, Runtime, ScriptedModel};
 use agent_tests::{DiscoveryAgent, block_on};
 use serde_json::{Map, Value, json};
@@ -147,12 +147,12 @@ fn a_contributor_may_decline() {
 fn a_name_is_registered_once() {
     let mut registry = ContributorRegistry::empty()
         .with(fixed("a", 0))
-        .with(fixed("b", 1));
-    let replaced = registry.register(Arc::new(Fixed {
-        text: Some("new a"),
-        ..fixed("a", 2)
-    }));
-    assert_eq!(replaced.unwrap().priority(), 0);
+        .with(fixed("b", 1))
+        .with(Fixed {
+            text: Some("new a"),
+            ..fixed("a", 2)
+        });
+    // The new `a` replaced the old one: its priority (2) puts it after `b`.
     assert_eq!(assemble(&registry, "x"), "b\n\nnew a");
     assert!(registry.remove("b").is_some());
     assert!(registry.remove("b").is_none());
@@ -265,7 +265,10 @@ fn the_golden_system_prompt() {
         .with(ContextIdContributor::new().only_for(["discovery_agent"]));
     let id = id();
     let upstream = upstream();
-    let ctx = PromptContext::for_agent(&DiscoveryAgent, &id).with_upstream(&upstream);
+    let ctx = PromptContext {
+        upstream: Some(&upstream),
+        ..PromptContext::for_agent(&DiscoveryAgent, &id)
+    };
     assert_eq!(
         registry.assemble(&ctx).unwrap(),
         include_str!("../../fixtures/contributors/discovery_system_prompt.md")
@@ -319,15 +322,24 @@ fn the_episodic_memory_text_is_the_reference_text() {
 }
 
 #[test]
-fn the_standard_prompt_of_a_call_without_upstream_is_the_runtime_system_prompt() {
+fn the_standard_prompt_of_a_call_without_upstream_is_identity_then_output_contract() {
     let id = id();
-    let standard = ContributorRegistry::default()
-        .assemble(&PromptContext::for_agent(&DiscoveryAgent, &id))
-        .unwrap();
+    let ctx = PromptContext::for_agent(&DiscoveryAgent, &id);
+    let standard = ContributorRegistry::default().assemble(&ctx).unwrap();
+    let only = |name: &str| {
+        let mut registry = ContributorRegistry::standard();
+        for other in ["identity", "upstream", "output_contract"] {
+            if other != name {
+                registry.remove(other);
+            }
+        }
+        registry.assemble(&ctx).unwrap()
+    };
     assert_eq!(
         standard,
-        agent_core::runtime::system_prompt(&DiscoveryAgent)
+        format!("{}\n\n{}", only("identity"), only("output_contract"))
     );
+    assert!(only("output_contract").contains("\"page_title\""));
     assert!(standard.starts_with("You are the `discovery_agent` agent. Discovers the interactive"));
     // A plain loop agent gets nothing from the standard contributors.
     assert_eq!(assemble(&ContributorRegistry::standard(), "main_agent"), "");
@@ -354,7 +366,8 @@ fn a_template_can_be_built_from_the_call() {
     let id = id();
     let mut metadata = Map::new();
     metadata.insert("locale".into(), Value::from("fr-FR"));
-    let ctx = PromptContext::new("writer", &id).with_metadata(metadata);
+    let mut ctx = PromptContext::new("writer", &id);
+    ctx.metadata = metadata;
     assert_eq!(
         registry.assemble(&ctx).unwrap(),
         "The user's locale is fr-FR."
@@ -366,7 +379,12 @@ fn a_template_can_be_built_from_the_call() {
         ""
     );
     assert_eq!(
-        registry.assemble(&ctx.with_metadata(Map::new())).unwrap(),
+        registry
+            .assemble(&PromptContext {
+                metadata: Map::new(),
+                ..ctx
+            })
+            .unwrap(),
         ""
     );
 }
@@ -381,7 +399,7 @@ fn the_runtime_assembles_sub_agent_and_loop_prompts() {
             .script(
                 "main_agent",
                 [
-                    agent_core::model::tool_calls([(
+                    agent_core::tool_calls([(
                         "run_discovery_agent",
                         r#"{"task": "Scan", "target_url": "https://a.example"}"#,
                     )]),
@@ -420,7 +438,7 @@ fn the_runtime_assembles_sub_agent_and_loop_prompts() {
             &Default::default(),
         )
         .unwrap();
-    let options = agent_core::rerun::CallOptions {
+    let options = agent_core::CallOptions {
         upstream: Some(&upstream),
         ..Default::default()
     };

@@ -5,7 +5,7 @@
 //! the `ui/workflow/` cases.
 
 use agent_codegen::flow::{self, Flow};
-use agent_core::workflow::Workflow;
+use agent_core::Workflow;
 use agent_examples::agents::{budget_agent, catering_agent};
 use agent_examples::event_planning::EventPlanning;
 use std::path::Path;
@@ -79,33 +79,39 @@ fn budget_of(input: &catering_agent::CateringAgentInput) -> &budget_agent::Budge
 
 #[test]
 fn a_referenced_contract_has_one_type() {
-    let call = agent_core::kwargs::ToolCall::from_json_str(
+    let call = agent_core::ToolCall::from_json_str(
         r#"{"task": "Plan the catering",
             "venue_agent_output": {"venue_name": "Loft", "capacity": 60, "cost_usd": 1500},
             "budget_agent_output": {"total_budget_usd": 5000, "allocations": {"catering": 2000}}}"#,
+        &agent_core::Limits::default(),
     )
     .unwrap();
-    let input =
-        <catering_agent::CateringAgentInput as agent_core::AgentInput>::from_call(&call).unwrap();
+    let input = <catering_agent::CateringAgentInput as agent_core::AgentInput>::from_call(
+        &call,
+        &agent_core::Limits::default(),
+    )
+    .unwrap();
     assert_eq!(budget_of(&input).allocations["catering"], 2000.0);
     // The bundled contract checks the producer's shape at run time too.
-    let call = agent_core::kwargs::ToolCall::from_json_str(
+    let call = agent_core::ToolCall::from_json_str(
         r#"{"task": "Plan the catering",
             "venue_agent_output": {"venue_name": "Loft", "capacity": 60, "cost_usd": 1500},
             "budget_agent_output": {"total_budget_usd": 5000}}"#,
+        &agent_core::Limits::default(),
     )
     .unwrap();
-    let error = <catering_agent::CateringAgentInput as agent_core::AgentInput>::from_call(&call)
-        .unwrap_err();
+    let error = <catering_agent::CateringAgentInput as agent_core::AgentInput>::from_call(
+        &call,
+        &agent_core::Limits::default(),
+    )
+    .unwrap_err();
     assert_eq!(
         error.validation_message,
         "\"allocations\" is a required property"
     );
     assert_eq!(
         error.path,
-        [agent_core::error::PathSegment::Key(
-            "budget_agent_output".into()
-        )]
+        [agent_core::PathSegment::Key("budget_agent_output".into())]
     );
 }
 
@@ -333,16 +339,19 @@ fn catering_allocation(budget: &budget_agent::BudgetAgentOutput) -> f64 {
 
 #[test]
 fn a_mapped_contract_is_the_producers_type() {
-    use agent_core::contract::ContractType;
-    let call = agent_core::kwargs::ToolCall::from_json_str(
+    use agent_core::ContractType;
+    let call = agent_core::ToolCall::from_json_str(
         r#"{"task": "Plan the catering",
             "venue_agent_output": {"venue_name": "Loft", "capacity": 60, "cost_usd": 1500},
             "budget_agent_output": {"total_budget_usd": 5000, "allocations": {"catering": 2000}}}"#,
+        &agent_core::Limits::default(),
     )
     .unwrap();
-    let input =
-        <mapped::catering_agent::CateringAgentInput as agent_core::AgentInput>::from_call(&call)
-            .unwrap();
+    let input = <mapped::catering_agent::CateringAgentInput as agent_core::AgentInput>::from_call(
+        &call,
+        &agent_core::Limits::default(),
+    )
+    .unwrap();
     assert_eq!(catering_allocation(&input.budget_agent_output), 2000.0);
     assert_eq!(
         <mapped::CateringAgent as agent_core::Agent>::NAME,
@@ -350,8 +359,11 @@ fn a_mapped_contract_is_the_producers_type() {
     );
     // The derive's consumer and the build script's consumer hold the same type, and the
     // fingerprints of the two front ends agree for the same schema.
-    let built =
-        <catering_agent::CateringAgentInput as agent_core::AgentInput>::from_call(&call).unwrap();
+    let built = <catering_agent::CateringAgentInput as agent_core::AgentInput>::from_call(
+        &call,
+        &agent_core::Limits::default(),
+    )
+    .unwrap();
     assert_eq!(input.budget_agent_output, built.budget_agent_output);
     assert_eq!(
         <mapped::catering_agent::CateringAgentInput as ContractType>::FINGERPRINT,
@@ -473,7 +485,7 @@ fn a_collect_names_the_step_and_the_field_of_what_is_wrong() {
 /// all fit is decided by the generated checks alone (no `Value`, no validator).
 #[test]
 fn the_plan_generator_checks_each_output_against_its_agents_contract() {
-    use agent_core::tool::PrepareError;
+    use agent_core::PrepareError;
     use agent_core::{DynAgent, Limits};
     use serde_json::{Value, json};
 

@@ -78,9 +78,16 @@ fn shadowed_prelude_names_still_derive() {
         .prepare(KWARGS, &Default::default())
         .unwrap();
     assert_eq!(prepared.user_prompt, EXPECTED);
-    let call =
-        agent_core::kwargs::ToolCall::from_json_str(r#"{"task": "x", "query": "rust"}"#).unwrap();
-    let search = <shadowing::Search as agent_core::AgentInput>::from_call(&call).unwrap();
+    let call = agent_core::ToolCall::from_json_str(
+        r#"{"task": "x", "query": "rust"}"#,
+        &agent_core::Limits::default(),
+    )
+    .unwrap();
+    let search = <shadowing::Search as agent_core::AgentInput>::from_call(
+        &call,
+        &agent_core::Limits::default(),
+    )
+    .unwrap();
     assert_eq!(search.query, "rust");
 }
 
@@ -91,18 +98,25 @@ fn no_implicit_prelude_still_derives() {
         .prepare(KWARGS, &Default::default())
         .unwrap();
     assert_eq!(prepared.user_prompt, EXPECTED);
-    let call =
-        agent_core::kwargs::ToolCall::from_json_str(r#"{"task": "x", "query": "rust"}"#).unwrap();
-    let search = <no_prelude::Search as agent_core::AgentInput>::from_call(&call).unwrap();
+    let call = agent_core::ToolCall::from_json_str(
+        r#"{"task": "x", "query": "rust"}"#,
+        &agent_core::Limits::default(),
+    )
+    .unwrap();
+    let search = <no_prelude::Search as agent_core::AgentInput>::from_call(
+        &call,
+        &agent_core::Limits::default(),
+    )
+    .unwrap();
     assert_eq!(search.query, "rust");
 }
 
 /// The `Style` contributor of each hygiene module renders the same text.
-fn style_renders(style: &dyn agent_core::contributor::PromptContributor) {
-    let id: agent_core::ids::ContextId = "run-1/selector_agent/1/2026-01-19T10:15:00.123Z"
+fn style_renders(style: &dyn agent_core::PromptContributor) {
+    let id: agent_core::ContextId = "run-1/selector_agent/1/2026-01-19T10:15:00.123Z"
         .parse()
         .unwrap();
-    let ctx = agent_core::contributor::PromptContext::new("selector_agent", &id);
+    let ctx = agent_core::PromptContext::new("selector_agent", &id);
     assert_eq!(style.name(), "style");
     assert_eq!(
         style.contribute(&ctx).unwrap().as_deref(),
@@ -125,13 +139,13 @@ const CATERING: &str = r#"{"task": "Plan the catering",
 fn catering_checks<A: agent_core::Agent>() {
     use agent_core::DynAgent as _;
     let built = agent_examples::agents::CateringAgent;
-    let ok = agent_core::agent::check_call::<A>(CATERING, &Default::default());
+    let ok = agent_core::check_call::<A>(CATERING, &Default::default());
     assert!(ok.is_ok());
     let broken = CATERING.replace(
         r#""allocations": {"catering": 2000}"#,
         r#""allocations": []"#,
     );
-    let Err(derived) = agent_core::agent::check_call::<A>(&broken, &Default::default()) else {
+    let Err(derived) = agent_core::check_call::<A>(&broken, &Default::default()) else {
         panic!("an array of allocations passed");
     };
     let generated = built.validate(&broken, &Default::default()).unwrap_err();

@@ -7,8 +7,7 @@
 //! stack without the limits simply would not finish.
 
 use agent_core::{
-    DynAgent, Limits, RetryError, contract::Contract, contract::ContractKind, error::ErrorKind,
-    error::PathSegment, kwargs::ToolCall,
+    Contract, ContractKind, DynAgent, ErrorKind, Limits, PathSegment, RetryError, ToolCall,
 };
 use serde_json::{Value, json};
 
@@ -64,9 +63,9 @@ fn depth_limit_is_exact_and_counts_the_call_object() {
     assert_eq!(limits.max_depth, 64);
     // The kwargs object is level 1: 63 arrays inside it reach 64, one more is too deep.
     let ok = format!(r#"{{"task": "t", "deep": {}}}"#, nested_arrays(63));
-    assert!(ToolCall::from_json_str(&ok).is_ok());
+    assert!(ToolCall::from_json_str(&ok, &agent_core::Limits::default()).is_ok());
     let deep = format!(r#"{{"task": "t", "deep": {}}}"#, nested_arrays(64));
-    let error = ToolCall::from_json_str(&deep).unwrap_err();
+    let error = ToolCall::from_json_str(&deep, &agent_core::Limits::default()).unwrap_err();
     assert_eq!(error.kind, ErrorKind::TooDeep { limit: 64 });
     assert_eq!(error.error, "Input nesting exceeds the depth limit of 64");
     assert_eq!(error.hint, "Flatten the data: nest it less deeply");
@@ -78,11 +77,11 @@ fn a_hundred_thousand_levels_cost_no_stack() {
     // serde_json would stop at 128 levels on its own; the depth scan runs before it and uses no
     // recursion, so this is the limit's error and not the parser's.
     let deep = format!(r#"{{"task": "t", "deep": {}}}"#, nested_arrays(100_000));
-    let error = ToolCall::from_json_str(&deep).unwrap_err();
+    let error = ToolCall::from_json_str(&deep, &agent_core::Limits::default()).unwrap_err();
     assert_eq!(error.kind, ErrorKind::TooDeep { limit: 64 });
     // Unbalanced text (never closed) is measured the same way.
     let open = format!(r#"{{"task": "t", "deep": {}"#, "{\"a\":".repeat(100_000));
-    let error = ToolCall::from_json_str(&open).unwrap_err();
+    let error = ToolCall::from_json_str(&open, &agent_core::Limits::default()).unwrap_err();
     assert_eq!(error.kind, ErrorKind::TooDeep { limit: 64 });
     // Through an agent, the error names the contract's required fields.
     let error = plan_generator()
@@ -99,11 +98,11 @@ fn a_hundred_thousand_levels_cost_no_stack() {
 fn a_stringified_context_counts_from_the_call_level() {
     let context = format!(r#"{{"deep": {}}}"#, nested_arrays(63));
     let kwargs = json!({"task": "t", "context": context}).to_string();
-    let error = ToolCall::from_json_str(&kwargs).unwrap_err();
+    let error = ToolCall::from_json_str(&kwargs, &agent_core::Limits::default()).unwrap_err();
     assert_eq!(error.kind, ErrorKind::TooDeep { limit: 64 });
     let context = format!(r#"{{"deep": {}}}"#, nested_arrays(62));
     let kwargs = json!({"task": "t", "context": context}).to_string();
-    assert!(ToolCall::from_json_str(&kwargs).is_ok());
+    assert!(ToolCall::from_json_str(&kwargs, &agent_core::Limits::default()).is_ok());
 }
 
 #[test]
@@ -138,7 +137,7 @@ fn a_parsed_value_is_measured_iteratively() {
 #[test]
 fn an_answer_is_depth_checked_too() {
     let answer = format!("Here it is: {{\"a\": {}}}", nested_arrays(100_000));
-    let error = agent_core::extract::extract_json(&answer, &Limits::default()).unwrap_err();
+    let error = agent_core::extract_json(&answer, &Limits::default()).unwrap_err();
     assert_eq!(error.kind, ErrorKind::TooDeep { limit: 64 });
 }
 
@@ -152,9 +151,9 @@ fn input_bytes_limit() {
     };
     let exactly = format!(r#"{{"task": "{}"}}"#, "x".repeat(1024 - 12));
     assert_eq!(exactly.len(), 1024);
-    assert!(ToolCall::from_json_str_with(&exactly, &limits).is_ok());
+    assert!(ToolCall::from_json_str(&exactly, &limits).is_ok());
     let over = format!(r#"{{"task": "{}"}}"#, "x".repeat(1024 - 11));
-    let error = ToolCall::from_json_str_with(&over, &limits).unwrap_err();
+    let error = ToolCall::from_json_str(&over, &limits).unwrap_err();
     assert_eq!(
         error.kind,
         ErrorKind::TooLarge {
@@ -173,7 +172,7 @@ fn input_bytes_limit() {
     // The size is checked before anything is parsed: text that is not even JSON gets the
     // same error.
     let junk = "{".repeat(2000);
-    let error = ToolCall::from_json_str_with(&junk, &limits).unwrap_err();
+    let error = ToolCall::from_json_str(&junk, &limits).unwrap_err();
     assert_eq!(
         error.kind,
         ErrorKind::TooLarge {
@@ -197,7 +196,7 @@ fn the_default_size_limit_is_four_mebibytes() {
         }
     );
     // An oversized answer is refused the same way.
-    let error = agent_core::extract::extract_json(&over, &limits).unwrap_err();
+    let error = agent_core::extract_json(&over, &limits).unwrap_err();
     assert!(matches!(error.kind, ErrorKind::TooLarge { .. }));
 }
 
@@ -219,8 +218,11 @@ fn integer_items() -> serde_json::Value {
 
 #[test]
 fn a_small_array_of_invalid_items_reports_exactly_max_errors() {
-    let call = ToolCall::from_json_str(&invalid_items(5_000)).unwrap();
-    let error = contract(integer_items()).check(call.context()).unwrap_err();
+    let call =
+        ToolCall::from_json_str(&invalid_items(5_000), &agent_core::Limits::default()).unwrap();
+    let error = contract(integer_items())
+        .check(call.context(), &agent_core::Limits::default())
+        .unwrap_err();
     assert_eq!(error.errors.len(), Limits::default().max_errors);
     assert_eq!(error.errors.len(), 20);
     for (i, violation) in error.errors.iter().enumerate() {
@@ -237,8 +239,7 @@ fn a_small_array_of_invalid_items_reports_exactly_max_errors() {
         ..Limits::default()
     };
     let error = contract(integer_items())
-        .with_limits(limits)
-        .check(call.context())
+        .check(call.context(), &limits)
         .unwrap_err();
     assert_eq!(error.errors.len(), 3);
 }
@@ -249,8 +250,10 @@ fn a_three_megabyte_array_of_invalid_items_reports_its_first_error_only() {
     // so past 10,000 values the report is the first error, found by a pass that stops there.
     let kwargs = invalid_items(60_000);
     assert!(kwargs.len() > 3_000_000, "{} bytes", kwargs.len());
-    let call = ToolCall::from_json_str(&kwargs).unwrap();
-    let error = contract(integer_items()).check(call.context()).unwrap_err();
+    let call = ToolCall::from_json_str(&kwargs, &agent_core::Limits::default()).unwrap();
+    let error = contract(integer_items())
+        .check(call.context(), &agent_core::Limits::default())
+        .unwrap_err();
     assert_eq!(error.errors.len(), 1);
     assert_eq!(
         error.path,
@@ -269,7 +272,7 @@ fn many_bad_fields_report_at_most_max_errors() {
     }
     let schema = json!({"type": "object", "properties": properties});
     let error = contract(schema)
-        .check(&Value::Object(instance))
+        .check(&Value::Object(instance), &agent_core::Limits::default())
         .unwrap_err();
     assert_eq!(error.errors.len(), 20);
     // The hint names the fields of the reported errors only.
@@ -328,7 +331,9 @@ fn a_huge_value_is_echoed_within_the_bound() {
         "list": [huge, huge],
         "n": {"nested": huge}
     });
-    let error = contract(schema).check(&instance).unwrap_err();
+    let error = contract(schema)
+        .check(&instance, &agent_core::Limits::default())
+        .unwrap_err();
     assert_eq!(error.errors.len(), 4);
     assert_bounded(&error, &limits);
     for violation in &error.errors {
@@ -351,7 +356,9 @@ fn caller_keys_are_echoed_within_the_bound() {
         "additionalProperties": {"type": "number"}
     });
     let instance = json!({ long.clone(): "not a number", "scores": { long.clone(): "nan" } });
-    let error = contract(schema).check(&instance).unwrap_err();
+    let error = contract(schema)
+        .check(&instance, &agent_core::Limits::default())
+        .unwrap_err();
     assert_eq!(error.errors.len(), 2);
     assert_bounded(&error, &limits);
     let cut = format!("{}…", "k".repeat(limits.max_echo_bytes));
@@ -377,7 +384,9 @@ fn caller_keys_are_echoed_within_the_bound() {
     let many: serde_json::Map<String, Value> = (0..1000)
         .map(|i| (format!("{i}{long}"), json!(1)))
         .collect();
-    let error = contract(closed).check(&Value::Object(many)).unwrap_err();
+    let error = contract(closed)
+        .check(&Value::Object(many), &agent_core::Limits::default())
+        .unwrap_err();
     assert_bounded(&error, &limits);
     assert_eq!(error.provided_fields.len(), limits.max_listed_fields);
     // The unexpected keys are listed within the bound.
@@ -401,10 +410,7 @@ fn a_smaller_echo_bound_applies_everywhere() {
         "additionalProperties": {"type": "string"}
     });
     let instance = json!({"name": "y".repeat(50), "a-key-longer-than-ten": 1});
-    let error = contract(schema)
-        .with_limits(limits)
-        .check(&instance)
-        .unwrap_err();
+    let error = contract(schema).check(&instance, &limits).unwrap_err();
     assert_bounded(&error, &limits);
     // A `Value` instance lists its keys sorted.
     assert_eq!(error.provided_fields, ["a-key-long…", "name"]);
@@ -424,7 +430,7 @@ fn rendered_markdown_stays_linear_in_the_input() {
     let mut worst: f64 = 0.0;
     let mut check = |value: Value| {
         let json_len = value.to_string().len();
-        let rendered = agent_core::markdown::to_markdown(&value).unwrap();
+        let rendered = agent_core::to_markdown(&value).unwrap();
         assert!(
             rendered.len() <= K * json_len + 64,
             "{} bytes rendered from {json_len} bytes",

@@ -1,13 +1,13 @@
 //! Contracts are offline and sandboxed: a remote `$ref`, a `$ref` to a file, or a custom
 //! meta-schema is refused both at build time (`agent_codegen::generate_types`) and at run time
-//! (`agent_core::contract::Contract::new`), and neither ever opens a connection or a file to resolve it.
+//! (`agent_core::Contract::new`), and neither ever opens a connection or a file to resolve it.
 //!
 //! The proofs: an HTTP `$ref` points at a listener on 127.0.0.1 that must have accepted no
 //! connection afterwards; a file `$ref` points at a named pipe, whose opening for reading
 //! would block until a writer came (so a build that read it would never return), and which
 //! has no reader afterwards.
 
-use agent_core::{contract::Contract, contract::ContractError, contract::ContractKind};
+use agent_core::{Contract, ContractError, ContractKind};
 use serde_json::{Value, json};
 use std::net::TcpListener;
 use std::sync::mpsc;
@@ -215,10 +215,20 @@ fn local_refs_and_the_published_meta_schemas_need_no_fetch() {
     let contract = runtime(&schema).unwrap();
     assert!(
         contract
-            .check(&json!({"a": "x", "b": "y", "meta": {"type": "string"}}))
+            .check(
+                &json!({"a": "x", "b": "y", "meta": {"type": "string"}}),
+                &agent_core::Limits::default()
+            )
             .is_ok()
     );
-    assert!(contract.check(&json!({"meta": {"type": 12}})).is_err());
+    assert!(
+        contract
+            .check(
+                &json!({"meta": {"type": 12}}),
+                &agent_core::Limits::default()
+            )
+            .is_err()
+    );
     // Every contract of `schemas/` compiles offline.
     for agent in agent_examples::agents::AGENTS {
         let _ = agent.input_contract();
@@ -276,8 +286,16 @@ fn documents_held_in_memory_are_the_only_ones_resolved() {
     let documents = || vec![(held.to_owned(), json!({"type": "string", "minLength": 1}))];
     let contract =
         Contract::with_documents("docs", ContractKind::Input, with_ref(held), documents()).unwrap();
-    assert!(contract.check(&json!({"x": "a"})).is_ok());
-    assert!(contract.check(&json!({"x": ""})).is_err());
+    assert!(
+        contract
+            .check(&json!({"x": "a"}), &agent_core::Limits::default())
+            .is_ok()
+    );
+    assert!(
+        contract
+            .check(&json!({"x": ""}), &agent_core::Limits::default())
+            .is_err()
+    );
     // A document that is not held is refused, not fetched; also from inside a held document.
     let missing = format!("http://127.0.0.1:{port}/s.json");
     let error =

@@ -4,7 +4,7 @@
 //! the template itself made: no value forges structure. And the output stays linear in the
 //! input.
 //!
-//! (a) `agent_core::markdown::to_markdown` inside a fixed frame (a heading, the value, a rule),
+//! (a) `agent_core::to_markdown` inside a fixed frame (a heading, the value, a rule),
 //! and `to_markdown_line` inside a heading; (b) the plan generator's prompt, rendered from
 //! arbitrary `output` objects and arbitrary strings wherever its contract allows them
 //! (`target_url`, `task_name`, `description`; `agent_name` is an enum); (c) the default
@@ -12,8 +12,8 @@
 
 use crate::agent_fuzz;
 
-use agent_core::markdown::{to_markdown, to_markdown_line};
-use agent_core::{Limits, kwargs::ToolCall};
+use agent_core::{Limits, ToolCall};
+use agent_core::{to_markdown, to_markdown_line};
 use agent_fuzz::{Structure, depth, structure, top_level_entries};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -259,7 +259,7 @@ proptest! {
             &outputs,
         );
         // The derive renders the same prompt.
-        let checked = agent_core::agent::check_call::<agent_fuzz::PlanGeneratorAgent>(
+        let checked = agent_core::check_call::<agent_fuzz::PlanGeneratorAgent>(
             &text,
             &Limits::default(),
         )
@@ -282,7 +282,7 @@ proptest! {
         kwargs.insert("task".into(), json!("Do it"));
         kwargs.insert("context".into(), context);
         let call = ToolCall::from_value(Value::Object(kwargs), &Limits::default()).unwrap();
-        let prompt = agent_core::prompt::default_user_prompt(&call.task, call.context_map());
+        let prompt = agent_core::default_user_prompt(&call.task, call.context_map());
         agent_fuzz::check_default_prompt(&call, &prompt);
     }
 }

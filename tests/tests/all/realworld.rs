@@ -9,7 +9,7 @@
 //! with `UPDATE_GOLDEN=1`): every error names the file, `line:col` and what to change.
 #![deny(warnings)]
 
-use agent_core::{Agent, AgentInput, error::PathSegment, kwargs::ToolCall};
+use agent_core::{Agent, AgentInput, PathSegment, ToolCall};
 use serde::Deserialize as _;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -165,8 +165,11 @@ where
     let mut kwargs = Map::new();
     kwargs.insert("task".into(), json!("t"));
     kwargs.extend(context.as_object().expect("an object").clone());
-    let call = ToolCall::from_json_str(&Value::Object(kwargs).to_string())?;
-    let input = A::Input::from_call(&call)?;
+    let call = ToolCall::from_json_str(
+        &Value::Object(kwargs).to_string(),
+        &agent_core::Limits::default(),
+    )?;
+    let input = A::Input::from_call(&call, &agent_core::Limits::default())?;
     Ok(serde_json::to_value(&input).expect("typed input serializes"))
 }
 
@@ -309,12 +312,16 @@ fn one_verdict<A: Agent>(base: &Value) {
         for probe in probes() {
             let mut instance = base.clone();
             instance[name.as_str()] = probe;
-            if contract.check(&instance).is_err() {
+            if contract
+                .check(&instance, &agent_core::Limits::default())
+                .is_err()
+            {
                 continue;
             }
             checked += 1;
             if let Err(e) = A::Input::deserialize(&instance) {
-                let error = contract.deserialize_error(&instance, &e);
+                let error =
+                    contract.deserialize_error(&instance, &e, &agent_core::Limits::default());
                 assert!(
                     !error.path.is_empty(),
                     "{}: the schema accepts {instance} but the type refuses it: {e}",

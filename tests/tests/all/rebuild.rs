@@ -22,7 +22,7 @@ fn main() {
     let kwargs = std::env::args().nth(1).expect("kwargs as the first argument");
     match Scratch.prepare(&kwargs, &Default::default()) {
         Ok(prepared) => print!("{}", prepared.user_prompt),
-        Err(agent_core::tool::PrepareError::Retry(e)) => {
+        Err(agent_core::PrepareError::Retry(e)) => {
             print!("required {:?}, missing {:?}", e.required_fields, e.missing_fields)
         }
         Err(e) => panic!("{e}"),

@@ -4,9 +4,7 @@
 //! crate). A backtracking engine would take about 2^100,000 steps here: that these tests
 //! finish at all is the point. No timing assertions.
 
-use agent_core::{
-    DynAgent, Limits, contract::Contract, contract::ContractKind, error::PathSegment,
-};
+use agent_core::{Contract, ContractKind, DynAgent, Limits, PathSegment};
 use serde_json::{Value, json};
 
 /// Takes a word made of `a`s.
@@ -27,7 +25,9 @@ fn evil() -> String {
 #[test]
 fn the_validator_refuses_it_in_linear_time() {
     let contract = Contract::from_json_str("regex", ContractKind::Input, SCHEMA).unwrap();
-    let error = contract.check(&json!({ "word": evil() })).unwrap_err();
+    let error = contract
+        .check(&json!({ "word": evil() }), &agent_core::Limits::default())
+        .unwrap_err();
     assert_eq!(error.errors.len(), 1);
     assert_eq!(error.path, [PathSegment::Key("word".into())]);
     assert!(
@@ -41,7 +41,10 @@ fn the_validator_refuses_it_in_linear_time() {
     assert!(error.validation_message.len() < 500);
     assert!(
         contract
-            .check(&json!({ "word": "a".repeat(100_000) }))
+            .check(
+                &json!({ "word": "a".repeat(100_000) }),
+                &agent_core::Limits::default()
+            )
             .is_ok()
     );
 }
@@ -83,8 +86,16 @@ fn pattern_properties_keys_are_linear_too() {
     let contract = Contract::new("keys", ContractKind::Input, schema).unwrap();
     let mut instance = serde_json::Map::new();
     instance.insert(evil(), json!(1));
-    assert!(contract.check(&Value::Object(instance)).is_err());
+    assert!(
+        contract
+            .check(&Value::Object(instance), &agent_core::Limits::default())
+            .is_err()
+    );
     let mut instance = serde_json::Map::new();
     instance.insert("a".repeat(100_000), json!(1));
-    assert!(contract.check(&Value::Object(instance)).is_ok());
+    assert!(
+        contract
+            .check(&Value::Object(instance), &agent_core::Limits::default())
+            .is_ok()
+    );
 }

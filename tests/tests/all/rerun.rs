@@ -1,12 +1,11 @@
 //! Reruns: an output retry and a redo a human asked for both get the previous attempt, so the
 //! rerun's prompt names the error and differs from the first prompt.
 
-use agent_core::ids::{ContextId, ContextIdGenerator};
-use agent_core::rerun::{PreviousAttempt, describe_retry_error};
-use agent_core::transcript::Event;
-use agent_core::{
-    Config, DynAgent, Error, Message, Runtime, ScriptedModel, error::Side, model::Role,
-};
+use agent_core::__private::describe_retry_error;
+use agent_core::Event;
+use agent_core::PreviousAttempt;
+use agent_core::{Config, DynAgent, Error, Message, Role, Runtime, ScriptedModel, Side};
+use agent_core::{ContextId, ContextIdGenerator};
 use agent_tests::{DiscoveryAgent, GOLDEN, KWARGS, PlanGeneratorAgent, block_on};
 use std::sync::Arc;
 
@@ -199,7 +198,11 @@ fn a_redo_is_a_new_call_whose_prompt_shows_the_previous_attempt() {
         first.to_previous_attempt(Some("You listed no elements; the page has a login form."));
     assert_eq!(previous.context_id, first.context_id);
     assert_eq!(previous.attempt, 1);
-    let redo = block_on(runtime.rerun_sub_agent(&DiscoveryAgent, &prepared, &previous)).unwrap();
+    let redo = agent_core::CallOptions {
+        previous: Some(&previous),
+        ..Default::default()
+    };
+    let redo = block_on(runtime.call_sub_agent(&DiscoveryAgent, &prepared, redo)).unwrap();
     assert_eq!(redo.value()["discovered_elements"][0]["id"], "email");
     assert_eq!(redo.attempt, 2);
     assert_eq!(redo.context_id.sequence(), 2);
@@ -342,7 +345,10 @@ fn previous_attempts_serialize_and_come_back() {
 #[test]
 fn retry_errors_are_described_with_every_violation() {
     let error = PlanGeneratorAgent
-        .check_output(&serde_json::from_str(BAD_PLAN).unwrap())
+        .check_output(
+            &serde_json::from_str(BAD_PLAN).unwrap(),
+            &agent_core::Limits::default(),
+        )
         .unwrap_err();
     let text = describe_retry_error(&error);
     assert!(
@@ -353,8 +359,7 @@ fn retry_errors_are_described_with_every_violation() {
         text.lines().filter(|l| l.starts_with("- at `/")).count(),
         error.errors.len()
     );
-    let single =
-        agent_core::RetryError::call(agent_core::error::ErrorKind::NotJson, "bad", "fix it");
+    let single = agent_core::RetryError::call(agent_core::ErrorKind::NotJson, "bad", "fix it");
     assert_eq!(
         describe_retry_error(&single),
         "Tool call arguments are not valid JSON: bad"

@@ -2,10 +2,7 @@
 //! and 7).
 
 use agent_core::{Agent, AgentInput};
-use agent_core::{
-    RetryError, contract::Contract, contract::ContractKind, error::ErrorKind, error::PathSegment,
-    kwargs::ToolCall,
-};
+use agent_core::{Contract, ContractKind, ErrorKind, PathSegment, RetryError, ToolCall};
 use agent_tests::{PlanGeneratorAgent, RETRY_KEYS};
 use serde_json::{Value, json};
 
@@ -37,10 +34,8 @@ fn described(pointer: &str) -> Value {
 
 /// Checks the kwargs text's merged context against the input contract.
 fn check_input(kwargs: &str) -> RetryError {
-    let call = ToolCall::from_json_str(kwargs).unwrap();
-    input()
-        .check_call_within(&call, &Default::default())
-        .unwrap_err()
+    let call = ToolCall::from_json_str(kwargs, &agent_core::Limits::default()).unwrap();
+    input().check_call(&call, &Default::default()).unwrap_err()
 }
 
 /// The contract's retry error for `context` (JSON text) sent as a call, in the caller's order.
@@ -92,10 +87,16 @@ fn the_schemas_compile_and_know_their_required_fields() {
 
 #[test]
 fn a_valid_context_passes() {
-    assert_eq!(input().check(&valid_context()), Ok(()));
+    assert_eq!(
+        input().check(&valid_context(), &agent_core::Limits::default()),
+        Ok(())
+    );
     let kwargs = include_str!("../../fixtures/plan_generator/kwargs.json");
-    let call = ToolCall::from_json_str(kwargs).unwrap();
-    assert_eq!(input().check(call.context()), Ok(()));
+    let call = ToolCall::from_json_str(kwargs, &agent_core::Limits::default()).unwrap();
+    assert_eq!(
+        input().check(call.context(), &agent_core::Limits::default()),
+        Ok(())
+    );
 }
 
 #[test]
@@ -152,7 +153,9 @@ fn missing_fields_are_in_schema_order_and_provided_fields_in_caller_order() {
 fn an_empty_collected_information_names_the_invalid_field() {
     let mut context = valid_context();
     context["collected_information"] = json!([]);
-    let e = input().check(&context).unwrap_err();
+    let e = input()
+        .check(&context, &agent_core::Limits::default())
+        .unwrap_err();
     let json = e.to_json();
     assert_eq!(keys(&json), RETRY_KEYS);
     assert_eq!(
@@ -164,7 +167,7 @@ fn an_empty_collected_information_names_the_invalid_field() {
             "path": ["collected_information"],
             "required_fields": ["target_url", "task_name", "collected_information"],
             "missing_fields": [],
-            // A `Value` checked on its own lists its keys sorted (see `check_call_within`).
+            // A `Value` checked on its own lists its keys sorted (see `check_call`).
             "provided_fields": ["collected_information", "target_url", "task_name"],
             "hint": "Please fix the invalid fields: collected_information",
             "errors": [{
@@ -188,7 +191,9 @@ fn an_empty_collected_information_names_the_invalid_field() {
 fn a_bad_agent_name_is_located_and_described_through_the_ref() {
     let mut context = valid_context();
     context["collected_information"][0]["agent_name"] = json!("bogus_agent");
-    let e = input().check(&context).unwrap_err();
+    let e = input()
+        .check(&context, &agent_core::Limits::default())
+        .unwrap_err();
     let message =
         r#""bogus_agent" is not one of "discovery_agent", "selector_agent" or 2 other candidates"#;
     assert_eq!(
@@ -200,7 +205,7 @@ fn a_bad_agent_name_is_located_and_described_through_the_ref() {
             "path": ["collected_information", 0, "agent_name"],
             "required_fields": ["target_url", "task_name", "collected_information"],
             "missing_fields": [],
-            // A `Value` checked on its own lists its keys sorted (see `check_call_within`).
+            // A `Value` checked on its own lists its keys sorted (see `check_call`).
             "provided_fields": ["collected_information", "target_url", "task_name"],
             "hint": "Please fix the invalid fields: collected_information",
             "errors": [{
@@ -233,7 +238,9 @@ fn a_missing_nested_field_is_described_by_its_own_property() {
         .as_object_mut()
         .unwrap()
         .remove("output");
-    let e = input().check(&context).unwrap_err();
+    let e = input()
+        .check(&context, &agent_core::Limits::default())
+        .unwrap_err();
     assert_eq!(e.missing_fields, Vec::<String>::new());
     assert_eq!(
         serde_json::to_value(&e.errors).unwrap(),
@@ -318,7 +325,9 @@ fn at_most_twenty_errors_are_listed() {
         .collect();
     let mut context = valid_context();
     context["collected_information"] = Value::Array(items);
-    let e = input().check(&context).unwrap_err();
+    let e = input()
+        .check(&context, &agent_core::Limits::default())
+        .unwrap_err();
     assert_eq!(e.errors.len(), 20);
     for (i, v) in e.errors.iter().enumerate() {
         assert_eq!(
@@ -363,7 +372,9 @@ fn a_huge_wrong_value_is_not_echoed() {
     let huge = "x".repeat(10 * 1024);
     let mut context = valid_context();
     context["collected_information"] = json!(huge);
-    let e = input().check(&context).unwrap_err();
+    let e = input()
+        .check(&context, &agent_core::Limits::default())
+        .unwrap_err();
     assert_echo_bounded(&e, &huge);
     let prefix = format!("\"{}…", &huge[..199]);
     assert_eq!(
@@ -380,7 +391,9 @@ fn a_huge_wrong_value_is_not_echoed() {
     context["collected_information"][0]["agent_name"] = json!(huge);
     context["target_url"] = json!(vec![huge.as_str(); 3]);
     context["task_name"] = json!({ huge.as_str(): 1 });
-    let e = input().check(&context).unwrap_err();
+    let e = input()
+        .check(&context, &agent_core::Limits::default())
+        .unwrap_err();
     assert_eq!(e.errors.len(), 4);
     assert_echo_bounded(&e, &huge);
     for v in &e.errors {
@@ -401,7 +414,9 @@ fn a_huge_unexpected_key_is_not_echoed() {
         "agent_response_content": "done",
         huge.as_str(): 1,
     });
-    let e = output().check(&answer).unwrap_err();
+    let e = output()
+        .check(&answer, &agent_core::Limits::default())
+        .unwrap_err();
     assert_eq!(e.errors.len(), 1);
     assert_echo_bounded(&e, &huge);
     assert_eq!(
@@ -432,7 +447,9 @@ fn many_unexpected_keys_are_listed_within_the_bound() {
         "x": 1,
         "y": 2,
     });
-    let e = output().check(&answer).unwrap_err();
+    let e = output()
+        .check(&answer, &agent_core::Limits::default())
+        .unwrap_err();
     assert_eq!(
         e.validation_message,
         "Additional properties are not allowed ('x', 'y' were unexpected)"
@@ -440,7 +457,9 @@ fn many_unexpected_keys_are_listed_within_the_bound() {
     for i in 0..100 {
         answer[format!("extra_{i:04}")] = json!(i);
     }
-    let e = output().check(&answer).unwrap_err();
+    let e = output()
+        .check(&answer, &agent_core::Limits::default())
+        .unwrap_err();
     // In the `Value`'s sorted order.
     let list: String = (0..100)
         .map(|i| format!("'extra_{i:04}'"))
@@ -465,7 +484,9 @@ fn a_huge_key_failing_property_names_is_masked() {
     )
     .unwrap();
     let huge = "k".repeat(10 * 1024);
-    let e = contract.check(&json!({ huge.as_str(): 1 })).unwrap_err();
+    let e = contract
+        .check(&json!({ huge.as_str(): 1 }), &agent_core::Limits::default())
+        .unwrap_err();
     assert_echo_bounded(&e, &huge);
     assert_eq!(
         e.validation_message,
@@ -476,7 +497,9 @@ fn a_huge_key_failing_property_names_is_masked() {
 #[test]
 fn a_wrong_answer_breaks_the_output_contract() {
     let answer = json!({"plan_file_path": "", "status": "done", "extra": 1});
-    let e = output().check(&answer).unwrap_err();
+    let e = output()
+        .check(&answer, &agent_core::Limits::default())
+        .unwrap_err();
     assert_eq!(e.kind, ErrorKind::OutputContract);
     let output_schema: Value = serde_json::from_str(OUTPUT_SCHEMA).unwrap();
     let describe = |field: &str| output_schema["properties"][field]["description"].clone();
@@ -521,7 +544,9 @@ fn a_wrong_answer_breaks_the_output_contract() {
 
 #[test]
 fn an_answer_that_is_not_an_object_breaks_the_output_contract() {
-    let e = output().check(&json!("plans/a.md")).unwrap_err();
+    let e = output()
+        .check(&json!("plans/a.md"), &agent_core::Limits::default())
+        .unwrap_err();
     assert_eq!(
         e.to_json(),
         json!({
@@ -549,14 +574,17 @@ fn a_right_answer_passes_the_output_contract() {
         "status": "partial",
         "agent_response_content": "Plan written; two steps lack selectors."
     });
-    assert_eq!(output().check(&answer), Ok(()));
+    assert_eq!(
+        output().check(&answer, &agent_core::Limits::default()),
+        Ok(())
+    );
 }
 
 #[test]
 fn a_deserialize_error_has_the_same_shape() {
     let context = valid_context();
     let serde_error = serde_json::from_str::<u8>("\"x\"").unwrap_err();
-    let e = input().deserialize_error(&context, &serde_error);
+    let e = input().deserialize_error(&context, &serde_error, &agent_core::Limits::default());
     let json = e.to_json();
     assert_eq!(keys(&json), RETRY_KEYS);
     assert_eq!(json["error"], json!("Input contract validation failed"));

@@ -1,13 +1,14 @@
 //! Tool-call kwargs: reserved keys, merging into the context, key order, and every bad input
 //! turned into a retry error of one shape (spec items 1 and 3).
 
-use agent_core::{Limits, RetryError, error::ErrorKind, kwargs::ToolCall};
+use agent_core::{ErrorKind, Limits, RetryError, ToolCall};
 use agent_tests::RETRY_KEYS;
 use serde_json::{Value, json};
 
 /// The retry error's JSON keys, in order.
 fn call(text: &str) -> ToolCall {
-    ToolCall::from_json_str(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+    ToolCall::from_json_str(text, &agent_core::Limits::default())
+        .unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 
 /// The merged context as compact JSON text: exact values and exact key order.
@@ -16,7 +17,7 @@ fn context_text(text: &str) -> String {
 }
 
 fn err(text: &str) -> RetryError {
-    match ToolCall::from_json_str(text) {
+    match ToolCall::from_json_str(text, &agent_core::Limits::default()) {
         Ok(call) => panic!("{text:.200}: accepted as {call:?}"),
         Err(e) => e,
     }
@@ -399,7 +400,7 @@ fn deep_nesting_inside_a_stringified_context_counts_like_an_object_context() {
         let stringified = serde_json::to_string(&json!({"task": "t", "context": object})).unwrap();
         let accepted = depth < 64;
         for text in [&direct, &stringified] {
-            match ToolCall::from_json_str(text) {
+            match ToolCall::from_json_str(text, &agent_core::Limits::default()) {
                 Ok(c) => {
                     assert!(accepted, "depth {depth} accepted: {text}");
                     assert_eq!(c.context_map().len(), 1);
@@ -429,8 +430,8 @@ fn input_over_the_byte_limit() {
         assert_eq!(text.len(), len);
         text
     };
-    assert!(ToolCall::from_json_str_with(&sized(1000), &limits).is_ok());
-    let e = ToolCall::from_json_str_with(&sized(1001), &limits).unwrap_err();
+    assert!(ToolCall::from_json_str(&sized(1000), &limits).is_ok());
+    let e = ToolCall::from_json_str(&sized(1001), &limits).unwrap_err();
     assert_call_error(
         &e,
         ErrorKind::TooLarge {
@@ -440,7 +441,7 @@ fn input_over_the_byte_limit() {
         "Input of 1001 bytes exceeds the size limit of 1000 bytes",
     );
     // The size is checked before anything else: oversized garbage is "too large".
-    let e = ToolCall::from_json_str_with(&"[".repeat(5000), &limits).unwrap_err();
+    let e = ToolCall::from_json_str(&"[".repeat(5000), &limits).unwrap_err();
     assert_eq!(
         e.kind,
         ErrorKind::TooLarge {
@@ -453,8 +454,8 @@ fn input_over_the_byte_limit() {
         max_depth: 2,
         ..Default::default()
     };
-    assert!(ToolCall::from_json_str_with(r#"{"task": "t", "a": [1]}"#, &shallow).is_ok());
-    let e = ToolCall::from_json_str_with(r#"{"task": "t", "a": [[1]]}"#, &shallow).unwrap_err();
+    assert!(ToolCall::from_json_str(r#"{"task": "t", "a": [1]}"#, &shallow).is_ok());
+    let e = ToolCall::from_json_str(r#"{"task": "t", "a": [[1]]}"#, &shallow).unwrap_err();
     assert_call_error(
         &e,
         ErrorKind::TooDeep { limit: 2 },

@@ -22,9 +22,14 @@ const KWARGS: &str = include_str!("../../fixtures/plan_generator/kwargs.json");
 
 #[test]
 fn both_front_ends_type_the_fixture_alike() {
-    let call = agent_core::kwargs::ToolCall::from_json_str(KWARGS).unwrap();
-    let derived = plan_generator_agent::PlanGeneratorAgentInput::from_call(&call).unwrap();
-    let generated = built::PlanGeneratorAgentInput::from_call(&call).unwrap();
+    let call = agent_core::ToolCall::from_json_str(KWARGS, &agent_core::Limits::default()).unwrap();
+    let derived = plan_generator_agent::PlanGeneratorAgentInput::from_call(
+        &call,
+        &agent_core::Limits::default(),
+    )
+    .unwrap();
+    let generated =
+        built::PlanGeneratorAgentInput::from_call(&call, &agent_core::Limits::default()).unwrap();
     assert_eq!(format!("{derived:#?}"), format!("{generated:#?}"));
     let derived = serde_json::to_value(&derived).unwrap();
     assert_eq!(derived, serde_json::to_value(&generated).unwrap());
@@ -38,8 +43,11 @@ fn both_front_ends_type_an_answer_alike() {
         "status": "success",
         "agent_response_content": "Four steps, all selectors verified",
     });
-    let derived = agent_core::agent::check_output::<PlanGeneratorAgent>(&answer).unwrap();
-    let generated = agent_core::agent::check_output::<BuiltAgent>(&answer).unwrap();
+    let derived =
+        agent_core::check_output::<PlanGeneratorAgent>(&answer, &agent_core::Limits::default())
+            .unwrap();
+    let generated =
+        agent_core::check_output::<BuiltAgent>(&answer, &agent_core::Limits::default()).unwrap();
     assert_eq!(format!("{derived:#?}"), format!("{generated:#?}"));
     assert_eq!(
         serde_json::to_value(&derived).unwrap(),
@@ -50,8 +58,8 @@ fn both_front_ends_type_an_answer_alike() {
 #[test]
 fn both_front_ends_reject_alike() {
     let kwargs = r#"{"task": "Generate plan", "target_url": "", "task_name": "x"}"#;
-    let derived = agent_core::agent::check_call::<PlanGeneratorAgent>(kwargs, &Default::default());
-    let generated = agent_core::agent::check_call::<BuiltAgent>(kwargs, &Default::default());
+    let derived = agent_core::check_call::<PlanGeneratorAgent>(kwargs, &Default::default());
+    let generated = agent_core::check_call::<BuiltAgent>(kwargs, &Default::default());
     assert_eq!(
         derived.unwrap_err().to_json(),
         generated.unwrap_err().to_json()

@@ -1,5 +1,5 @@
 //! The official JSON-Schema-Test-Suite, draft 2020-12, through the project's own validator
-//! configuration: `agent_core::contract::Contract::new(.., schema)` and then `check`, exactly as every
+//! configuration: `agent_core::Contract::new(.., schema)` and then `check`, exactly as every
 //! agent's contract runs (offline, patterns on the linear-time `regex` engine).
 //!
 //! The suite is vendored under `tests/fixtures/JSON-Schema-Test-Suite/` (with its LICENSE; see
@@ -12,7 +12,7 @@
 //! from memory through `Contract::with_documents`: nothing is fetched (contracts are offline),
 //! and schemas that do not name a remote go through `Contract::new`.
 
-use agent_core::{contract::Contract, contract::ContractKind};
+use agent_core::{Contract, ContractKind};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -108,7 +108,9 @@ fn run_files(files: &[PathBuf], skipped: &[(&str, &str, &str)]) -> Tally {
                 let expected = test["valid"].as_bool().unwrap();
                 let outcome = match &contract {
                     Ok(contract) => {
-                        let valid = contract.check(&test["data"]).is_ok();
+                        let valid = contract
+                            .check(&test["data"], &agent_core::Limits::default())
+                            .is_ok();
                         (valid == expected).then_some(()).ok_or_else(|| {
                             format!("{name}: expected valid = {expected}, got {valid}")
                         })

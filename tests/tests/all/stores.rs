@@ -1,12 +1,10 @@
 //! One suite, run against every store: memory, file, SQLite in a temp dir, and PostgreSQL
 //! when `DATABASE_URL` is set (each test in its own schema).
 
-use agent_core::model::{BoxFuture, ChatRequest, ChatResponse, ModelError};
-use agent_core::store::{
-    CheckpointStore, FileStore, MemoryStore, RunRecord, RunStatus, StoreError,
-};
-use agent_core::workflow::{WorkflowOutcome, WorkflowState};
+use agent_core::{BoxFuture, ChatRequest, ChatResponse, ModelError};
 use agent_core::{ChatModel, Error, ScriptedModel};
+use agent_core::{CheckpointStore, FileStore, MemoryStore, RunRecord, RunStatus, StoreError};
+use agent_core::{WorkflowOutcome, WorkflowState};
 use agent_examples::event_planning::{self, HUMAN_ANSWER, PLAN, REQUEST};
 use agent_store::{PostgresStore, SqliteStore};
 use std::path::PathBuf;
@@ -25,7 +23,7 @@ fn temp_dir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "agent-store-{tag}-{}-{n}-{}",
         std::process::id(),
-        agent_core::store::now_ms()
+        agent_core::__private::now_ms()
     ));
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -78,7 +76,7 @@ fn postgres() -> Option<(Opener, Cleanup)> {
         "t{}_{}_{}",
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed),
-        agent_core::store::now_ms()
+        agent_core::__private::now_ms()
     );
     let (url2, schema2) = (url.clone(), schema.clone());
     let open: Opener = Box::new(move || {
@@ -500,7 +498,11 @@ async fn postgres_raw_rows_are_refused() {
         println!("skipped: PostgreSQL tests need DATABASE_URL");
         return;
     };
-    let schema = format!("raw{}_{}", std::process::id(), agent_core::store::now_ms());
+    let schema = format!(
+        "raw{}_{}",
+        std::process::id(),
+        agent_core::__private::now_ms()
+    );
     let store = PostgresStore::connect_in_schema(&url, Some(&schema))
         .await
         .unwrap();

@@ -1,14 +1,14 @@
 //! Structured outputs: the versioned delegation (orchestrators) and consolidation (collectors)
 //! templates of `schemas/delegation` and `schemas/consolidation`, as output contracts.
 
-use agent_core::contributor::{ContextIdContributor, ContributorRegistry};
-use agent_core::ids::{ContextId, ContextIdGenerator};
-use agent_core::model::{BoxFuture, ChatResponse, ModelError, tool_calls};
-use agent_core::upstream::UpstreamContext;
+use agent_core::UpstreamContext;
 use agent_core::{
-    Agent, ChatModel, DynAgent, Message, Runtime, ScriptedModel, agent::check_output,
-    error::PathSegment, model::ChatRequest, model::Role,
+    Agent, ChatModel, ChatRequest, DynAgent, Message, PathSegment, Role, Runtime, ScriptedModel,
+    check_output,
 };
+use agent_core::{BoxFuture, ChatResponse, ModelError, tool_calls};
+use agent_core::{ContextId, ContextIdGenerator};
+use agent_core::{ContextIdContributor, ContributorRegistry};
 use agent_tests::block_on;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -115,7 +115,7 @@ fn both_templates_are_versioned() {
 #[test]
 fn a_valid_delegation_passes_and_is_typed() {
     let value = delegation(RESULT_ID);
-    let typed = check_output::<DelegationAgent>(&value).unwrap();
+    let typed = check_output::<DelegationAgent>(&value, &agent_core::Limits::default()).unwrap();
     // The typed output serializes to the same JSON, a null `subdomainFocus` left out.
     let mut without_null = value.clone();
     without_null["assignments"][1]
@@ -142,7 +142,9 @@ fn a_wrong_schema_version_is_rejected() {
     for version in [json!("2.0.0"), json!("1.0"), json!(1), Value::Null] {
         let mut value = delegation(RESULT_ID);
         value["schemaVersion"] = version.clone();
-        let error = DelegationAgent.check_output(&value).unwrap_err();
+        let error = DelegationAgent
+            .check_output(&value, &agent_core::Limits::default())
+            .unwrap_err();
         assert_eq!(
             error.error, "Output contract validation failed",
             "{version}"
@@ -155,7 +157,9 @@ fn a_wrong_schema_version_is_rejected() {
     }
     let mut missing = delegation(RESULT_ID);
     missing.as_object_mut().unwrap().remove("schemaVersion");
-    let error = DelegationAgent.check_output(&missing).unwrap_err();
+    let error = DelegationAgent
+        .check_output(&missing, &agent_core::Limits::default())
+        .unwrap_err();
     assert!(
         error.validation_message.contains("schemaVersion"),
         "{error}"
@@ -202,7 +206,9 @@ fn malformed_delegations_are_rejected_where_they_break() {
     for (at, break_it) in cases {
         let mut value = delegation(RESULT_ID);
         break_it(&mut value);
-        let error = DelegationAgent.check_output(&value).unwrap_err();
+        let error = DelegationAgent
+            .check_output(&value, &agent_core::Limits::default())
+            .unwrap_err();
         assert_eq!(path(&error.path), at, "{error}");
     }
 }
@@ -275,8 +281,10 @@ fn a_scripted_orchestrator_delegates_through_the_runtime() {
         (call.run_id(), call.agent_type(), call.sequence()),
         ("run-7", "delegation", 1)
     );
-    let typed =
-        serde_json::to_value(check_output::<DelegationAgent>(&result["output"]).unwrap()).unwrap();
+    let typed = serde_json::to_value(
+        check_output::<DelegationAgent>(&result["output"], &agent_core::Limits::default()).unwrap(),
+    )
+    .unwrap();
     assert_eq!(typed["assignments"][0]["subdomainFocus"], "login form");
     assert_eq!(typed["assignments"][1].get("subdomainFocus"), None);
 }
@@ -374,7 +382,7 @@ fn a_collector_consolidates_an_upstream_context() {
     assert!(prepared.user_prompt.contains("run-7/discovery_agent/2/"));
 
     let value = consolidation("run-7/consolidation/1/2026-01-19T10:16:00.000Z");
-    let typed = check_output::<ConsolidationAgent>(&value).unwrap();
+    let typed = check_output::<ConsolidationAgent>(&value, &agent_core::Limits::default()).unwrap();
     assert_eq!(
         serde_json::to_value(&typed).unwrap()["decision"]["decisionType"],
         "advance_phase"
@@ -383,25 +391,45 @@ fn a_collector_consolidates_an_upstream_context() {
     let mut bad = value.clone();
     bad["decision"]["decisionType"] = json!("continue");
     assert_eq!(
-        path(&ConsolidationAgent.check_output(&bad).unwrap_err().path),
+        path(
+            &ConsolidationAgent
+                .check_output(&bad, &agent_core::Limits::default())
+                .unwrap_err()
+                .path
+        ),
         "decision/decisionType"
     );
     let mut bad = value.clone();
     bad["schemaVersion"] = json!("1.1.0");
     assert_eq!(
-        path(&ConsolidationAgent.check_output(&bad).unwrap_err().path),
+        path(
+            &ConsolidationAgent
+                .check_output(&bad, &agent_core::Limits::default())
+                .unwrap_err()
+                .path
+        ),
         "schemaVersion"
     );
     let mut bad = value.clone();
     bad["upstreamContextChain"][1] = json!("run-7/discovery_agent");
     assert_eq!(
-        path(&ConsolidationAgent.check_output(&bad).unwrap_err().path),
+        path(
+            &ConsolidationAgent
+                .check_output(&bad, &agent_core::Limits::default())
+                .unwrap_err()
+                .path
+        ),
         "upstreamContextChain/1"
     );
     let mut bad = value;
     bad["aggregatedMetrics"]["elements"] = json!("three");
     assert_eq!(
-        path(&ConsolidationAgent.check_output(&bad).unwrap_err().path),
+        path(
+            &ConsolidationAgent
+                .check_output(&bad, &agent_core::Limits::default())
+                .unwrap_err()
+                .path
+        ),
         "aggregatedMetrics/elements"
     );
 

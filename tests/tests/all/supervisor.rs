@@ -1,10 +1,10 @@
 //! The supervisor pipeline (database -> analysis -> reporting): the context each
 //! agent received, `return_tool_output`, a handoff failure and its recovery, and bad input.
 
-use agent_core::model::{Message, tool_calls};
-use agent_core::tool::ToolDefinition;
-use agent_core::workflow::{Member, Tool, Workflow, WorkflowOutcome};
+use agent_core::ToolDefinition;
 use agent_core::{Agent, ScriptedModel};
+use agent_core::{Member, Tool, Workflow, WorkflowOutcome};
+use agent_core::{Message, tool_calls};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -34,7 +34,7 @@ impl Tool for FetchProductData {
             parameters: json!({"type": "object", "properties": {}}),
         }
     }
-    fn call<'a>(&'a self, _arguments: &'a str) -> agent_core::model::BoxFuture<'a, Value> {
+    fn call<'a>(&'a self, _arguments: &'a str) -> agent_core::BoxFuture<'a, Value> {
         Box::pin(async {
             json!({"data": [{"product": "widget", "sales": 120}, {"product": "gadget", "sales": 80}]})
         })
@@ -76,7 +76,7 @@ fn model(analysis: Vec<Message>) -> ScriptedModel {
         )
 }
 
-fn context_of(request: &agent_core::model::ChatRequest) -> Value {
+fn context_of(request: &agent_core::ChatRequest) -> Value {
     let routed = &request
         .messages
         .iter()
@@ -258,9 +258,7 @@ async fn context_that_breaks_an_input_contract_stops_before_the_agent_runs() {
     assert_eq!(agent, "analysis_agent");
     assert_eq!(
         error.path,
-        [agent_core::error::PathSegment::Key(
-            "database_agent_output".into()
-        )]
+        [agent_core::PathSegment::Key("database_agent_output".into())]
     );
     assert!(model.requests_of("analysis_agent").is_empty());
 }

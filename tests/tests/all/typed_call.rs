@@ -3,12 +3,12 @@
 //! runtime and in a workflow step alike), the config's limits reach every contract, tool calls
 //! run concurrently in order, and a run can be cancelled or dropped.
 
-use agent_core::model::{BoxFuture, ChatResponse, ModelError, tool_calls};
-use agent_core::workflow::{Workflow, WorkflowOutcome};
+use agent_core::{BoxFuture, ChatResponse, ModelError, tool_calls};
 use agent_core::{
-    ChatModel, Config, DynAgent, Error, Limits, Message, Runtime, ScriptedModel,
-    config::CancellationToken, error::Side, model::ChatRequest,
+    CancellationToken, ChatModel, ChatRequest, Config, DynAgent, Error, Limits, Message, Runtime,
+    ScriptedModel, Side,
 };
+use agent_core::{Workflow, WorkflowOutcome};
 use agent_tests::{DiscoveryAgent, GOLDEN, KWARGS, PlanGeneratorAgent};
 use serde_json::Value;
 use std::sync::Arc;
@@ -47,9 +47,7 @@ async fn a_typed_call_returns_the_typed_output_after_an_output_retry() {
         .events()
         .iter()
         .find_map(|e| match e {
-            agent_core::transcript::Event::AgentCall { context_id, .. } => {
-                Some(context_id.to_string())
-            }
+            agent_core::Event::AgentCall { context_id, .. } => Some(context_id.to_string()),
             _ => None,
         })
         .unwrap();
@@ -374,7 +372,7 @@ async fn dropping_a_runs_future_stops_it() {
 
 fn with_usage(text: &str, input: u64, output: u64) -> ChatResponse {
     ChatResponse {
-        usage: Some(agent_core::model::Usage {
+        usage: Some(agent_core::Usage {
             input_tokens: input,
             output_tokens: output,
             cached_tokens: 0,

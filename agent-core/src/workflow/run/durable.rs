@@ -16,8 +16,8 @@ impl<'w> Runner<'w> {
     /// [`recover_run`](Self::recover_run) continues a crashed one, in any process.
     ///
     /// ```
-    /// use agent_core::store::{CheckpointStore, MemoryStore, RunStatus};
-    /// use agent_core::workflow::{Workflow, WorkflowOutcome};
+    /// use agent_core::{CheckpointStore, MemoryStore, RunStatus};
+    /// use agent_core::{Workflow, WorkflowOutcome};
     /// use agent_core::{Agent, Message, ScriptedModel};
     /// use std::sync::Arc;
     ///
@@ -171,7 +171,7 @@ impl<'w> Runner<'w> {
         if record.workflow != self.workflow.name {
             let reason = format!(
                 "it belongs to workflow `{}`",
-                agent_contract::limits::truncate(&record.workflow, 100)
+                agent_contract::__private::truncate(&record.workflow, 100)
             );
             return Err(corrupt(record, reason));
         }
@@ -183,7 +183,7 @@ impl<'w> Runner<'w> {
         if state.run_id != record.run_id {
             let reason = format!(
                 "its state is of run `{}`",
-                agent_contract::limits::truncate(&state.run_id, 100)
+                agent_contract::__private::truncate(&state.run_id, 100)
             );
             return Err(corrupt(record, reason));
         }
@@ -260,7 +260,7 @@ impl<'w> Runner<'w> {
 
 fn corrupt(record: &RunRecord, reason: String) -> Error {
     StoreError::Corrupt {
-        run_id: agent_contract::limits::truncate(&record.run_id, 128).into_owned(),
+        run_id: agent_contract::__private::truncate(&record.run_id, 128).into_owned(),
         reason,
     }
     .into()

@@ -1,0 +1,287 @@
+//! Scanners that measure JSON before or without parsing it: the depth and value count of text,
+//! the depth of a parsed value. Each is one pass with no recursion, so hostile input (100,000
+//! levels deep) costs time in its size and no stack.
+
+use serde_json::Value;
+
+/// Nesting depth of JSON text, found by a byte scan with no recursion, so a 100,000-deep input
+/// costs one pass and no stack. Brackets inside strings are skipped. Invalid JSON still gets a
+/// depth: the parser reports its own error afterwards.
+#[doc(hidden)]
+pub fn text_depth(text: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    for b in outside_strings(text) {
+        match b {
+            b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// The bytes of JSON text that stand outside strings, the opening `"` of each string
+/// included (so a scan sees where a string value starts); what a string holds is skipped.
+fn outside_strings(text: &str) -> impl Iterator<Item = u8> + '_ {
+    let (mut in_string, mut escaped) = (false, false);
+    text.bytes().filter(move |&b| {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            return false;
+        }
+        in_string = b == b'"';
+        true
+    })
+}
+
+/// Whether JSON text would hold more than `max_values` values or nest deeper than
+/// `max_depth`, found by a byte scan that builds nothing, so a call that would cost far more
+/// as a parsed tree than as text is refused before it is parsed. Invalid JSON gets an answer
+/// too; the parser reports its own error afterwards.
+///
+/// A value is the root, each object member's value (one per `:`), and each array element.
+#[doc(hidden)]
+pub fn text_exceeds(text: &str, max_values: usize, max_depth: usize) -> Option<Exceeded> {
+    let mut values = 1usize;
+    // One bit per open container: is it an array?
+    let mut arrays: Vec<bool> = Vec::new();
+    let mut element_next = false;
+    for b in outside_strings(text) {
+        if b.is_ascii_whitespace() {
+            continue;
+        }
+        if element_next {
+            element_next = false;
+            if b != b']' {
+                values += 1;
+            }
+        }
+        match b {
+            b'[' | b'{' => {
+                arrays.push(b == b'[');
+                element_next = b == b'[';
+                if arrays.len() > max_depth {
+                    return Some(Exceeded::Depth);
+                }
+            }
+            b']' | b'}' => {
+                arrays.pop();
+            }
+            b',' => element_next = arrays.last() == Some(&true),
+            b':' => values += 1,
+            _ => {}
+        }
+        if values > max_values {
+            return Some(Exceeded::Values);
+        }
+    }
+    None
+}
+
+/// How many values JSON text holds (see [`text_exceeds`]), counting no further than `max + 1`.
+pub(crate) fn text_values(text: &str, max: usize) -> usize {
+    match text_exceeds(text, max, usize::MAX) {
+        Some(_) => max.saturating_add(1),
+        None => {
+            // Within the bound: count them (a second pass, on text already known to be small
+            // in values).
+            let mut values = 1usize;
+            let mut arrays: Vec<bool> = Vec::new();
+            let mut element_next = false;
+            for b in outside_strings(text) {
+                if b.is_ascii_whitespace() {
+                    continue;
+                }
+                if element_next {
+                    element_next = false;
+                    if b != b']' {
+                        values += 1;
+                    }
+                }
+                match b {
+                    b'[' | b'{' => {
+                        arrays.push(b == b'[');
+                        element_next = b == b'[';
+                    }
+                    b']' | b'}' => {
+                        arrays.pop();
+                    }
+                    b',' => element_next = arrays.last() == Some(&true),
+                    b':' => values += 1,
+                    _ => {}
+                }
+            }
+            values
+        }
+    }
+}
+
+/// What [`scan_value`] found wrong with a value's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flaw {
+    /// Nested deeper than the room it had.
+    TooDeep,
+    /// A number no `f64` holds (`1e400`).
+    OutOfRange,
+}
+
+/// Checks the text of one JSON value that serde_json already read (so it is valid JSON) in one
+/// pass that builds nothing: arrays and objects nest at most `room` deep, and every number is
+/// a finite double. Strings are skipped with `memchr`, so the pass costs little more than
+/// finding the quotes. A number out of range is reported before depth, as parsing would.
+pub(crate) fn scan_value(text: &str, room: usize) -> Result<(), Flaw> {
+    let bytes = text.as_bytes();
+    let (mut depth, mut too_deep) = (0usize, false);
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'"' => {
+                i += 1;
+                // To the closing quote, stepping over escapes.
+                loop {
+                    match memchr::memchr2(b'"', b'\\', &bytes[i.min(bytes.len())..]) {
+                        Some(at) if bytes[i + at] == b'\\' => i += at + 2,
+                        Some(at) => {
+                            i += at + 1;
+                            break;
+                        }
+                        None => return Ok(()),
+                    }
+                }
+                continue;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                too_deep |= depth > room;
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                let mut exponent = false;
+                while let Some(&c) = bytes.get(i) {
+                    match c {
+                        b'0'..=b'9' | b'-' | b'+' | b'.' => {}
+                        b'e' | b'E' => exponent = true,
+                        _ => break,
+                    }
+                    i += 1;
+                }
+                // Only an exponent or more than 300 digits can leave a double's range.
+                if (exponent || i - start > 300)
+                    && serde_json::from_str::<f64>(&text[start..i]).is_err()
+                {
+                    return Err(Flaw::OutOfRange);
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if too_deep { Err(Flaw::TooDeep) } else { Ok(()) }
+}
+
+/// Which bound [`text_exceeds`] found broken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[doc(hidden)]
+pub enum Exceeded {
+    /// More values than allowed.
+    Values,
+    /// Deeper nesting than allowed.
+    Depth,
+}
+
+/// Nesting depth of an already parsed value, walked with an explicit stack.
+///
+/// Stops early once `limit` is exceeded, so the cost is bounded by the part of the value that
+/// fits within the limit.
+#[doc(hidden)]
+pub fn value_depth_exceeds(value: &Value, limit: usize) -> bool {
+    let compound = |v: &&Value| matches!(v, Value::Array(_) | Value::Object(_));
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
+    while let Some((v, depth)) = stack.pop() {
+        let level = depth + 1;
+        match v {
+            Value::Array(_) | Value::Object(_) if level > limit => return true,
+            Value::Array(items) => stack.extend(items.iter().filter(compound).map(|c| (c, level))),
+            Value::Object(map) => stack.extend(map.values().filter(compound).map(|c| (c, level))),
+            _ => {}
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_of_text_ignores_brackets_in_strings() {
+        assert_eq!(text_depth(r#"{"a": "[[[{{{", "b": [1, [2]]}"#), 3);
+        assert_eq!(text_depth(r#"{"a": "\"[["}"#), 1);
+        assert_eq!(text_depth("42"), 0);
+    }
+
+    #[test]
+    fn deep_text_is_measured_without_recursion() {
+        let text = "[".repeat(100_000) + &"]".repeat(100_000);
+        assert_eq!(text_depth(&text), 100_000);
+    }
+
+    #[test]
+    fn values_and_depth_of_text() {
+        let count = |text: &str, max: usize| text_exceeds(text, max, 64);
+        // The root; the values of a, b, c, d and e; 1 and 2; the object in c.
+        let text = r#"{"a": 1, "b": [1, 2], "c": [{"d": "x:,["}], "e": []}"#;
+        assert_eq!(count(text, 9), None);
+        assert_eq!(count(text, 8), Some(Exceeded::Values));
+        assert_eq!(count("[]", 1), None);
+        assert_eq!(count("[[], []]", 2), Some(Exceeded::Values));
+        assert_eq!(text_exceeds("[[[1]]]", 100, 2), Some(Exceeded::Depth));
+        assert_eq!(text_exceeds("[[[1]]]", 100, 3), None);
+    }
+
+    /// The text scan and the parsed value agree on the count, on every fixture and schema of
+    /// the project's tests.
+    #[test]
+    fn the_text_count_is_the_parsed_count() {
+        fn parsed(v: &Value) -> usize {
+            1 + match v {
+                Value::Array(a) => a.iter().map(parsed).sum(),
+                Value::Object(o) => o.values().map(parsed).sum(),
+                _ => 0,
+            }
+        }
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../schemas");
+        let mut texts = vec![r#"{"a": "\\\"[", "b": [[], {}, [1, {"c": null}]]}"#.to_owned()];
+        for dir in std::fs::read_dir(root).unwrap() {
+            for file in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+                texts.push(std::fs::read_to_string(file.unwrap().path()).unwrap());
+            }
+        }
+        for text in texts {
+            let n = parsed(&serde_json::from_str(&text).unwrap());
+            assert_eq!(text_exceeds(&text, n, 64), None, "{text}");
+            assert_eq!(
+                text_exceeds(&text, n - 1, 64),
+                Some(Exceeded::Values),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn value_depth() {
+        let v: Value = serde_json::from_str(r#"{"a": [[1]]}"#).unwrap();
+        assert!(!value_depth_exceeds(&v, 3));
+        assert!(value_depth_exceeds(&v, 2));
+    }
+}
