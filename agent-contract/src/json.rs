@@ -66,11 +66,6 @@ impl RawJson {
         self.0.get()
     }
 
-    /// The text as a [`RawValue`].
-    pub fn as_raw(&self) -> &RawValue {
-        &self.0
-    }
-
     /// The value as a `serde_json::Value`: numbers become `f64`/`i64`/`u64`, keys sort.
     pub fn to_value(&self) -> Result<Value, serde_json::Error> {
         serde_json::from_str(self.0.get())
@@ -90,11 +85,6 @@ impl RawObject {
     /// The text as written.
     pub fn get(&self) -> &str {
         self.0.get()
-    }
-
-    /// The text as a [`RawValue`].
-    pub fn as_raw(&self) -> &RawValue {
-        &self.0
     }
 
     /// Whether the object has no entries.

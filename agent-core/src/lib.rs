@@ -41,8 +41,8 @@ pub use tool::Tool;
 pub use transcript::{Counts, Event, Transcript};
 pub use upstream::{Upstream, UpstreamContext, UpstreamError};
 pub use workflow::{
-    HandoffValidator, HumanFeedbackRequest, Member, PausedRun, Phase, Runner, Step, Workflow,
-    WorkflowOutcome, WorkflowState,
+    HumanFeedbackRequest, Member, PausedRun, Phase, Runner, Step, Workflow, WorkflowOutcome,
+    WorkflowState,
 };
 
 /// Items generated code and the sibling crates reach; not part of the public API.

@@ -151,12 +151,14 @@ pub struct ModelOptions {
 
 impl ModelOptions {
     /// True when nothing is set.
+    #[doc(hidden)]
     pub fn is_empty(&self) -> bool {
         *self == Self::default()
     }
 
     /// These options, with each unset field taken from `fallback`; extras are merged, these
     /// winning.
+    #[doc(hidden)]
     pub fn or(&self, fallback: &ModelOptions) -> ModelOptions {
         let mut extra = fallback.extra.clone();
         extra.extend(self.extra.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -196,7 +198,7 @@ pub struct OutputSchema {
 impl OutputSchema {
     /// The schema of an output contract, named after it with the characters OpenAI refuses
     /// replaced by `_` (at most 64).
-    pub fn from_contract(contract: &agent_contract::Contract) -> Self {
+    pub(crate) fn from_contract(contract: &agent_contract::Contract) -> Self {
         let name: String = contract
             .name()
             .chars()

@@ -166,7 +166,7 @@ impl Runtime {
     /// A call that breaks the input contract returns [`Error::Retry`] with the retry error and
     /// never reaches the model.
     pub async fn call<A: Agent>(&self, kwargs: &str) -> Result<A::Output, Error> {
-        let output = self.call_output::<A>(kwargs).await?;
+        let output = self.call_checked::<A>(kwargs).await?;
         let agent = output.agent.clone();
         output.output.into_typed::<A>().ok_or_else(|| {
             // The output was checked by `A`'s own contract and type: this cannot happen.
@@ -183,8 +183,8 @@ impl Runtime {
         })
     }
 
-    /// Like [`Runtime::call`], returning the output with its context ID and attempt.
-    pub async fn call_output<A: Agent>(&self, kwargs: &str) -> Result<AgentOutput, Error> {
+    /// The typed call up to its checked output, with its context ID and attempt.
+    async fn call_checked<A: Agent>(&self, kwargs: &str) -> Result<AgentOutput, Error> {
         let agent = ByType::<A>(PhantomData);
         let id = self.context_ids.next(A::NAME)?;
         let span = tracing::info_span!("agent_call", context_id = %id, agent = A::NAME);

@@ -38,7 +38,7 @@ pub enum RunStatus {
 
 impl RunStatus {
     /// The status as stored: `running`, `paused`, `finished` or `failed`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Running => "running",
             Self::Paused => "paused",

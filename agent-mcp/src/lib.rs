@@ -63,6 +63,7 @@ use std::sync::Arc;
 use workflow::{Caller, Runs, ServedWorkflow};
 
 mod raw;
+pub mod seal;
 mod workflow;
 
 pub use agent_core::ContractError;

@@ -9,7 +9,7 @@
 //!   next question or the run's end.
 //!
 //! A handle is `<HMAC-SHA256>.<sequence>.<run id>` under the server's key
-//! ([`Workflow::seal_pause`]): it names the checkpoint the run paused at, so it cannot be
+//! ([`seal_pause`](crate::seal::seal_pause)): it names the checkpoint the run paused at, so it cannot be
 //! guessed or forged, and it answers that one question only.
 
 use agent_core::{ChatModel, Error, Workflow};
@@ -196,7 +196,7 @@ impl ServedWorkflow {
         let Some(key) = runs.key else {
             return no_key().into();
         };
-        let Ok(paused) = self.workflow.open_pause(handle, &key) else {
+        let Ok(paused) = crate::seal::open_pause(&self.workflow, handle, &key) else {
             return error(format!(
                 "unknown resume handle: it was not issued by this server for `{}`, or it was changed",
                 self.workflow.name()
@@ -242,7 +242,7 @@ impl ServedWorkflow {
             run_id: record.run_id,
             sequence: record.sequence,
         };
-        Some(self.workflow.seal_pause(&again, key))
+        Some(crate::seal::seal_pause(&self.workflow, &again, key))
     }
 
     /// The result of a run that started or went on: the end, the next question, or an error.
@@ -269,7 +269,7 @@ impl ServedWorkflow {
                     return error("the paused run was not saved, so it cannot be resumed".into())
                         .into();
                 };
-                let handle = self.workflow.seal_pause(&paused, key);
+                let handle = crate::seal::seal_pause(&self.workflow, &paused, key);
                 if caller.input_required {
                     return input_required(&request.prompt, handle, &state.run_id);
                 }

@@ -293,7 +293,7 @@ macro_rules! checkpoint_store {
                     let mut query = sqlx::query(sql)
                         .bind(&record.run_id)
                         .bind(&record.workflow)
-                        .bind(record.status.as_str())
+                        .bind(record.status.to_string())
                         .bind(&record.state)
                         .bind(now);
                     if record.sequence != 0 {

@@ -65,3 +65,13 @@ impl Durable {
         Ok(())
     }
 }
+
+/// A paused run as a resume handle names it: the run, and the sequence number of the checkpoint
+/// it paused at, so a handle answers that one question and no later one of the same run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PausedRun {
+    /// The run's ID.
+    pub run_id: String,
+    /// The sequence number of the paused record in the store.
+    pub sequence: u64,
+}

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 /// Checks a producer's output before its consumer starts; `Err` says what is wrong, and is
 /// sent back to the producer.
-pub type HandoffValidator = Box<dyn Fn(&CheckedOutput) -> Result<(), String> + Send + Sync>;
+pub(super) type HandoffValidator = Box<dyn Fn(&CheckedOutput) -> Result<(), String> + Send + Sync>;
 
 /// An agent of a workflow, with its tools.
 pub struct Member {
@@ -133,6 +133,7 @@ impl Workflow {
 
     /// The agent of the first declared step: its input contract checks a run's input
     /// ([`Runner::start_with_kwargs`](super::Runner::start_with_kwargs)), so its tool definition is the workflow's as a tool.
+    #[doc(hidden)]
     pub fn first_agent(&self) -> Option<&'static dyn DynAgent> {
         let first = self.steps.first()?;
         self.members.get(&first.agent).map(|member| member.agent)

@@ -20,7 +20,7 @@
 //!   [`WorkflowState`] that serializes to JSON and resumes, in another process too.
 //!
 //! The modules, bottom up: `definition` holds the [`Workflow`] as declared, [`state`] what a
-//! run is at a pause, `seal` the signed handle of a paused run, and [`run`] the [`Runner`]
+//! run is at a pause, and `run` the [`Runner`]
 //! that drives it (`checkpoint` is where a durable runner stands in its store). This module
 //! only names them.
 
@@ -28,11 +28,10 @@ mod checkpoint;
 mod definition;
 mod feeds;
 mod run;
-mod seal;
 mod state;
 
-pub use definition::{HandoffValidator, Member, Workflow};
+pub use checkpoint::PausedRun;
+pub use definition::{Member, Workflow};
 pub use feeds::Feeds;
 pub use run::{Runner, WorkflowOutcome};
-pub use seal::PausedRun;
 pub use state::{HumanFeedbackRequest, Phase, Step, WorkflowState};

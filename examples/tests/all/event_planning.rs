@@ -246,9 +246,12 @@ async fn a_sealed_state_opens_only_unchanged_under_its_key() {
     let state = run_to_question(model).await;
     let workflow = event_planning::workflow();
     let key = b"a server-side secret of 32 bytes!";
-    let sealed = workflow.seal_state(&state, key);
+    let sealed = agent_mcp::seal::seal_state(&workflow, &state, key);
     assert_eq!(sealed.as_bytes()[64], b'.');
-    assert_eq!(workflow.open_state(&sealed, key).unwrap(), state);
+    assert_eq!(
+        agent_mcp::seal::open_state(&workflow, &sealed, key).unwrap(),
+        state
+    );
 
     let refused = "cannot resume workflow `event_planning`: the state's signature does not match";
     let edited = sealed
@@ -257,15 +260,17 @@ async fn a_sealed_state_opens_only_unchanged_under_its_key() {
     assert_ne!(edited, sealed);
     let other = agent_core::Workflow::new("other");
     let cases = [
-        workflow.open_state(&edited, key).unwrap_err(),
-        workflow.open_state(&sealed, b"another key").unwrap_err(),
-        workflow.open_state(&sealed[1..], key).unwrap_err(),
-        workflow.open_state("no signature", key).unwrap_err(),
+        agent_mcp::seal::open_state(&workflow, &edited, key).unwrap_err(),
+        agent_mcp::seal::open_state(&workflow, &sealed, b"another key").unwrap_err(),
+        agent_mcp::seal::open_state(&workflow, &sealed[1..], key).unwrap_err(),
+        agent_mcp::seal::open_state(&workflow, "no signature", key).unwrap_err(),
     ];
     for error in cases {
         assert!(error.to_string().starts_with(refused), "{error}");
     }
-    let error = other.open_state(&sealed, key).unwrap_err().to_string();
+    let error = agent_mcp::seal::open_state(&other, &sealed, key)
+        .unwrap_err()
+        .to_string();
     assert!(
         error.starts_with("cannot resume workflow `other`: the state's signature does not match"),
         "{error}"

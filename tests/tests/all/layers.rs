@@ -448,20 +448,11 @@ fn the_checker_sees_a_cycle_through_a_reexport_and_a_child() {
     assert!(!graph[&vec!["b".to_owned(), "inner".to_owned()]].contains(&Vec::new()));
 }
 
-#[test]
-fn the_contract_layer_needs_no_async_runtime_http_database_or_crypto() {
+/// The crates `package` depends on (normal edges, the whole graph), by name.
+fn dependencies(package: &str) -> BTreeSet<String> {
     let output = std::process::Command::new(env!("CARGO"))
-        .args([
-            "tree",
-            "--offline",
-            "-p",
-            "agent-contract",
-            "-e",
-            "normal",
-            "--prefix",
-            "none",
-        ])
-        .args(["--format", "{p}"])
+        .args(["tree", "--offline", "-p", package, "-e", "normal"])
+        .args(["--prefix", "none", "--format", "{p}"])
         .current_dir(workspace())
         .output()
         .expect("cargo tree runs");
@@ -471,11 +462,21 @@ fn the_contract_layer_needs_no_async_runtime_http_database_or_crypto() {
         String::from_utf8_lossy(&output.stderr)
     );
     let tree = String::from_utf8(output.stdout).unwrap();
-    let crates: BTreeSet<&str> = tree.lines().filter_map(|l| l.split(' ').next()).collect();
+    let crates: BTreeSet<String> = tree
+        .lines()
+        .filter_map(|l| l.split(' ').next())
+        .map(str::to_owned)
+        .collect();
     assert!(
-        crates.contains("agent-contract") && crates.contains("serde_json"),
+        crates.contains(package) && crates.contains("serde_json"),
         "{tree}"
     );
+    crates
+}
+
+#[test]
+fn the_contract_layer_needs_no_async_runtime_http_database_or_crypto() {
+    let crates = dependencies("agent-contract");
     let forbidden = [
         "tokio",
         "hmac",
@@ -487,8 +488,16 @@ fn the_contract_layer_needs_no_async_runtime_http_database_or_crypto() {
         "futures-util",
     ];
     let found: Vec<&&str> = forbidden.iter().filter(|c| crates.contains(**c)).collect();
-    assert!(
-        found.is_empty(),
-        "agent-contract depends on {found:?}:\n{tree}"
-    );
+    assert!(found.is_empty(), "agent-contract depends on {found:?}");
+}
+
+#[test]
+fn the_runtime_needs_no_http_database_mcp_or_crypto() {
+    // Providers (HTTP), stores (SQL) and the MCP server (with the signing of resume handles)
+    // live in the crates above agent-core.
+    let crates = dependencies("agent-core");
+    assert!(crates.contains("tokio"));
+    let forbidden = ["hmac", "sha2", "reqwest", "hyper", "sqlx", "rmcp", "axum"];
+    let found: Vec<&&str> = forbidden.iter().filter(|c| crates.contains(**c)).collect();
+    assert!(found.is_empty(), "agent-core depends on {found:?}");
 }

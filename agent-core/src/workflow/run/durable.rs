@@ -55,7 +55,7 @@ impl<'w> Runner<'w> {
     }
 
     /// The last checkpoint this runner saved of `run_id`: after a pause, the paused record,
-    /// which a resume handle names ([`Workflow::seal_pause`](crate::Workflow::seal_pause)).
+    /// which a resume handle names (agent-mcp signs one).
     pub fn last_checkpoint(&self, run_id: &str) -> Option<PausedRun> {
         let cursor = self.durable.as_ref()?.cursor(run_id)?;
         Some(PausedRun {
@@ -83,9 +83,7 @@ impl<'w> Runner<'w> {
     /// Answers the question a stored run paused at, and no later one: a run that went on
     /// since (another answer was given) is [`StoreError::Conflict`] if it paused again,
     /// [`StoreError::AlreadyClaimed`] while it runs and [`StoreError::NotPaused`] once it
-    /// ended. The [`PausedRun`] comes from a resume handle ([`Workflow::open_pause`]).
-    ///
-    /// [`Workflow::open_pause`]: crate::Workflow::open_pause
+    /// ended. The [`PausedRun`] comes from a resume handle (agent-mcp's `seal::open_pause`).
     pub async fn resume_paused(
         &self,
         paused: &PausedRun,
