@@ -82,7 +82,7 @@ impl Contract {
         schema: Value,
     ) -> Result<Self, ContractError> {
         let name = name.into();
-        crate::schema_check::check_schema(&schema).map_err(|e| ContractError::Schema {
+        agent_schema::shape::check_schema(&schema).map_err(|e| ContractError::Schema {
             name: name.clone(),
             message: e.to_string(),
         })?;
@@ -115,7 +115,7 @@ impl Contract {
             name: name.clone(),
             message: e.to_string(),
         };
-        crate::schema_check::check_schema(&schema).map_err(|e| error(&e))?;
+        agent_schema::shape::check_schema(&schema).map_err(|e| error(&e))?;
         let registry = jsonschema::Registry::new()
             .retriever(NoFetch)
             .extend(documents)

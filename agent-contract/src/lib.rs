@@ -33,7 +33,7 @@ mod truncate;
 
 /// The shape check every contract passes when it is built (defined in `agent-schema`, which the
 /// code generator runs too).
-pub use agent_schema::check as schema_check;
+pub use agent_schema::shape::{SchemaShapeError, check_schema};
 
 pub use agent::{Agent, AgentInput, Checked, CheckedOutput, check_call, check_output};
 pub use checks::ContractChecks;

@@ -8,6 +8,7 @@ mod contributor;
 mod error;
 mod ids;
 mod model;
+mod output;
 mod rerun;
 mod runtime;
 mod store;
@@ -34,8 +35,9 @@ pub use model::{
     BoxFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelOptions,
     OutputSchema, Role, ScriptedModel, ToolCallRequest, ToolChoice, Usage, tool_calls,
 };
-pub use rerun::{AgentOutput, CallOptions, PreviousAttempt};
-pub use runtime::{Outcome, Runtime, ToolResult};
+pub use output::AgentOutput;
+pub use rerun::PreviousAttempt;
+pub use runtime::{CallOptions, Outcome, Runtime, ToolResult};
 pub use store::{CheckpointStore, FileStore, MemoryStore, RunRecord, RunStatus, StoreError};
 pub use tool::Tool;
 pub use transcript::{Counts, Event, Transcript};

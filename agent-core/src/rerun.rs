@@ -1,5 +1,4 @@
-//! Reruns: what an agent that runs again learns about its previous attempt, and what a call
-//! of a sub-agent returns so it can be traced, stored upstream, or redone.
+//! Reruns: what an agent that runs again learns about its previous attempt.
 //!
 //! When a sub-agent runs again (an output retry, or a redo a human asked for) its prompt gets
 //! a "Previous attempt" section (`templates/previous_attempt.md`): the attempt's number, its
@@ -13,13 +12,10 @@
 
 use crate::ids::{ContextId, Timestamp};
 use crate::texts::Fenced;
-use crate::upstream::UpstreamContext;
-use agent_contract::CheckedOutput;
 use agent_contract::RawJson;
 use agent_contract::RetryError;
 use askama::Template;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 /// The previous attempt of an agent that runs again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,52 +115,4 @@ pub fn describe_retry_error(error: &RetryError) -> String {
         }
     }
     text
-}
-
-/// What a sub-agent call returned: its validated output and the call it came from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AgentOutput {
-    /// The sub-agent.
-    pub agent: String,
-    /// The call.
-    pub context_id: ContextId,
-    /// The output that passed the output contract, as JSON and typed.
-    pub output: CheckedOutput,
-    /// The attempt that gave it, from 1 (output retries and reruns count up).
-    pub attempt: u32,
-}
-
-impl AgentOutput {
-    /// The output as JSON.
-    pub fn value(&self) -> &Value {
-        self.output.value()
-    }
-
-    /// The typed output, if this is a call of `A`.
-    pub fn typed<A: crate::Agent>(&self) -> Option<&A::Output> {
-        (self.agent == A::NAME)
-            .then(|| self.output.typed::<A>())
-            .flatten()
-    }
-
-    /// This output as the previous attempt of a redo, rejected for `reason` (if given).
-    pub fn to_previous_attempt(&self, reason: Option<&str>) -> PreviousAttempt {
-        let output = self.output.as_written().to_json_string();
-        let previous = PreviousAttempt::new(self.context_id.clone(), output, self.attempt);
-        match reason {
-            Some(reason) => previous.with_error(reason),
-            None => previous,
-        }
-    }
-}
-
-/// What a sub-agent call knows beyond its prepared call; it reaches the prompt contributors.
-#[derive(Debug, Clone, Default)]
-pub struct CallOptions<'a> {
-    /// The upstream parts the call's context was built from.
-    pub upstream: Option<&'a UpstreamContext>,
-    /// The attempt this call redoes: the user prompt gets the "Previous attempt" section.
-    pub previous: Option<&'a PreviousAttempt>,
-    /// Anything else the contributors may use.
-    pub metadata: Map<String, Value>,
 }

@@ -18,12 +18,15 @@ use crate::contributor::{ContributorRegistry, PromptContext};
 use crate::error::{Error, Side};
 use crate::ids::{ContextId, ContextIdGenerator};
 use crate::model::{ChatModel, ChatRequest, Message, ToolCallRequest};
-use crate::rerun::{AgentOutput, CallOptions};
+use crate::output::AgentOutput;
+use crate::rerun::PreviousAttempt;
 use crate::transcript::{Event, Transcript};
+use crate::upstream::UpstreamContext;
 use agent_contract::{Agent, check_call};
 use agent_contract::{DynAgent, PrepareError, PreparedCall};
 use agent_contract::{ErrorKind, RetryError};
 use futures_util::StreamExt as _;
+use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -53,6 +56,17 @@ impl Outcome {
     pub fn output_of<A: Agent>(&self) -> Option<&A::Output> {
         self.outputs_of::<A>().last()
     }
+}
+
+/// What a sub-agent call knows beyond its prepared call; it reaches the prompt contributors.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions<'a> {
+    /// The upstream parts the call's context was built from.
+    pub upstream: Option<&'a UpstreamContext>,
+    /// The attempt this call redoes: the user prompt gets the "Previous attempt" section.
+    pub previous: Option<&'a PreviousAttempt>,
+    /// Anything else the contributors may use.
+    pub metadata: Map<String, Value>,
 }
 
 /// Runs agents on a model and records a transcript.

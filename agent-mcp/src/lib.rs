@@ -62,12 +62,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use workflow::{Caller, Runs, ServedWorkflow};
 
-mod raw;
 pub mod seal;
+mod tap;
 mod workflow;
 
 pub use agent_core::ContractError;
-pub use raw::{MAX_ENVELOPE_BYTES, MAX_PENDING_CALLS};
+pub use tap::{MAX_ENVELOPE_BYTES, MAX_PENDING_CALLS};
 pub use workflow::{DEFAULT_MAX_RUNS, MAX_ANSWER_CHARS, MAX_HANDLE_BYTES};
 
 /// The path the streamable HTTP transport serves.
@@ -79,7 +79,7 @@ pub struct AgentServer {
     inner: Arc<Inner>,
     /// The arguments' text of the calls a line-delimited transport read, by JSON-RPC id
     /// ([`AgentServer::serve_io`]); `None` elsewhere.
-    pending: Option<Arc<raw::Pending>>,
+    pending: Option<Arc<tap::Pending>>,
 }
 
 #[derive(Clone)]
@@ -173,9 +173,9 @@ impl AgentServer {
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
         let max = self.max_message_bytes();
-        let pending = Arc::new(raw::Pending::new(max));
+        let pending = Arc::new(tap::Pending::new(max));
         self.pending = Some(pending.clone());
-        let reader = raw::Tap::new(reader, pending, max);
+        let reader = tap::Tap::new(reader, pending, max);
         let running = self
             .serve((reader, writer))
             .await
@@ -197,7 +197,7 @@ impl AgentServer {
         );
         axum::Router::new()
             .nest_service(HTTP_PATH, service)
-            .layer(axum::middleware::from_fn_with_state(max, raw::tap_http))
+            .layer(axum::middleware::from_fn_with_state(max, tap::tap_http))
     }
 
     /// The longest message whose `tools/call` arguments a transport reads as text.
@@ -219,8 +219,8 @@ impl AgentServer {
         let over_http = context
             .extensions
             .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<raw::RawArguments>());
-        if let Some(raw::RawArguments(text)) = over_http {
+            .and_then(|parts| parts.extensions.get::<tap::RawArguments>());
+        if let Some(tap::RawArguments(text)) = over_http {
             return text.to_string();
         }
         let over_lines = self

@@ -1,6 +1,6 @@
 //! What the runtime (`agent-core`) and the code generator (`agent-codegen`) must agree on about
 //! a contract schema, defined once: the shape check that refuses schemas validation cannot
-//! finish ([`check`]), which side of an agent a contract guards ([`ContractKind`]), the
+//! finish ([`shape`]), which side of an agent a contract guards ([`ContractKind`]), the
 //! tool-call keys an input contract may not use ([`RESERVED_KEYS`]) and the one validator
 //! configuration ([`validator_options`]).
 //!
@@ -8,7 +8,7 @@
 //! derives), so neither can hold what the other needs.
 //!
 //! ```
-//! use agent_schema::check::check_schema;
+//! use agent_schema::shape::check_schema;
 //! use serde_json::json;
 //!
 //! let schema = json!({"type": "object", "properties": {"child": {"$ref": "#"}}});
@@ -18,7 +18,7 @@
 
 #![forbid(unsafe_code)]
 
-pub mod check;
+pub mod shape;
 
 /// Which side of an agent a contract guards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -155,7 +155,7 @@ pub(crate) fn types(
     // First the runtime's own shape check (agent-schema): a `$ref` cycle would overflow the
     // stack in the rules below and in typify, and a contract it refuses could never be built
     // at run time. It is iterative, so no schema exhausts the stack here.
-    let shape: Vec<SchemaError> = agent_schema::check::schema_problems(&schema)
+    let shape: Vec<SchemaError> = agent_schema::shape::schema_problems(&schema)
         .iter()
         .map(|problem| error(&problem.location(), problem.to_string()))
         .collect();

@@ -9,7 +9,7 @@ use crate::contributor::PromptContext;
 use crate::error::Error;
 use crate::ids::{ContextId, ContextIdGenerator};
 use crate::model::{ChatModel, ChatRequest, Message, Role};
-use crate::rerun::AgentOutput;
+use crate::output::AgentOutput;
 use crate::transcript::{Event, Transcript};
 use crate::upstream::UpstreamContext;
 use agent_contract::PrepareError;
