@@ -42,21 +42,62 @@ pub(crate) struct Engine<'r> {
     pub(crate) transcript: &'r Transcript,
 }
 
-/// One agent call: who answers, under which ID and system prompt, and what else it may do.
+/// One agent call: who answers, under which ID and system prompt, what else it may do, and
+/// how its answer is taken.
 pub(crate) struct Ask<'a> {
     pub(crate) agent: &'a dyn DynAgent,
     pub(crate) id: &'a ContextId,
     pub(crate) system: &'a str,
     /// Plain tools the agent may call before it answers.
     pub(crate) tools: &'a [Arc<dyn Tool>],
-    /// The first tool result is the agent's output as is: no model turn rewraps it.
-    pub(crate) return_tool_output: bool,
-    /// Workflow agents may ask the user (`{"user_input_needed": true, "user_prompt": ..}`)
-    /// and, without an output contract, answer in plain text.
-    pub(crate) workflow: bool,
-    pub(crate) route: Option<RouteCheck<'a>>,
+    pub(crate) policy: Policy<'a>,
     /// The number of this call's first answer (above 1 for a rerun or after a pause).
     pub(crate) attempt: u32,
+}
+
+/// What differs between the two kinds of agent call; the loop itself is the same.
+#[derive(Clone, Copy)]
+pub(crate) enum Policy<'a> {
+    /// A sub-agent called as a tool (or through `Runtime::call`): its answer is its output,
+    /// which providers that can are asked to constrain to the output contract.
+    SubAgent,
+    /// A step of a workflow: the agent may ask the user (`{"user_input_needed": true,
+    /// "user_prompt": ..}`), may answer in plain text when it has no output contract, and
+    /// names the next agent, which `route` checks before the output contract.
+    Step {
+        route: RouteCheck<'a>,
+        answer: Answer,
+    },
+}
+
+/// Where a workflow agent's output comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// What the agent writes after its tool calls.
+    #[default]
+    Written,
+    /// The first result of a tool it calls, as is: no model turn rewraps it.
+    FirstToolResult,
+}
+
+impl Policy<'_> {
+    fn answer(&self) -> Answer {
+        match self {
+            Self::SubAgent => Answer::Written,
+            Self::Step { answer, .. } => *answer,
+        }
+    }
+}
+
+/// An answer that goes back to its agent, and why.
+pub(crate) struct Refused<'a> {
+    pub(crate) agent: &'a dyn DynAgent,
+    pub(crate) id: &'a ContextId,
+    pub(crate) error: &'a RetryError,
+    /// What the agent answered (its text, or its tool calls as JSON).
+    pub(crate) answered: &'a str,
+    pub(crate) attempt: u32,
+    pub(crate) refusal: Refusal<'a>,
 }
 
 /// What an agent call ended with.
@@ -68,6 +109,7 @@ pub(crate) enum Reply {
 }
 
 /// Why an answer goes back to its agent.
+#[derive(Clone, Copy)]
 pub(crate) enum Refusal<'a> {
     /// It broke the output contract (or named an unknown tool or agent).
     Output,
@@ -95,9 +137,9 @@ impl Engine<'_> {
             messages.extend(conversation.iter().cloned());
             // A sub-agent's answer is its output: providers that can constrain it to the
             // output contract are asked to. A workflow agent may also ask the user a question.
-            let output_schema = match ask.workflow {
-                true => None,
-                false => ask.agent.output_contract().map(OutputSchema::from_contract),
+            let output_schema = match ask.policy {
+                Policy::SubAgent => ask.agent.output_contract().map(OutputSchema::from_contract),
+                Policy::Step { .. } => None,
             };
             let request = ChatRequest {
                 output_schema,
@@ -112,7 +154,7 @@ impl Engine<'_> {
                 let results = self
                     .call_tools(name, ask.tools, &reply.tool_calls, conversation)
                     .await?;
-                if !ask.return_tool_output {
+                if ask.policy.answer() == Answer::Written {
                     tool_turns += 1;
                     if tool_turns > self.config.max_tool_turns {
                         return Err(Error::TooManyTurns {
@@ -126,10 +168,7 @@ impl Engine<'_> {
                 // answer; a made-up tool name is an error to retry, never an output.
                 match results.into_iter().flatten().next() {
                     Some(result) => self.check_value(ask, result),
-                    None => Err(unknown_tool(
-                        ask.tools,
-                        "the answer called no tool the agent has".into(),
-                    )),
+                    None => Err(unknown_tool(tool_names(ask.tools), None)),
                 }
             };
             let error = match checked {
@@ -148,16 +187,15 @@ impl Engine<'_> {
                 true => reply.content.clone(),
                 false => serde_json::to_string(&reply.tool_calls).unwrap_or_default(),
             };
-            self.refuse(
-                ask.agent,
-                ask.id,
-                &error,
-                &answered,
+            let refused = Refused {
+                agent: ask.agent,
+                id: ask.id,
+                error: &error,
+                answered: &answered,
                 attempt,
-                Refusal::Output,
-                failures,
-                conversation,
-            )?;
+                refusal: Refusal::Output,
+            };
+            self.refuse(&refused, failures, conversation)?;
             attempt = attempt.saturating_add(1);
         }
     }
@@ -165,21 +203,20 @@ impl Engine<'_> {
     /// Sends a refused answer back to its agent: counts the failure (past the bound the call
     /// ends with [`Error::RetriesExhausted`]), records the retry error, and appends the message
     /// with the error and the "Previous attempt" section naming the call.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one call site per refusal kind, each naming every part"
-    )]
     pub(crate) fn refuse(
         &self,
-        agent: &dyn DynAgent,
-        id: &ContextId,
-        error: &RetryError,
-        answered: &str,
-        attempt: u32,
-        refusal: Refusal<'_>,
+        refused: &Refused<'_>,
         failures: &mut u32,
         conversation: &mut Vec<Message>,
     ) -> Result<(), Error> {
+        let Refused {
+            agent,
+            id,
+            error,
+            answered,
+            attempt,
+            refusal,
+        } = *refused;
         let name = agent.name();
         *failures = failures.saturating_add(1);
         let traced = serde_json::to_value(error.with_context_id(id)).unwrap_or_default();
@@ -287,10 +324,9 @@ impl Engine<'_> {
             .collect::<Vec<_>>();
         let results = self.cancellable(agent, work).await?;
         for (call, result) in calls.iter().zip(&results) {
-            let shown = result.clone().unwrap_or_else(|| {
-                let name = agent_contract::__private::truncate(&call.name, 100);
-                unknown_tool(tools, format!("there is no tool named `{name}`")).to_json()
-            });
+            let shown = result
+                .clone()
+                .unwrap_or_else(|| unknown_tool(tool_names(tools), Some(&call.name)).to_json());
             let message =
                 Message::tool(&call.id, serde_json::to_string(&shown).unwrap_or_default());
             self.record(agent, &message);
@@ -304,7 +340,10 @@ impl Engine<'_> {
     fn check_text(&self, ask: &Ask<'_>, content: &str) -> Result<Checked, RetryError> {
         let (value, text) = match extract_json_text(content, &self.config.limits) {
             Ok(found) => found,
-            Err(_) if ask.workflow && ask.agent.output_contract().is_none() => {
+            Err(_)
+                if matches!(ask.policy, Policy::Step { .. })
+                    && ask.agent.output_contract().is_none() =>
+            {
                 (Value::String(content.to_owned()), "")
             }
             Err(e) => return Err(e),
@@ -319,14 +358,14 @@ impl Engine<'_> {
     /// A parsed answer: a question, or an output whose routing (if any) is accepted and which
     /// passes the output contract.
     fn check_value(&self, ask: &Ask<'_>, value: Value) -> Result<Checked, RetryError> {
-        if ask.workflow && value.get("user_input_needed") == Some(&Value::Bool(true)) {
-            let prompt = value
-                .get("user_prompt")
-                .and_then(Value::as_str)
-                .unwrap_or("Please provide input");
-            return Ok(Checked::Question(prompt.to_owned()));
-        }
-        if let Some(route) = ask.route {
+        if let Policy::Step { route, .. } = ask.policy {
+            if value.get("user_input_needed") == Some(&Value::Bool(true)) {
+                let prompt = value
+                    .get("user_prompt")
+                    .and_then(Value::as_str)
+                    .unwrap_or("Please provide input");
+                return Ok(Checked::Question(prompt.to_owned()));
+            }
             route(&value)?;
         }
         let output = ask.agent.check_output(&value, &self.config.limits)?;
@@ -355,9 +394,20 @@ enum Checked {
     Question(String),
 }
 
-/// The retry error for a tool call that names none of the agent's tools.
-fn unknown_tool(tools: &[Arc<dyn Tool>], message: String) -> RetryError {
-    let names: Vec<String> = tools.iter().map(|t| t.definition().name).collect();
+fn tool_names(tools: &[Arc<dyn Tool>]) -> Vec<String> {
+    tools.iter().map(|t| t.definition().name).collect()
+}
+
+/// The retry error for a tool call that names none of the caller's tools (`called`, or none
+/// at all), listing the ones it has: the one message for plain tools and agents alike.
+pub(crate) fn unknown_tool(names: Vec<String>, called: Option<&str>) -> RetryError {
+    let message = match called {
+        Some(name) => format!(
+            "there is no tool named `{}`",
+            agent_contract::__private::truncate(name, 100)
+        ),
+        None => "the answer called no tool the agent has".to_owned(),
+    };
     RetryError::call(
         ErrorKind::UnknownTool,
         message,

@@ -12,7 +12,7 @@
 //! the `agent_call` tracing span carry it. Sub-agent system prompts are assembled by the
 //! runtime's [`ContributorRegistry`].
 
-use crate::call::{Ask, Engine, Reply};
+use crate::call::{Ask, Engine, Policy, Reply, unknown_tool};
 use crate::config::Config;
 use crate::contributor::{ContributorRegistry, PromptContext};
 use crate::error::{Error, Side};
@@ -373,15 +373,8 @@ impl Runtime {
             .iter()
             .find(|t| call.name.strip_prefix("run_") == Some(t.name()))
         else {
-            let names: Vec<String> = tools.iter().map(|t| format!("run_{}", t.name())).collect();
-            let error = RetryError::call(
-                ErrorKind::UnknownTool,
-                format!(
-                    "there is no tool named `{}`",
-                    agent_contract::__private::truncate(&call.name, 100)
-                ),
-                format!("Call one of: {}", names.join(", ")),
-            );
+            let names = tools.iter().map(|t| t.tool_definition().name).collect();
+            let error = unknown_tool(names, Some(&call.name));
             return Ok(self.retry(caller, call, error, caller_id.clone()));
         };
         self.execute(caller, *agent, call).await
@@ -494,9 +487,7 @@ impl Runtime {
             id: &id,
             system: &system,
             tools: &[],
-            return_tool_output: false,
-            workflow: false,
-            route: None,
+            policy: Policy::SubAgent,
             attempt,
         };
         let mut conversation = vec![Message::user(user)];

@@ -2,6 +2,7 @@
 //! The bottom of `workflow/`: the state, the seal and the runner read it; it reads none of
 //! them.
 
+use crate::call::Answer;
 use crate::config::Config;
 use crate::contributor::ContributorRegistry;
 use crate::error::Error;
@@ -20,7 +21,7 @@ pub(super) type HandoffValidator = Box<dyn Fn(&CheckedOutput) -> Result<(), Stri
 pub struct Member {
     pub(super) agent: &'static dyn DynAgent,
     pub(super) tools: Vec<Arc<dyn Tool>>,
-    pub(super) return_tool_output: bool,
+    pub(super) answer: Answer,
 }
 
 impl Member {
@@ -29,7 +30,7 @@ impl Member {
         Self {
             agent,
             tools: Vec::new(),
-            return_tool_output: false,
+            answer: Answer::Written,
         }
     }
 
@@ -42,7 +43,7 @@ impl Member {
     /// The first tool result is the agent's output as is: no model turn rewraps it, so the
     /// next agent gets clean JSON.
     pub fn return_tool_output(mut self) -> Self {
-        self.return_tool_output = true;
+        self.answer = Answer::FirstToolResult;
         self
     }
 }

@@ -4,7 +4,7 @@
 use super::checkpoint::Durable;
 use super::definition::{Member, USER, Workflow};
 use super::state::{HumanFeedbackRequest, Phase, Step, WorkflowState};
-use crate::call::{Ask, Engine, Refusal, Reply};
+use crate::call::{Ask, Engine, Policy, Refusal, Refused, Reply};
 use crate::contributor::PromptContext;
 use crate::error::Error;
 use crate::ids::{ContextId, ContextIdGenerator};
@@ -366,9 +366,10 @@ impl<'w> Runner<'w> {
             id,
             system: &system,
             tools: &member.tools,
-            return_tool_output: member.return_tool_output,
-            workflow: true,
-            route: Some(&route),
+            policy: Policy::Step {
+                route: &route,
+                answer: member.answer,
+            },
             attempt: failures.saturating_add(1),
         };
         let reply = self
@@ -450,16 +451,17 @@ impl<'w> Runner<'w> {
         );
         let mut failures = state.retries.get(producer).copied().unwrap_or(0);
         let answered = serde_json::to_string(output.value()).unwrap_or_default();
-        let refused = self.engine().refuse(
-            member.agent,
-            &output.context_id,
-            &error,
-            &answered,
-            output.attempt,
-            Refusal::Handoff { consumer, message },
-            &mut failures,
-            &mut state.conversation,
-        );
+        let refused = Refused {
+            agent: member.agent,
+            id: &output.context_id,
+            error: &error,
+            answered: &answered,
+            attempt: output.attempt,
+            refusal: Refusal::Handoff { consumer, message },
+        };
+        let refused = self
+            .engine()
+            .refuse(&refused, &mut failures, &mut state.conversation);
         state.retries.insert(producer.to_owned(), failures);
         refused?;
         state.phase = Phase::Answering;
