@@ -62,7 +62,7 @@ pub enum AppliesTo<'a> {
 
 impl AppliesTo<'_> {
     /// Whether the agent `agent` is included.
-    pub fn includes(&self, agent: &str) -> bool {
+    pub(crate) fn includes(&self, agent: &str) -> bool {
         match self {
             Self::All => true,
             Self::Agents(names) => names.contains(&agent),

@@ -74,7 +74,7 @@ pub struct Transcript(Mutex<Vec<Event>>);
 
 impl Transcript {
     /// Records an event.
-    pub fn push(&self, event: Event) {
+    pub(crate) fn push(&self, event: Event) {
         self.lock().push(event);
     }
 

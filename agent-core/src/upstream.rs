@@ -58,21 +58,11 @@ impl<T> Upstream<T> {
             written: None,
         }
     }
-
-    /// The same part with its value mapped.
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Upstream<U> {
-        Upstream {
-            producer: self.producer,
-            context_id: self.context_id,
-            value: f(self.value),
-            written: self.written,
-        }
-    }
 }
 
 impl<T: Serialize> Upstream<T> {
     /// The part with its value as JSON.
-    pub fn to_json(&self) -> Result<Upstream<Value>, serde_json::Error> {
+    pub(crate) fn to_json(&self) -> Result<Upstream<Value>, serde_json::Error> {
         Ok(Upstream {
             producer: self.producer.clone(),
             context_id: self.context_id.clone(),
@@ -164,13 +154,8 @@ impl UpstreamContext {
     }
 
     /// Whether there are no parts.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
-    }
-
-    /// How many parts there are.
-    pub fn len(&self) -> usize {
-        self.entries.len()
     }
 
     /// The producer's latest part, as JSON.
@@ -198,11 +183,6 @@ impl UpstreamContext {
             .filter(|e| e.producer == producer)
             .map(typed)
             .collect()
-    }
-
-    /// The IDs of the calls that produced the parts, in order: the upstream context chain.
-    pub fn context_ids(&self) -> Vec<&ContextId> {
-        self.entries.iter().map(|e| &e.context_id).collect()
     }
 
     /// The context for the consumer's contract path: `<producer>_output` keys in the order

@@ -98,7 +98,7 @@ pub(super) struct CollectedItem<'a> {
 /// let WorkflowOutcome::Finished { state, .. } = runner.start("A party for 40").await? else {
 ///     panic!("no question was scripted");
 /// };
-/// assert_eq!(state.upstream.len(), 1);
+/// assert_eq!(state.upstream.entries().len(), 1);
 /// # Ok::<(), agent_core::Error>(()) }).unwrap();
 /// ```
 pub struct Workflow {
@@ -194,9 +194,8 @@ impl Workflow {
         })
     }
 
-    /// Checks `producer`'s output before `consumer` starts, for agents known only by name
-    /// (`"user"` is the end of the run).
-    pub fn handoff_value(
+    /// Checks `producer`'s output before `consumer` starts (`"user"` is the end of the run).
+    fn handoff_value(
         mut self,
         producer: &str,
         consumer: &str,

@@ -142,8 +142,9 @@ async fn pause_serialize_resume_gives_the_same_plan() {
     // The resumed run keeps the run ID and numbers its calls on from the saved counters.
     let calls = |s: &WorkflowState| -> Vec<String> {
         s.upstream
-            .context_ids()
+            .entries()
             .iter()
+            .map(|part| &part.context_id)
             .map(|id| format!("{}/{}/{}", id.run_id(), id.agent_type(), id.sequence()))
             .collect()
     };

@@ -205,7 +205,7 @@ async fn declared_pipeline_collects_and_renders_the_golden_prompt() {
     let WorkflowOutcome::Finished { state, .. } = outcome else {
         panic!("no step asks the user");
     };
-    assert_eq!(state.upstream.len(), 4);
+    assert_eq!(state.upstream.entries().len(), 4);
     let plan = state.upstream.latest("plan_generator_agent").unwrap();
     assert_eq!(plan.value["status"], "success");
     // Each sub-agent was asked once; the plan generator once, its prompt the last message.

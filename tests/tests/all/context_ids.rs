@@ -598,7 +598,8 @@ fn upstream_parts_are_typed_and_name_their_call() {
     assert_eq!(page.value.page_title, "Login");
     let selectors: Upstream<Selectors> = upstream.get("selector_agent").unwrap();
     assert_eq!(selectors.value.strategy, "id-first");
-    assert_eq!(upstream.context_ids(), [&discovery, &selector]);
+    let chain: Vec<&ContextId> = upstream.entries().iter().map(|p| &p.context_id).collect();
+    assert_eq!(chain, [&discovery, &selector]);
 
     // Missing, or of another shape: the error names the producer (and the call).
     let missing = upstream.get::<Page>("accessibility_agent").unwrap_err();
@@ -655,7 +656,7 @@ fn the_context_map_has_one_output_key_per_producer_latest_wins() {
             .collect::<Vec<_>>(),
         ["Old", "New"]
     );
-    assert_eq!(upstream.len(), 3);
+    assert_eq!(upstream.entries().len(), 3);
 
     // It serializes as the list of parts, and back.
     let json = serde_json::to_value(&upstream).unwrap();

@@ -118,8 +118,10 @@ fn contributors_apply_only_to_their_agents() {
         reviewer.starts_with("everyone\n\nplanning\n\n## Episodic Memory Tool\n"),
         "{reviewer}"
     );
-    assert!(AppliesTo::All.includes("anyone"));
-    assert!(!AppliesTo::Agents(&["a"]).includes("ab"));
+    // A name must match whole: `a` is not `ab`.
+    let only_a = ContributorRegistry::empty().with(ContextIdContributor::new().only_for(["a"]));
+    assert_eq!(assemble(&only_a, "ab"), "");
+    assert_ne!(assemble(&only_a, "a"), "");
 }
 
 #[test]

@@ -135,8 +135,9 @@ async fn each_agent_receives_the_accumulated_context() {
     // Each part records the call that produced it: `{run}/{agent}/{sequence}/{timestamp}`.
     let ids: Vec<String> = state
         .upstream
-        .context_ids()
+        .entries()
         .iter()
+        .map(|part| &part.context_id)
         .map(|id| format!("{}/{}/{}", id.run_id(), id.agent_type(), id.sequence()))
         .collect();
     let run = &state.run_id;
