@@ -223,16 +223,6 @@ impl CheckedOutput {
     pub fn typed<A: Agent>(&self) -> Option<&A::Output> {
         self.typed.downcast_ref::<A::Output>()
     }
-
-    /// The typed output, owned, if it is `A`'s output type.
-    pub fn into_typed<A: Agent>(self) -> Option<A::Output> {
-        let typed = self.typed.downcast::<A::Output>().ok()?;
-        match Arc::try_unwrap(typed) {
-            Ok(output) => Some(output),
-            // Shared with a clone: type the JSON again; it passed the same check.
-            Err(_) => A::Output::deserialize(&self.value).ok(),
-        }
-    }
 }
 
 impl std::fmt::Debug for CheckedOutput {

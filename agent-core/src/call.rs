@@ -14,14 +14,13 @@ use crate::config::Config;
 use crate::error::{Error, Side};
 use crate::ids::ContextId;
 use crate::model::{ChatModel, ChatRequest, Message, OutputSchema, ToolCallRequest};
-use crate::output::AgentOutput;
 use crate::rerun::{PreviousAttempt, describe_retry_error};
 use crate::tool::Tool;
 use crate::transcript::{Event, Transcript};
 use agent_contract::__private::extract_json_text;
 use agent_contract::CheckedOutput;
 use agent_contract::DynAgent;
-use agent_contract::{ErrorKind, RetryError};
+use agent_contract::{ErrorKind, Limits, RetryError};
 use futures_util::StreamExt as _;
 use serde_json::Value;
 use std::future::Future;
@@ -43,9 +42,11 @@ pub(crate) struct Engine<'r> {
 }
 
 /// One agent call: who answers, under which ID and system prompt, what else it may do, and
-/// how its answer is taken.
-pub(crate) struct Ask<'a> {
+/// how its answer is taken and checked.
+pub(crate) struct Ask<'a, C: ?Sized + 'a = dyn DynAgent + 'a> {
     pub(crate) agent: &'a dyn DynAgent,
+    /// What a checked answer becomes ([`OutputCheck`]).
+    pub(crate) check: &'a C,
     pub(crate) id: &'a ContextId,
     pub(crate) system: &'a str,
     /// Plain tools the agent may call before it answers.
@@ -89,6 +90,30 @@ impl Policy<'_> {
     }
 }
 
+/// How an answer becomes the call's output: through the type-erased agent (a sub-agent called
+/// as a tool, a workflow step), or as the agent's own output type, so that a typed call gets its
+/// output back without a downcast.
+pub(crate) trait OutputCheck: Sync {
+    /// What a checked answer becomes.
+    type Output: Send;
+    /// Checks `answer` against the output contract (if any) and types it.
+    fn check(&self, answer: &Value, limits: &Limits) -> Result<Self::Output, RetryError>;
+    /// Keeps `text`, the answer as the model wrote it, where the output shows it again.
+    fn written(output: Self::Output, _text: &str) -> Self::Output {
+        output
+    }
+}
+
+impl<'d> OutputCheck for dyn DynAgent + 'd {
+    type Output = CheckedOutput;
+    fn check(&self, answer: &Value, limits: &Limits) -> Result<CheckedOutput, RetryError> {
+        self.check_output(answer, limits)
+    }
+    fn written(output: CheckedOutput, text: &str) -> CheckedOutput {
+        output.with_text(text)
+    }
+}
+
 /// An answer that goes back to its agent, and why.
 pub(crate) struct Refused<'a> {
     pub(crate) agent: &'a dyn DynAgent,
@@ -101,9 +126,9 @@ pub(crate) struct Refused<'a> {
 }
 
 /// What an agent call ended with.
-pub(crate) enum Reply {
-    /// An answer that passed the output contract.
-    Output(AgentOutput),
+pub(crate) enum Reply<O> {
+    /// An answer that passed the output contract, and the attempt that gave it.
+    Output { output: O, attempt: u32 },
     /// A question for the user (workflows only).
     Question(String),
 }
@@ -121,12 +146,12 @@ impl Engine<'_> {
     /// Asks `ask.agent` over `conversation` (the messages after the system prompt) until it
     /// answers with an output that passes its contract, or asks a question. `failures` counts
     /// failed answers in a row (a workflow keeps it in its state across a pause).
-    pub(crate) async fn ask(
+    pub(crate) async fn ask<C: OutputCheck + ?Sized>(
         &self,
-        ask: &Ask<'_>,
+        ask: &Ask<'_, C>,
         conversation: &mut Vec<Message>,
         failures: &mut u32,
-    ) -> Result<Reply, Error> {
+    ) -> Result<Reply<C::Output>, Error> {
         let name = ask.agent.name();
         let definitions: Vec<_> = ask.tools.iter().map(|t| t.definition()).collect();
         let mut tool_turns = 0u32;
@@ -172,14 +197,7 @@ impl Engine<'_> {
                 }
             };
             let error = match checked {
-                Ok(Checked::Output(output)) => {
-                    return Ok(Reply::Output(AgentOutput {
-                        agent: name.to_owned(),
-                        context_id: ask.id.clone(),
-                        output,
-                        attempt,
-                    }));
-                }
+                Ok(Checked::Output(output)) => return Ok(Reply::Output { output, attempt }),
                 Ok(Checked::Question(prompt)) => return Ok(Reply::Question(prompt)),
                 Err(error) => error,
             };
@@ -337,7 +355,11 @@ impl Engine<'_> {
 
     /// An answer's text: its JSON, or (for a workflow agent without an output contract) the
     /// text itself.
-    fn check_text(&self, ask: &Ask<'_>, content: &str) -> Result<Checked, RetryError> {
+    fn check_text<C: OutputCheck + ?Sized>(
+        &self,
+        ask: &Ask<'_, C>,
+        content: &str,
+    ) -> Result<Checked<C::Output>, RetryError> {
         let (value, text) = match extract_json_text(content, &self.config.limits) {
             Ok(found) => found,
             Err(_)
@@ -350,14 +372,20 @@ impl Engine<'_> {
         };
         // The output keeps the text the model wrote, to be shown again as written.
         Ok(match self.check_value(ask, value)? {
-            Checked::Output(output) if !text.is_empty() => Checked::Output(output.with_text(text)),
+            Checked::Output(output) if !text.is_empty() => {
+                Checked::Output(C::written(output, text))
+            }
             checked => checked,
         })
     }
 
     /// A parsed answer: a question, or an output whose routing (if any) is accepted and which
     /// passes the output contract.
-    fn check_value(&self, ask: &Ask<'_>, value: Value) -> Result<Checked, RetryError> {
+    fn check_value<C: OutputCheck + ?Sized>(
+        &self,
+        ask: &Ask<'_, C>,
+        value: Value,
+    ) -> Result<Checked<C::Output>, RetryError> {
         if let Policy::Step { route, .. } = ask.policy {
             if value.get("user_input_needed") == Some(&Value::Bool(true)) {
                 let prompt = value
@@ -368,7 +396,7 @@ impl Engine<'_> {
             }
             route(&value)?;
         }
-        let output = ask.agent.check_output(&value, &self.config.limits)?;
+        let output = ask.check.check(&value, &self.config.limits)?;
         Ok(Checked::Output(output))
     }
 
@@ -389,8 +417,8 @@ async fn run_tool(tools: &[Arc<dyn Tool>], call: &ToolCallRequest) -> Option<Val
     Some(tool.call(&call.arguments).await)
 }
 
-enum Checked {
-    Output(CheckedOutput),
+enum Checked<O> {
+    Output(O),
     Question(String),
 }
 

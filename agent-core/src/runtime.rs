@@ -12,7 +12,7 @@
 //! the `agent_call` tracing span carry it. Sub-agent system prompts are assembled by the
 //! runtime's [`ContributorRegistry`].
 
-use crate::call::{Ask, Engine, Policy, Reply, unknown_tool};
+use crate::call::{Ask, Engine, OutputCheck, Policy, Reply, unknown_tool};
 use crate::config::Config;
 use crate::contributor::{ContributorRegistry, PromptContext};
 use crate::error::{Error, Side};
@@ -24,7 +24,7 @@ use crate::transcript::{Event, Transcript};
 use crate::upstream::UpstreamContext;
 use agent_contract::{Agent, check_call};
 use agent_contract::{DynAgent, PrepareError, PreparedCall};
-use agent_contract::{ErrorKind, RetryError};
+use agent_contract::{ErrorKind, Limits, RetryError};
 use futures_util::StreamExt as _;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -180,25 +180,6 @@ impl Runtime {
     /// A call that breaks the input contract returns [`Error::Retry`] with the retry error and
     /// never reaches the model.
     pub async fn call<A: Agent>(&self, kwargs: &str) -> Result<A::Output, Error> {
-        let output = self.call_checked::<A>(kwargs).await?;
-        let agent = output.agent.clone();
-        output.output.into_typed::<A>().ok_or_else(|| {
-            // The output was checked by `A`'s own contract and type: this cannot happen.
-            Error::RetriesExhausted {
-                agent,
-                side: Side::Output,
-                attempts: 0,
-                last: RetryError::call(
-                    ErrorKind::OutputContract,
-                    "the checked output is not of the agent's output type",
-                    "Answer with JSON of the expected shape",
-                ),
-            }
-        })
-    }
-
-    /// The typed call up to its checked output, with its context ID and attempt.
-    async fn call_checked<A: Agent>(&self, kwargs: &str) -> Result<AgentOutput, Error> {
         let agent = ByType::<A>(PhantomData);
         let id = self.context_ids.next(A::NAME)?;
         let span = tracing::info_span!("agent_call", context_id = %id, agent = A::NAME);
@@ -223,8 +204,12 @@ impl Runtime {
                 call: checked.call,
                 user_prompt,
             };
-            self.sub_agent(&agent, &prepared, id.clone(), &CallOptions::default())
-                .await
+            // Checked as `A` itself: the answer becomes `A::Output`, with no type erased on
+            // the way back.
+            let (output, _) = self
+                .sub_agent(&agent, &agent, &prepared, &id, &CallOptions::default())
+                .await?;
+            Ok(output)
         }
         .instrument(span)
         .await
@@ -400,10 +385,15 @@ impl Runtime {
             };
             let keys: Vec<&str> = prepared.call.entries().map(|(key, _)| key).collect();
             tracing::info!(agent = agent.name(), ?keys, "context received");
-            let output = self
-                .sub_agent(agent, &prepared, id, &CallOptions::default())
+            let (output, attempt) = self
+                .sub_agent(agent, agent, &prepared, &id, &CallOptions::default())
                 .await?;
-            Ok(ToolResult::Success(output))
+            Ok(ToolResult::Success(AgentOutput {
+                agent: agent.name().to_owned(),
+                context_id: id,
+                output,
+                attempt,
+            }))
         }
         .instrument(span)
         .await
@@ -442,19 +432,28 @@ impl Runtime {
     ) -> Result<AgentOutput, Error> {
         let id = self.context_ids.next(agent.name())?;
         let span = tracing::info_span!("agent_call", context_id = %id, agent = agent.name());
-        self.sub_agent(agent, prepared, id, &options)
+        let (output, attempt) = self
+            .sub_agent(agent, agent, prepared, &id, &options)
             .instrument(span)
-            .await
+            .await?;
+        Ok(AgentOutput {
+            agent: agent.name().to_owned(),
+            context_id: id,
+            output,
+            attempt,
+        })
     }
 
-    /// One sub-agent call on its own conversation, through the shared agent-call loop.
-    async fn sub_agent(
+    /// One sub-agent call on its own conversation, through the shared agent-call loop: its
+    /// output as `check` makes it, and the attempt that gave it.
+    async fn sub_agent<C: OutputCheck + ?Sized>(
         &self,
         agent: &dyn DynAgent,
+        check: &C,
         prepared: &PreparedCall,
-        id: ContextId,
+        id: &ContextId,
         options: &CallOptions<'_>,
-    ) -> Result<AgentOutput, Error> {
+    ) -> Result<(C::Output, u32), Error> {
         let name = agent.name();
         let attempt = options.previous.map_or(1, |p| p.attempt.saturating_add(1));
         self.transcript.push(Event::AgentCall {
@@ -479,12 +478,13 @@ impl Runtime {
             upstream: options.upstream,
             previous: options.previous,
             metadata: options.metadata.clone(),
-            ..PromptContext::for_agent(agent, &id)
+            ..PromptContext::for_agent(agent, id)
         };
         let system = self.contributors.assemble(&ctx)?;
         let ask = Ask {
             agent,
-            id: &id,
+            check,
+            id,
             system: &system,
             tools: &[],
             policy: Policy::SubAgent,
@@ -492,8 +492,8 @@ impl Runtime {
         };
         let mut conversation = vec![Message::user(user)];
         match self.engine().ask(&ask, &mut conversation, &mut 0).await? {
-            Reply::Output(output) => Ok(output),
-            // Questions are a workflow's: `workflow: false` never yields one.
+            Reply::Output { output, attempt } => Ok((output, attempt)),
+            // Questions are a workflow's: `Policy::SubAgent` never yields one.
             Reply::Question(_) => unreachable!("a runtime call never takes a question"),
         }
     }
@@ -502,6 +502,14 @@ impl Runtime {
 /// An agent known only by its type, as a [`DynAgent`]: every method of the blanket impl reads
 /// the type's associated items, so no value of `A` is needed.
 struct ByType<A>(PhantomData<fn() -> A>);
+
+/// A typed call's answer becomes `A::Output` itself.
+impl<A: Agent> OutputCheck for ByType<A> {
+    type Output = A::Output;
+    fn check(&self, answer: &Value, limits: &Limits) -> Result<A::Output, RetryError> {
+        agent_contract::check_output::<A>(answer, limits)
+    }
+}
 
 impl<A: Agent> Agent for ByType<A> {
     const NAME: &'static str = A::NAME;

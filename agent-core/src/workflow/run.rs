@@ -12,9 +12,9 @@ use crate::model::{ChatModel, ChatRequest, Message, Role};
 use crate::output::AgentOutput;
 use crate::transcript::{Event, Transcript};
 use crate::upstream::UpstreamContext;
-use agent_contract::PrepareError;
 use agent_contract::RawObject;
 use agent_contract::ToolCall;
+use agent_contract::{CheckedOutput, PrepareError};
 use agent_contract::{ErrorKind, RetryError};
 use serde::Serialize;
 use serde_json::Value;
@@ -255,7 +255,12 @@ impl<'w> Runner<'w> {
                     self.checkpoint_outcome(&outcome).await?;
                     return Ok(outcome);
                 }
-                Reply::Output(output) => output,
+                Reply::Output { output, attempt } => AgentOutput {
+                    agent: step.agent.clone(),
+                    context_id: id.clone(),
+                    output,
+                    attempt,
+                },
             };
             let next = self.next_step(&step, output.value(), &state);
             let consumer = next.as_ref().map_or(USER, |(s, _)| s.agent.as_str());
@@ -351,7 +356,7 @@ impl<'w> Runner<'w> {
         member: &Member,
         id: &ContextId,
         state: &mut WorkflowState,
-    ) -> Result<Reply, Error> {
+    ) -> Result<Reply<CheckedOutput>, Error> {
         let agent = member.agent;
         let name = agent.name();
         let span = tracing::info_span!("agent_call", context_id = %id, agent = name);
@@ -363,6 +368,7 @@ impl<'w> Runner<'w> {
         let mut failures = state.retries.get(name).copied().unwrap_or(0);
         let ask = Ask {
             agent,
+            check: agent,
             id,
             system: &system,
             tools: &member.tools,
