@@ -50,6 +50,16 @@ fn outside_strings(text: &str) -> impl Iterator<Item = u8> + '_ {
 /// A value is the root, each object member's value (one per `:`), and each array element.
 #[doc(hidden)]
 pub fn text_exceeds(text: &str, max_values: usize, max_depth: usize) -> Option<Exceeded> {
+    count_values(text, max_values, max_depth).err()
+}
+
+/// How many values JSON text holds (see [`text_exceeds`]), counting no further than `max + 1`.
+pub(crate) fn text_values(text: &str, max: usize) -> usize {
+    count_values(text, max, usize::MAX).unwrap_or(max.saturating_add(1))
+}
+
+/// The values of JSON text, counted in one byte scan that stops at the first bound it breaks.
+fn count_values(text: &str, max_values: usize, max_depth: usize) -> Result<usize, Exceeded> {
     let mut values = 1usize;
     // One bit per open container: is it an array?
     let mut arrays: Vec<bool> = Vec::new();
@@ -69,7 +79,7 @@ pub fn text_exceeds(text: &str, max_values: usize, max_depth: usize) -> Option<E
                 arrays.push(b == b'[');
                 element_next = b == b'[';
                 if arrays.len() > max_depth {
-                    return Some(Exceeded::Depth);
+                    return Err(Exceeded::Depth);
                 }
             }
             b']' | b'}' => {
@@ -80,48 +90,10 @@ pub fn text_exceeds(text: &str, max_values: usize, max_depth: usize) -> Option<E
             _ => {}
         }
         if values > max_values {
-            return Some(Exceeded::Values);
+            return Err(Exceeded::Values);
         }
     }
-    None
-}
-
-/// How many values JSON text holds (see [`text_exceeds`]), counting no further than `max + 1`.
-pub(crate) fn text_values(text: &str, max: usize) -> usize {
-    match text_exceeds(text, max, usize::MAX) {
-        Some(_) => max.saturating_add(1),
-        None => {
-            // Within the bound: count them (a second pass, on text already known to be small
-            // in values).
-            let mut values = 1usize;
-            let mut arrays: Vec<bool> = Vec::new();
-            let mut element_next = false;
-            for b in outside_strings(text) {
-                if b.is_ascii_whitespace() {
-                    continue;
-                }
-                if element_next {
-                    element_next = false;
-                    if b != b']' {
-                        values += 1;
-                    }
-                }
-                match b {
-                    b'[' | b'{' => {
-                        arrays.push(b == b'[');
-                        element_next = b == b'[';
-                    }
-                    b']' | b'}' => {
-                        arrays.pop();
-                    }
-                    b',' => element_next = arrays.last() == Some(&true),
-                    b':' => values += 1,
-                    _ => {}
-                }
-            }
-            values
-        }
-    }
+    Ok(values)
 }
 
 /// What [`scan_value`] found wrong with a value's text.
