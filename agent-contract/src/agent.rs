@@ -190,7 +190,7 @@ impl CheckedOutput {
     pub fn with_text(mut self, text: &str) -> Self {
         self.text = serde_json::from_str::<Box<RawValue>>(text)
             .ok()
-            .map(RawJson::from_raw);
+            .map(RawJson::from);
         self
     }
 
@@ -214,11 +214,6 @@ impl CheckedOutput {
         &self.value
     }
 
-    /// The output as JSON, owned.
-    pub fn into_value(self) -> Value {
-        self.value
-    }
-
     /// The typed output, if it is `A`'s output type.
     pub fn typed<A: Agent>(&self) -> Option<&A::Output> {
         self.typed.downcast_ref::<A::Output>()
@@ -237,6 +232,13 @@ impl PartialEq for CheckedOutput {
     /// Outputs are equal when their JSON is: the typed form is a function of it.
     fn eq(&self, other: &Self) -> bool {
         self.value == other.value
+    }
+}
+
+/// The output as JSON, owned.
+impl From<CheckedOutput> for Value {
+    fn from(output: CheckedOutput) -> Value {
+        output.value
     }
 }
 

@@ -20,6 +20,7 @@ pub use agent_schema::ContractKind;
 /// for a contract it refers to (`#[agent(types = { "../budget_agent/output.schema.json" =
 /// ... })]`) asserts at compile time that the type's fingerprint is that file's, so a type
 /// generated from another schema, or an older version of it, does not compile there.
+#[doc(hidden)]
 pub trait ContractType {
     /// FNV-1a (64 bits) of the schema's JSON, re-serialized so that whitespace does not
     /// count, after sibling `$ref`s are bundled.
@@ -157,9 +158,9 @@ impl Contract {
             source,
         };
         let schema = serde_json::from_str(text).map_err(json)?;
-        let raw = serde_json::from_str(text).map_err(json)?;
+        let raw: Box<serde_json::value::RawValue> = serde_json::from_str(text).map_err(json)?;
         let mut contract = Self::new(name.clone(), kind, schema)?;
-        contract.text = Some(crate::json::RawJson::from_raw(raw));
+        contract.text = Some(crate::json::RawJson::from(raw));
         Ok(contract)
     }
 

@@ -50,17 +50,21 @@ pub struct RawJson(Box<RawValue>);
 #[derive(Clone)]
 pub struct RawObject(Box<RawValue>);
 
-impl RawJson {
-    /// Wraps JSON text already parsed as a [`RawValue`].
-    pub fn from_raw(raw: Box<RawValue>) -> Self {
+/// JSON text already parsed as a [`RawValue`].
+impl From<Box<RawValue>> for RawJson {
+    fn from(raw: Box<RawValue>) -> Self {
         Self(raw)
     }
+}
 
-    /// The JSON of a `Value` (its numbers and key order are the `Value`'s).
-    pub fn from_value(value: &Value) -> Self {
+/// The JSON of a `Value` (its numbers and key order are the `Value`'s).
+impl From<&Value> for RawJson {
+    fn from(value: &Value) -> Self {
         Self(raw_of(value))
     }
+}
 
+impl RawJson {
     /// The text as written.
     pub fn get(&self) -> &str {
         self.0.get()
@@ -72,16 +76,19 @@ impl RawJson {
     }
 }
 
-impl RawObject {
-    /// Wraps JSON text, if it is an object.
-    pub fn from_raw(raw: Box<RawValue>) -> Result<Self, Box<RawValue>> {
+/// JSON text, if it is an object; other JSON is given back.
+impl TryFrom<Box<RawValue>> for RawObject {
+    type Error = Box<RawValue>;
+    fn try_from(raw: Box<RawValue>) -> Result<Self, Box<RawValue>> {
         if raw.get().starts_with('{') {
             Ok(Self(raw))
         } else {
             Err(raw)
         }
     }
+}
 
+impl RawObject {
     /// The text as written.
     pub fn get(&self) -> &str {
         self.0.get()
@@ -96,11 +103,6 @@ impl RawObject {
     /// as serde_json's maps do.
     pub fn entries(&self) -> Result<Vec<(Cow<'_, str>, &RawValue)>, serde_json::Error> {
         entries(self.0.get())
-    }
-
-    /// The object as a `serde_json` map: numbers become `f64`/`i64`/`u64`, keys sort.
-    pub fn to_map(&self) -> Result<Map<String, Value>, serde_json::Error> {
-        serde_json::from_str(self.0.get())
     }
 }
 
@@ -208,7 +210,7 @@ impl<'de> Deserialize<'de> for RawJson {
 impl<'de> Deserialize<'de> for RawObject {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw = deserializer.deserialize_newtype_struct(RAW_TOKEN, RawVisitor)?;
-        Self::from_raw(raw)
+        Self::try_from(raw)
             .map_err(|raw| de::Error::invalid_type(unexpected(raw.get()), &"a JSON object"))
     }
 }
@@ -754,7 +756,10 @@ mod tests {
         let Scope::Object(object) = scope else {
             panic!("{scope:?}")
         };
-        assert_eq!(object.to_map().unwrap()["b"], serde_json::json!([1, 0.5]));
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(object.get()).unwrap()["b"],
+            serde_json::json!([1, 0.5])
+        );
         assert!(matches!(
             serde_json::from_str(" true").unwrap(),
             Scope::Flag(true)

@@ -225,18 +225,10 @@ impl ToolCall {
         })
     }
 
-    /// The merged context as a map.
-    pub fn context_map(&self) -> &Map<String, Value> {
-        match self.context() {
-            Value::Object(map) => map,
-            _ => unreachable!("ToolCall::context is always an object"),
-        }
-    }
-
     /// Takes the context out, leaving an empty object.
     #[doc(hidden)]
     pub fn into_context(self) -> Map<String, Value> {
-        self.context_map();
+        self.context();
         match self.context.into_inner() {
             Some(Value::Object(map)) => map,
             _ => Map::new(),
@@ -799,7 +791,7 @@ mod tests {
         .unwrap();
         let entries: Vec<(&str, &str)> = call.entries().collect();
         assert_eq!(entries, [("kéy", "1"), ("plain", "\"\\n\"")]);
-        let map = call.context_map().clone();
+        let map = call.context().as_object().unwrap().clone();
         let rebuilt = ToolCall::new("t", map);
         assert_eq!(rebuilt, call);
         let input: std::collections::BTreeMap<String, serde_json::Value> =

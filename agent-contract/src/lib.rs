@@ -37,15 +37,15 @@ pub use agent_schema::shape::{SchemaShapeError, check_schema};
 
 pub use agent::{Agent, AgentInput, Checked, CheckedOutput, check_call, check_output};
 pub use checks::ContractChecks;
-pub use contract::{Contract, ContractError, ContractKind, ContractType};
+pub use contract::{Contract, ContractError, ContractKind};
 pub use dyn_agent::{DynAgent, PrepareError, PreparedCall};
 pub use extract::extract_json;
 pub use json::{RawJson, RawObject};
 pub use kwargs::{RESERVED_KEYS, ToolCall};
 pub use limits::Limits;
-pub use markdown::{MarkdownError, to_markdown, to_markdown_line, write_markdown};
-pub use prompt::{PromptError, default_user_prompt, filters};
-pub use retry::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation, WithContextId};
+pub use markdown::{MarkdownError, to_markdown, to_markdown_line};
+pub use prompt::{PromptError, filters};
+pub use retry::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
 pub use tool::{ToolDefinition, ToolFormat};
 
 /// Items generated code reaches; not part of the public API.
@@ -71,9 +71,12 @@ pub mod __private {
     pub use crate::json::Shown;
     pub use crate::limits::{bounded_prompt, check_shape};
     pub use crate::markdown::escape_text;
-    pub use crate::prompt::default_call_prompt;
+    pub use crate::prompt::{default_call_prompt, default_user_prompt};
     pub use crate::scan::{Exceeded, text_depth, text_exceeds, value_depth_exceeds};
     pub use crate::truncate::truncate;
+
+    /// The fingerprint of a generated contract type, which `types = {...}` mappings check.
+    pub use crate::contract::ContractType;
 
     /// Integer fields that accept integral floats (`5.0`), as JSON Schema does.
     pub mod integer {

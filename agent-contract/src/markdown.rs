@@ -54,7 +54,7 @@ pub fn to_markdown_line<T: Serialize + ?Sized>(value: &T) -> Result<String, Mark
 }
 
 /// Appends the markdown of `value` to `out`.
-pub fn write_markdown<T: Serialize + ?Sized>(
+pub(crate) fn write_markdown<T: Serialize + ?Sized>(
     out: &mut String,
     value: &T,
 ) -> Result<(), MarkdownError> {
@@ -954,7 +954,17 @@ fn key_error() -> MarkdownError {
 
 #[cfg(test)]
 mod tests {
-    use super::line_end;
+    use super::{line_end, write_markdown};
+
+    #[test]
+    fn write_markdown_appends() {
+        let mut out = String::from("# Title\n\n");
+        write_markdown(&mut out, &serde_json::json!({"a": 1, "b": {}})).unwrap();
+        assert_eq!(out, "# Title\n\n- **a**: 1\n- **b**: *(empty)*");
+        let mut out = String::from("x\n");
+        write_markdown(&mut out, &serde_json::json!([])).unwrap();
+        assert_eq!(out, "x\n*(empty)*");
+    }
 
     #[test]
     fn line_end_finds_the_first_break_at_any_offset() {

@@ -72,16 +72,17 @@ pub fn default_call_prompt(call: &ToolCall) -> String {
         .unwrap_or_default()
 }
 
-/// Renders the default user prompt.
+/// Renders the default user prompt of `task` and a context map built in code.
 ///
 /// ```
 /// let ctx = serde_json::json!({"target_url": "https://example.com"});
-/// let prompt = agent_contract::default_user_prompt("Plan it", ctx.as_object().unwrap());
+/// let prompt = agent_contract::__private::default_user_prompt("Plan it", ctx.as_object().unwrap());
 /// assert_eq!(
 ///     prompt,
 ///     "Plan it\n\n## Context\n```json\n{\n  \"target_url\": \"https://example.com\"\n}\n```"
 /// );
 /// ```
+#[doc(hidden)]
 pub fn default_user_prompt(task: &str, context: &Map<String, Value>) -> String {
     // Writing strings into a String cannot fail, and the template calls no fallible filter.
     DefaultUserPrompt::new(task, context)

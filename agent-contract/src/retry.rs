@@ -202,7 +202,7 @@ impl RetryError {
 
     /// The error as a tool result of the agent call `context_id`, to serialize: the keys of
     /// the error in their order, then `context_id` (what a model reads).
-    pub fn with_context_id<'a, C: Serialize>(&'a self, context_id: &'a C) -> WithContextId<'a, C> {
+    pub fn with_context_id<'a, C: Serialize>(&'a self, context_id: &'a C) -> impl Serialize + 'a {
         WithContextId {
             error: &self.0,
             context_id,
@@ -212,7 +212,7 @@ impl RetryError {
 
 /// A retry error and the agent call it is about (see [`RetryError::with_context_id`]).
 #[derive(Debug, Clone, Copy, Serialize)]
-pub struct WithContextId<'a, C> {
+struct WithContextId<'a, C> {
     #[serde(flatten)]
     error: &'a RetryDetails,
     context_id: &'a C,

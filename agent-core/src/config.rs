@@ -59,17 +59,3 @@ impl Default for Config {
         }
     }
 }
-
-impl Config {
-    /// The same config with `limits`.
-    pub fn with_limits(mut self, limits: Limits) -> Self {
-        self.limits = limits;
-        self
-    }
-
-    /// The same config cancelled by `token`.
-    pub fn with_cancel(mut self, token: CancellationToken) -> Self {
-        self.cancel = token;
-        self
-    }
-}

@@ -5,23 +5,33 @@
 //! joins the parts with blank lines. A contributor may decline (`Ok(None)`); one that fails
 //! makes the assembly fail with an error that names it.
 //!
-//! The standard registry is [`IdentityContributor`] (who the agent is), [`UpstreamContributor`]
-//! (which calls produced its context) and [`OutputContractContributor`] (the contract its
-//! answer must meet). An Askama template is a contributor through [`TemplateContributor`];
-//! [`episodic_memory`] is one.
+//! The standard registry is the agent's identity ("You are the `<name>` agent."), the calls
+//! that produced its context, and the output contract its answer must meet; add
+//! [`ContextIdContributor`], [`EpisodicMemoryContributor`], your own contributors (a
+//! `#[derive(PromptContributor)]` over an Askama template, or the trait by hand) and narrow any
+//! of them to some agents with [`PromptContributor::only_for`].
+//!
+//! The built-in parts come in this order (lower priority first): identity 0, context ID 100,
+//! upstream 200, episodic memory 500, output contract 1000 (last, so the answer format is what
+//! the model reads just before the task).
 //!
 //! ```
-//! use agent_core::{ContributorRegistry, PromptContext, TemplateContributor};
-//! use agent_core::ContextIdGenerator;
-//! use askama::Template;
+//! use agent_core::{ContributorError, ContributorRegistry, EpisodicMemoryContributor};
+//! use agent_core::{ContextIdGenerator, PromptContext, PromptContributor};
 //!
-//! #[derive(Template)]
-//! #[template(source = "Be brief.", ext = "txt")]
 //! struct Brief;
 //!
+//! impl PromptContributor for Brief {
+//!     fn name(&self) -> &str { "brief" }
+//!     fn priority(&self) -> i32 { 10 }
+//!     fn contribute(&self, _: &PromptContext<'_>) -> Result<Option<String>, ContributorError> {
+//!         Ok(Some("Be brief.".into()))
+//!     }
+//! }
+//!
 //! let registry = ContributorRegistry::empty()
-//!     .with(TemplateContributor::new("brief", 10, Brief))
-//!     .with(agent_core::episodic_memory().only_for(["planner"]));
+//!     .with(Brief)
+//!     .with(EpisodicMemoryContributor.only_for(["planner"]));
 //! let id = ContextIdGenerator::new("run-1").unwrap().next("writer").unwrap();
 //! // The writer gets `brief` only: episodic memory is for the planner.
 //! assert_eq!(registry.assemble(&PromptContext::new("writer", &id)).unwrap(), "Be brief.");
@@ -36,38 +46,14 @@ use serde_json::{Map, Value};
 use std::fmt;
 use std::sync::Arc;
 
-/// The priorities of the built-in contributors; lower comes first.
-pub mod priority {
-    /// The agent's identity ("You are the `<name>` agent.").
-    pub const IDENTITY: i32 = 0;
-    /// The call's context ID ([`ContextIdContributor`](super::ContextIdContributor)).
-    pub const CONTEXT_ID: i32 = 100;
-    /// Which agent calls produced the call's context.
-    pub const UPSTREAM: i32 = 200;
-    /// [`episodic_memory`](super::episodic_memory).
-    pub const EPISODIC_MEMORY: i32 = 500;
-    /// The output contract's JSON Schema: last, so the answer
-    /// format is what the model reads just before the task.
-    pub const OUTPUT_CONTRACT: i32 = 1000;
-}
-
-/// Which agents a contributor applies to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AppliesTo<'a> {
-    /// Every agent.
-    All,
-    /// The agents with these names.
-    Agents(&'a [&'a str]),
-}
-
-impl AppliesTo<'_> {
-    /// Whether the agent `agent` is included.
-    pub(crate) fn includes(&self, agent: &str) -> bool {
-        match self {
-            Self::All => true,
-            Self::Agents(names) => names.contains(&agent),
-        }
-    }
+/// The priorities of the built-in contributors; lower comes first. The module's doc lists them
+/// for users placing their own parts between them.
+mod priority {
+    pub(super) const IDENTITY: i32 = 0;
+    pub(super) const CONTEXT_ID: i32 = 100;
+    pub(super) const UPSTREAM: i32 = 200;
+    pub(super) const EPISODIC_MEMORY: i32 = 500;
+    pub(super) const OUTPUT_CONTRACT: i32 = 1000;
 }
 
 /// What a contributor sees of the call whose system prompt is assembled.
@@ -149,12 +135,49 @@ pub struct AssemblyError {
 pub trait PromptContributor: Send + Sync {
     /// A unique name: it breaks priority ties and names the contributor in errors.
     fn name(&self) -> &str;
-    /// The agents it applies to.
-    fn applies_to(&self) -> AppliesTo<'_>;
+    /// Whether it applies to the agent named `agent` (by default, it applies to every agent).
+    fn applies_to(&self, agent: &str) -> bool {
+        let _ = agent;
+        true
+    }
     /// Where its part goes: lower comes first.
     fn priority(&self) -> i32;
     /// Its part for this call, or `None` to add nothing.
     fn contribute(&self, ctx: &PromptContext<'_>) -> Result<Option<String>, ContributorError>;
+
+    /// This contributor for the agents named in `agents` only (instead of
+    /// [`applies_to`](Self::applies_to)).
+    fn only_for(self, agents: impl IntoIterator<Item = &'static str>) -> OnlyFor<Self>
+    where
+        Self: Sized,
+    {
+        OnlyFor {
+            agents: agents.into_iter().collect(),
+            contributor: self,
+        }
+    }
+}
+
+/// A contributor narrowed to some agents: see [`PromptContributor::only_for`].
+#[derive(Debug, Clone)]
+pub struct OnlyFor<C> {
+    agents: Vec<&'static str>,
+    contributor: C,
+}
+
+impl<C: PromptContributor> PromptContributor for OnlyFor<C> {
+    fn name(&self) -> &str {
+        self.contributor.name()
+    }
+    fn applies_to(&self, agent: &str) -> bool {
+        self.agents.contains(&agent)
+    }
+    fn priority(&self) -> i32 {
+        self.contributor.priority()
+    }
+    fn contribute(&self, ctx: &PromptContext<'_>) -> Result<Option<String>, ContributorError> {
+        self.contributor.contribute(ctx)
+    }
 }
 
 /// The contributors of a runtime: assembles system prompts.
@@ -210,12 +233,12 @@ impl ContributorRegistry {
     }
 
     /// The contributors that apply to `agent`, in assembly order.
-    pub fn applicable(&self, agent: &str) -> Vec<&dyn PromptContributor> {
+    fn applicable(&self, agent: &str) -> Vec<&dyn PromptContributor> {
         let mut applicable: Vec<&dyn PromptContributor> = self
             .contributors
             .iter()
             .map(|c| &**c)
-            .filter(|c| c.applies_to().includes(agent))
+            .filter(|c| c.applies_to(agent))
             .collect();
         applicable.sort_by(|a, b| (a.priority(), a.name()).cmp(&(b.priority(), b.name())));
         applicable
@@ -268,9 +291,6 @@ impl PromptContributor for IdentityContributor {
     fn name(&self) -> &str {
         "identity"
     }
-    fn applies_to(&self) -> AppliesTo<'_> {
-        AppliesTo::All
-    }
     fn priority(&self) -> i32 {
         priority::IDENTITY
     }
@@ -291,9 +311,6 @@ pub(crate) struct OutputContractContributor;
 impl PromptContributor for OutputContractContributor {
     fn name(&self) -> &str {
         "output_contract"
-    }
-    fn applies_to(&self) -> AppliesTo<'_> {
-        AppliesTo::All
     }
     fn priority(&self) -> i32 {
         priority::OUTPUT_CONTRACT
@@ -320,9 +337,6 @@ impl PromptContributor for UpstreamContributor {
     fn name(&self) -> &str {
         "upstream"
     }
-    fn applies_to(&self) -> AppliesTo<'_> {
-        AppliesTo::All
-    }
     fn priority(&self) -> i32 {
         priority::UPSTREAM
     }
@@ -344,32 +358,12 @@ impl PromptContributor for UpstreamContributor {
 /// Tells the agent its own context ID, for outputs that record it (`resultId` of the
 /// delegation and consolidation templates). Not in the standard registry: it makes every
 /// system prompt unique.
-#[derive(Debug, Clone, Default)]
-pub struct ContextIdContributor {
-    agents: Option<Vec<&'static str>>,
-}
-
-impl ContextIdContributor {
-    /// For every agent.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// For these agents only.
-    pub fn only_for(mut self, agents: impl IntoIterator<Item = &'static str>) -> Self {
-        self.agents = Some(agents.into_iter().collect());
-        self
-    }
-}
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ContextIdContributor;
 
 impl PromptContributor for ContextIdContributor {
     fn name(&self) -> &str {
         "context_id"
-    }
-    fn applies_to(&self) -> AppliesTo<'_> {
-        self.agents
-            .as_deref()
-            .map_or(AppliesTo::All, AppliesTo::Agents)
     }
     fn priority(&self) -> i32 {
         priority::CONTEXT_ID
@@ -379,100 +373,25 @@ impl PromptContributor for ContextIdContributor {
     }
 }
 
-type Build<T> = Box<dyn Fn(&PromptContext<'_>) -> Option<T> + Send + Sync>;
+/// The episodic memory guidance (RETAIN, REFLECT, RECALL), for agents that have the memory
+/// tool: `templates/contributors/episodic_memory.md`. Named `episodic_memory`; it applies to
+/// every agent unless narrowed with [`PromptContributor::only_for`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EpisodicMemoryContributor;
 
-enum Source<T> {
-    Fixed(T),
-    Build(Build<T>),
-}
+/// The template of [`EpisodicMemoryContributor`].
+#[derive(Template)]
+#[template(path = "contributors/episodic_memory.md", escape = "none")]
+struct EpisodicMemoryPrompt;
 
-/// An Askama template as a contributor: a fixed template value, or one built per call.
-pub struct TemplateContributor<T> {
-    name: String,
-    priority: i32,
-    agents: Option<Vec<&'static str>>,
-    source: Source<T>,
-}
-
-impl<T: Template + Send + Sync> TemplateContributor<T> {
-    /// Renders `template` for every call.
-    pub fn new(name: impl Into<String>, priority: i32, template: T) -> Self {
-        Self {
-            name: name.into(),
-            priority,
-            agents: None,
-            source: Source::Fixed(template),
-        }
-    }
-
-    /// Renders the template `build` makes for the call; `None` contributes nothing.
-    pub fn from_fn(
-        name: impl Into<String>,
-        priority: i32,
-        build: impl Fn(&PromptContext<'_>) -> Option<T> + Send + Sync + 'static,
-    ) -> Self {
-        Self {
-            name: name.into(),
-            priority,
-            agents: None,
-            source: Source::Build(Box::new(build)),
-        }
-    }
-
-    /// Applies to these agents only (by default, to all).
-    pub fn only_for(mut self, agents: impl IntoIterator<Item = &'static str>) -> Self {
-        self.agents = Some(agents.into_iter().collect());
-        self
-    }
-}
-
-impl<T: Template + Send + Sync> PromptContributor for TemplateContributor<T> {
+impl PromptContributor for EpisodicMemoryContributor {
     fn name(&self) -> &str {
-        &self.name
-    }
-    fn applies_to(&self) -> AppliesTo<'_> {
-        self.agents
-            .as_deref()
-            .map_or(AppliesTo::All, AppliesTo::Agents)
+        "episodic_memory"
     }
     fn priority(&self) -> i32 {
-        self.priority
+        priority::EPISODIC_MEMORY
     }
-    fn contribute(&self, ctx: &PromptContext<'_>) -> Result<Option<String>, ContributorError> {
-        let rendered = match &self.source {
-            Source::Fixed(template) => template.render()?,
-            Source::Build(build) => match build(ctx) {
-                Some(template) => template.render()?,
-                None => return Ok(None),
-            },
-        };
-        Ok(Some(rendered))
+    fn contribute(&self, _: &PromptContext<'_>) -> Result<Option<String>, ContributorError> {
+        Ok(Some(EpisodicMemoryPrompt.render()?))
     }
-}
-
-impl<T> fmt::Debug for TemplateContributor<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TemplateContributor")
-            .field("name", &self.name)
-            .field("priority", &self.priority)
-            .field("agents", &self.agents)
-            .finish_non_exhaustive()
-    }
-}
-
-/// The episodic memory guidance (RETAIN, REFLECT, RECALL), for agents that have the memory
-/// tool: `templates/contributors/episodic_memory.md`.
-#[derive(Debug, Clone, Copy, Default, Template)]
-#[template(path = "contributors/episodic_memory.md", escape = "none")]
-pub(crate) struct EpisodicMemoryPrompt;
-
-/// The episodic memory contributor (`episodic_memory`, priority
-/// [`priority::EPISODIC_MEMORY`]), for every agent; narrow it with
-/// [`TemplateContributor::only_for`].
-pub fn episodic_memory() -> TemplateContributor<impl Template + Send + Sync> {
-    TemplateContributor::new(
-        "episodic_memory",
-        priority::EPISODIC_MEMORY,
-        EpisodicMemoryPrompt,
-    )
 }

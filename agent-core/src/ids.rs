@@ -110,20 +110,12 @@ fn echo(text: &str) -> String {
     agent_contract::__private::truncate(text, MAX_ECHO).into_owned()
 }
 
-/// A timestamp that is not `YYYY-MM-DDTHH:MM:SS.sssZ`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("bad timestamp `{text}`: {reason}")]
-pub struct TimestampError {
-    /// The text (at most 100 bytes of it).
-    pub text: String,
-    /// What is wrong with it.
-    pub reason: &'static str,
-}
-
-/// An instant in UTC with millisecond precision, between years 0000 and 9999.
+/// An instant in UTC with millisecond precision, between years 0000 and 9999: the last
+/// segment of a [`ContextId`].
 ///
 /// Formats and parses as ISO-8601 `YYYY-MM-DDTHH:MM:SS.sssZ` (exactly that form, so text
-/// round-trips unchanged); serializes as that string.
+/// round-trips unchanged); serializes as that string. Text of another form is a
+/// [`ContextIdError::BadSegment`] of the `timestamp` segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Timestamp {
     unix_millis: i64,
@@ -133,7 +125,7 @@ const MILLIS_PER_DAY: i64 = 86_400_000;
 
 impl Timestamp {
     /// The current time (clamped to the representable years).
-    pub fn now() -> Self {
+    pub(crate) fn now() -> Self {
         let millis = match SystemTime::now().duration_since(UNIX_EPOCH) {
             Ok(after) => i64::try_from(after.as_millis()).unwrap_or(i64::MAX),
             Err(before) => i64::try_from(before.duration().as_millis()).map_or(i64::MIN, |m| -m),
@@ -149,13 +141,14 @@ impl Timestamp {
     };
 
     /// 9999-12-31T23:59:59.999Z.
-    pub const MAX: Self = Self {
+    pub(crate) const MAX: Self = Self {
         unix_millis: days_from_civil(10_000, 1, 1) * MILLIS_PER_DAY - 1,
     };
 
     /// The instant `millis` milliseconds after 1970-01-01T00:00:00Z, if it lies in years
     /// 0000 to 9999.
-    pub fn from_unix_millis(millis: i64) -> Option<Self> {
+    #[cfg(test)]
+    fn from_unix_millis(millis: i64) -> Option<Self> {
         (Self::MIN.unix_millis..=Self::MAX.unix_millis)
             .contains(&millis)
             .then_some(Self {
@@ -164,7 +157,7 @@ impl Timestamp {
     }
 
     /// Milliseconds since 1970-01-01T00:00:00Z.
-    pub fn unix_millis(self) -> i64 {
+    pub(crate) fn unix_millis(self) -> i64 {
         self.unix_millis
     }
 
@@ -191,13 +184,10 @@ impl fmt::Display for Timestamp {
 }
 
 impl FromStr for Timestamp {
-    type Err = TimestampError;
+    type Err = ContextIdError;
 
-    fn from_str(text: &str) -> Result<Self, TimestampError> {
-        let bad = |reason| TimestampError {
-            text: echo(text),
-            reason,
-        };
+    fn from_str(text: &str) -> Result<Self, ContextIdError> {
+        let bad = |reason| ContextIdError::bad(Segment::Timestamp, text, reason);
         let b = text.as_bytes();
         // YYYY-MM-DDTHH:MM:SS.sssZ
         const SHAPE: &[u8; 24] = b"dddd-dd-ddTdd:dd:dd.dddZ";
@@ -413,9 +403,7 @@ impl FromStr for ContextId {
         check_name(Segment::WorkflowRunId, run_id)?;
         check_name(Segment::AgentType, agent_type)?;
         let sequence = parse_sequence(sequence)?;
-        let timestamp = timestamp.parse().map_err(|e: TimestampError| {
-            ContextIdError::bad(Segment::Timestamp, timestamp, e.reason)
-        })?;
+        let timestamp: Timestamp = timestamp.parse()?;
         Ok(Self {
             run_id: run_id.to_owned(),
             agent_type: agent_type.to_owned(),
@@ -460,7 +448,7 @@ impl ContextIdGenerator {
     }
 
     /// A generator for a new run, with a fresh run ID (`run-<UTC time>-<8 hex digits>`).
-    pub fn fresh() -> Self {
+    pub(crate) fn fresh() -> Self {
         Self {
             run_id: new_run_id(),
             counters: RwLock::default(),
@@ -566,7 +554,7 @@ impl ContextIdGenerator {
 }
 
 impl Default for ContextIdGenerator {
-    /// Same as [`ContextIdGenerator::fresh`].
+    /// A generator for a new run, with a fresh run ID (`run-<UTC time>-<8 hex digits>`).
     fn default() -> Self {
         Self::fresh()
     }
@@ -590,6 +578,27 @@ fn new_run_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_count_milliseconds_from_the_unix_epoch() {
+        for (text, millis) in [
+            ("1970-01-01T00:00:00.000Z", 0),
+            ("1969-12-31T23:59:59.999Z", -1),
+            ("2000-02-29T12:00:00.500Z", 951_825_600_500),
+            ("2024-02-29T00:00:00.000Z", 1_709_164_800_000),
+        ] {
+            let parsed: Timestamp = text.parse().unwrap();
+            assert_eq!(parsed.unix_millis(), millis, "{text}");
+            assert_eq!(parsed.to_string(), text);
+            assert_eq!(Timestamp::from_unix_millis(millis), Some(parsed));
+        }
+        assert_eq!(
+            serde_json::to_string(&Timestamp::from_unix_millis(0).unwrap()).unwrap(),
+            "\"1970-01-01T00:00:00.000Z\""
+        );
+        let now = Timestamp::now();
+        assert_eq!(now.to_string().parse::<Timestamp>().unwrap(), now);
+    }
 
     #[test]
     fn civil_conversion_round_trips_over_the_range() {

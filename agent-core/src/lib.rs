@@ -26,25 +26,24 @@ pub use agent_contract::*;
 pub use agent_macros::{Agent, AgentInput, PromptContributor, Workflow};
 pub use config::{CancellationToken, Config};
 pub use contributor::{
-    AppliesTo, AssemblyError, ContextIdContributor, ContributorError, ContributorRegistry,
-    PromptContext, PromptContributor, TemplateContributor, episodic_memory, priority,
+    AssemblyError, ContextIdContributor, ContributorError, ContributorRegistry,
+    EpisodicMemoryContributor, OnlyFor, PromptContext, PromptContributor,
 };
 pub use error::{Error, Side};
-pub use ids::{ContextId, ContextIdError, ContextIdGenerator, Segment, Timestamp, TimestampError};
+pub use ids::{ContextId, ContextIdError, ContextIdGenerator, Segment, Timestamp};
 pub use model::{
     BoxFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelOptions,
     OutputSchema, Role, ScriptedModel, ToolCallRequest, ToolChoice, Usage, tool_calls,
 };
 pub use output::AgentOutput;
 pub use rerun::PreviousAttempt;
-pub use runtime::{CallOptions, Outcome, Runtime, ToolResult};
+pub use runtime::{CallOptions, Outcome, Runtime};
 pub use store::{CheckpointStore, FileStore, MemoryStore, RunRecord, RunStatus, StoreError};
 pub use tool::Tool;
 pub use transcript::{Counts, Event, Transcript};
 pub use upstream::{Upstream, UpstreamContext, UpstreamError};
 pub use workflow::{
-    HumanFeedbackRequest, Member, PausedRun, Phase, Runner, Step, Workflow, WorkflowOutcome,
-    WorkflowState,
+    HumanFeedbackRequest, Member, PausedRun, Runner, Workflow, WorkflowOutcome, WorkflowState,
 };
 
 /// Items generated code and the sibling crates reach; not part of the public API.

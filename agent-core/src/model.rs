@@ -234,9 +234,9 @@ pub struct ChatResponse {
     pub id: Option<String>,
 }
 
-impl ChatResponse {
-    /// A response with only a message.
-    pub fn new(message: Message) -> Self {
+/// A response with only a message.
+impl From<Message> for ChatResponse {
+    fn from(message: Message) -> Self {
         Self {
             message,
             usage: None,
@@ -245,26 +245,12 @@ impl ChatResponse {
             id: None,
         }
     }
-
-    /// The same response with `usage`.
-    pub fn with_usage(self, usage: Usage) -> Self {
-        Self {
-            usage: Some(usage),
-            ..self
-        }
-    }
-}
-
-impl From<Message> for ChatResponse {
-    fn from(message: Message) -> Self {
-        Self::new(message)
-    }
 }
 
 /// An assistant's answer with this text: what a script of [`ScriptedModel`] is made of.
 impl From<&str> for ChatResponse {
     fn from(text: &str) -> Self {
-        Self::new(Message::assistant(text))
+        Self::from(Message::assistant(text))
     }
 }
 
@@ -626,7 +612,10 @@ mod tests {
         };
         let model = ScriptedModel::new().script(
             "a",
-            [ChatResponse::new(Message::assistant("hi")).with_usage(usage)],
+            [ChatResponse {
+                usage: Some(usage),
+                ..ChatResponse::from(Message::assistant("hi"))
+            }],
         );
         let request = ChatRequest::new("a", vec![Message::user("hello")], Vec::new());
         let reply = tokio::runtime::Builder::new_current_thread()

@@ -31,14 +31,13 @@ impl AgentOutput {
             .then(|| self.output.typed::<A>())
             .flatten()
     }
+}
 
-    /// This output as the previous attempt of a redo, rejected for `reason` (if given).
-    pub fn to_previous_attempt(&self, reason: Option<&str>) -> PreviousAttempt {
-        let output = self.output.as_written().to_json_string();
-        let previous = PreviousAttempt::new(self.context_id.clone(), output, self.attempt);
-        match reason {
-            Some(reason) => previous.with_error(reason),
-            None => previous,
-        }
+/// The output as the previous attempt of a redo; give the reason it was rejected with
+/// [`PreviousAttempt::with_error`].
+impl From<&AgentOutput> for PreviousAttempt {
+    fn from(output: &AgentOutput) -> Self {
+        let written = output.output.as_written().to_json_string();
+        PreviousAttempt::new(output.context_id.clone(), written, output.attempt)
     }
 }

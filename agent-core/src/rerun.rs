@@ -72,7 +72,7 @@ impl PreviousAttempt {
     }
 
     /// `prompt`, then a blank line and the "Previous attempt" section.
-    pub fn append_to(&self, prompt: &str) -> Result<String, askama::Error> {
+    pub(crate) fn append_to(&self, prompt: &str) -> Result<String, askama::Error> {
         Ok(format!("{prompt}\n\n{}", self.render()?))
     }
 }

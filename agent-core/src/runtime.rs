@@ -47,20 +47,21 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// The typed outputs of the calls of `A`, in order.
-    pub fn outputs_of<A: Agent>(&self) -> impl Iterator<Item = &A::Output> {
-        self.outputs.iter().filter_map(AgentOutput::typed::<A>)
-    }
-
     /// The typed output of the last call of `A`, if there was one.
     pub fn output_of<A: Agent>(&self) -> Option<&A::Output> {
-        self.outputs_of::<A>().last()
+        self.outputs
+            .iter()
+            .rev()
+            .find_map(|output| output.typed::<A>())
     }
 }
 
-/// What a sub-agent call knows beyond its prepared call; it reaches the prompt contributors.
+/// What a sub-agent call knows beyond its kwargs: who calls, and what reaches the prompt
+/// contributors.
 #[derive(Debug, Clone, Default)]
 pub struct CallOptions<'a> {
+    /// Who calls, for the transcript and the traces (`user` when `None`).
+    pub caller: Option<&'a str>,
     /// The upstream parts the call's context was built from.
     pub upstream: Option<&'a UpstreamContext>,
     /// The attempt this call redoes: the user prompt gets the "Previous attempt" section.
@@ -148,21 +149,6 @@ impl Runtime {
     /// What happened so far (kept after an error or a cancellation).
     pub fn transcript(&self) -> &Transcript {
         &self.transcript
-    }
-
-    /// The bounds and limits.
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-
-    /// The generator of this run's context IDs.
-    pub fn context_ids(&self) -> &Arc<ContextIdGenerator> {
-        &self.context_ids
-    }
-
-    /// The contributors of system prompts.
-    pub fn contributors(&self) -> &ContributorRegistry {
-        &self.contributors
     }
 
     fn engine(&self) -> Engine<'_> {
@@ -362,41 +348,19 @@ impl Runtime {
             let error = unknown_tool(names, Some(&call.name));
             return Ok(self.retry(caller, call, error, caller_id.clone()));
         };
-        self.execute(caller, *agent, call).await
-    }
-
-    /// Executes one agent tool call: the contract path, then the sub-agent's own conversation.
-    /// The call gets its context ID before its input is checked, so a retry error names it.
-    pub async fn execute(
-        &self,
-        caller: &str,
-        agent: &dyn DynAgent,
-        call: &ToolCallRequest,
-    ) -> Result<ToolResult, Error> {
-        let id = self.context_ids.next(agent.name())?;
-        let span =
-            tracing::info_span!("agent_call", context_id = %id, agent = agent.name(), caller);
-        async move {
-            tracing::info!(caller, tool = %call.name, "tool call");
-            let prepared = match agent.prepare(&call.arguments, &self.config.limits) {
-                Ok(prepared) => prepared,
-                Err(PrepareError::Retry(error)) => return Ok(self.retry(caller, call, error, id)),
-                Err(PrepareError::Prompt(e)) => return Err(e.into()),
-            };
-            let keys: Vec<&str> = prepared.call.entries().map(|(key, _)| key).collect();
-            tracing::info!(agent = agent.name(), ?keys, "context received");
-            let (output, attempt) = self
-                .sub_agent(agent, agent, &prepared, &id, &CallOptions::default())
-                .await?;
-            Ok(ToolResult::Success(AgentOutput {
-                agent: agent.name().to_owned(),
-                context_id: id,
-                output,
-                attempt,
-            }))
+        let options = CallOptions {
+            caller: Some(caller),
+            ..CallOptions::default()
+        };
+        match self.call_sub_agent(*agent, &call.arguments, options).await {
+            Ok(output) => Ok(ToolResult::Success(output)),
+            Err(Error::Retry {
+                error,
+                context_id: Some(context_id),
+                ..
+            }) => Ok(ToolResult::Retry { error, context_id }),
+            Err(error) => Err(error),
         }
-        .instrument(span)
-        .await
     }
 
     fn retry(
@@ -420,28 +384,53 @@ impl Runtime {
         });
     }
 
-    /// Runs a sub-agent on a prepared call until its answer passes its output contract,
-    /// sending each failure back to it, at most `max_retries` times. `options` carries what the
-    /// contributors should see (upstream parts, metadata) and, for a redo, the previous
-    /// attempt.
+    /// Calls `agent` with kwargs text, as [`Runtime::call`] does for a type: the input
+    /// contract, the rendered user prompt, then the agent's own conversation until its answer
+    /// passes its output contract, each failure sent back to it, at most `max_retries` times.
+    /// `options` names the caller and carries what the contributors should see (upstream
+    /// parts, metadata) and, for a redo, the previous attempt.
+    ///
+    /// The call gets its context ID before its input is checked: a call that breaks the input
+    /// contract is [`Error::Retry`] with that ID, and never reaches the model.
     pub async fn call_sub_agent(
         &self,
         agent: &dyn DynAgent,
-        prepared: &PreparedCall,
+        kwargs: &str,
         options: CallOptions<'_>,
     ) -> Result<AgentOutput, Error> {
+        let caller = options.caller.unwrap_or("user");
         let id = self.context_ids.next(agent.name())?;
-        let span = tracing::info_span!("agent_call", context_id = %id, agent = agent.name());
-        let (output, attempt) = self
-            .sub_agent(agent, agent, prepared, &id, &options)
-            .instrument(span)
-            .await?;
-        Ok(AgentOutput {
-            agent: agent.name().to_owned(),
-            context_id: id,
-            output,
-            attempt,
-        })
+        let span =
+            tracing::info_span!("agent_call", context_id = %id, agent = agent.name(), caller);
+        async {
+            let tool = format!("run_{}", agent.name());
+            tracing::info!(caller, tool, "tool call");
+            let prepared = match agent.prepare(kwargs, &self.config.limits) {
+                Ok(prepared) => prepared,
+                Err(PrepareError::Retry(error)) => {
+                    self.reject(caller, &tool, error.clone(), &id);
+                    return Err(Error::Retry {
+                        agent: agent.name().to_owned(),
+                        context_id: Some(id),
+                        error,
+                    });
+                }
+                Err(PrepareError::Prompt(e)) => return Err(e.into()),
+            };
+            let keys: Vec<&str> = prepared.call.entries().map(|(key, _)| key).collect();
+            tracing::info!(agent = agent.name(), ?keys, "context received");
+            let (output, attempt) = self
+                .sub_agent(agent, agent, &prepared, &id, &options)
+                .await?;
+            Ok(AgentOutput {
+                agent: agent.name().to_owned(),
+                context_id: id,
+                output,
+                attempt,
+            })
+        }
+        .instrument(span)
+        .await
     }
 
     /// One sub-agent call on its own conversation, through the shared agent-call loop: its
@@ -529,13 +518,13 @@ impl<A: Agent> Agent for ByType<A> {
     }
 }
 
-/// A tool call's result, as the caller sees it. Both kinds carry the context ID of the call
+/// A tool call's result, as the calling model sees it. Both kinds carry the context ID of the call
 /// (for a call of an unknown tool, the caller's own).
 ///
 /// Serializes as `{"success": true, "agent", "context_id", "output"}`, or as the retry error
 /// with `context_id` after its keys.
 #[derive(Debug, Clone)]
-pub enum ToolResult {
+enum ToolResult {
     /// The sub-agent ran and its answer passed its output contract.
     Success(AgentOutput),
     /// The call could not be used: the caller should fix it and call again.
@@ -545,16 +534,6 @@ pub enum ToolResult {
         /// The rejected call.
         context_id: ContextId,
     },
-}
-
-impl ToolResult {
-    /// The call's context ID.
-    pub fn context_id(&self) -> &ContextId {
-        match self {
-            Self::Success(output) => &output.context_id,
-            Self::Retry { context_id, .. } => context_id,
-        }
-    }
 }
 
 impl serde::Serialize for ToolResult {

@@ -18,7 +18,7 @@ use crate::model::BoxFuture;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -405,11 +405,6 @@ impl FileStore {
             dir,
             lock: Mutex::new(()),
         })
-    }
-
-    /// The folder.
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 
     fn path(&self, run_id: &str) -> Result<PathBuf, StoreError> {

@@ -60,18 +60,6 @@ impl<T> Upstream<T> {
     }
 }
 
-impl<T: Serialize> Upstream<T> {
-    /// The part with its value as JSON.
-    pub(crate) fn to_json(&self) -> Result<Upstream<Value>, serde_json::Error> {
-        Ok(Upstream {
-            producer: self.producer.clone(),
-            context_id: self.context_id.clone(),
-            value: serde_json::to_value(&self.value)?,
-            written: self.written.clone(),
-        })
-    }
-}
-
 /// A part that is missing or not of the requested type.
 #[derive(Debug, thiserror::Error)]
 pub enum UpstreamError {
@@ -139,15 +127,6 @@ impl UpstreamContext {
         self
     }
 
-    /// Records a typed part.
-    pub fn push_typed<T: Serialize>(
-        &mut self,
-        part: &Upstream<T>,
-    ) -> Result<&mut Self, serde_json::Error> {
-        self.entries.push(part.to_json()?);
-        Ok(self)
-    }
-
     /// Every part, in the order it was pushed.
     pub fn entries(&self) -> &[Upstream<Value>] {
         &self.entries
@@ -159,7 +138,7 @@ impl UpstreamContext {
     }
 
     /// The producer's latest part, as JSON.
-    pub fn latest(&self, producer: &str) -> Option<&Upstream<Value>> {
+    pub(crate) fn latest(&self, producer: &str) -> Option<&Upstream<Value>> {
         self.entries.iter().rev().find(|e| e.producer == producer)
     }
 

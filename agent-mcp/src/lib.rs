@@ -44,9 +44,7 @@
 //! ```
 
 use agent_core::CheckpointStore;
-use agent_core::ToolCallRequest;
-use agent_core::ToolResult;
-use agent_core::{ChatModel, Config, DynAgent, Runtime, Workflow};
+use agent_core::{CallOptions, ChatModel, Config, DynAgent, Runtime, Workflow};
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
@@ -297,19 +295,23 @@ impl AgentServer {
                 None,
             ));
         };
-        let call = ToolCallRequest {
-            id: String::new(),
-            name: request.name.to_string(),
-            arguments,
+        let config = Config {
+            cancel,
+            ..self.inner.config.clone()
         };
-        let config = self.inner.config.clone().with_cancel(cancel);
         let runtime = Runtime::with_config(self.inner.model.clone(), config);
-        match runtime.execute("mcp_client", *agent, &call).await {
-            Ok(ToolResult::Success(output)) => {
-                Ok(CallToolResult::structured(output.value().clone())
-                    .with_meta(Some(context_meta(&output.context_id.to_string()))))
-            }
-            Ok(ToolResult::Retry { error, context_id }) => Ok(CallToolResult::structured_error(
+        let options = CallOptions {
+            caller: Some("mcp_client"),
+            ..CallOptions::default()
+        };
+        match runtime.call_sub_agent(*agent, &arguments, options).await {
+            Ok(output) => Ok(CallToolResult::structured(output.value().clone())
+                .with_meta(Some(context_meta(&output.context_id.to_string())))),
+            Err(agent_core::Error::Retry {
+                error,
+                context_id: Some(context_id),
+                ..
+            }) => Ok(CallToolResult::structured_error(
                 serde_json::to_value(error.with_context_id(&context_id)).unwrap_or_default(),
             )
             .with_meta(Some(context_meta(&context_id.to_string())))),

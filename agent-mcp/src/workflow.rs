@@ -15,7 +15,7 @@
 use agent_core::{ChatModel, Error, Workflow};
 use agent_core::{CheckpointStore, RunStatus, StoreError};
 use agent_core::{Contract, ContractError, ContractKind, Limits};
-use agent_core::{PausedRun, Runner, WorkflowOutcome};
+use agent_core::{PausedRun, WorkflowOutcome};
 use rmcp::model::{
     CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams,
     ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests,
@@ -162,7 +162,7 @@ impl ServedWorkflow {
             self.workflow.name(),
         )
         .await;
-        self.outcome(&runner, result, &key, caller)
+        self.outcome(result, &key, caller)
     }
 
     /// `resume_<workflow>`: the arguments checked against the resume contract, then the
@@ -223,7 +223,7 @@ impl ServedWorkflow {
             }
             Ok(_) => {}
         }
-        self.outcome(&runner, result, &key, caller)
+        self.outcome(result, &key, caller)
     }
 
     /// After a failed answer: a fresh handle when the run went back to the same question (a
@@ -248,7 +248,6 @@ impl ServedWorkflow {
     /// The result of a run that started or went on: the end, the next question, or an error.
     fn outcome(
         &self,
-        runner: &Runner<'_>,
         result: Result<WorkflowOutcome, Error>,
         key: &[u8; 32],
         caller: &Caller,
@@ -264,8 +263,12 @@ impl ServedWorkflow {
                     .with_meta(Some(run_meta(&state.run_id)))
                     .into()
             }
-            Ok(WorkflowOutcome::NeedsInput { request, state }) => {
-                let Some(paused) = runner.last_checkpoint(&state.run_id) else {
+            Ok(WorkflowOutcome::NeedsInput {
+                request,
+                state,
+                checkpoint,
+            }) => {
+                let Some(paused) = checkpoint else {
                     return error("the paused run was not saved, so it cannot be resumed".into())
                         .into();
                 };

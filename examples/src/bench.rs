@@ -113,7 +113,7 @@ pub fn without_key(text: &str, key: &str) -> Result<String, String> {
     let kept: Vec<(String, RawJson)> = entries
         .iter()
         .filter(|(k, _)| k != key)
-        .map(|(k, v)| (k.to_string(), RawJson::from_raw((*v).to_owned())))
+        .map(|(k, v)| (k.to_string(), RawJson::from((*v).to_owned())))
         .collect();
     if kept.len() == entries.len() {
         return Err(format!("has no top-level key `{key}`"));

@@ -268,7 +268,7 @@ pub fn check_default_prompt(call: &ToolCall, prompt: &str) {
     let rest = prompt
         .strip_prefix(task.as_str())
         .unwrap_or_else(|| panic!("the prompt does not start with the task:\n{prompt}"));
-    if call.context_map().is_empty() {
+    if call.context().as_object().unwrap().is_empty() {
         assert_eq!(rest, "");
         return;
     }

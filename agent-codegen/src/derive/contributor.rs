@@ -88,9 +88,6 @@ fn fallback(input: &DeriveInput, attrs: &Attrs, runtime: &syn::Path) -> Option<T
                 fn name(&self) -> &str {
                     #name
                 }
-                fn applies_to(&self) -> #runtime::AppliesTo<'_> {
-                    #runtime::AppliesTo::All
-                }
                 fn priority(&self) -> i32 {
                     0
                 }
@@ -127,10 +124,14 @@ fn expand(
         .priority
         .as_ref()
         .map_or_else(|| quote!(0), |p| quote!(#p));
-    let applies = match &attrs.agents {
-        None => quote!(#runtime::AppliesTo::All),
-        Some(names) => quote!(#runtime::AppliesTo::Agents(&[#(#names),*])),
-    };
+    // Without `agents`, the trait's default: every agent.
+    let applies = attrs.agents.as_ref().map(|names| {
+        quote! {
+            fn applies_to(&self, agent: &str) -> bool {
+                [#(#names),*].contains(&agent)
+            }
+        }
+    });
     let askama = quote!(#runtime::__private::askama);
     quote! {
         const _: () = {
@@ -157,9 +158,7 @@ fn expand(
                 fn name(&self) -> &str {
                     #name
                 }
-                fn applies_to(&self) -> #runtime::AppliesTo<'_> {
-                    #applies
-                }
+                #applies
                 fn priority(&self) -> i32 {
                     #priority
                 }

@@ -119,7 +119,7 @@ pub(crate) fn apply(
         );
         checks.extend(quote_spanned! {mapping.path.span()=>
             const _: () = ::core::assert!(
-                <#path as #runtime::ContractType>::FINGERPRINT == #fingerprint,
+                <#path as #runtime::__private::ContractType>::FINGERPRINT == #fingerprint,
                 #message
             );
         });

@@ -23,7 +23,7 @@ pub(crate) fn contract_type_impl(runtime: &syn::Path, ty: &TokenStream, text: &s
     };
     quote! {
         #[automatically_derived]
-        impl #runtime::ContractType for #ty {
+        impl #runtime::__private::ContractType for #ty {
             const FINGERPRINT: u64 = #fingerprint;
         }
     }

@@ -48,6 +48,18 @@ impl Member {
     }
 }
 
+impl<A: DynAgent + 'static> From<&'static A> for Member {
+    fn from(agent: &'static A) -> Self {
+        Member::new(agent)
+    }
+}
+
+impl From<&'static dyn DynAgent> for Member {
+    fn from(agent: &'static dyn DynAgent) -> Self {
+        Member::new(agent)
+    }
+}
+
 pub(super) struct Handoff {
     pub(super) producer: String,
     pub(super) consumer: String,
@@ -146,15 +158,12 @@ impl Workflow {
         self
     }
 
-    /// Adds an agent.
-    pub fn member(mut self, member: Member) -> Self {
+    /// Adds an agent: the agent itself (`&MyAgent`, without tools), or a [`Member`] that
+    /// gives it tools.
+    pub fn agent(mut self, member: impl Into<Member>) -> Self {
+        let member = member.into();
         self.members.insert(member.agent.name().to_owned(), member);
         self
-    }
-
-    /// Adds an agent without tools.
-    pub fn agent(self, agent: &'static dyn DynAgent) -> Self {
-        self.member(Member::new(agent))
     }
 
     /// Declares a goal: ordered `(agent, task)` steps.
@@ -291,11 +300,11 @@ impl Workflow {
 
 /// One declared step: which agent does what.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Step {
+pub(crate) struct Step {
     /// The agent's name.
-    pub agent: String,
+    pub(crate) agent: String,
     /// Its task.
-    pub task: String,
+    pub(crate) task: String,
 }
 
 /// The consumer of the last agent's output: the user.

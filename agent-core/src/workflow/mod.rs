@@ -34,4 +34,4 @@ pub use checkpoint::PausedRun;
 pub use definition::{Member, Workflow};
 pub use feeds::Feeds;
 pub use run::{Runner, WorkflowOutcome};
-pub use state::{HumanFeedbackRequest, Phase, Step, WorkflowState};
+pub use state::{HumanFeedbackRequest, WorkflowState};

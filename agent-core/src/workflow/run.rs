@@ -1,7 +1,7 @@
 //! Running a workflow: routing from step to step, each step asked through the shared
 //! agent-call loop, handoffs checked between them, pauses for the user, and the synthesis.
 
-use super::checkpoint::Durable;
+use super::checkpoint::{Durable, PausedRun};
 use super::definition::{Member, USER, Workflow};
 use super::state::{HumanFeedbackRequest, Phase, Step, WorkflowState};
 use crate::call::{Ask, Engine, Policy, Refusal, Refused, Reply};
@@ -40,6 +40,10 @@ pub enum WorkflowOutcome {
         request: HumanFeedbackRequest,
         /// The state to resume from.
         state: WorkflowState,
+        /// Where a runner with a store saved the pause (`None` without a store): a resume
+        /// handle names it, so the handle answers this question and no later one (see
+        /// [`Runner::resume_paused`]).
+        checkpoint: Option<PausedRun>,
     },
 }
 
@@ -103,7 +107,7 @@ impl<'w> Runner<'w> {
             })?;
         let input = serde_json::value::to_raw_value(&call.context_json())
             .ok()
-            .and_then(|raw| RawObject::from_raw(raw).ok())
+            .and_then(|raw| RawObject::try_from(raw).ok())
             .unwrap_or_default();
         self.start_with(&call.task, input).await
     }
@@ -125,7 +129,7 @@ impl<'w> Runner<'w> {
             ),
         };
         // Serialized straight to text: the fields keep the struct's order.
-        match serde_json::value::to_raw_value(input).map(RawObject::from_raw) {
+        match serde_json::value::to_raw_value(input).map(RawObject::try_from) {
             Ok(Ok(fields)) => self.start_with(request, fields).await,
             Ok(Err(_)) => Err(not_object("the input is not a JSON object".into())),
             Err(e) => Err(not_object(format!("the input does not serialize: {e}"))),
@@ -251,8 +255,8 @@ impl<'w> Runner<'w> {
             let output = match self.answer(member, &id, &mut state).await? {
                 Reply::Question(prompt) => {
                     state.issued = ids.snapshot();
-                    let outcome = self.pause(prompt, step.agent, state);
-                    self.checkpoint_outcome(&outcome).await?;
+                    let mut outcome = self.pause(prompt, step.agent, state);
+                    self.checkpoint_outcome(&mut outcome).await?;
                     return Ok(outcome);
                 }
                 Reply::Output { output, attempt } => AgentOutput {
@@ -274,7 +278,7 @@ impl<'w> Runner<'w> {
             state.upstream.push_written(
                 step.agent.clone(),
                 id,
-                output.output.into_value(),
+                Value::from(output.output),
                 written,
             );
             // Retries are counted per call, as the runtime counts them.
@@ -286,8 +290,8 @@ impl<'w> Runner<'w> {
         }
         state.issued = ids.snapshot();
         let output = self.finish(&mut state).await?;
-        let outcome = WorkflowOutcome::Finished { output, state };
-        self.checkpoint_outcome(&outcome).await?;
+        let mut outcome = WorkflowOutcome::Finished { output, state };
+        self.checkpoint_outcome(&mut outcome).await?;
         Ok(outcome)
     }
 
@@ -303,7 +307,11 @@ impl<'w> Runner<'w> {
             conversation: Vec::new(),
             ..request.clone()
         });
-        WorkflowOutcome::NeedsInput { request, state }
+        WorkflowOutcome::NeedsInput {
+            request,
+            state,
+            checkpoint: None,
+        }
     }
 
     /// Sends the accumulated context through the agent's contract path and appends the

@@ -3,7 +3,7 @@
 
 use super::definition::{CollectedItem, Workflow};
 // Declared in the definition; a state names its steps.
-pub use super::definition::Step;
+pub(crate) use super::definition::Step;
 use crate::error::Error;
 use crate::ids::{ContextId, ContextIdGenerator};
 use crate::model::Message;
@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Phase {
+pub(crate) enum Phase {
     /// The current agent has not been routed to yet.
     Routing,
     /// The current agent was routed to and owes an answer.
@@ -35,7 +35,9 @@ pub struct HumanFeedbackRequest {
     pub conversation: Vec<Message>,
 }
 
-/// A run's whole state: serializes to JSON and resumes from it.
+/// A run's whole state: serializes to JSON and resumes from it. Its public fields are what a
+/// caller reads (the outputs, the conversation, the open question); the rest is the run's
+/// place, kept in the JSON and checked on resume.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkflowState {
@@ -44,7 +46,7 @@ pub struct WorkflowState {
     /// The run's ID: the first segment of every context ID of the run.
     pub run_id: String,
     /// Context IDs issued per agent type, so a resumed run keeps numbering densely.
-    pub issued: BTreeMap<String, u64>,
+    pub(crate) issued: BTreeMap<String, u64>,
     /// The run's structured input: its fields are in every step's context, as the caller
     /// wrote them (their order, their numbers' text).
     #[serde(default, skip_serializing_if = "RawObject::is_empty")]
@@ -53,20 +55,20 @@ pub struct WorkflowState {
     /// the next agent's context is the input plus its `<agent>_output` map.
     pub upstream: UpstreamContext,
     /// The context ID of the current agent's call, once it was routed to.
-    pub current_call: Option<ContextId>,
+    pub(crate) current_call: Option<ContextId>,
     /// The shared conversation.
     pub conversation: Vec<Message>,
     /// The current step, `None` once the declared steps are done.
-    pub current: Option<Step>,
+    pub(crate) current: Option<Step>,
     /// The index of the current step among the declared ones (routing by `next_agent` may
     /// leave it).
-    pub step_index: Option<usize>,
+    pub(crate) step_index: Option<usize>,
     /// Where the current step stands.
-    pub phase: Phase,
+    pub(crate) phase: Phase,
     /// Failed answers per agent.
-    pub retries: BTreeMap<String, u32>,
+    pub(crate) retries: BTreeMap<String, u32>,
     /// Agents run so far.
-    pub hops: u32,
+    pub(crate) hops: u32,
     /// The open question, while paused.
     pub pending: Option<HumanFeedbackRequest>,
 }

@@ -63,7 +63,7 @@ async fn main() -> ExitCode {
     };
     loop {
         match outcome {
-            Ok(WorkflowOutcome::NeedsInput { request, state }) => {
+            Ok(WorkflowOutcome::NeedsInput { request, state, .. }) => {
                 print_new();
                 println!(
                     "=== [{}] asks the user ===\n{}\n",
@@ -133,7 +133,7 @@ async fn durable(args: &Args, url: &str) -> ExitCode {
         print!("{event}");
     }
     match outcome {
-        Ok(WorkflowOutcome::NeedsInput { request, state }) => {
+        Ok(WorkflowOutcome::NeedsInput { request, state, .. }) => {
             println!(
                 "=== [{}] asks the user ===\n{}\n",
                 request.requesting_agent, request.prompt

@@ -61,9 +61,9 @@ async fn output_retry_then_success() {
         ],
     ));
     let runtime = Runtime::new(model.clone());
-    let prepared = DiscoveryAgent.prepare(kwargs, &Default::default()).unwrap();
+
     let output = runtime
-        .call_sub_agent(&DiscoveryAgent, &prepared, Default::default())
+        .call_sub_agent(&DiscoveryAgent, kwargs, Default::default())
         .await
         .unwrap();
     assert_eq!(output.value()["page_title"], "A");
@@ -92,11 +92,13 @@ async fn output_retries_are_bounded() {
         ..Default::default()
     };
     let runtime = Runtime::with_config(model.clone(), config);
-    let prepared = PlanGeneratorAgent
-        .prepare(&pipeline::full_plan_kwargs(), &Default::default())
-        .unwrap();
+
     let error = runtime
-        .call_sub_agent(&PlanGeneratorAgent, &prepared, Default::default())
+        .call_sub_agent(
+            &PlanGeneratorAgent,
+            &pipeline::full_plan_kwargs(),
+            Default::default(),
+        )
         .await
         .unwrap_err();
     let Error::RetriesExhausted {
@@ -206,7 +208,10 @@ async fn declared_pipeline_collects_and_renders_the_golden_prompt() {
         panic!("no step asks the user");
     };
     assert_eq!(state.upstream.entries().len(), 4);
-    let plan = state.upstream.latest("plan_generator_agent").unwrap();
+    let plan = state
+        .upstream
+        .get::<serde_json::Value>("plan_generator_agent")
+        .unwrap();
     assert_eq!(plan.value["status"], "success");
     // Each sub-agent was asked once; the plan generator once, its prompt the last message.
     for agent in ["discovery_agent", "selector_agent", "accessibility_agent"] {

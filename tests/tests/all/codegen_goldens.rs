@@ -70,7 +70,7 @@ fn plan_generator_input_reads_the_fixture_context() {
         ]
     );
     assert_eq!(
-        discovery.output.to_map().unwrap()["page_title"],
+        serde_json::from_str::<serde_json::Value>(discovery.output.get()).unwrap()["page_title"],
         "Login - MyApp"
     );
     // Serializing gives back the context: the types lose nothing.

@@ -82,7 +82,7 @@ fn the_derived_episodic_memory_matches_the_shipped_one() {
     let id = id("discovery_agent");
     let ctx = PromptContext::new("discovery_agent", &id);
     let derived = EpisodicMemory.contribute(&ctx).unwrap().unwrap();
-    let shipped = agent_core::episodic_memory()
+    let shipped = agent_core::EpisodicMemoryContributor
         .contribute(&ctx)
         .unwrap()
         .unwrap();

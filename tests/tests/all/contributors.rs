@@ -5,14 +5,38 @@ use agent_core::__private::askama::Template;
 use agent_core::ContextId;
 use agent_core::UpstreamContext;
 use agent_core::{
-    AppliesTo, AssemblyError, ContextIdContributor, ContributorError, ContributorRegistry,
-    PromptContext, PromptContributor, TemplateContributor, episodic_memory, priority,
+    AssemblyError, ContextIdContributor, ContributorError, ContributorRegistry,
+    EpisodicMemoryContributor, PromptContext, PromptContributor,
 };
 use agent_core::{DynAgent, Error, Message, Runtime, ScriptedModel};
 use agent_tests::{DiscoveryAgent, block_on};
 use serde_json::{Map, Value, json};
 use std::fmt;
 use std::sync::Arc;
+
+/// A template built per call by `build` (which may decline), as a user's contributor renders one.
+struct Templated<F> {
+    name: &'static str,
+    priority: i32,
+    build: F,
+}
+
+impl<T: Template, F: Fn(&PromptContext<'_>) -> Option<T> + Send + Sync> PromptContributor
+    for Templated<F>
+{
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn priority(&self) -> i32 {
+        self.priority
+    }
+    fn contribute(&self, ctx: &PromptContext<'_>) -> Result<Option<String>, ContributorError> {
+        match (self.build)(ctx) {
+            Some(template) => Ok(Some(template.render()?)),
+            None => Ok(None),
+        }
+    }
+}
 
 /// A contributor with fixed answers.
 struct Fixed {
@@ -35,8 +59,8 @@ impl PromptContributor for Fixed {
     fn name(&self) -> &str {
         self.name
     }
-    fn applies_to(&self) -> AppliesTo<'_> {
-        self.agents.map_or(AppliesTo::All, AppliesTo::Agents)
+    fn applies_to(&self, agent: &str) -> bool {
+        self.agents.is_none_or(|agents| agents.contains(&agent))
     }
     fn priority(&self) -> i32 {
         self.priority
@@ -52,9 +76,6 @@ struct Broken;
 impl PromptContributor for Broken {
     fn name(&self) -> &str {
         "broken"
-    }
-    fn applies_to(&self) -> AppliesTo<'_> {
-        AppliesTo::All
     }
     fn priority(&self) -> i32 {
         1
@@ -86,8 +107,6 @@ fn parts_come_in_priority_order_then_by_name() {
         .with(fixed("c", 5))
         .with(fixed("first", -1));
     assert_eq!(assemble(&registry, "x"), "first\n\nc\n\na\n\nb\n\nlate");
-    let names: Vec<&str> = registry.applicable("x").iter().map(|c| c.name()).collect();
-    assert_eq!(names, ["first", "c", "a", "b", "late"]);
     // Registration order never matters.
     let reversed = ContributorRegistry::empty()
         .with(fixed("first", -1))
@@ -110,7 +129,7 @@ fn contributors_apply_only_to_their_agents() {
             agents: Some(&[]),
             ..fixed("nobody", 2)
         })
-        .with(episodic_memory().only_for(["reviewer"]));
+        .with(EpisodicMemoryContributor.only_for(["reviewer"]));
     assert_eq!(assemble(&registry, "planner"), "everyone\n\nplanning");
     assert_eq!(assemble(&registry, "writer"), "everyone");
     let reviewer = assemble(&registry, "reviewer");
@@ -119,7 +138,7 @@ fn contributors_apply_only_to_their_agents() {
         "{reviewer}"
     );
     // A name must match whole: `a` is not `ab`.
-    let only_a = ContributorRegistry::empty().with(ContextIdContributor::new().only_for(["a"]));
+    let only_a = ContributorRegistry::empty().with(ContextIdContributor.only_for(["a"]));
     assert_eq!(assemble(&only_a, "ab"), "");
     assert_ne!(assemble(&only_a, "a"), "");
 }
@@ -180,13 +199,15 @@ struct StatusPrompt {
 
 #[test]
 fn a_template_that_fails_to_render_names_its_contributor() {
-    let registry = ContributorRegistry::standard().with(TemplateContributor::new(
-        "status",
-        300,
-        StatusPrompt {
-            status: Unprintable,
+    let registry = ContributorRegistry::standard().with(Templated {
+        name: "status",
+        priority: 300,
+        build: |_: &PromptContext<'_>| {
+            Some(StatusPrompt {
+                status: Unprintable,
+            })
         },
-    ));
+    });
     let id = id();
     let error: AssemblyError = registry
         .assemble(&PromptContext::for_agent(&DiscoveryAgent, &id))
@@ -223,14 +244,13 @@ fn the_runtime_reports_a_failing_contributor_before_asking_the_model() {
         Arc::new(ScriptedModel::new().script("discovery_agent", [Message::assistant("{}")]));
     let runtime =
         Runtime::new(model.clone()).with_contributors(ContributorRegistry::standard().with(Broken));
-    let prepared = DiscoveryAgent
-        .prepare(
-            r#"{"task": "Scan", "target_url": "https://a.example"}"#,
-            &Default::default(),
-        )
-        .unwrap();
-    let error = block_on(runtime.call_sub_agent(&DiscoveryAgent, &prepared, Default::default()))
-        .unwrap_err();
+
+    let error = block_on(runtime.call_sub_agent(
+        &DiscoveryAgent,
+        r#"{"task": "Scan", "target_url": "https://a.example"}"#,
+        Default::default(),
+    ))
+    .unwrap_err();
     let Error::Contributor(error) = &error else {
         panic!("expected a contributor error, got {error}");
     };
@@ -263,8 +283,8 @@ fn upstream() -> UpstreamContext {
 #[test]
 fn the_golden_system_prompt() {
     let registry = ContributorRegistry::standard()
-        .with(episodic_memory())
-        .with(ContextIdContributor::new().only_for(["discovery_agent"]));
+        .with(EpisodicMemoryContributor)
+        .with(ContextIdContributor.only_for(["discovery_agent"]));
     let id = id();
     let upstream = upstream();
     let ctx = PromptContext {
@@ -275,36 +295,17 @@ fn the_golden_system_prompt() {
         registry.assemble(&ctx).unwrap(),
         include_str!("../../fixtures/contributors/discovery_system_prompt.md")
     );
-    let names: Vec<&str> = registry
-        .applicable("discovery_agent")
-        .iter()
-        .map(|c| c.name())
-        .collect();
+    // The registry's debug form lists each contributor's name and priority, as the module
+    // documents them.
     assert_eq!(
-        names,
-        [
-            "identity",
-            "context_id",
-            "upstream",
-            "episodic_memory",
-            "output_contract"
-        ]
-    );
-    assert_eq!(
-        [
-            priority::IDENTITY,
-            priority::CONTEXT_ID,
-            priority::UPSTREAM,
-            priority::EPISODIC_MEMORY,
-            priority::OUTPUT_CONTRACT
-        ],
-        [0, 100, 200, 500, 1000]
+        format!("{registry:?}"),
+        r#"[("identity", 0), ("upstream", 200), ("output_contract", 1000), ("episodic_memory", 500), ("context_id", 100)]"#
     );
 }
 
 #[test]
 fn the_episodic_memory_text_is_the_reference_text() {
-    let text = episodic_memory()
+    let text = EpisodicMemoryContributor
         .contribute(&PromptContext::new("x", &id()))
         .unwrap()
         .unwrap();
@@ -357,12 +358,16 @@ struct Locale {
 
 #[test]
 fn a_template_can_be_built_from_the_call() {
-    let contributor = TemplateContributor::from_fn("locale", 50, |ctx: &PromptContext<'_>| {
-        let locale = ctx.metadata.get("locale")?.as_str()?;
-        Some(Locale {
-            locale: locale.to_owned(),
-        })
-    })
+    let contributor = Templated {
+        name: "locale",
+        priority: 50,
+        build: |ctx: &PromptContext<'_>| {
+            let locale = ctx.metadata.get("locale")?.as_str()?;
+            Some(Locale {
+                locale: locale.to_owned(),
+            })
+        },
+    }
     .only_for(["writer"]);
     let registry = ContributorRegistry::empty().with(contributor);
     let id = id();
@@ -414,7 +419,7 @@ fn the_runtime_assembles_sub_agent_and_loop_prompts() {
             ),
     );
     let registry = ContributorRegistry::standard()
-        .with(episodic_memory().only_for(["discovery_agent", "main_agent"]));
+        .with(EpisodicMemoryContributor.only_for(["discovery_agent", "main_agent"]));
     let runtime = Runtime::new(model.clone()).with_contributors(registry);
     let tools: [&dyn DynAgent; 1] = [&DiscoveryAgent];
     block_on(runtime.run_loop("main_agent", "You are the main agent.", "Go", &tools)).unwrap();
@@ -434,17 +439,17 @@ fn the_runtime_assembles_sub_agent_and_loop_prompts() {
 
     // Upstream parts passed with the call are listed with their context ids.
     let upstream = upstream();
-    let prepared = DiscoveryAgent
-        .prepare(
-            r#"{"task": "Scan", "target_url": "https://a.example"}"#,
-            &Default::default(),
-        )
-        .unwrap();
+
     let options = agent_core::CallOptions {
         upstream: Some(&upstream),
         ..Default::default()
     };
-    block_on(runtime.call_sub_agent(&DiscoveryAgent, &prepared, options)).unwrap();
+    block_on(runtime.call_sub_agent(
+        &DiscoveryAgent,
+        r#"{"task": "Scan", "target_url": "https://a.example"}"#,
+        options,
+    ))
+    .unwrap();
     let sub = &model.requests_of("discovery_agent")[1].messages[0].content;
     assert!(
         sub.contains(

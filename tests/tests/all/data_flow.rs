@@ -339,7 +339,7 @@ fn catering_allocation(budget: &budget_agent::BudgetAgentOutput) -> f64 {
 
 #[test]
 fn a_mapped_contract_is_the_producers_type() {
-    use agent_core::ContractType;
+    use agent_core::__private::ContractType;
     let call = agent_core::ToolCall::from_json_str(
         r#"{"task": "Plan the catering",
             "venue_agent_output": {"venue_name": "Loft", "capacity": 60, "cost_usd": 1500},

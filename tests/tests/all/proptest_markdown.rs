@@ -282,7 +282,7 @@ proptest! {
         kwargs.insert("task".into(), json!("Do it"));
         kwargs.insert("context".into(), context);
         let call = ToolCall::from_value(Value::Object(kwargs), &Limits::default()).unwrap();
-        let prompt = agent_core::default_user_prompt(&call.task, call.context_map());
+        let prompt = agent_core::__private::default_user_prompt(&call.task, call.context().as_object().unwrap());
         agent_fuzz::check_default_prompt(&call, &prompt);
     }
 }

@@ -37,12 +37,9 @@ fn the_retry_prompt_names_the_previous_error_and_differs_from_the_first() {
         [Message::assistant(BAD_PLAN), Message::assistant(PLAN)],
     ));
     let runtime = Runtime::new(model.clone());
-    let prepared = PlanGeneratorAgent
-        .prepare(KWARGS, &Default::default())
-        .unwrap();
+
     let output =
-        block_on(runtime.call_sub_agent(&PlanGeneratorAgent, &prepared, Default::default()))
-            .unwrap();
+        block_on(runtime.call_sub_agent(&PlanGeneratorAgent, KWARGS, Default::default())).unwrap();
     assert_eq!(output.value()["status"], "success");
     assert_eq!(output.attempt, 2);
 
@@ -100,8 +97,8 @@ fn an_answer_without_json_is_shown_verbatim_in_a_fence() {
         ],
     ));
     let runtime = Runtime::new(model.clone());
-    let prepared = DiscoveryAgent.prepare(SCAN, &Default::default()).unwrap();
-    block_on(runtime.call_sub_agent(&DiscoveryAgent, &prepared, Default::default())).unwrap();
+
+    block_on(runtime.call_sub_agent(&DiscoveryAgent, SCAN, Default::default())).unwrap();
     let requests = model.requests_of("discovery_agent");
     let retry = last_user(&requests[1].messages);
     assert!(
@@ -127,9 +124,9 @@ fn every_retry_prompt_is_new() {
         [bad(1), bad(2), bad(3), Message::assistant(PAGE)],
     ));
     let runtime = Runtime::new(model.clone());
-    let prepared = DiscoveryAgent.prepare(SCAN, &Default::default()).unwrap();
+
     let output =
-        block_on(runtime.call_sub_agent(&DiscoveryAgent, &prepared, Default::default())).unwrap();
+        block_on(runtime.call_sub_agent(&DiscoveryAgent, SCAN, Default::default())).unwrap();
     assert_eq!(output.attempt, 4);
     let requests = model.requests_of("discovery_agent");
     let prompts: Vec<&str> = requests.iter().map(|r| last_user(&r.messages)).collect();
@@ -157,12 +154,9 @@ fn exhausted_retries_still_end_the_call() {
         ..Default::default()
     };
     let runtime = Runtime::with_config(model.clone(), config);
-    let prepared = PlanGeneratorAgent
-        .prepare(KWARGS, &Default::default())
-        .unwrap();
-    let error =
-        block_on(runtime.call_sub_agent(&PlanGeneratorAgent, &prepared, Default::default()))
-            .unwrap_err();
+
+    let error = block_on(runtime.call_sub_agent(&PlanGeneratorAgent, KWARGS, Default::default()))
+        .unwrap_err();
     assert!(
         matches!(
             error,
@@ -191,18 +185,18 @@ fn a_redo_is_a_new_call_whose_prompt_shows_the_previous_attempt() {
     let runtime = Runtime::new(model.clone());
     let prepared = DiscoveryAgent.prepare(SCAN, &Default::default()).unwrap();
     let first =
-        block_on(runtime.call_sub_agent(&DiscoveryAgent, &prepared, Default::default())).unwrap();
+        block_on(runtime.call_sub_agent(&DiscoveryAgent, SCAN, Default::default())).unwrap();
     assert_eq!((first.context_id.sequence(), first.attempt), (1, 1));
 
-    let previous =
-        first.to_previous_attempt(Some("You listed no elements; the page has a login form."));
+    let previous = PreviousAttempt::from(&first)
+        .with_error("You listed no elements; the page has a login form.");
     assert_eq!(previous.context_id, first.context_id);
     assert_eq!(previous.attempt, 1);
     let redo = agent_core::CallOptions {
         previous: Some(&previous),
         ..Default::default()
     };
-    let redo = block_on(runtime.call_sub_agent(&DiscoveryAgent, &prepared, redo)).unwrap();
+    let redo = block_on(runtime.call_sub_agent(&DiscoveryAgent, SCAN, redo)).unwrap();
     assert_eq!(redo.value()["discovered_elements"][0]["id"], "email");
     assert_eq!(redo.attempt, 2);
     assert_eq!(redo.context_id.sequence(), 2);
@@ -283,8 +277,8 @@ fn the_section_renders_exactly() {
         ..previous
     };
     assert_eq!(
-        previous.append_to("Plan it").unwrap(),
-        "Plan it\n\n## Previous attempt\n\n\
+        previous.render().unwrap(),
+        "## Previous attempt\n\n\
          Attempt 1 at this task (context id `run-1/plan_generator_agent/1/2026-01-19T10:15:00.123Z`, \
          2026-01-19T10:15:02.000Z) was rejected with this error:\n\n\
          ```text\nOutput contains no JSON object: no `{` found\n```\n\n\

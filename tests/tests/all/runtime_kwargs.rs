@@ -62,7 +62,7 @@ fn reserved_keys_are_taken_out_and_the_rest_is_the_context() {
         serde_json::to_string(&c.context_json()).unwrap(),
         r#"{"b":1,"a":"x","c":null}"#
     );
-    assert_eq!(c.context_map().len(), 3);
+    assert_eq!(c.context().as_object().unwrap().len(), 3);
     // As a map (a `Value`'s): keys sorted.
     assert_eq!(
         serde_json::to_string(&c.into_context()).unwrap(),
@@ -344,7 +344,7 @@ fn too_deep(e: &RetryError) {
 #[test]
 fn depth_64_is_accepted_and_65_is_not() {
     let ok = call(&nested_kwargs(64));
-    assert_eq!(ok.context_map().len(), 1);
+    assert_eq!(ok.context().as_object().unwrap().len(), 1);
     too_deep(&err(&nested_kwargs(65)));
 
     // Objects count like arrays, and so does the parsed-value path.
@@ -387,7 +387,7 @@ fn a_hundred_thousand_brackets_are_an_error_not_a_stack_overflow() {
         r#"{{"task": "t", "a": "{}"}}"#,
         "[".repeat(100_000)
     ));
-    assert_eq!(c.context_map()["a"].as_str().unwrap().len(), 100_000);
+    assert_eq!(c.context()["a"].as_str().unwrap().len(), 100_000);
 }
 
 #[test]
@@ -403,7 +403,7 @@ fn deep_nesting_inside_a_stringified_context_counts_like_an_object_context() {
             match ToolCall::from_json_str(text, &agent_core::Limits::default()) {
                 Ok(c) => {
                     assert!(accepted, "depth {depth} accepted: {text}");
-                    assert_eq!(c.context_map().len(), 1);
+                    assert_eq!(c.context().as_object().unwrap().len(), 1);
                 }
                 Err(e) => {
                     assert!(!accepted, "depth {depth} refused: {text}");

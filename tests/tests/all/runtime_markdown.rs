@@ -1,7 +1,7 @@
 //! JSON to markdown in the nested-list format, and values that try to forge the prompt's
 //! structure, checked with a CommonMark parser (spec item 5).
 
-use agent_core::{to_markdown, write_markdown};
+use agent_core::to_markdown;
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -200,16 +200,6 @@ fn any_serialize_value_renders() {
         "- **name**: n\n- **tags**:\n  - a\n  - b\n- **missing**: null\n- **ratio**: 0.5\n\
          - **kinds**:\n  - Plain\n  - [1]:\n    - **Wrapped**: 3\n- **pair**:\n  - -1\n  - x"
     );
-}
-
-#[test]
-fn write_markdown_appends() {
-    let mut out = String::from("# Title\n\n");
-    write_markdown(&mut out, &json!({"a": 1, "b": {}})).unwrap();
-    assert_eq!(out, "# Title\n\n- **a**: 1\n- **b**: *(empty)*");
-    let mut out = String::from("x\n");
-    write_markdown(&mut out, &json!([])).unwrap();
-    assert_eq!(out, "x\n*(empty)*");
 }
 
 #[test]

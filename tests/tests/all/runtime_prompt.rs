@@ -2,9 +2,10 @@
 //! (spec item 6).
 
 use agent_core::__private::askama::Template;
+use agent_core::__private::{default_call_prompt, default_user_prompt};
 use agent_core::RawObject;
+use agent_core::ToolCall;
 use agent_core::filters;
-use agent_core::{__private::default_call_prompt, ToolCall, default_user_prompt};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -51,7 +52,7 @@ fn no_context_is_the_task_alone() {
     )
     .unwrap();
     assert_eq!(
-        default_user_prompt(&call.task, call.context_map()),
+        default_user_prompt(&call.task, call.context().as_object().unwrap()),
         "Plan it"
     );
 }
@@ -148,7 +149,7 @@ struct Prompt<'a> {
 }
 
 fn template_prompt(call: &ToolCall) -> String {
-    let ctx = call.context_map();
+    let ctx = call.context().as_object().unwrap();
     let (_, info) = call
         .entries()
         .find(|(k, _)| *k == "collected_information")

@@ -8,7 +8,7 @@ use agent_core::{
 };
 use agent_core::{BoxFuture, ChatResponse, ModelError, tool_calls};
 use agent_core::{ContextId, ContextIdGenerator};
-use agent_core::{ContextIdContributor, ContributorRegistry};
+use agent_core::{ContextIdContributor, ContributorRegistry, PromptContributor};
 use agent_tests::block_on;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -312,15 +312,21 @@ impl ChatModel for EchoIdModel {
 #[test]
 fn the_result_id_is_the_calls_context_id() {
     let runtime = Runtime::new(Arc::new(EchoIdModel)).with_contributors(
-        ContributorRegistry::standard().with(ContextIdContributor::new().only_for(["delegation"])),
+        ContributorRegistry::standard().with(ContextIdContributor.only_for(["delegation"])),
     );
-    let prepared = DelegationAgent
-        .prepare(&delegation_kwargs(), &Default::default())
-        .unwrap();
-    let first =
-        block_on(runtime.call_sub_agent(&DelegationAgent, &prepared, Default::default())).unwrap();
-    let second =
-        block_on(runtime.call_sub_agent(&DelegationAgent, &prepared, Default::default())).unwrap();
+
+    let first = block_on(runtime.call_sub_agent(
+        &DelegationAgent,
+        &delegation_kwargs(),
+        Default::default(),
+    ))
+    .unwrap();
+    let second = block_on(runtime.call_sub_agent(
+        &DelegationAgent,
+        &delegation_kwargs(),
+        Default::default(),
+    ))
+    .unwrap();
     for output in [&first, &second] {
         assert_eq!(output.value()["resultId"], output.context_id.to_string());
     }

@@ -43,7 +43,7 @@ impl Tool for FetchProductData {
 
 fn workflow() -> Workflow {
     Workflow::new("data_pipeline")
-        .member(
+        .agent(
             Member::new(&DatabaseAgent)
                 .tool(Arc::new(FetchProductData))
                 .return_tool_output(),
@@ -129,7 +129,11 @@ async fn each_agent_receives_the_accumulated_context() {
     );
     // A non-JSON answer is stored as the raw string.
     assert_eq!(
-        state.upstream.latest("reporting_agent").unwrap().value,
+        state
+            .upstream
+            .get::<serde_json::Value>("reporting_agent")
+            .unwrap()
+            .value,
         "Widgets outsell gadgets 3:2."
     );
     // Each part records the call that produced it: `{run}/{agent}/{sequence}/{timestamp}`.
@@ -169,7 +173,11 @@ async fn a_handoff_failure_re_asks_the_producer_then_recovers() {
     let WorkflowOutcome::Finished { state, .. } = &outcome else {
         unreachable!()
     };
-    let call = &state.upstream.latest("analysis_agent").unwrap().context_id;
+    let call = &state
+        .upstream
+        .get::<serde_json::Value>("analysis_agent")
+        .unwrap()
+        .context_id;
     assert!(
         refusal.starts_with(&format!(
             "The `reporting_agent` agent cannot use your output: `insights` must list at least one insight\nFix it and answer again with one JSON object.\n\n## Previous attempt\n\nAttempt 1 at this task (context id `{call}`, "
@@ -297,7 +305,11 @@ async fn a_made_up_tool_name_is_retried_not_stored() {
     );
     assert!(retry.contains("\"error\": \"Unknown tool\""), "{retry}");
     assert_eq!(
-        state.upstream.latest("database_agent").unwrap().value["data"][0]["product"],
+        state
+            .upstream
+            .get::<serde_json::Value>("database_agent")
+            .unwrap()
+            .value["data"][0]["product"],
         "widget"
     );
 }

@@ -152,7 +152,10 @@ async fn a_workflow_step_retries_with_the_previous_attempt_and_its_context_id() 
     let WorkflowOutcome::Finished { state, .. } = outcome else {
         panic!("the plan generator asked no question");
     };
-    let part = state.upstream.latest("plan_generator_agent").unwrap();
+    let part = state
+        .upstream
+        .get::<serde_json::Value>("plan_generator_agent")
+        .unwrap();
     assert_eq!(part.value["status"], "success");
     let id = part.context_id.to_string();
     let requests = model.requests_of("plan_generator_agent");
@@ -293,7 +296,9 @@ async fn tool_calls_of_one_turn_run_concurrently_and_keep_the_models_order() {
     let outcome = runtime.run_loop("main", "", "go", &tools).await.unwrap();
     assert_eq!(model.most.load(Ordering::SeqCst), 2);
     let titles: Vec<&str> = outcome
-        .outputs_of::<DiscoveryAgent>()
+        .outputs
+        .iter()
+        .filter_map(|output| output.typed::<DiscoveryAgent>())
         .map(|p| p.page_title.as_str())
         .collect();
     assert_eq!(titles, ["first", "later", "later"]);
@@ -339,7 +344,13 @@ impl ChatModel for Silent {
 async fn a_cancelled_run_ends_with_a_clear_error_and_keeps_its_transcript() {
     let token = CancellationToken::new();
     let model = Arc::new(Silent::default());
-    let runtime = Runtime::with_config(model.clone(), Config::default().with_cancel(token.clone()));
+    let runtime = Runtime::with_config(
+        model.clone(),
+        Config {
+            cancel: token.clone(),
+            ..Config::default()
+        },
+    );
     let cancel = async {
         tokio::time::sleep(Duration::from_millis(10)).await;
         token.cancel();
@@ -377,7 +388,7 @@ fn with_usage(text: &str, input: u64, output: u64) -> ChatResponse {
             output_tokens: output,
             cached_tokens: 0,
         }),
-        ..ChatResponse::new(Message::assistant(text))
+        ..ChatResponse::from(Message::assistant(text))
     }
 }
 

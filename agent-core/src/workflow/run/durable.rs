@@ -54,16 +54,6 @@ impl<'w> Runner<'w> {
         self
     }
 
-    /// The last checkpoint this runner saved of `run_id`: after a pause, the paused record,
-    /// which a resume handle names (agent-mcp signs one).
-    pub fn last_checkpoint(&self, run_id: &str) -> Option<PausedRun> {
-        let cursor = self.durable.as_ref()?.cursor(run_id)?;
-        Some(PausedRun {
-            run_id: cursor.run_id,
-            sequence: cursor.sequence,
-        })
-    }
-
     fn durable(&self) -> Result<&Durable, Error> {
         self.durable.as_ref().ok_or_else(|| {
             self.workflow
@@ -206,17 +196,31 @@ impl<'w> Runner<'w> {
     }
 
     /// At a pause or the end: saves the state as paused or finished.
-    pub(super) async fn checkpoint_outcome(&self, outcome: &WorkflowOutcome) -> Result<(), Error> {
+    /// A pause's outcome gets the checkpoint it was saved at.
+    pub(super) async fn checkpoint_outcome(
+        &self,
+        outcome: &mut WorkflowOutcome,
+    ) -> Result<(), Error> {
         let Some(durable) = &self.durable else {
             return Ok(());
         };
-        let (state, status) = match outcome {
+        let (state, status) = match &*outcome {
             WorkflowOutcome::NeedsInput { state, .. } => (state, RunStatus::Paused),
             WorkflowOutcome::Finished { state, .. } => (state, RunStatus::Finished),
         };
         let text = to_text(state)?;
         let name = &self.workflow.name;
-        Ok(durable.save(name, &text, status, &state.run_id).await?)
+        durable.save(name, &text, status, &state.run_id).await?;
+        if let WorkflowOutcome::NeedsInput {
+            state, checkpoint, ..
+        } = outcome
+        {
+            *checkpoint = durable.cursor(&state.run_id).map(|cursor| PausedRun {
+                run_id: cursor.run_id,
+                sequence: cursor.sequence,
+            });
+        }
+        Ok(())
     }
 
     /// After an error: marks the run failed, keeping its last saved state; a run another
