@@ -8,18 +8,25 @@
 //! and on every retry the message with the retry error and the "Previous attempt" section that
 //! names the call's context ID.
 //!
+//! Tool calls go through one dispatch ([`Engine::call_tools`]) whoever makes them: a
+//! workflow agent calling plain [`Tool`]s, or a parent model calling agents, which the runtime
+//! adapts to [`Dispatch`]. One unknown-tool message, one way to run a turn's calls
+//! concurrently and keep the model's order, one bound on tool turns (`Config::max_turns`).
+//!
 //! [`Runtime::call`]: crate::Runtime::call
 
 use crate::config::Config;
 use crate::error::{Error, Side};
 use crate::ids::ContextId;
-use crate::model::{ChatModel, ChatRequest, Message, OutputSchema, ToolCallRequest};
+use crate::model::{BoxFuture, ChatModel, ChatRequest, Message, OutputSchema, ToolCallRequest};
+use crate::output::AgentOutput;
 use crate::rerun::{PreviousAttempt, describe_retry_error};
 use crate::tool::Tool;
 use crate::transcript::{Event, Transcript};
 use agent_contract::__private::extract_json_text;
 use agent_contract::CheckedOutput;
 use agent_contract::DynAgent;
+use agent_contract::ToolDefinition;
 use agent_contract::{ErrorKind, Limits, RetryError};
 use futures_util::StreamExt as _;
 use serde_json::Value;
@@ -153,7 +160,8 @@ impl Engine<'_> {
         failures: &mut u32,
     ) -> Result<Reply<C::Output>, Error> {
         let name = ask.agent.name();
-        let definitions: Vec<_> = ask.tools.iter().map(|t| t.definition()).collect();
+        let tools: Vec<&dyn Dispatch> = ask.tools.iter().map(|t| t as &dyn Dispatch).collect();
+        let definitions: Vec<_> = tools.iter().map(|t| t.definition()).collect();
         let mut tool_turns = 0u32;
         let mut attempt = ask.attempt;
         loop {
@@ -177,11 +185,11 @@ impl Engine<'_> {
                 self.check_text(ask, &reply.content)
             } else {
                 let results = self
-                    .call_tools(name, ask.tools, &reply.tool_calls, conversation)
+                    .call_tools(name, ask.id, &tools, &reply.tool_calls, conversation)
                     .await?;
                 if ask.policy.answer() == Answer::Written {
                     tool_turns += 1;
-                    if tool_turns > self.config.max_tool_turns {
+                    if tool_turns > self.config.max_turns {
                         return Err(Error::TooManyTurns {
                             agent: name.to_owned(),
                             turns: tool_turns,
@@ -191,9 +199,13 @@ impl Engine<'_> {
                 }
                 // The first result of a tool the agent has is its output, checked like any
                 // answer; a made-up tool name is an error to retry, never an output.
-                match results.into_iter().flatten().next() {
+                let first = results.into_iter().find_map(|result| match result {
+                    ToolReply::Value(value) => Some(value),
+                    _ => None,
+                });
+                match first {
                     Some(result) => self.check_value(ask, result),
-                    None => Err(unknown_tool(tool_names(ask.tools), None)),
+                    None => Err(unknown_tool(&tools, None)),
                 }
             };
             let error = match checked {
@@ -325,32 +337,63 @@ impl Engine<'_> {
         }
     }
 
-    /// Runs one reply's plain tool calls, up to `max_concurrency` at a time, and appends their
-    /// results in the model's order. A call of a tool the agent does not have gets a retry
-    /// error as its result (and `None` here).
-    async fn call_tools(
+    /// Runs one reply's tool calls, up to `max_concurrency` at a time, and appends their
+    /// results to the conversation in the model's order. A call of a tool `caller` does not
+    /// have gets the retry error naming the ones it has, with the caller's own context ID:
+    /// there is no callee to number. The first error (in the model's order) ends the turn.
+    pub(crate) async fn call_tools(
         &self,
-        agent: &str,
-        tools: &[Arc<dyn Tool>],
+        caller: &str,
+        caller_id: &ContextId,
+        tools: &[&dyn Dispatch],
         calls: &[ToolCallRequest],
         conversation: &mut Vec<Message>,
-    ) -> Result<Vec<Option<Value>>, Error> {
+    ) -> Result<Vec<ToolReply>, Error> {
         // Collected first: a stream over a closure's map is not `Send` for every lifetime.
-        let runs: Vec<_> = calls.iter().map(|call| run_tool(tools, call)).collect();
+        let runs: Vec<_> = calls
+            .iter()
+            .map(|call| dispatch(tools, caller, call))
+            .collect();
         let work = futures_util::stream::iter(runs)
             .buffered(self.config.max_concurrency.max(1))
             .collect::<Vec<_>>();
-        let results = self.cancellable(agent, work).await?;
-        for (call, result) in calls.iter().zip(&results) {
-            let shown = result
-                .clone()
-                .unwrap_or_else(|| unknown_tool(tool_names(tools), Some(&call.name)).to_json());
-            let message =
-                Message::tool(&call.id, serde_json::to_string(&shown).unwrap_or_default());
-            self.record(agent, &message);
+        let results = self.cancellable(caller, work).await?;
+        let mut replies = Vec::with_capacity(results.len());
+        for (call, result) in calls.iter().zip(results) {
+            let reply = match result? {
+                Some(reply) => reply,
+                None => {
+                    let error = unknown_tool(tools, Some(&call.name));
+                    self.reject(caller, &call.name, &error, caller_id);
+                    ToolReply::Retry {
+                        error,
+                        context_id: caller_id.clone(),
+                    }
+                }
+            };
+            let text = serde_json::to_string(&reply).unwrap_or_default();
+            let message = Message::tool(&call.id, text);
+            self.record(caller, &message);
             conversation.push(message);
+            replies.push(reply);
         }
-        Ok(results)
+        Ok(replies)
+    }
+
+    /// Records a tool call that broke an input contract (or named no tool of the caller's).
+    pub(crate) fn reject(
+        &self,
+        caller: &str,
+        tool: &str,
+        error: &RetryError,
+        context_id: &ContextId,
+    ) {
+        tracing::warn!(caller, tool, error = %error, "input retry");
+        self.transcript.push(Event::InputRetry {
+            caller: caller.into(),
+            tool: tool.into(),
+            error: serde_json::to_value(error.with_context_id(context_id)).unwrap_or_default(),
+        });
     }
 
     /// An answer's text: its JSON, or (for a workflow agent without an output contract) the
@@ -409,12 +452,94 @@ impl Engine<'_> {
     }
 }
 
-/// One plain tool call: the tool's result, or `None` for a tool the agent does not have. A
-/// named function, so the future is `Send` for every lifetime (a closure's async block is not
+/// A tool as the call loops dispatch it: a plain [`Tool`], or an agent that the runtime
+/// calls as a tool (its adapter lives with the runtime).
+pub(crate) trait Dispatch: Sync {
+    /// The name the model calls it by.
+    fn name(&self) -> String;
+    /// What the model sees.
+    fn definition(&self) -> ToolDefinition;
+    /// Runs one call of `caller`'s on the model's arguments (untrusted JSON text).
+    fn dispatch<'a>(
+        &'a self,
+        caller: &'a str,
+        arguments: &'a str,
+    ) -> BoxFuture<'a, Result<ToolReply, Error>>;
+}
+
+/// A plain tool's result is JSON the model reads; it cannot fail the run.
+impl Dispatch for Arc<dyn Tool> {
+    fn name(&self) -> String {
+        self.definition().name
+    }
+    fn definition(&self) -> ToolDefinition {
+        (**self).definition()
+    }
+    fn dispatch<'a>(
+        &'a self,
+        _: &'a str,
+        arguments: &'a str,
+    ) -> BoxFuture<'a, Result<ToolReply, Error>> {
+        Box::pin(async move { Ok(ToolReply::Value(self.call(arguments).await)) })
+    }
+}
+
+/// A tool call's result, as the calling model reads it.
+///
+/// Serializes as the plain tool's JSON; as `{"success": true, "agent", "context_id",
+/// "output"}` for an agent's output; or as the retry error with `context_id` after its keys.
+#[derive(Debug, Clone)]
+pub(crate) enum ToolReply {
+    /// A plain tool's result.
+    Value(Value),
+    /// A sub-agent ran and its answer passed its output contract.
+    Output(AgentOutput),
+    /// The call could not be used (an unknown tool, a broken input contract): the caller
+    /// should fix it and call again.
+    Retry {
+        /// What is wrong.
+        error: RetryError,
+        /// The rejected call (for a call of an unknown tool, the caller's own).
+        context_id: ContextId,
+    },
+}
+
+impl serde::Serialize for ToolReply {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // What the calling model reads: keys in this order, the output as its agent wrote it.
+        #[derive(serde::Serialize)]
+        struct Success<'a> {
+            success: bool,
+            agent: &'a str,
+            context_id: &'a ContextId,
+            output: agent_contract::__private::Shown<'a>,
+        }
+        match self {
+            Self::Value(value) => value.serialize(s),
+            Self::Output(output) => Success {
+                success: true,
+                agent: &output.agent,
+                context_id: &output.context_id,
+                output: output.output.as_written(),
+            }
+            .serialize(s),
+            Self::Retry { error, context_id } => error.with_context_id(context_id).serialize(s),
+        }
+    }
+}
+
+/// One tool call: the tool's reply, or `None` for a tool the caller does not have. A named
+/// function, so the future is `Send` for every lifetime (a closure's async block is not
 /// general enough for that).
-async fn run_tool(tools: &[Arc<dyn Tool>], call: &ToolCallRequest) -> Option<Value> {
-    let tool = tools.iter().find(|t| t.definition().name == call.name)?;
-    Some(tool.call(&call.arguments).await)
+async fn dispatch(
+    tools: &[&dyn Dispatch],
+    caller: &str,
+    call: &ToolCallRequest,
+) -> Result<Option<ToolReply>, Error> {
+    let Some(tool) = tools.iter().find(|t| t.name() == call.name) else {
+        return Ok(None);
+    };
+    tool.dispatch(caller, &call.arguments).await.map(Some)
 }
 
 enum Checked<O> {
@@ -422,13 +547,10 @@ enum Checked<O> {
     Question(String),
 }
 
-fn tool_names(tools: &[Arc<dyn Tool>]) -> Vec<String> {
-    tools.iter().map(|t| t.definition().name).collect()
-}
-
 /// The retry error for a tool call that names none of the caller's tools (`called`, or none
 /// at all), listing the ones it has: the one message for plain tools and agents alike.
-pub(crate) fn unknown_tool(names: Vec<String>, called: Option<&str>) -> RetryError {
+fn unknown_tool(tools: &[&dyn Dispatch], called: Option<&str>) -> RetryError {
+    let names: Vec<String> = tools.iter().map(|t| t.name()).collect();
     let message = match called {
         Some(name) => format!(
             "there is no tool named `{}`",

@@ -22,14 +22,13 @@ pub struct Config {
     /// Retries after a first failed attempt: per tool for a caller's input, per call for an
     /// agent's output, per producer for a handoff (default 3).
     pub max_retries: u32,
-    /// Model turns one tool-calling loop may take before it is stopped (default 16).
+    /// Model turns that call tools one agent may take before it must answer: a parent
+    /// model's loop over its sub-agents, a sub-agent or a workflow agent with plain tools
+    /// (default 16). Past it the call stops with [`Error::TooManyTurns`](crate::Error::TooManyTurns).
     pub max_turns: u32,
     /// Agents a workflow run may route to before it is stopped, so routing that loops ends
     /// (default 32).
     pub max_hops: u32,
-    /// Model turns a workflow agent may spend calling tools before it must answer
-    /// (default 16).
-    pub max_tool_turns: u32,
     /// Tool calls of one model turn that run at the same time (default 4); results are kept
     /// in the order the model asked for them.
     pub max_concurrency: usize,
@@ -51,7 +50,6 @@ impl Default for Config {
             max_retries: 3,
             max_turns: 16,
             max_hops: 32,
-            max_tool_turns: 16,
             max_concurrency: 4,
             limits: Limits::default(),
             token_budget: None,

@@ -12,20 +12,19 @@
 //! the `agent_call` tracing span carry it. Sub-agent system prompts are assembled by the
 //! runtime's [`ContributorRegistry`].
 
-use crate::call::{Ask, Engine, OutputCheck, Policy, Reply, unknown_tool};
+use crate::call::{Ask, Dispatch, Engine, OutputCheck, Policy, Reply, ToolReply};
 use crate::config::Config;
 use crate::contributor::{ContributorRegistry, PromptContext};
 use crate::error::{Error, Side};
 use crate::ids::{ContextId, ContextIdGenerator};
-use crate::model::{ChatModel, ChatRequest, Message, ToolCallRequest};
+use crate::model::{BoxFuture, ChatModel, ChatRequest, Message, ToolCallRequest};
 use crate::output::AgentOutput;
 use crate::rerun::PreviousAttempt;
 use crate::transcript::{Event, Transcript};
 use crate::upstream::UpstreamContext;
 use agent_contract::{Agent, check_call};
 use agent_contract::{DynAgent, PrepareError, PreparedCall};
-use agent_contract::{ErrorKind, Limits, RetryError};
-use futures_util::StreamExt as _;
+use agent_contract::{ErrorKind, Limits, RetryError, ToolDefinition};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::marker::PhantomData;
@@ -171,7 +170,8 @@ impl Runtime {
         let span = tracing::info_span!("agent_call", context_id = %id, agent = A::NAME);
         async {
             let checked = check_call::<A>(kwargs, &self.config.limits).map_err(|error| {
-                self.reject("user", &format!("run_{}", A::NAME), error.clone(), &id);
+                self.engine()
+                    .reject("user", &format!("run_{}", A::NAME), &error, &id);
                 Error::Retry {
                     agent: A::NAME.to_owned(),
                     context_id: Some(id.clone()),
@@ -247,7 +247,17 @@ impl Runtime {
         for m in &messages {
             self.engine().record(agent, m);
         }
-        let definitions: Vec<_> = tools.iter().map(|t| t.tool_definition()).collect();
+        // Each agent is a tool through its adapter: the dispatch is the one workflow agents'
+        // plain tools go through.
+        let adapters: Vec<AgentTool<'_>> = tools
+            .iter()
+            .map(|&agent| AgentTool {
+                runtime: self,
+                agent,
+            })
+            .collect();
+        let tools: Vec<&dyn Dispatch> = adapters.iter().map(|t| t as &dyn Dispatch).collect();
+        let definitions: Vec<_> = tools.iter().map(|t| t.definition()).collect();
         let mut failures: BTreeMap<String, u32> = BTreeMap::new();
         let mut outputs = Vec::new();
         for _ in 0..self.config.max_turns {
@@ -263,27 +273,16 @@ impl Runtime {
                     outputs,
                 });
             }
-            // Collected first: a stream over a closure's map is not `Send` for every lifetime.
-            let calls: Vec<_> = reply
-                .tool_calls
-                .iter()
-                .map(|call| self.call_tool(agent, &id, tools, call))
-                .collect();
-            let work = futures_util::stream::iter(calls)
-                .buffered(self.config.max_concurrency.max(1))
-                .collect::<Vec<_>>();
-            let results = self.engine().cancellable(agent, work).await?;
+            let replies = self
+                .engine()
+                .call_tools(agent, &id, &tools, &reply.tool_calls, &mut messages)
+                .await?;
             // One reply may call a tool several times in parallel: the caller saw none of those
             // errors yet, so they count as one failed attempt per tool.
             let mut counted = BTreeSet::new();
-            for (call, result) in reply.tool_calls.iter().zip(results) {
-                let result = result?;
+            for (call, result) in reply.tool_calls.iter().zip(replies) {
                 self.count_failure(agent, call, &result, &mut failures, &mut counted)?;
-                let text = serde_json::to_string(&result).unwrap_or_default();
-                let message = Message::tool(&call.id, text);
-                self.engine().record(agent, &message);
-                messages.push(message);
-                if let ToolResult::Success(output) = result {
+                if let ToolReply::Output(output) = result {
                     outputs.push(output);
                 }
             }
@@ -299,16 +298,16 @@ impl Runtime {
         &self,
         caller: &str,
         call: &ToolCallRequest,
-        result: &ToolResult,
+        result: &ToolReply,
         failures: &mut BTreeMap<String, u32>,
         counted: &mut BTreeSet<String>,
     ) -> Result<(), Error> {
         // Made-up tool names share one count, so inventing new names buys no retries.
         let key = match result {
-            ToolResult::Retry { error, .. } if error.kind == ErrorKind::UnknownTool => "",
+            ToolReply::Retry { error, .. } if error.kind == ErrorKind::UnknownTool => "",
             _ => call.name.as_str(),
         };
-        let ToolResult::Retry { error, .. } = result else {
+        let ToolReply::Retry { error, .. } = result else {
             failures.remove(key);
             return Ok(());
         };
@@ -329,59 +328,6 @@ impl Runtime {
             });
         }
         Ok(())
-    }
-
-    /// A call of a tool the caller does not have gets the retry error with the caller's own
-    /// context ID: there is no callee to number.
-    async fn call_tool(
-        &self,
-        caller: &str,
-        caller_id: &ContextId,
-        tools: &[&dyn DynAgent],
-        call: &ToolCallRequest,
-    ) -> Result<ToolResult, Error> {
-        let Some(agent) = tools
-            .iter()
-            .find(|t| call.name.strip_prefix("run_") == Some(t.name()))
-        else {
-            let names = tools.iter().map(|t| t.tool_definition().name).collect();
-            let error = unknown_tool(names, Some(&call.name));
-            return Ok(self.retry(caller, call, error, caller_id.clone()));
-        };
-        let options = CallOptions {
-            caller: Some(caller),
-            ..CallOptions::default()
-        };
-        match self.call_sub_agent(*agent, &call.arguments, options).await {
-            Ok(output) => Ok(ToolResult::Success(output)),
-            Err(Error::Retry {
-                error,
-                context_id: Some(context_id),
-                ..
-            }) => Ok(ToolResult::Retry { error, context_id }),
-            Err(error) => Err(error),
-        }
-    }
-
-    fn retry(
-        &self,
-        caller: &str,
-        call: &ToolCallRequest,
-        error: RetryError,
-        context_id: ContextId,
-    ) -> ToolResult {
-        self.reject(caller, &call.name, error.clone(), &context_id);
-        ToolResult::Retry { error, context_id }
-    }
-
-    /// Records a call that broke an input contract.
-    fn reject(&self, caller: &str, tool: &str, error: RetryError, context_id: &ContextId) {
-        tracing::warn!(caller, tool, error = %error, "input retry");
-        self.transcript.push(Event::InputRetry {
-            caller: caller.into(),
-            tool: tool.into(),
-            error: serde_json::to_value(error.with_context_id(context_id)).unwrap_or_default(),
-        });
     }
 
     /// Calls `agent` with kwargs text, as [`Runtime::call`] does for a type: the input
@@ -408,7 +354,7 @@ impl Runtime {
             let prepared = match agent.prepare(kwargs, &self.config.limits) {
                 Ok(prepared) => prepared,
                 Err(PrepareError::Retry(error)) => {
-                    self.reject(caller, &tool, error.clone(), &id);
+                    self.engine().reject(caller, &tool, &error, &id);
                     return Err(Error::Retry {
                         agent: agent.name().to_owned(),
                         context_id: Some(id),
@@ -518,43 +464,43 @@ impl<A: Agent> Agent for ByType<A> {
     }
 }
 
-/// A tool call's result, as the calling model sees it. Both kinds carry the context ID of the call
-/// (for a call of an unknown tool, the caller's own).
-///
-/// Serializes as `{"success": true, "agent", "context_id", "output"}`, or as the retry error
-/// with `context_id` after its keys.
-#[derive(Debug, Clone)]
-enum ToolResult {
-    /// The sub-agent ran and its answer passed its output contract.
-    Success(AgentOutput),
-    /// The call could not be used: the caller should fix it and call again.
-    Retry {
-        /// What is wrong.
-        error: RetryError,
-        /// The rejected call.
-        context_id: ContextId,
-    },
+/// An agent as a tool of a parent model's loop: a call is [`Runtime::call_sub_agent`] on the
+/// model's arguments, and a broken call is a retry error the parent reads.
+struct AgentTool<'r> {
+    runtime: &'r Runtime,
+    agent: &'r dyn DynAgent,
 }
 
-impl serde::Serialize for ToolResult {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        // What the calling model reads: keys in this order, the output as its agent wrote it.
-        #[derive(serde::Serialize)]
-        struct Success<'a> {
-            success: bool,
-            agent: &'a str,
-            context_id: &'a ContextId,
-            output: agent_contract::__private::Shown<'a>,
-        }
-        match self {
-            Self::Success(output) => Success {
-                success: true,
-                agent: &output.agent,
-                context_id: &output.context_id,
-                output: output.output.as_written(),
+impl Dispatch for AgentTool<'_> {
+    fn name(&self) -> String {
+        format!("run_{}", self.agent.name())
+    }
+    fn definition(&self) -> ToolDefinition {
+        self.agent.tool_definition()
+    }
+    fn dispatch<'a>(
+        &'a self,
+        caller: &'a str,
+        arguments: &'a str,
+    ) -> BoxFuture<'a, Result<ToolReply, Error>> {
+        Box::pin(async move {
+            let options = CallOptions {
+                caller: Some(caller),
+                ..CallOptions::default()
+            };
+            match self
+                .runtime
+                .call_sub_agent(self.agent, arguments, options)
+                .await
+            {
+                Ok(output) => Ok(ToolReply::Output(output)),
+                Err(Error::Retry {
+                    error,
+                    context_id: Some(context_id),
+                    ..
+                }) => Ok(ToolReply::Retry { error, context_id }),
+                Err(error) => Err(error),
             }
-            .serialize(s),
-            Self::Retry { error, context_id } => error.with_context_id(context_id).serialize(s),
-        }
+        })
     }
 }
