@@ -284,6 +284,7 @@ impl Contract {
 
     /// The retry error for a value that passed the schema but not the typed deserialization
     /// (a schema/type disagreement), in the same shape, within `limits`.
+    #[doc(hidden)]
     pub fn deserialize_error(
         &self,
         instance: &Value,

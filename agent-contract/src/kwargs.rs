@@ -276,6 +276,7 @@ impl ToolCall {
     ///
     /// It reads through [`checks::deserialize`](crate::checks::deserialize) (structs from
     /// objects only), so a generated type's compiled checks hold for what it returns.
+    #[doc(hidden)]
     pub fn deserialize_context<T: serde::de::DeserializeOwned>(
         &self,
     ) -> Result<T, serde_json::Error> {
@@ -286,6 +287,7 @@ impl ToolCall {
     }
 
     /// The context as written, serialized as one object (for a template or a pretty printer).
+    #[doc(hidden)]
     pub fn context_json(&self) -> impl serde::Serialize + '_ {
         ContextJson(self)
     }

@@ -46,7 +46,7 @@ pub use limits::Limits;
 pub use markdown::{MarkdownError, to_markdown, to_markdown_line};
 pub use prompt::{PromptError, filters};
 pub use retry::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
-pub use tool::{ToolDefinition, ToolFormat};
+pub use tool::ToolDefinition;
 
 /// Items generated code reaches; not part of the public API.
 #[doc(hidden)]

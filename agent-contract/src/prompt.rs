@@ -231,6 +231,7 @@ pub mod filters {
 /// then copies that into the template's output: no `String` is allocated and grown per value.
 /// An error (a map with keys that are neither strings nor numbers) fails the render with
 /// [`MarkdownError`](crate::markdown::MarkdownError) as its source.
+#[doc(hidden)]
 pub struct Markdown<T>(T);
 
 /// Largest scratch buffer kept for the next render; a larger one is freed after use.

@@ -1,5 +1,6 @@
-//! What a model sees of a tool: its definition (name, description, argument schema), in the
-//! OpenAI and Anthropic formats, and the definition of an agent called as a tool.
+//! What a model sees of a tool: its definition (name, description, argument schema), and the
+//! definition of an agent called as a tool. Each provider's wire format for it lives with the
+//! provider (agent-llm).
 
 use crate::contract::Contract;
 use serde::Serialize;
@@ -15,15 +16,6 @@ pub struct ToolDefinition {
     /// `task` (required), `run_identifier`, and the contract's properties at the top level,
     /// because parents pass them flat; `$defs` carried along so `$ref`s still resolve.
     pub parameters: Value,
-}
-
-/// The wire format a provider expects for tool definitions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolFormat {
-    /// `{"type": "function", "function": {"name", "description", "parameters"}}`.
-    OpenAi,
-    /// `{"name", "description", "input_schema"}`.
-    Anthropic,
 }
 
 impl ToolDefinition {
@@ -59,25 +51,6 @@ impl ToolDefinition {
             name: format!("run_{name}"),
             description,
             parameters: Value::Object(parameters),
-        }
-    }
-
-    /// The definition in a provider's format.
-    pub fn to_format(&self, format: ToolFormat) -> Value {
-        match format {
-            ToolFormat::OpenAi => json!({
-                "type": "function",
-                "function": {
-                    "name": self.name,
-                    "description": self.description,
-                    "parameters": self.parameters,
-                }
-            }),
-            ToolFormat::Anthropic => json!({
-                "name": self.name,
-                "description": self.description,
-                "input_schema": self.parameters,
-            }),
         }
     }
 }

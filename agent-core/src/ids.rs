@@ -98,7 +98,8 @@ impl ContextIdError {
     }
 
     /// The segment at fault, if the error is about one.
-    pub fn segment(&self) -> Option<Segment> {
+    #[cfg(test)]
+    fn segment(&self) -> Option<Segment> {
         match self {
             Self::BadSegment { segment, .. } => Some(*segment),
             _ => None,
@@ -291,7 +292,8 @@ pub struct ContextId {
 
 impl ContextId {
     /// An ID from its parts, each checked as [`FromStr`] would.
-    pub fn new(
+    #[cfg(test)]
+    fn new(
         run_id: &str,
         agent_type: &str,
         sequence: u64,
@@ -457,7 +459,7 @@ impl ContextIdGenerator {
 
     /// A generator that continues a run whose calls were counted in `issued` (agent type to
     /// IDs issued), so a workflow resumed in another process keeps numbering densely.
-    pub fn resume(
+    pub(crate) fn resume(
         run_id: impl Into<String>,
         issued: impl IntoIterator<Item = (String, u64)>,
     ) -> Result<Self, ContextIdError> {
@@ -578,6 +580,22 @@ fn new_run_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn new_checks_its_parts_like_parsing_does() {
+        let at: Timestamp = "2026-01-19T10:15:00.123Z".parse().unwrap();
+        let text = "run-20260119T101500Z-1a2b3c4d/discovery_agent/12/2026-01-19T10:15:00.123Z";
+        assert_eq!(
+            ContextId::new("run-20260119T101500Z-1a2b3c4d", "discovery_agent", 12, at).unwrap(),
+            text.parse().unwrap()
+        );
+        let bad = ContextId::new("run 1", "discovery_agent", 1, at).unwrap_err();
+        assert_eq!(bad.segment(), Some(Segment::WorkflowRunId));
+        let bad = ContextId::new("run-1", "", 1, at).unwrap_err();
+        assert_eq!(bad.segment(), Some(Segment::AgentType));
+        let bad = ContextId::new("run-1", "a", 0, at).unwrap_err();
+        assert_eq!(bad.segment(), Some(Segment::SequenceNumber));
+    }
 
     #[test]
     fn timestamps_count_milliseconds_from_the_unix_epoch() {

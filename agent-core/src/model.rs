@@ -438,7 +438,7 @@ impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
 /// use agent_core::{ChatRequest, tool_calls};
 /// use agent_core::{ChatModel, Message, ScriptedModel};
 ///
-/// let model = ScriptedModel::new()
+/// let model = ScriptedModel::default()
 ///     .script("main", [tool_calls([("run_search_agent", r#"{"task": "Find it"}"#)])])
 ///     .script("search_agent", [Message::assistant(r#"{"found": true}"#)]);
 /// let request = ChatRequest::new("search_agent", vec![], vec![]);
@@ -457,11 +457,6 @@ pub struct ScriptedModel {
 }
 
 impl ScriptedModel {
-    /// An empty script.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Appends replies for `agent`: an answer's text (`&str`), a [`Message`] (tool calls), or a
     /// whole [`ChatResponse`] with usage, finish reason and ids as given.
     pub fn script<R: Into<ChatResponse>>(
@@ -610,7 +605,7 @@ mod tests {
             output_tokens: 1,
             cached_tokens: 0,
         };
-        let model = ScriptedModel::new().script(
+        let model = ScriptedModel::default().script(
             "a",
             [ChatResponse {
                 usage: Some(usage),

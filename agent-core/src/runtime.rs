@@ -84,7 +84,7 @@ pub struct CallOptions<'a> {
 /// )]
 /// struct PlanGeneratorAgent;
 ///
-/// let model = ScriptedModel::new().script("plan_generator_agent", [Message::assistant(
+/// let model = ScriptedModel::default().script("plan_generator_agent", [Message::assistant(
 ///     r#"{"plan_file_path": "plans/login.md", "status": "success",
 ///         "agent_response_content": "Fill the form, submit."}"#,
 /// )]);

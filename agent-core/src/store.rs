@@ -18,7 +18,6 @@ use crate::model::BoxFuture;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -44,17 +43,6 @@ impl RunStatus {
             Self::Paused => "paused",
             Self::Finished => "finished",
             Self::Failed => "failed",
-        }
-    }
-
-    /// Parses a stored status.
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "running" => Some(Self::Running),
-            "paused" => Some(Self::Paused),
-            "finished" => Some(Self::Finished),
-            "failed" => Some(Self::Failed),
-            _ => None,
         }
     }
 }
@@ -179,7 +167,7 @@ impl StoreError {
 /// ```
 /// use agent_core::{CheckpointStore, MemoryStore, RunRecord, RunStatus, StoreError};
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// let store = MemoryStore::new();
+/// let store = MemoryStore::default();
 /// let record = RunRecord::new("run-1", "venues", RunStatus::Paused, "{}");
 /// assert_eq!(store.save(&record).await?, 1);
 /// // A stale writer (it read sequence 0) loses.
@@ -231,7 +219,8 @@ pub fn check_claim(stored: &RunRecord, sequence: u64) -> Result<(), StoreError> 
 }
 
 /// The save rule: the stored sequence (0 when absent) must be the one the writer read.
-fn check_save(stored: Option<&RunRecord>, record: &RunRecord) -> Result<u64, StoreError> {
+#[doc(hidden)]
+pub fn check_save(stored: Option<&RunRecord>, record: &RunRecord) -> Result<u64, StoreError> {
     let found = stored.map_or(0, |s| s.sequence);
     if found != record.sequence {
         return Err(StoreError::Conflict {
@@ -245,7 +234,8 @@ fn check_save(stored: Option<&RunRecord>, record: &RunRecord) -> Result<u64, Sto
 
 /// The record as written: the next sequence, now as its update time, and the first save's
 /// creation time.
-fn next_record(stored: Option<&RunRecord>, record: &RunRecord, sequence: u64) -> RunRecord {
+#[doc(hidden)]
+pub fn next_record(stored: Option<&RunRecord>, record: &RunRecord, sequence: u64) -> RunRecord {
     RunRecord {
         sequence,
         updated_ms: now_ms(),
@@ -254,14 +244,16 @@ fn next_record(stored: Option<&RunRecord>, record: &RunRecord, sequence: u64) ->
     }
 }
 
-fn not_found(run_id: &str) -> StoreError {
+/// The error for a run the store does not hold.
+#[doc(hidden)]
+pub fn not_found(run_id: &str) -> StoreError {
     StoreError::NotFound {
         run_id: agent_contract::__private::truncate(run_id, 128).into_owned(),
     }
 }
 
-/// Runs in memory, for tests and single-process use; unbounded, or bounded by
-/// [`MemoryStore::bounded`].
+/// Runs in memory, for tests and single-process use; unbounded (`MemoryStore::default()`), or
+/// bounded by [`MemoryStore::bounded`].
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     runs: Mutex<BTreeMap<String, RunRecord>>,
@@ -269,11 +261,6 @@ pub struct MemoryStore {
 }
 
 impl MemoryStore {
-    /// An empty store.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// An empty store that keeps at most `max_runs` runs: saving a new run into a full store
     /// forgets the least recently saved run that is not running (a paused, finished or
     /// failed one), and when every kept run is running the save is refused with
@@ -380,149 +367,6 @@ impl CheckpointStore for MemoryStore {
             stored.sequence += 1;
             stored.updated_ms = now_ms();
             Ok(stored.clone())
-        })
-    }
-}
-
-/// Runs as files in one folder, `<run id>.run.json` each, replaced by atomic rename so a
-/// crash leaves the old or the new record, never half of one.
-///
-/// Saves and claims are checked under a lock of this store value: share one `FileStore`
-/// (in an `Arc`) between the tasks of a process. Several processes on one folder need a
-/// database store.
-#[derive(Debug)]
-pub struct FileStore {
-    dir: PathBuf,
-    lock: Mutex<()>,
-}
-
-impl FileStore {
-    /// A store in `dir`, created if missing.
-    pub fn open(dir: impl Into<PathBuf>) -> Result<Self, StoreError> {
-        let dir = dir.into();
-        std::fs::create_dir_all(&dir).map_err(StoreError::backend)?;
-        Ok(Self {
-            dir,
-            lock: Mutex::new(()),
-        })
-    }
-
-    fn path(&self, run_id: &str) -> Result<PathBuf, StoreError> {
-        let valid = !run_id.is_empty()
-            && run_id.len() <= 128
-            && run_id
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
-        if !valid {
-            return Err(not_found(run_id));
-        }
-        Ok(self.dir.join(format!("{run_id}.run.json")))
-    }
-
-    fn read(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
-        let path = self.path(run_id)?;
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(StoreError::backend(e)),
-        };
-        let record: RunRecord = serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
-            run_id: run_id.to_owned(),
-            reason: format!("the run file is not a run record: {e}"),
-        })?;
-        if record.run_id != run_id {
-            return Err(StoreError::Corrupt {
-                run_id: run_id.to_owned(),
-                reason: format!(
-                    "the run file holds run `{}`",
-                    agent_contract::__private::truncate(&record.run_id, 128)
-                ),
-            });
-        }
-        Ok(Some(record))
-    }
-
-    fn write(&self, record: &RunRecord) -> Result<(), StoreError> {
-        use std::io::Write as _;
-        let path = self.path(&record.run_id)?;
-        let tmp = self
-            .dir
-            .join(format!(".{}.{}.tmp", record.run_id, std::process::id()));
-        let text = serde_json::to_string(record).map_err(StoreError::backend)?;
-        let mut file = std::fs::File::create(&tmp).map_err(StoreError::backend)?;
-        file.write_all(text.as_bytes())
-            .and_then(|()| file.sync_all())
-            .map_err(StoreError::backend)?;
-        std::fs::rename(&tmp, &path).map_err(StoreError::backend)
-    }
-
-    fn locked<T>(&self, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
-        let _guard = self
-            .lock
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        f()
-    }
-}
-
-impl CheckpointStore for FileStore {
-    fn save<'a>(&'a self, record: &'a RunRecord) -> BoxFuture<'a, Result<u64, StoreError>> {
-        Box::pin(async move {
-            self.locked(|| {
-                let stored = self.read(&record.run_id)?;
-                let sequence = check_save(stored.as_ref(), record)?;
-                self.write(&next_record(stored.as_ref(), record, sequence))?;
-                Ok(sequence)
-            })
-        })
-    }
-
-    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
-        Box::pin(async move { self.read(run_id)?.ok_or_else(|| not_found(run_id)) })
-    }
-
-    fn list(&self) -> BoxFuture<'_, Result<Vec<RunRecord>, StoreError>> {
-        Box::pin(async move {
-            let mut all = Vec::new();
-            for entry in std::fs::read_dir(&self.dir).map_err(StoreError::backend)? {
-                let name = entry.map_err(StoreError::backend)?.file_name();
-                let name = name.to_string_lossy();
-                if let Some(run_id) = name.strip_suffix(".run.json")
-                    && let Some(record) = self.read(run_id)?
-                {
-                    all.push(record);
-                }
-            }
-            all.sort_by_key(|r| (r.created_ms, r.run_id.clone()));
-            Ok(all)
-        })
-    }
-
-    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
-            self.locked(|| match std::fs::remove_file(self.path(run_id)?) {
-                Ok(()) => Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(not_found(run_id)),
-                Err(e) => Err(StoreError::backend(e)),
-            })
-        })
-    }
-
-    fn claim<'a>(
-        &'a self,
-        run_id: &'a str,
-        sequence: u64,
-    ) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
-        Box::pin(async move {
-            self.locked(|| {
-                let mut stored = self.read(run_id)?.ok_or_else(|| not_found(run_id))?;
-                check_claim(&stored, sequence)?;
-                stored.status = RunStatus::Running;
-                stored.sequence += 1;
-                stored.updated_ms = now_ms();
-                self.write(&stored)?;
-                Ok(stored)
-            })
         })
     }
 }

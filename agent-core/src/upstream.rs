@@ -13,7 +13,7 @@
 //!
 //! let ids = ContextIdGenerator::new("run-1").unwrap();
 //! let id = ids.next("discovery_agent").unwrap();
-//! let mut upstream = UpstreamContext::new();
+//! let mut upstream = UpstreamContext::default();
 //! upstream.push("discovery_agent", id.clone(), json!({"page_title": "Login"}));
 //!
 //! let discovery = upstream.get::<Discovery>("discovery_agent").unwrap();
@@ -50,7 +50,7 @@ pub struct Upstream<T> {
 
 impl<T> Upstream<T> {
     /// A part produced by `producer` in the call `context_id`.
-    pub fn new(producer: impl Into<String>, context_id: ContextId, value: T) -> Self {
+    pub(crate) fn new(producer: impl Into<String>, context_id: ContextId, value: T) -> Self {
         Self {
             producer: producer.into(),
             context_id,
@@ -95,11 +95,6 @@ pub struct UpstreamContext {
 }
 
 impl UpstreamContext {
-    /// No parts yet.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Records `producer`'s output of the call `context_id`.
     pub fn push(
         &mut self,

@@ -7,7 +7,7 @@
 
 use crate::http::{ConfigError, Http, Settings, env, malformed, settings_methods};
 use agent_core::BoxFuture;
-use agent_core::ToolFormat;
+use agent_core::ToolDefinition;
 use agent_core::{
     ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelOptions, Role, ToolCallRequest,
     ToolChoice, Usage,
@@ -118,10 +118,7 @@ impl AnthropicModel {
             head.insert("system".into(), system.join("\n\n").into());
         }
         if !request.tools.is_empty() {
-            let tools = request
-                .tools
-                .iter()
-                .map(|t| t.to_format(ToolFormat::Anthropic));
+            let tools = request.tools.iter().map(tool_json);
             head.insert("tools".into(), tools.collect());
             if let Some(choice) = tool_choice(&options) {
                 head.insert("tool_choice".into(), choice);
@@ -347,4 +344,13 @@ fn usage(usage: &Value) -> Usage {
         output_tokens: count("output_tokens"),
         cached_tokens: cached,
     }
+}
+
+/// A tool definition in Anthropic's format: `{"name", "description", "input_schema"}`.
+pub fn tool_json(tool: &ToolDefinition) -> Value {
+    serde_json::json!({
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": tool.parameters,
+    })
 }

@@ -8,7 +8,7 @@
 use crate::http::{ConfigError, Http, Settings, env, malformed, settings_methods};
 use crate::strict::is_strict_compatible;
 use agent_core::BoxFuture;
-use agent_core::ToolFormat;
+use agent_core::ToolDefinition;
 use agent_core::{
     ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelOptions, Role, ToolCallRequest,
     ToolChoice, Usage,
@@ -131,10 +131,7 @@ impl OpenAiModel {
         let messages = request.messages.iter().map(wire_message).collect();
         body.insert("messages".into(), Value::Array(messages));
         if !request.tools.is_empty() {
-            let tools = request
-                .tools
-                .iter()
-                .map(|t| t.to_format(ToolFormat::OpenAi));
+            let tools = request.tools.iter().map(tool_json);
             body.insert("tools".into(), tools.collect());
             if let Some(choice) = &options.tool_choice {
                 body.insert("tool_choice".into(), tool_choice(choice));
@@ -349,4 +346,17 @@ fn usage(usage: &Value) -> Usage {
         output_tokens: count(usage.get("completion_tokens")),
         cached_tokens: count(usage.pointer("/prompt_tokens_details/cached_tokens")),
     }
+}
+
+/// A tool definition in OpenAI's format:
+/// `{"type": "function", "function": {"name", "description", "parameters"}}`.
+pub fn tool_json(tool: &ToolDefinition) -> Value {
+    serde_json::json!({
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        }
+    })
 }

@@ -15,8 +15,8 @@ use std::sync::Arc;
 /// use agent_core::{ModelOptions, ScriptedModel};
 /// use agent_llm::Router;
 /// use std::sync::Arc;
-/// let cheap = Arc::new(ScriptedModel::new());
-/// let strong = Arc::new(ScriptedModel::new());
+/// let cheap = Arc::new(ScriptedModel::default());
+/// let strong = Arc::new(ScriptedModel::default());
 /// let router = Router::new(cheap)
 ///     .route("plan_generator_agent", strong)
 ///     .options("discovery_agent", ModelOptions { temperature: Some(0.0), ..Default::default() });
@@ -114,9 +114,9 @@ mod tests {
     #[tokio::test]
     async fn each_agent_gets_its_model_and_options() {
         let reply = |agent: &str| (agent.to_owned(), [Message::assistant("ok")]);
-        let default = Arc::new(ScriptedModel::new().script(&reply("a").0, reply("a").1));
+        let default = Arc::new(ScriptedModel::default().script(&reply("a").0, reply("a").1));
         let routed = Arc::new(
-            ScriptedModel::new()
+            ScriptedModel::default()
                 .script(&reply("b").0, reply("b").1)
                 .script(&reply("c").0, reply("c").1),
         );
@@ -150,7 +150,7 @@ mod tests {
 
     #[tokio::test]
     async fn options_alone_keep_the_default_model() {
-        let model = Arc::new(ScriptedModel::new().script("a", [Message::assistant("ok")]));
+        let model = Arc::new(ScriptedModel::default().script("a", [Message::assistant("ok")]));
         let options = ModelOptions {
             max_tokens: Some(9),
             ..ModelOptions::default()

@@ -37,7 +37,7 @@
 //! use agent_mcp::AgentServer;
 //! use std::sync::Arc;
 //!
-//! let model = Arc::new(agent_core::ScriptedModel::new());
+//! let model = Arc::new(agent_core::ScriptedModel::default());
 //! let server = AgentServer::new(agents, model);
 //! server.serve_stdio().await?; // or: server.serve_http("127.0.0.1:8080".parse().unwrap())
 //! # Ok(()) }

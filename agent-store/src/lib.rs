@@ -1,6 +1,7 @@
-//! SQLite and PostgreSQL [`CheckpointStore`]s for `agent-core` workflows, on one driver
-//! (sqlx).
+//! Durable [`CheckpointStore`]s for `agent-core` workflows: SQLite and PostgreSQL on one
+//! driver (sqlx), and a folder of files.
 //!
+//! - [`FileStore`] keeps each run in a file of one folder (`file:DIR`), for one process.
 //! - [`SqliteStore`] is the embedded default: `sqlite:runs.db`, created if missing.
 //! - [`PostgresStore`] lets several workers share runs: saves are optimistic on the sequence
 //!   number and a claim is one conditional `UPDATE`, so two workers never resume one run.
@@ -28,18 +29,23 @@ use std::str::FromStr as _;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod file;
+pub use file::FileStore;
+
 /// The schema version this crate writes.
 pub const SCHEMA_VERSION: i64 = 1;
 
-/// Opens the store a URL names: `sqlite:PATH` or `postgres://...`.
+/// Opens the store a URL names: `sqlite:PATH`, `postgres://...` or `file:DIR`.
 pub async fn open(url: &str) -> Result<Arc<dyn CheckpointStore>, StoreError> {
-    if url.starts_with("sqlite:") {
+    if let Some(dir) = url.strip_prefix("file:") {
+        Ok(Arc::new(FileStore::open(dir)?))
+    } else if url.starts_with("sqlite:") {
         Ok(Arc::new(SqliteStore::open(url).await?))
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         Ok(Arc::new(PostgresStore::connect(url).await?))
     } else {
         Err(StoreError::backend(format!(
-            "store url `{url}` is neither `sqlite:PATH` nor `postgres://...`"
+            "store url `{url}` is none of `sqlite:PATH`, `postgres://...` and `file:DIR`"
         )))
     }
 }
@@ -105,7 +111,9 @@ fn into_record(row: Row) -> Result<RunRecord, StoreError> {
         run_id: run_id.chars().take(128).collect(),
         reason,
     };
-    let Some(status) = RunStatus::parse(&status) else {
+    // The status as stored is the status's serde form (`running`, `paused`, ...).
+    let Ok(status) = serde_json::from_value::<RunStatus>(serde_json::Value::String(status.clone()))
+    else {
         let shown: String = status.chars().take(40).collect();
         return Err(corrupt(format!("its status `{shown}` is not a run status")));
     };

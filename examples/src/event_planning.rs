@@ -76,7 +76,7 @@ pub fn script_after_question(model: ScriptedModel) -> ScriptedModel {
 
 /// The whole script.
 pub fn scripted_model() -> ScriptedModel {
-    script_after_question(script_before_question(ScriptedModel::new()))
+    script_after_question(script_before_question(ScriptedModel::default()))
 }
 
 /// The canned answer of an event-planning step, for a model that serves any number of runs

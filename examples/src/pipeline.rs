@@ -130,7 +130,7 @@ pub fn declared_kwargs() -> String {
 
 /// The scripted model of the declared pipeline: each step answers as in the main job.
 pub fn declared_model() -> ScriptedModel {
-    ScriptedModel::new()
+    ScriptedModel::default()
         .script("discovery_agent", [Message::assistant(DISCOVERY_OUTPUT)])
         .script(
             "selector_agent",
@@ -196,7 +196,7 @@ pub fn scripted_model() -> ScriptedModel {
     // The classic failure: data passed flat, and `collected_information` forgotten.
     let incomplete = json!({"task": "Generate Crawl Plan", "run_identifier": "12345", "target_url": TARGET_URL, "task_name": TASK_NAME}).to_string();
     let full = full_plan_kwargs();
-    ScriptedModel::new()
+    ScriptedModel::default()
         .script(
             MAIN_AGENT,
             [

@@ -25,15 +25,6 @@ pub struct Member {
 }
 
 impl Member {
-    /// An agent without tools.
-    pub fn new(agent: &'static dyn DynAgent) -> Self {
-        Self {
-            agent,
-            tools: Vec::new(),
-            answer: Answer::Written,
-        }
-    }
-
     /// Gives the agent a tool.
     pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
         self.tools.push(tool);
@@ -48,15 +39,21 @@ impl Member {
     }
 }
 
+/// An agent without tools: give it some with [`Member::tool`].
 impl<A: DynAgent + 'static> From<&'static A> for Member {
     fn from(agent: &'static A) -> Self {
-        Member::new(agent)
+        Member::from(agent as &'static dyn DynAgent)
     }
 }
 
+/// An agent without tools: give it some with [`Member::tool`].
 impl From<&'static dyn DynAgent> for Member {
     fn from(agent: &'static dyn DynAgent) -> Self {
-        Member::new(agent)
+        Self {
+            agent,
+            tools: Vec::new(),
+            answer: Answer::Written,
+        }
     }
 }
 
@@ -102,7 +99,7 @@ pub(super) struct CollectedItem<'a> {
 ///         false => Ok(()),
 ///         true => Err("`venue_name` must name the venue".into()),
 ///     });
-/// let model = ScriptedModel::new().script("venue_agent", [Message::assistant(
+/// let model = ScriptedModel::default().script("venue_agent", [Message::assistant(
 ///     r#"{"venue_name": "Loft", "capacity": 60, "cost_usd": 1500, "notes": "ok"}"#,
 /// )]);
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {

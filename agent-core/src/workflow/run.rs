@@ -158,7 +158,7 @@ impl<'w> Runner<'w> {
             run_id: ids.run_id().to_owned(),
             issued: BTreeMap::new(),
             input,
-            upstream: UpstreamContext::new(),
+            upstream: UpstreamContext::default(),
             current_call: None,
             conversation: vec![first],
             current: self.workflow.steps.first().cloned(),

@@ -108,7 +108,11 @@ async fn the_request_speaks_the_messages_api() {
             "model": "claude-test",
             "max_tokens": 4096,
             "system": "be brief",
-            "tools": [tool.to_format(agent_core::ToolFormat::Anthropic)],
+            "tools": [{
+                "name": "run_discovery_agent",
+                "description": "Finds elements",
+                "input_schema": {"type": "object"},
+            }],
             "tool_choice": {"type": "any", "disable_parallel_tool_use": true},
             "temperature": 0.5,
             "top_k": 5,

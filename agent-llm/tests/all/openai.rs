@@ -120,7 +120,14 @@ async fn the_request_speaks_chat_completions() {
                     "function": {"name": "run_discovery_agent", "arguments": "{\"task\": "}}]},
                 {"role": "tool", "tool_call_id": "call_1", "content": "{\"success\":false}"},
             ],
-            "tools": [tool().to_format(agent_core::ToolFormat::OpenAi)],
+            "tools": [{
+                "type": "function",
+                "function": {
+                    "name": "run_discovery_agent",
+                    "description": "Finds elements",
+                    "parameters": {"type": "object", "properties": {"task": {"type": "string"}}},
+                }
+            }],
             "tool_choice": {"type": "function", "function": {"name": "run_discovery_agent"}},
             "parallel_tool_calls": false,
             "temperature": 0.25,

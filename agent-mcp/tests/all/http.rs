@@ -74,7 +74,7 @@ fn fixture() -> JsonObject {
 }
 
 fn plan_model() -> Arc<ScriptedModel> {
-    Arc::new(ScriptedModel::new().script(
+    Arc::new(ScriptedModel::default().script(
         "plan_generator_agent",
         [Message::assistant(BAD_PLAN), Message::assistant(GOOD_PLAN)],
     ))
@@ -188,7 +188,7 @@ async fn a_valid_call_returns_the_checked_output_after_an_output_retry() {
 
 #[tokio::test]
 async fn an_unknown_tool_is_invalid_params_and_the_session_survives_every_bad_call() {
-    let model = Arc::new(ScriptedModel::new());
+    let model = Arc::new(ScriptedModel::default());
     let client = client(model).await;
     let error = client
         .call_tool(call("run_nobody", json!({"task": "t"})))
@@ -298,7 +298,7 @@ async fn untyped_arguments_reach_the_prompt_as_the_client_wrote_them() {
 
 #[tokio::test]
 async fn a_body_the_server_cannot_read_for_its_text_gets_rmcps_answer_and_the_session_survives() {
-    let model = Arc::new(ScriptedModel::new().script(
+    let model = Arc::new(ScriptedModel::default().script(
         "plan_generator_agent",
         [GOOD_PLAN; 3].map(Message::assistant),
     ));

@@ -51,7 +51,7 @@ fn call(arguments: serde_json::Map<String, Value>) -> CallToolRequestParams {
 }
 
 fn model(answers: usize) -> Arc<ScriptedModel> {
-    Arc::new(ScriptedModel::new().script(
+    Arc::new(ScriptedModel::default().script(
         "plan_generator_agent",
         vec![Message::assistant(GOOD_PLAN); answers],
     ))

@@ -4,10 +4,11 @@
 //! used twice, the specification's `input_required` round for a client on protocol
 //! `2026-07-28`, and a run paused on one server resumed by a new one on the same file store.
 
-use agent_core::{CheckpointStore, FileStore, RunStatus};
+use agent_core::{CheckpointStore, RunStatus};
 use agent_core::{Message, ScriptedModel};
 use agent_examples::event_planning;
 use agent_mcp::AgentServer;
+use agent_store::FileStore;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
     ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, InputRequest,
@@ -85,7 +86,7 @@ async fn resume(client: &RunningService<RoleClient, ()>, arguments: Value) -> Ca
 
 #[tokio::test]
 async fn the_workflow_and_its_resume_tool_are_listed_with_their_schemas() {
-    let (url, _server) = serve(server(Arc::new(ScriptedModel::new()))).await;
+    let (url, _server) = serve(server(Arc::new(ScriptedModel::default()))).await;
     let client = connect(&url).await;
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
@@ -404,7 +405,9 @@ async fn a_new_server_on_the_same_store_resumes_a_run_the_old_one_paused() {
     let dir = temp_dir("restart");
     let store: Arc<dyn CheckpointStore> = Arc::new(FileStore::open(&dir).unwrap());
     let key = [7u8; 32];
-    let before = Arc::new(event_planning::script_before_question(ScriptedModel::new()));
+    let before = Arc::new(event_planning::script_before_question(
+        ScriptedModel::default(),
+    ));
     let (url, old) = serve(server(before).with_store(store.clone(), key)).await;
     let client_of_old = connect(&url).await;
     let paused = start(&client_of_old).await;
@@ -417,7 +420,7 @@ async fn a_new_server_on_the_same_store_resumes_a_run_the_old_one_paused() {
     drop(client_of_old);
 
     // A server with another key refuses the handle.
-    let other = Arc::new(ScriptedModel::new());
+    let other = Arc::new(ScriptedModel::default());
     let (url, _other) = serve(server(other).with_store(store.clone(), [8u8; 32])).await;
     let client_of_other = connect(&url).await;
     let result = resume(
@@ -429,7 +432,9 @@ async fn a_new_server_on_the_same_store_resumes_a_run_the_old_one_paused() {
     client_of_other.cancel().await.unwrap();
 
     // A new server on the same store and key, with a model that never saw the run.
-    let after = Arc::new(event_planning::script_after_question(ScriptedModel::new()));
+    let after = Arc::new(event_planning::script_after_question(
+        ScriptedModel::default(),
+    ));
     let (url, _new) = serve(server(after.clone()).with_store(store.clone(), key)).await;
     let client = connect(&url).await;
     let result = resume(
@@ -447,7 +452,9 @@ async fn a_new_server_on_the_same_store_resumes_a_run_the_old_one_paused() {
 
     // A run deleted from the store: its handle has expired.
     let paused = {
-        let model = Arc::new(event_planning::script_before_question(ScriptedModel::new()));
+        let model = Arc::new(event_planning::script_before_question(
+            ScriptedModel::default(),
+        ));
         let (url, _server) = serve(server(model).with_store(store.clone(), key)).await;
         start(&connect(&url).await).await
     };
@@ -469,7 +476,7 @@ async fn a_new_server_on_the_same_store_resumes_a_run_the_old_one_paused() {
 #[tokio::test]
 async fn a_model_failure_mid_run_is_an_is_error_result() {
     // The venue agent answers, the budget agent has nothing scripted.
-    let model = ScriptedModel::new().script(
+    let model = ScriptedModel::default().script(
         "venue_agent",
         [Message::assistant(
             r#"{"venue_name": "Loft", "capacity": 60, "cost_usd": 1500, "notes": "ok"}"#,
@@ -495,7 +502,7 @@ async fn the_handle_of_an_earlier_question_does_not_answer_a_later_one() {
     use agent_examples::agents::VenueAgent;
     const VENUE: &str =
         r#"{"venue_name": "Loft", "capacity": 60, "cost_usd": 1500, "notes": "ok"}"#;
-    let model = ScriptedModel::new().script(
+    let model = ScriptedModel::default().script(
         "venue_agent",
         [
             Message::assistant(r#"{"user_input_needed": true, "user_prompt": "Indoors?"}"#),
@@ -569,7 +576,7 @@ async fn an_answer_the_model_could_not_take_gets_a_fresh_handle_to_the_same_ques
     use agent_examples::agents::VenueAgent;
     const VENUE: &str =
         r#"{"venue_name": "Loft", "capacity": 60, "cost_usd": 1500, "notes": "ok"}"#;
-    let inner = ScriptedModel::new().script(
+    let inner = ScriptedModel::default().script(
         "venue_agent",
         [
             Message::assistant(r#"{"user_input_needed": true, "user_prompt": "Indoors?"}"#),

@@ -6,7 +6,7 @@
 
 use agent_core::ErrorKind;
 use agent_core::extract_json;
-use agent_core::{DynAgent, Limits, PrepareError, RetryError, ToolFormat};
+use agent_core::{DynAgent, Limits, PrepareError, RetryError};
 use agent_examples::user_contracts::UserAgent;
 use agent_examples::{agents, bench, event_planning, pipeline, report};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -165,17 +165,16 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
             format,
             schemas,
         } => {
-            let format = match format {
-                Format::Openai => ToolFormat::OpenAi,
-                Format::Anthropic => ToolFormat::Anthropic,
-            };
             let definition = match schemas {
                 Some(dir) => UserAgent::load(&dir, &agent)
                     .map_err(Usage)?
                     .tool_definition(),
                 None => find(&agent)?.tool_definition(),
             };
-            let definition = definition.to_format(format);
+            let definition = match format {
+                Format::Openai => agent_llm::openai::tool_json(&definition),
+                Format::Anthropic => agent_llm::anthropic::tool_json(&definition),
+            };
             println!("{}", pretty(&definition));
             Ok(ExitCode::SUCCESS)
         }

@@ -113,7 +113,7 @@ async fn durable(args: &Args, url: &str) -> ExitCode {
         };
     }
     let (model, line) = match report::model(args.model.as_deref(), || {
-        let scripted = agent_core::ScriptedModel::new();
+        let scripted = agent_core::ScriptedModel::default();
         Arc::new(match &args.resume {
             Some(_) => event_planning::script_after_question(scripted),
             None => event_planning::script_before_question(scripted),

@@ -116,7 +116,9 @@ async fn pause_serialize_resume_gives_the_same_plan() {
     let fresh = event_planning::workflow();
     let restored = fresh.parse_state(&saved).unwrap();
     assert_eq!(restored, state);
-    let rest = Arc::new(event_planning::script_after_question(ScriptedModel::new()));
+    let rest = Arc::new(event_planning::script_after_question(
+        ScriptedModel::default(),
+    ));
     let resumed = fresh
         .runner(rest.clone())
         .resume(restored, HUMAN_ANSWER)

@@ -53,7 +53,7 @@ async fn pipeline_retries_and_renders_the_golden_prompt() {
 #[tokio::test]
 async fn output_retry_then_success() {
     let kwargs = r#"{"task": "Scan", "target_url": "https://a.example"}"#;
-    let model = Arc::new(ScriptedModel::new().script(
+    let model = Arc::new(ScriptedModel::default().script(
         "discovery_agent",
         [
             agent_core::Message::assistant("I could not find JSON to give."),
@@ -86,7 +86,7 @@ async fn output_retry_then_success() {
 #[tokio::test]
 async fn output_retries_are_bounded() {
     let bad = agent_core::Message::assistant(r#"{"plan_file_path": "", "status": "done"}"#);
-    let model = Arc::new(ScriptedModel::new().script("plan_generator_agent", vec![bad; 10]));
+    let model = Arc::new(ScriptedModel::default().script("plan_generator_agent", vec![bad; 10]));
     let config = Config {
         max_retries: 2,
         ..Default::default()
@@ -121,7 +121,7 @@ async fn output_retries_are_bounded() {
 #[tokio::test]
 async fn input_retries_are_bounded() {
     let call = agent_core::tool_calls([("run_plan_generator_agent", r#"{"task": "Plan"}"#)]);
-    let model = Arc::new(ScriptedModel::new().script("main", vec![call; 10]));
+    let model = Arc::new(ScriptedModel::default().script("main", vec![call; 10]));
     let runtime = Runtime::new(model.clone());
     let tools: [&dyn DynAgent; 1] = [&PlanGeneratorAgent];
     let error = runtime
@@ -156,7 +156,7 @@ async fn parallel_bad_calls_in_one_reply_count_as_one_attempt() {
         ("run_made_up_a", "{}"),
         ("run_made_up_b", "{}"),
     ]);
-    let model = Arc::new(ScriptedModel::new().script(
+    let model = Arc::new(ScriptedModel::default().script(
         "main",
         [
             parallel,

@@ -241,7 +241,7 @@ fn any_failing_contributor_stops_the_assembly_and_is_named() {
 #[test]
 fn the_runtime_reports_a_failing_contributor_before_asking_the_model() {
     let model =
-        Arc::new(ScriptedModel::new().script("discovery_agent", [Message::assistant("{}")]));
+        Arc::new(ScriptedModel::default().script("discovery_agent", [Message::assistant("{}")]));
     let runtime =
         Runtime::new(model.clone()).with_contributors(ContributorRegistry::standard().with(Broken));
 
@@ -261,7 +261,7 @@ fn the_runtime_reports_a_failing_contributor_before_asking_the_model() {
 // ---- the golden prompt --------------------------------------------------------------------
 
 fn upstream() -> UpstreamContext {
-    let mut upstream = UpstreamContext::new();
+    let mut upstream = UpstreamContext::default();
     upstream
         .push(
             "delegation",
@@ -402,7 +402,7 @@ fn a_template_can_be_built_from_the_call() {
 fn the_runtime_assembles_sub_agent_and_loop_prompts() {
     let page = r#"{"page_title": "A", "discovered_elements": []}"#;
     let model = Arc::new(
-        ScriptedModel::new()
+        ScriptedModel::default()
             .script(
                 "main_agent",
                 [
@@ -463,8 +463,9 @@ fn the_runtime_assembles_sub_agent_and_loop_prompts() {
 
 #[test]
 fn the_standard_runtime_keeps_the_main_job_prompts() {
-    let model =
-        Arc::new(ScriptedModel::new().script("main_agent", [Message::assistant("nothing to do")]));
+    let model = Arc::new(
+        ScriptedModel::default().script("main_agent", [Message::assistant("nothing to do")]),
+    );
     let runtime = Runtime::new(model.clone());
     block_on(runtime.run_loop("main_agent", "system text", "user text", &[])).unwrap();
     let request = &model.requests_of("main_agent")[0];

@@ -1,7 +1,7 @@
 //! The plan generator through `#[derive(Agent)]`: kwargs in, golden prompt out; and the
 //! derive's typed input, output and tool definition.
 
-use agent_core::{Agent, DynAgent, ToolFormat};
+use agent_core::{Agent, DynAgent};
 use agent_tests::{DiscoveryAgent, GOLDEN as EXPECTED, KWARGS, PlanGeneratorAgent};
 
 #[test]
@@ -41,12 +41,10 @@ fn default_prompt_without_user_prompt() {
 }
 
 #[test]
-fn tool_definition_in_both_formats() {
+fn the_tool_definition_has_task_and_the_contract_fields_flat() {
     let def = PlanGeneratorAgent.tool_definition();
-    let openai = def.to_format(ToolFormat::OpenAi);
-    assert_eq!(openai["type"], "function");
-    assert_eq!(openai["function"]["name"], "run_plan_generator_agent");
-    let params = &openai["function"]["parameters"];
+    assert_eq!(def.name, "run_plan_generator_agent");
+    let params = &def.parameters;
     assert_eq!(
         params["required"],
         serde_json::json!(["task", "target_url", "task_name", "collected_information"])
@@ -65,12 +63,9 @@ fn tool_definition_in_both_formats() {
     );
     assert!(params["$defs"]["agentOutput"].is_object());
     assert_eq!(
-        openai["function"]["description"],
+        def.description,
         "Generates a crawl plan from the sub-agents' collected information\n\nRequired inputs (pass them as top-level arguments): target_url, task_name, collected_information"
     );
-    let anthropic = def.to_format(ToolFormat::Anthropic);
-    assert_eq!(anthropic["name"], "run_plan_generator_agent");
-    assert_eq!(anthropic["input_schema"], *params);
 }
 
 /// Echoes its input.

@@ -32,7 +32,7 @@ fn last_user(messages: &[Message]) -> &str {
 
 #[test]
 fn the_retry_prompt_names_the_previous_error_and_differs_from_the_first() {
-    let model = Arc::new(ScriptedModel::new().script(
+    let model = Arc::new(ScriptedModel::default().script(
         "plan_generator_agent",
         [Message::assistant(BAD_PLAN), Message::assistant(PLAN)],
     ));
@@ -89,7 +89,7 @@ fn the_retry_prompt_names_the_previous_error_and_differs_from_the_first() {
 
 #[test]
 fn an_answer_without_json_is_shown_verbatim_in_a_fence() {
-    let model = Arc::new(ScriptedModel::new().script(
+    let model = Arc::new(ScriptedModel::default().script(
         "discovery_agent",
         [
             Message::assistant("I found ```nothing``` to give."),
@@ -119,7 +119,7 @@ fn every_retry_prompt_is_new() {
             r#"{{"page_title": {n}, "discovered_elements": []}}"#
         ))
     };
-    let model = Arc::new(ScriptedModel::new().script(
+    let model = Arc::new(ScriptedModel::default().script(
         "discovery_agent",
         [bad(1), bad(2), bad(3), Message::assistant(PAGE)],
     ));
@@ -145,7 +145,7 @@ fn every_retry_prompt_is_new() {
 
 #[test]
 fn exhausted_retries_still_end_the_call() {
-    let model = Arc::new(ScriptedModel::new().script(
+    let model = Arc::new(ScriptedModel::default().script(
         "plan_generator_agent",
         vec![Message::assistant(BAD_PLAN); 5],
     ));
@@ -175,7 +175,7 @@ fn exhausted_retries_still_end_the_call() {
 
 #[test]
 fn a_redo_is_a_new_call_whose_prompt_shows_the_previous_attempt() {
-    let model = Arc::new(ScriptedModel::new().script(
+    let model = Arc::new(ScriptedModel::default().script(
         "discovery_agent",
         [
             Message::assistant(PAGE),

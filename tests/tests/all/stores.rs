@@ -3,9 +3,10 @@
 
 use agent_core::{BoxFuture, ChatRequest, ChatResponse, ModelError};
 use agent_core::{ChatModel, Error, ScriptedModel};
-use agent_core::{CheckpointStore, FileStore, MemoryStore, RunRecord, RunStatus, StoreError};
+use agent_core::{CheckpointStore, MemoryStore, RunRecord, RunStatus, StoreError};
 use agent_core::{WorkflowOutcome, WorkflowState};
 use agent_examples::event_planning::{self, HUMAN_ANSWER, PLAN, REQUEST};
+use agent_store::FileStore;
 use agent_store::{PostgresStore, SqliteStore};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -34,7 +35,7 @@ fn remove_dir(dir: PathBuf) -> Cleanup {
 }
 
 fn memory() -> Option<(Opener, Cleanup)> {
-    let store: Arc<dyn CheckpointStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn CheckpointStore> = Arc::new(MemoryStore::default());
     let open: Opener = Box::new(move || {
         let store = store.clone();
         Box::pin(async move { store })
@@ -138,7 +139,7 @@ async fn pause(store: Arc<dyn CheckpointStore>) -> WorkflowState {
 
 async fn resume(store: Arc<dyn CheckpointStore>, run_id: &str) -> Result<WorkflowOutcome, Error> {
     let workflow = event_planning::workflow();
-    let model = event_planning::script_after_question(ScriptedModel::new());
+    let model = event_planning::script_after_question(ScriptedModel::default());
     let runner = workflow.runner(Arc::new(model)).with_store(store);
     runner.resume_run(run_id, HUMAN_ANSWER).await
 }
@@ -363,7 +364,7 @@ async fn crash_resumes_from_last_completed_step(open: Opener) {
     let question = agent_core::Message::assistant(
         r#"{"user_input_needed": true, "user_prompt": "Do any guests have dietary restrictions?"}"#,
     );
-    let model = ScriptedModel::new().script("catering_agent", [question]);
+    let model = ScriptedModel::default().script("catering_agent", [question]);
     let model = event_planning::script_after_question(model);
     let model = Arc::new(model);
     let recovered = workflow.runner(model.clone()).with_store(open().await);
@@ -388,7 +389,7 @@ async fn transient_errors_lose_nothing(open: Opener) {
     let id = state.run_id.clone();
     let workflow = event_planning::workflow();
     let failing = |status| Stuck {
-        inner: event_planning::script_after_question(ScriptedModel::new()),
+        inner: event_planning::script_after_question(ScriptedModel::default()),
         stuck_agent: "catering_agent",
         status: Some(status),
     };
@@ -423,7 +424,7 @@ async fn transient_errors_lose_nothing(open: Opener) {
     let question = agent_core::Message::assistant(
         r#"{"user_input_needed": true, "user_prompt": "Do any guests have dietary restrictions?"}"#,
     );
-    let model = ScriptedModel::new().script("catering_agent", [question]);
+    let model = ScriptedModel::default().script("catering_agent", [question]);
     let recovered = workflow.runner(Arc::new(model)).with_store(open().await);
     assert!(matches!(
         recovered.recover_run(&stored.run_id).await,

@@ -236,7 +236,7 @@ fn a_scripted_orchestrator_delegates_through_the_runtime() {
     let mut wrong_version = delegation(RESULT_ID);
     wrong_version["schemaVersion"] = json!("2.0.0");
     let model = Arc::new(
-        ScriptedModel::new()
+        ScriptedModel::default()
             .script(
                 "main_agent",
                 [
@@ -369,7 +369,7 @@ fn consolidation(result_id: &str) -> Value {
 fn a_collector_consolidates_an_upstream_context() {
     // The upstream context serializes to the collector's `inputs`.
     let ids = ContextIdGenerator::new("run-7").unwrap();
-    let mut upstream = UpstreamContext::new();
+    let mut upstream = UpstreamContext::default();
     upstream
         .push(
             "discovery_agent",

@@ -44,7 +44,7 @@ impl Tool for FetchProductData {
 fn workflow() -> Workflow {
     Workflow::new("data_pipeline")
         .agent(
-            Member::new(&DatabaseAgent)
+            Member::from(&DatabaseAgent)
                 .tool(Arc::new(FetchProductData))
                 .return_tool_output(),
         )
@@ -64,7 +64,7 @@ fn workflow() -> Workflow {
 }
 
 fn model(analysis: Vec<Message>) -> ScriptedModel {
-    ScriptedModel::new()
+    ScriptedModel::default()
         .script(
             "database_agent",
             [tool_calls([("fetch_product_data", "{}")])],
@@ -215,7 +215,7 @@ async fn a_handoff_that_keeps_failing_stops_naming_both_agents() {
 async fn an_unknown_agent_in_a_goal_is_a_clear_error() {
     let workflow = workflow().goal([("summary_agent", "Summarize")]);
     let error = workflow
-        .runner(Arc::new(ScriptedModel::new()))
+        .runner(Arc::new(ScriptedModel::default()))
         .start("go")
         .await
         .unwrap_err();
@@ -254,7 +254,7 @@ async fn context_that_breaks_an_input_contract_stops_before_the_agent_runs() {
         .agent(&AnalysisAgent)
         .goal([("database_agent", "Fetch"), ("analysis_agent", "Analyze")]);
     let model = Arc::new(
-        ScriptedModel::new().script("database_agent", [Message::assistant(r#"{"rows": []}"#)]),
+        ScriptedModel::default().script("database_agent", [Message::assistant(r#"{"rows": []}"#)]),
     );
     let error = workflow
         .runner(model.clone())
@@ -276,7 +276,7 @@ async fn context_that_breaks_an_input_contract_stops_before_the_agent_runs() {
 async fn a_made_up_tool_name_is_retried_not_stored() {
     // The first database reply calls a tool the agent lacks.
     let model = Arc::new(
-        ScriptedModel::new()
+        ScriptedModel::default()
             .script(
                 "database_agent",
                 [

@@ -19,7 +19,7 @@ const BAD_PLAN: &str = r#"{"plan_file_path": "plans/login.md", "status": "done"}
 const GOOD_PLAN: &str = r#"{"plan_file_path": "plans/login.md", "status": "success", "agent_response_content": "Fill both inputs, submit."}"#;
 
 fn plan_model() -> Arc<ScriptedModel> {
-    Arc::new(ScriptedModel::new().script(
+    Arc::new(ScriptedModel::default().script(
         "plan_generator_agent",
         [Message::assistant(BAD_PLAN), Message::assistant(GOOD_PLAN)],
     ))
@@ -111,7 +111,7 @@ async fn max_errors_in_the_config_reaches_the_contract() {
 
 #[tokio::test]
 async fn output_retries_end_with_one_error_naming_agent_side_and_attempts() {
-    let model = Arc::new(ScriptedModel::new().script(
+    let model = Arc::new(ScriptedModel::default().script(
         "plan_generator_agent",
         vec![Message::assistant(BAD_PLAN); 5],
     ));
@@ -216,7 +216,7 @@ async fn a_loop_hands_out_each_sub_agent_output_typed() {
     let discovery = r#"{"page_title": "Login", "discovered_elements": []}"#;
     let call = r#"{"task": "Scan", "target_url": "https://a.example"}"#;
     let model = Arc::new(
-        ScriptedModel::new()
+        ScriptedModel::default()
             .script(
                 "main",
                 [
@@ -283,7 +283,7 @@ async fn tool_calls_of_one_turn_run_concurrently_and_keep_the_models_order() {
         ("run_discovery_agent", c.as_str()),
     ]);
     let model = Arc::new(SlowModel {
-        inner: ScriptedModel::new().script("main", [turn, Message::assistant("done")]),
+        inner: ScriptedModel::default().script("main", [turn, Message::assistant("done")]),
         in_flight: AtomicUsize::new(0),
         most: AtomicUsize::new(0),
     });
@@ -395,7 +395,7 @@ fn with_usage(text: &str, input: u64, output: u64) -> ChatResponse {
 #[tokio::test]
 async fn usage_is_recorded_and_a_token_budget_stops_the_run() {
     let script = || {
-        ScriptedModel::new().script(
+        ScriptedModel::default().script(
             "plan_generator_agent",
             [
                 with_usage(BAD_PLAN, 900, 50),

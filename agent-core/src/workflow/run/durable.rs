@@ -28,11 +28,11 @@ impl<'w> Runner<'w> {
     /// struct VenueAgent;
     ///
     /// let workflow = Workflow::new("venues").agent(&VenueAgent).goal([("venue_agent", "Find one")]);
-    /// let model = ScriptedModel::new().script("venue_agent", [
+    /// let model = ScriptedModel::default().script("venue_agent", [
     ///     Message::assistant(r#"{"user_input_needed": true, "user_prompt": "Indoors?"}"#),
     ///     Message::assistant(r#"{"venue_name": "Loft", "capacity": 60, "cost_usd": 1500, "notes": "ok"}"#),
     /// ]);
-    /// let store = Arc::new(MemoryStore::new());
+    /// let store = Arc::new(MemoryStore::default());
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let model = Arc::new(model);
     /// let runner = workflow.runner(model.clone()).with_store(store.clone());
