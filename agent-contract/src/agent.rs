@@ -195,6 +195,7 @@ impl CheckedOutput {
     }
 
     /// The output as the model wrote it, when known.
+    #[doc(hidden)]
     pub fn text(&self) -> Option<&RawJson> {
         self.text.as_ref()
     }

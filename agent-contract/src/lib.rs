@@ -43,7 +43,7 @@ pub use extract::extract_json;
 pub use json::{RawJson, RawObject};
 pub use kwargs::{RESERVED_KEYS, ToolCall};
 pub use limits::Limits;
-pub use markdown::{MarkdownError, to_markdown, to_markdown_line};
+pub use markdown::{MarkdownError, to_markdown};
 pub use prompt::{PromptError, filters};
 pub use retry::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
 pub use tool::ToolDefinition;
@@ -70,7 +70,7 @@ pub mod __private {
     pub use crate::extract::extract_json_text;
     pub use crate::json::Shown;
     pub use crate::limits::{bounded_prompt, check_shape};
-    pub use crate::markdown::escape_text;
+    pub use crate::markdown::{escape_text, to_markdown_line};
     pub use crate::prompt::{default_call_prompt, default_user_prompt};
     pub use crate::scan::{Exceeded, text_depth, text_exceeds, value_depth_exceeds};
     pub use crate::truncate::truncate;

@@ -36,8 +36,9 @@ pub fn to_markdown<T: Serialize + ?Sized>(value: &T) -> Result<String, MarkdownE
 ///
 /// ```
 /// let v = serde_json::json!("https://x.y/\n# forged\n");
-/// assert_eq!(agent_contract::to_markdown_line(&v).unwrap(), "https://x.y/ \\# forged");
+/// assert_eq!(agent_contract::__private::to_markdown_line(&v).unwrap(), "https://x.y/ \\# forged");
 /// ```
+#[doc(hidden)]
 pub fn to_markdown_line<T: Serialize + ?Sized>(value: &T) -> Result<String, MarkdownError> {
     let rendered = to_markdown(value)?;
     let mut line = String::with_capacity(rendered.len());

@@ -86,7 +86,7 @@ impl<'a> PromptContext<'a> {
     }
 
     /// The context of a call of a contract agent.
-    pub fn for_agent(agent: &'a dyn DynAgent, context_id: &'a ContextId) -> Self {
+    pub(crate) fn for_agent(agent: &'a dyn DynAgent, context_id: &'a ContextId) -> Self {
         Self {
             definition: Some(agent),
             ..Self::new(agent.name(), context_id)
@@ -147,9 +147,9 @@ pub trait PromptContributor: Send + Sync {
 
     /// This contributor for the agents named in `agents` only (instead of
     /// [`applies_to`](Self::applies_to)).
-    fn only_for(self, agents: impl IntoIterator<Item = &'static str>) -> OnlyFor<Self>
+    fn only_for(self, agents: impl IntoIterator<Item = &'static str>) -> impl PromptContributor
     where
-        Self: Sized,
+        Self: Sized + 'static,
     {
         OnlyFor {
             agents: agents.into_iter().collect(),
@@ -160,7 +160,7 @@ pub trait PromptContributor: Send + Sync {
 
 /// A contributor narrowed to some agents: see [`PromptContributor::only_for`].
 #[derive(Debug, Clone)]
-pub struct OnlyFor<C> {
+struct OnlyFor<C> {
     agents: Vec<&'static str>,
     contributor: C,
 }
@@ -192,14 +192,6 @@ impl ContributorRegistry {
         Self {
             contributors: Vec::new(),
         }
-    }
-
-    /// Identity, upstream provenance and output contract: the runtime's default.
-    pub fn standard() -> Self {
-        Self::empty()
-            .with(IdentityContributor)
-            .with(UpstreamContributor)
-            .with(OutputContractContributor)
     }
 
     /// Adds `contributor`, replacing one of the same name.
@@ -269,9 +261,13 @@ impl ContributorRegistry {
 }
 
 impl Default for ContributorRegistry {
-    /// Same as [`ContributorRegistry::standard`].
+    /// The standard registry, the runtime's default: identity, upstream provenance and output
+    /// contract.
     fn default() -> Self {
-        Self::standard()
+        Self::empty()
+            .with(IdentityContributor)
+            .with(UpstreamContributor)
+            .with(OutputContractContributor)
     }
 }
 

@@ -27,7 +27,7 @@ pub use agent_macros::{Agent, AgentInput, PromptContributor, Workflow};
 pub use config::{CancellationToken, Config};
 pub use contributor::{
     AssemblyError, ContextIdContributor, ContributorError, ContributorRegistry,
-    EpisodicMemoryContributor, OnlyFor, PromptContext, PromptContributor,
+    EpisodicMemoryContributor, PromptContext, PromptContributor,
 };
 pub use error::{Error, Side};
 pub use ids::{ContextId, ContextIdError, ContextIdGenerator, Segment, Timestamp};

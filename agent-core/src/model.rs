@@ -274,7 +274,7 @@ pub struct Usage {
 
 impl Usage {
     /// Input and output tokens.
-    pub fn total_tokens(&self) -> u64 {
+    pub(crate) fn total_tokens(&self) -> u64 {
         self.input_tokens.saturating_add(self.output_tokens)
     }
 }
@@ -308,9 +308,6 @@ impl<'a> std::iter::Sum<&'a Usage> for Usage {
     }
 }
 
-/// Most bytes of a response body kept in a [`ModelError`].
-pub(crate) const ERROR_BODY_BYTES: usize = 1024;
-
 /// A model that failed to answer. [`ModelError::is_retryable`] says whether asking again can
 /// help.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -335,7 +332,7 @@ pub enum ModelError {
     Status {
         /// The HTTP status.
         status: u16,
-        /// The start of the body, at most 1 KiB.
+        /// The start of the body (the HTTP models keep at most 1 KiB of it).
         body: String,
     },
     /// No answer in time.
@@ -359,14 +356,6 @@ fn retry_after_text(retry_after: &Option<Duration>) -> String {
 }
 
 impl ModelError {
-    /// An error status with the body cut to its first 1 KiB.
-    pub fn status(status: u16, body: &str) -> Self {
-        Self::Status {
-            status,
-            body: agent_contract::__private::truncate(body, ERROR_BODY_BYTES).into_owned(),
-        }
-    }
-
     /// Whether the same request may succeed later: rate limits, timeouts, broken connections,
     /// and statuses 408, 409, 429, 5xx (Anthropic's 529 included). A request the provider
     /// judged wrong (400, 401, 403, 404, 422) fails the same way every time.
@@ -375,19 +364,6 @@ impl ModelError {
             Self::RateLimited { .. } | Self::Timeout | Self::Transport(_) => true,
             Self::Status { status, .. } => matches!(status, 408 | 409 | 429 | 500..=599),
             Self::ScriptExhausted { .. } | Self::Malformed(_) | Self::Other(_) => false,
-        }
-    }
-
-    /// A short, stable name of the kind of error, for the `error.type` tracing field.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Self::ScriptExhausted { .. } => "script_exhausted",
-            Self::RateLimited { .. } => "rate_limited",
-            Self::Status { .. } => "http_status",
-            Self::Timeout => "timeout",
-            Self::Transport(_) => "transport",
-            Self::Malformed(_) => "malformed_response",
-            Self::Other(_) => "other",
         }
     }
 }
@@ -471,11 +447,6 @@ impl ScriptedModel {
         self
     }
 
-    /// Every request received so far, in order.
-    pub fn requests(&self) -> Vec<ChatRequest> {
-        lock(&self.requests).clone()
-    }
-
     /// Requests made by one agent.
     pub fn requests_of(&self, agent: &str) -> Vec<ChatRequest> {
         lock(&self.requests)
@@ -534,27 +505,26 @@ impl ChatModel for ScriptedModel {
 mod tests {
     use super::*;
 
+    fn status_error(status: u16) -> ModelError {
+        ModelError::Status {
+            status,
+            body: String::new(),
+        }
+    }
+
     #[test]
     fn only_errors_a_later_try_can_fix_are_retryable() {
         let retryable = [408, 409, 429, 500, 502, 503, 529];
         let final_ = [400, 401, 403, 404, 422];
         for status in retryable {
-            assert!(ModelError::status(status, "").is_retryable(), "{status}");
+            assert!(status_error(status).is_retryable(), "{status}");
         }
         for status in final_ {
-            assert!(!ModelError::status(status, "").is_retryable(), "{status}");
+            assert!(!status_error(status).is_retryable(), "{status}");
         }
         assert!(ModelError::Timeout.is_retryable());
         assert!(ModelError::RateLimited { retry_after: None }.is_retryable());
         assert!(!ModelError::Malformed("x".into()).is_retryable());
-    }
-
-    #[test]
-    fn a_status_error_keeps_a_bounded_excerpt() {
-        let ModelError::Status { body, .. } = ModelError::status(500, &"é".repeat(2000)) else {
-            unreachable!()
-        };
-        assert!(body.len() <= ERROR_BODY_BYTES + "…".len());
     }
 
     #[test]

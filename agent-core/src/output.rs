@@ -4,7 +4,6 @@
 use crate::ids::ContextId;
 use crate::rerun::PreviousAttempt;
 use agent_contract::CheckedOutput;
-use serde_json::Value;
 
 /// What a sub-agent call returned: its validated output and the call it came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,11 +19,6 @@ pub struct AgentOutput {
 }
 
 impl AgentOutput {
-    /// The output as JSON.
-    pub fn value(&self) -> &Value {
-        self.output.value()
-    }
-
     /// The typed output, if this is a call of `A`.
     pub fn typed<A: crate::Agent>(&self) -> Option<&A::Output> {
         (self.agent == A::NAME)

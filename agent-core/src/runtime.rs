@@ -127,7 +127,7 @@ impl Runtime {
             config,
             transcript: Transcript::default(),
             context_ids: Arc::new(ContextIdGenerator::fresh()),
-            contributors: ContributorRegistry::standard(),
+            contributors: ContributorRegistry::default(),
         }
     }
 
@@ -139,7 +139,7 @@ impl Runtime {
     }
 
     /// Assembles system prompts with `contributors` instead of
-    /// [`ContributorRegistry::standard`].
+    /// [`ContributorRegistry::default`].
     pub fn with_contributors(mut self, contributors: ContributorRegistry) -> Self {
         self.contributors = contributors;
         self

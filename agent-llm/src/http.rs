@@ -179,7 +179,7 @@ impl Http {
         };
         let error = match status.as_u16() {
             429 => ModelError::RateLimited { retry_after: hint },
-            code => ModelError::status(code, &text),
+            code => crate::model_error::status_error(code, &text),
         };
         Err((error, hint))
     }

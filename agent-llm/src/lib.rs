@@ -5,6 +5,7 @@
 #[cfg(feature = "anthropic")]
 pub mod anthropic;
 mod http;
+mod model_error;
 #[cfg(feature = "openai")]
 pub mod openai;
 mod retry;

@@ -198,7 +198,7 @@ where
             return Err(error);
         };
         tracing::warn!(
-            error.type = error.kind(),
+            error.type = crate::model_error::error_type(&error),
             error = %error,
             retry = retry + 1,
             delay_ms = delay.as_millis() as u64,
@@ -251,7 +251,7 @@ mod tests {
             max_delay: Duration::from_secs(3),
             ..RetryPolicy::default()
         };
-        let error = ModelError::status(503, "");
+        let error = crate::model_error::status_error(503, "");
         let delays: Vec<_> = (0..4)
             .map(|n| policy.delay(n, &error, None, Duration::ZERO))
             .collect();
@@ -270,7 +270,7 @@ mod tests {
             jitter: || 1.0,
             ..RetryPolicy::default()
         };
-        let busy = ModelError::status(503, "");
+        let busy = crate::model_error::status_error(503, "");
         assert_eq!(
             policy.delay(3, &busy, None, Duration::ZERO),
             None,
@@ -284,7 +284,7 @@ mod tests {
             None,
             "server wait"
         );
-        let bad = ModelError::status(400, "");
+        let bad = crate::model_error::status_error(400, "");
         assert_eq!(
             policy.delay(0, &bad, None, Duration::ZERO),
             None,

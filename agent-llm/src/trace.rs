@@ -3,6 +3,7 @@
 //! error fields recorded at the end. Message contents go in events only on opt-in.
 
 use crate::http::Settings;
+use crate::model_error::error_type;
 use agent_core::{ChatRequest, ChatResponse, Message, ModelError};
 use std::future::Future;
 use tracing::Instrument as _;
@@ -51,8 +52,8 @@ pub(crate) async fn traced(
         match &result {
             Ok(response) => record_response(&span, response, capture_content),
             Err(error) => {
-                span.record("error.type", error.kind());
-                tracing::warn!(error.type = error.kind(), error = %error, "model call failed");
+                span.record("error.type", error_type(error));
+                tracing::warn!(error.type = error_type(error), error = %error, "model call failed");
             }
         }
         result

@@ -10,7 +10,7 @@
 #[path = "all/common/mod.rs"]
 mod common;
 
-use agent_core::{ChatModel, ChatRequest, Message};
+use agent_core::{ChatModel, ChatRequest, Message, ModelError};
 use agent_llm::ManualClock;
 use common::*;
 use serde_json::json;
@@ -164,9 +164,13 @@ async fn a_model_call_records_the_gen_ai_fields() {
         .complete(&request())
         .await
         .expect_err("a 401");
+    assert!(
+        matches!(error, ModelError::Status { status: 401, .. }),
+        "{error}"
+    );
     assert_eq!(
         fields.of("chat").get("error.type").map(String::as_str),
-        Some(error.kind())
+        Some("http_status")
     );
     assert!(!fields.any_value_contains(KEY), "the key is never traced");
 }

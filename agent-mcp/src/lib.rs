@@ -305,7 +305,7 @@ impl AgentServer {
             ..CallOptions::default()
         };
         match runtime.call_sub_agent(*agent, &arguments, options).await {
-            Ok(output) => Ok(CallToolResult::structured(output.value().clone())
+            Ok(output) => Ok(CallToolResult::structured(output.output.value().clone())
                 .with_meta(Some(context_meta(&output.context_id.to_string())))),
             Err(agent_core::Error::Retry {
                 error,

@@ -189,7 +189,7 @@ pub fn check_framed_markdown(value: &Value) {
         rendered.len()
     );
     // On one line, inside a heading: the heading and the rule after it stay the only blocks.
-    let line = agent_core::to_markdown_line(value).expect("JSON always renders");
+    let line = agent_core::__private::to_markdown_line(value).expect("JSON always renders");
     assert!(!line.contains(['\n', '\r']), "a line break in {line:?}");
     let document = format!("# Frame {line} - end\n\n---\n");
     let expected = Structure {

@@ -132,7 +132,7 @@ impl Workflow {
             collects: Vec::new(),
             synthesis: None,
             config: Config::default(),
-            contributors: ContributorRegistry::standard(),
+            contributors: ContributorRegistry::default(),
         }
     }
 

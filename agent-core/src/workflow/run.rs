@@ -266,7 +266,7 @@ impl<'w> Runner<'w> {
                     attempt,
                 },
             };
-            let next = self.next_step(&step, output.value(), &state);
+            let next = self.next_step(&step, output.output.value(), &state);
             let consumer = next.as_ref().map_or(USER, |(s, _)| s.agent.as_str());
             if let Some(message) = self.workflow.refusal(&step.agent, consumer, &output.output) {
                 self.refuse_handoff(member, &output, consumer, &message, &mut state)?;
@@ -464,7 +464,7 @@ impl<'w> Runner<'w> {
             "Fix the output and answer again with one JSON object",
         );
         let mut failures = state.retries.get(producer).copied().unwrap_or(0);
-        let answered = serde_json::to_string(output.value()).unwrap_or_default();
+        let answered = serde_json::to_string(output.output.value()).unwrap_or_default();
         let refused = Refused {
             agent: member.agent,
             id: &output.context_id,

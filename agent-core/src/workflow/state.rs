@@ -174,7 +174,10 @@ impl Workflow {
             }
             // The text is what a collected item shows: it must be the value checked.
             if let Some(written) = &part.written
-                && written.to_value().ok().as_ref() != Some(&part.value)
+                && serde_json::from_str::<serde_json::Value>(written.get())
+                    .ok()
+                    .as_ref()
+                    != Some(&part.value)
             {
                 return Err(format!(
                     "the stored output text of `{}` is not its stored value",

@@ -152,7 +152,7 @@ async fn a_broken_call_is_an_is_error_result_with_the_retry_error() {
         "Missing required `task` string"
     );
     // None of them reached the model.
-    assert!(model.requests().is_empty());
+    assert!(model.requests_of("discovery_agent").is_empty());
     client.cancel().await.unwrap();
 }
 

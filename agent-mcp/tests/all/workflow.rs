@@ -564,7 +564,10 @@ impl agent_core::ChatModel for OverloadedOnce {
             .requests
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if n == 1 {
-            let overloaded = agent_core::ModelError::status(503, "overloaded");
+            let overloaded = agent_core::ModelError::Status {
+                status: 503,
+                body: "overloaded".into(),
+            };
             return Box::pin(async move { Err(overloaded) });
         }
         self.inner.complete(request)

@@ -66,7 +66,7 @@ async fn output_retry_then_success() {
         .call_sub_agent(&DiscoveryAgent, kwargs, Default::default())
         .await
         .unwrap();
-    assert_eq!(output.value()["page_title"], "A");
+    assert_eq!(output.output.value()["page_title"], "A");
     let requests = model.requests_of("discovery_agent");
     assert_eq!(requests.len(), 2);
     let retry = &requests[1].messages[3];

@@ -14,6 +14,14 @@ use serde_json::{Map, Value, json};
 use std::fmt;
 use std::sync::Arc;
 
+/// The context of a call of the discovery agent, a contract agent.
+fn discovery(id: &ContextId) -> PromptContext<'_> {
+    PromptContext {
+        definition: Some(&DiscoveryAgent),
+        ..PromptContext::new("discovery_agent", id)
+    }
+}
+
 /// A template built per call by `build` (which may decline), as a user's contributor renders one.
 struct Templated<F> {
     name: &'static str,
@@ -199,7 +207,7 @@ struct StatusPrompt {
 
 #[test]
 fn a_template_that_fails_to_render_names_its_contributor() {
-    let registry = ContributorRegistry::standard().with(Templated {
+    let registry = ContributorRegistry::default().with(Templated {
         name: "status",
         priority: 300,
         build: |_: &PromptContext<'_>| {
@@ -209,9 +217,7 @@ fn a_template_that_fails_to_render_names_its_contributor() {
         },
     });
     let id = id();
-    let error: AssemblyError = registry
-        .assemble(&PromptContext::for_agent(&DiscoveryAgent, &id))
-        .unwrap_err();
+    let error: AssemblyError = registry.assemble(&discovery(&id)).unwrap_err();
     assert_eq!(error.contributor, "status");
     assert_eq!(error.agent, "discovery_agent");
     assert!(matches!(error.source, ContributorError::Template(_)));
@@ -243,7 +249,7 @@ fn the_runtime_reports_a_failing_contributor_before_asking_the_model() {
     let model =
         Arc::new(ScriptedModel::default().script("discovery_agent", [Message::assistant("{}")]));
     let runtime =
-        Runtime::new(model.clone()).with_contributors(ContributorRegistry::standard().with(Broken));
+        Runtime::new(model.clone()).with_contributors(ContributorRegistry::default().with(Broken));
 
     let error = block_on(runtime.call_sub_agent(
         &DiscoveryAgent,
@@ -255,7 +261,7 @@ fn the_runtime_reports_a_failing_contributor_before_asking_the_model() {
         panic!("expected a contributor error, got {error}");
     };
     assert_eq!(error.contributor, "broken");
-    assert!(model.requests().is_empty());
+    assert!(model.requests_of("discovery_agent").is_empty());
 }
 
 // ---- the golden prompt --------------------------------------------------------------------
@@ -282,14 +288,14 @@ fn upstream() -> UpstreamContext {
 
 #[test]
 fn the_golden_system_prompt() {
-    let registry = ContributorRegistry::standard()
+    let registry = ContributorRegistry::default()
         .with(EpisodicMemoryContributor)
         .with(ContextIdContributor.only_for(["discovery_agent"]));
     let id = id();
     let upstream = upstream();
     let ctx = PromptContext {
         upstream: Some(&upstream),
-        ..PromptContext::for_agent(&DiscoveryAgent, &id)
+        ..discovery(&id)
     };
     assert_eq!(
         registry.assemble(&ctx).unwrap(),
@@ -327,10 +333,10 @@ fn the_episodic_memory_text_is_the_reference_text() {
 #[test]
 fn the_standard_prompt_of_a_call_without_upstream_is_identity_then_output_contract() {
     let id = id();
-    let ctx = PromptContext::for_agent(&DiscoveryAgent, &id);
+    let ctx = discovery(&id);
     let standard = ContributorRegistry::default().assemble(&ctx).unwrap();
     let only = |name: &str| {
-        let mut registry = ContributorRegistry::standard();
+        let mut registry = ContributorRegistry::default();
         for other in ["identity", "upstream", "output_contract"] {
             if other != name {
                 registry.remove(other);
@@ -345,7 +351,7 @@ fn the_standard_prompt_of_a_call_without_upstream_is_identity_then_output_contra
     assert!(only("output_contract").contains("\"page_title\""));
     assert!(standard.starts_with("You are the `discovery_agent` agent. Discovers the interactive"));
     // A plain loop agent gets nothing from the standard contributors.
-    assert_eq!(assemble(&ContributorRegistry::standard(), "main_agent"), "");
+    assert_eq!(assemble(&ContributorRegistry::default(), "main_agent"), "");
 }
 
 // ---- templates built per call -------------------------------------------------------------
@@ -418,7 +424,7 @@ fn the_runtime_assembles_sub_agent_and_loop_prompts() {
                 [Message::assistant(page), Message::assistant(page)],
             ),
     );
-    let registry = ContributorRegistry::standard()
+    let registry = ContributorRegistry::default()
         .with(EpisodicMemoryContributor.only_for(["discovery_agent", "main_agent"]));
     let runtime = Runtime::new(model.clone()).with_contributors(registry);
     let tools: [&dyn DynAgent; 1] = [&DiscoveryAgent];

@@ -12,8 +12,9 @@
 
 use crate::agent_fuzz;
 
+use agent_core::__private::to_markdown_line;
+use agent_core::to_markdown;
 use agent_core::{Limits, ToolCall};
-use agent_core::{to_markdown, to_markdown_line};
 use agent_fuzz::{Structure, depth, structure, top_level_entries};
 use proptest::collection::vec;
 use proptest::prelude::*;

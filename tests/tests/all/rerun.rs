@@ -40,7 +40,7 @@ fn the_retry_prompt_names_the_previous_error_and_differs_from_the_first() {
 
     let output =
         block_on(runtime.call_sub_agent(&PlanGeneratorAgent, KWARGS, Default::default())).unwrap();
-    assert_eq!(output.value()["status"], "success");
+    assert_eq!(output.output.value()["status"], "success");
     assert_eq!(output.attempt, 2);
 
     let requests = model.requests_of("plan_generator_agent");
@@ -197,7 +197,7 @@ fn a_redo_is_a_new_call_whose_prompt_shows_the_previous_attempt() {
         ..Default::default()
     };
     let redo = block_on(runtime.call_sub_agent(&DiscoveryAgent, SCAN, redo)).unwrap();
-    assert_eq!(redo.value()["discovered_elements"][0]["id"], "email");
+    assert_eq!(redo.output.value()["discovered_elements"][0]["id"], "email");
     assert_eq!(redo.attempt, 2);
     assert_eq!(redo.context_id.sequence(), 2);
     assert_ne!(redo.context_id, first.context_id);

@@ -118,9 +118,12 @@ impl ChatModel for Stuck {
         if request.agent == self.stuck_agent {
             return match self.status {
                 None => Box::pin(std::future::pending()),
-                Some(status) => {
-                    Box::pin(async move { Err(ModelError::status(status, "overloaded")) })
-                }
+                Some(status) => Box::pin(async move {
+                    Err(ModelError::Status {
+                        status,
+                        body: "overloaded".into(),
+                    })
+                }),
             };
         }
         self.inner.complete(request)

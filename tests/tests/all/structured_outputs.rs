@@ -312,7 +312,7 @@ impl ChatModel for EchoIdModel {
 #[test]
 fn the_result_id_is_the_calls_context_id() {
     let runtime = Runtime::new(Arc::new(EchoIdModel)).with_contributors(
-        ContributorRegistry::standard().with(ContextIdContributor.only_for(["delegation"])),
+        ContributorRegistry::default().with(ContextIdContributor.only_for(["delegation"])),
     );
 
     let first = block_on(runtime.call_sub_agent(
@@ -328,7 +328,10 @@ fn the_result_id_is_the_calls_context_id() {
     ))
     .unwrap();
     for output in [&first, &second] {
-        assert_eq!(output.value()["resultId"], output.context_id.to_string());
+        assert_eq!(
+            output.output.value()["resultId"],
+            output.context_id.to_string()
+        );
     }
     assert_eq!(
         (first.context_id.sequence(), second.context_id.sequence()),

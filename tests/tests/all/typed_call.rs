@@ -83,7 +83,7 @@ async fn a_call_missing_collected_information_never_reaches_the_model() {
         error.hint,
         "Please provide all required fields: collected_information"
     );
-    assert!(model.requests().is_empty());
+    assert!(model.requests_of("plan_generator_agent").is_empty());
 }
 
 #[tokio::test]
@@ -206,7 +206,7 @@ async fn a_workflow_starts_with_structured_input_for_its_first_agent() {
         error.missing_fields,
         ["target_url", "task_name", "collected_information"]
     );
-    assert!(model.requests().is_empty());
+    assert!(model.requests_of("plan_generator_agent").is_empty());
 }
 
 // ---- sub-agent outputs are typed for Rust callers -----------------------------------------
@@ -438,7 +438,7 @@ async fn usage_is_recorded_and_a_token_budget_stops_the_run() {
             ..
         }
     ));
-    assert_eq!(model.requests().len(), 1);
+    assert_eq!(model.requests_of("plan_generator_agent").len(), 1);
 }
 
 #[tokio::test]

@@ -1,0 +1,52 @@
+//! The model errors the HTTP models make, and the stable names tracing gives them.
+
+use agent_core::ModelError;
+
+/// Most bytes of a response body kept in a [`ModelError::Status`].
+const ERROR_BODY_BYTES: usize = 1024;
+
+/// An error status with the body cut to its first 1 KiB.
+pub(crate) fn status_error(status: u16, body: &str) -> ModelError {
+    ModelError::Status {
+        status,
+        body: agent_core::__private::truncate(body, ERROR_BODY_BYTES).into_owned(),
+    }
+}
+
+/// A short, stable name of the kind of error, for the `error.type` tracing field.
+pub(crate) fn error_type(error: &ModelError) -> &'static str {
+    match error {
+        ModelError::ScriptExhausted { .. } => "script_exhausted",
+        ModelError::RateLimited { .. } => "rate_limited",
+        ModelError::Status { .. } => "http_status",
+        ModelError::Timeout => "timeout",
+        ModelError::Transport(_) => "transport",
+        ModelError::Malformed(_) => "malformed_response",
+        _ => "other",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_error_keeps_a_bounded_excerpt() {
+        let ModelError::Status { body, .. } = status_error(500, &"é".repeat(2000)) else {
+            unreachable!()
+        };
+        assert!(body.len() <= ERROR_BODY_BYTES + "…".len());
+        assert!(body.starts_with("éé"));
+    }
+
+    #[test]
+    fn error_types_name_their_kind() {
+        assert_eq!(error_type(&status_error(500, "")), "http_status");
+        assert_eq!(error_type(&ModelError::Timeout), "timeout");
+        assert_eq!(error_type(&ModelError::Other("x".into())), "other");
+        assert_eq!(
+            error_type(&ModelError::Malformed("x".into())),
+            "malformed_response"
+        );
+    }
+}
