@@ -60,11 +60,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use workflow::{Caller, Runs, ServedWorkflow};
 
+mod guard;
 pub mod seal;
 mod tap;
 mod workflow;
 
 pub use agent_core::ContractError;
+pub use guard::HttpAccess;
 pub use tap::{MAX_ENVELOPE_BYTES, MAX_PENDING_CALLS};
 pub use workflow::{DEFAULT_MAX_RUNS, MAX_ANSWER_CHARS, MAX_HANDLE_BYTES};
 
@@ -88,6 +90,7 @@ struct Inner {
     model: Arc<dyn ChatModel>,
     config: Config,
     runs: Runs,
+    access: HttpAccess,
 }
 
 impl AgentServer {
@@ -111,6 +114,7 @@ impl AgentServer {
                 model,
                 config,
                 runs: Runs::in_memory(),
+                access: HttpAccess::default(),
             }),
             pending: None,
         }
@@ -150,6 +154,13 @@ impl AgentServer {
         self
     }
 
+    /// Who may reach the HTTP endpoint (by default: loopback hosts, no browser origin, no
+    /// token). Checked before a request's body is read; a refused request reaches no handler.
+    pub fn with_http_access(mut self, access: HttpAccess) -> Self {
+        Arc::make_mut(&mut self.inner).access = access;
+        self
+    }
+
     /// The tools as MCP lists them.
     pub fn tools(&self) -> &[Tool] {
         &self.inner.tools
@@ -183,19 +194,25 @@ impl AgentServer {
     }
 
     /// The streamable HTTP transport at [`HTTP_PATH`], with the SDK's session handling, as an
-    /// axum router to serve or nest. A `POST` body of up to the config's
+    /// axum router to serve or nest. First the [`HttpAccess`] checks (Host, Origin, bearer
+    /// token), on the headers alone; then a `POST` body of up to the config's
     /// [`Limits::max_bytes`](agent_core::Limits) plus [`MAX_ENVELOPE_BYTES`] is read before
     /// rmcp reads it, for a `tools/call`'s arguments text; every body reaches rmcp unchanged.
     pub fn http_router(self) -> axum::Router {
         let max = self.max_message_bytes();
+        let access = Arc::new(self.inner.access.clone());
+        // The Host and Origin lists are `HttpAccess`'s: rmcp's own checks would run after the
+        // tap has read the body, so they are off.
+        let config = StreamableHttpServerConfig::default().disable_allowed_hosts();
         let service = StreamableHttpService::new(
             move || Ok(self.clone()),
             Arc::new(LocalSessionManager::default()),
-            StreamableHttpServerConfig::default(),
+            config,
         );
         axum::Router::new()
             .nest_service(HTTP_PATH, service)
             .layer(axum::middleware::from_fn_with_state(max, tap::tap_http))
+            .layer(axum::middleware::from_fn_with_state(access, guard::guard))
     }
 
     /// The longest message whose `tools/call` arguments a transport reads as text.
@@ -234,8 +251,18 @@ impl AgentServer {
         }
     }
 
-    /// Serves streamable HTTP on `addr` until the process ends.
-    pub async fn serve_http(self, addr: SocketAddr) -> std::io::Result<()> {
+    /// Serves streamable HTTP on `addr` until the process ends. Requests may also name the
+    /// address itself as their host (unless it is `0.0.0.0` or `[::]`, which no client names:
+    /// list the server's names with [`HttpAccess::allowed_host`]).
+    pub async fn serve_http(mut self, addr: SocketAddr) -> std::io::Result<()> {
+        if !addr.ip().is_unspecified() {
+            let inner = Arc::make_mut(&mut self.inner);
+            let host = match addr {
+                SocketAddr::V4(v4) => v4.ip().to_string(),
+                SocketAddr::V6(v6) => format!("[{}]", v6.ip()),
+            };
+            inner.access = inner.access.clone().allowed_host(host);
+        }
         let listener = tokio::net::TcpListener::bind(addr).await?;
         self.serve_http_on(listener).await
     }
@@ -351,7 +378,12 @@ fn tool_of(agent: &dyn DynAgent) -> Tool {
 
 impl ServerHandler for AgentServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(rmcp::model::Implementation::new(
+                "agent-contracts",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(
             "Each `run_` tool runs an agent or a workflow. Pass the inputs as top-level arguments beside `task`. A call that breaks the input contract returns a retry error (isError) that says what to fix. A workflow that asks the user a question returns `status: \"input_required\"` with a `handle`: answer with its `resume_` tool.",
         )
     }

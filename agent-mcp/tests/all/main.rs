@@ -3,6 +3,7 @@
 
 mod common;
 
+mod access;
 mod http;
 mod stdio;
 mod workflow;

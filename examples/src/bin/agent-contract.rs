@@ -83,6 +83,18 @@ enum Command {
         /// key in `AGENT_CONTRACT_MCP_KEY` (64 hex digits)
         #[arg(long)]
         store: Option<String>,
+        /// With --http: also answer requests whose Host is this name (`name` or `name:port`;
+        /// loopback names and the bound address are always answered). Repeatable
+        #[arg(long = "allowed-host", value_name = "HOST")]
+        allowed_hosts: Vec<String>,
+        /// With --http: answer browsers on this origin (`https://app.example.com`,
+        /// `http://localhost:*`); a request from any other Origin gets 403. Repeatable
+        #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+        allowed_origins: Vec<String>,
+        /// With --http on an address beyond loopback: serve without the bearer token of
+        /// AGENT_CONTRACT_MCP_TOKEN (anyone who reaches the address runs the agents)
+        #[arg(long = "no-auth")]
+        no_auth: bool,
     },
     /// Print the deterministic plan generator kwargs that `bench --synthetic-items` times, so
     /// another implementation can be timed on the same bytes
@@ -159,7 +171,20 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { dir, root } => check(&dir, &root),
-        Command::Mcp { model, http, store } => mcp(model.as_deref(), http, store.as_deref()),
+        Command::Mcp {
+            model,
+            http,
+            store,
+            allowed_hosts,
+            allowed_origins,
+            no_auth,
+        } => {
+            let access = match http {
+                Some(addr) => Some(http_access(addr, allowed_hosts, allowed_origins, no_auth)?),
+                None => None,
+            };
+            mcp(model.as_deref(), http.zip(access), store.as_deref())
+        }
         Command::Tool {
             agent,
             format,
@@ -343,9 +368,47 @@ fn run_bench(
 const EVENT_PLANNING: &str = "Plans an event: venue, budget, catering and logistics specialists, then a synthesized plan. Put the whole request (guests, date, city, budget) in `task`.";
 
 /// Serves the compiled-in agents and the event-planning workflow until the client disconnects (stdio) or the process ends.
+/// The bearer token of the HTTP endpoint, when set.
+const TOKEN_VAR: &str = "AGENT_CONTRACT_MCP_TOKEN";
+
+/// Who may reach `--http ADDR`: the token of [`TOKEN_VAR`], required beyond loopback unless
+/// `--no-auth` says otherwise, and the listed hosts and origins.
+fn http_access(
+    addr: std::net::SocketAddr,
+    hosts: Vec<String>,
+    origins: Vec<String>,
+    no_auth: bool,
+) -> Result<agent_mcp::HttpAccess, Usage> {
+    let mut access = agent_mcp::HttpAccess::default();
+    for host in hosts {
+        access = access.allowed_host(host);
+    }
+    for origin in origins {
+        access = access.allowed_origin(origin);
+    }
+    match std::env::var(TOKEN_VAR) {
+        Ok(token) if token.len() >= 16 => access = access.bearer_token(token),
+        Ok(_) => {
+            return Err(Usage(format!(
+                "{TOKEN_VAR} is shorter than 16 characters; use a long random secret, such as the output of `openssl rand -hex 32`"
+            )));
+        }
+        Err(_) if addr.ip().is_loopback() => {}
+        Err(_) if no_auth => eprintln!(
+            "agent-contract: warning: serving {addr} without a token (--no-auth): anyone who reaches it runs the agents on this model account"
+        ),
+        Err(_) => {
+            return Err(Usage(format!(
+                "--http {addr} is reachable beyond this machine; set a bearer token in {TOKEN_VAR}, or pass --no-auth to serve it without one"
+            )));
+        }
+    }
+    Ok(access)
+}
+
 fn mcp(
     model: Option<&str>,
-    http: Option<std::net::SocketAddr>,
+    http: Option<(std::net::SocketAddr, agent_mcp::HttpAccess)>,
     store: Option<&str>,
 ) -> Result<ExitCode, Usage> {
     let (model, _) = report::model(model, || Arc::new(pipeline::canned_model()))
@@ -366,7 +429,7 @@ fn mcp(
             server = server.with_store(store, key);
         }
         let served = match http {
-            Some(addr) => server.serve_http(addr).await,
+            Some((addr, access)) => server.with_http_access(access).serve_http(addr).await,
             None => server.serve_stdio().await,
         };
         served.map_err(|e| Usage(format!("the MCP server stopped: {e}")))

@@ -273,3 +273,26 @@ fn plan_pipeline_runs_the_declared_workflow_and_the_main_job() {
     assert!(text.contains("\"missing_fields\":[\"collected_information\"]"));
     assert!(text.contains("=== done ===\nThe crawl plan is written to"));
 }
+
+#[test]
+fn mcp_refuses_to_serve_beyond_loopback_without_a_token() {
+    let out = cli()
+        .args(["mcp", "--http", "0.0.0.0:0"])
+        .env_remove("AGENT_CONTRACT_MCP_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("AGENT_CONTRACT_MCP_TOKEN"), "{stderr}");
+    assert!(stderr.contains("--no-auth"), "{stderr}");
+    // A token too short to be a secret is refused too, on any address.
+    let out = cli()
+        .args(["mcp", "--http", "127.0.0.1:0"])
+        .env("AGENT_CONTRACT_MCP_TOKEN", "hunter2")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("shorter than 16"), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "the token is never shown");
+}

@@ -1,0 +1,359 @@
+//! Who may reach the HTTP endpoint: the `Host` a request names, the browser `Origin` it comes
+//! from, and the bearer token it carries, checked before its body is read.
+//!
+//! The checks run in the outermost layer of [`AgentServer::http_router`](crate::AgentServer):
+//! a refused request reaches neither the arguments tap (which reads the body) nor rmcp. rmcp
+//! has Host and Origin checks of its own, but they run after the tap; they are turned off, so
+//! these are the only lists, and what is allowed here is what rmcp serves.
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::fmt;
+use std::sync::Arc;
+use subtle::ConstantTimeEq as _;
+
+/// The hosts every server answers to: the loopback names.
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+
+/// Who may reach [`AgentServer`](crate::AgentServer)'s HTTP endpoint.
+///
+/// By default: requests naming a loopback host (`localhost`, `127.0.0.1`, `[::1]`, any port),
+/// from no browser origin (a request without `Origin` passes, as non-browser clients send
+/// none), without a token. A server that listens beyond loopback needs the host names its
+/// clients use, and a token.
+///
+/// ```
+/// use agent_mcp::HttpAccess;
+///
+/// let access = HttpAccess::default()
+///     .bearer_token("a long random secret")
+///     .allowed_host("agents.example.com")
+///     .allowed_origin("https://app.example.com");
+/// assert!(format!("{access:?}").contains("token: Some(\"***\")"));
+/// ```
+#[derive(Clone, Default)]
+pub struct HttpAccess {
+    token: Option<Arc<str>>,
+    hosts: Vec<String>,
+    origins: Vec<String>,
+}
+
+impl HttpAccess {
+    /// Requests must carry `Authorization: Bearer <token>`; others get 401 with
+    /// `WWW-Authenticate: Bearer`. The token is compared in constant time and never shown.
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(Arc::from(token.into()));
+        self
+    }
+
+    /// Also answers requests whose `Host` is `host`: a name (any port) or `name:port`.
+    pub fn allowed_host(mut self, host: impl Into<String>) -> Self {
+        self.hosts.push(host.into().to_ascii_lowercase());
+        self
+    }
+
+    /// Also answers browsers on `origin`: `scheme://host`, with `:port` (that port only),
+    /// `:*` (any port) or no port (the scheme's default port). Requests from any other
+    /// `Origin` get 403.
+    pub fn allowed_origin(mut self, origin: impl Into<String>) -> Self {
+        self.origins.push(origin.into().to_ascii_lowercase());
+        self
+    }
+
+    /// Whether a token is required.
+    pub fn has_token(&self) -> bool {
+        self.token.is_some()
+    }
+
+    /// Why `headers` (and the request's `uri`) may not be served, if they may not.
+    fn refusal(&self, uri: &Uri, headers: &HeaderMap) -> Option<Response> {
+        if !self.host_allowed(uri, headers) {
+            tracing::warn!(host = ?headers.get(header::HOST), "refused a request for a host that is not allowed");
+            return Some(refuse(
+                StatusCode::FORBIDDEN,
+                "Forbidden: Host header is not allowed",
+            ));
+        }
+        if let Some(origin) = headers.get(header::ORIGIN)
+            && !self.origin_allowed(origin)
+        {
+            tracing::warn!(
+                ?origin,
+                "refused a request from an origin that is not allowed"
+            );
+            return Some(refuse(
+                StatusCode::FORBIDDEN,
+                "Forbidden: Origin is not allowed",
+            ));
+        }
+        let token = self.token.as_deref()?;
+        let given = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.strip_prefix("Bearer "));
+        match given {
+            Some(given) if bool::from(given.as_bytes().ct_eq(token.as_bytes())) => None,
+            Some(_) => {
+                tracing::warn!("refused a request with a wrong bearer token");
+                Some(unauthorized(r#"Bearer error="invalid_token""#))
+            }
+            None => Some(unauthorized("Bearer")),
+        }
+    }
+
+    fn host_allowed(&self, uri: &Uri, headers: &HeaderMap) -> bool {
+        // HTTP/2 carries the host in `:authority`, which a nested router may not copy to `Host`.
+        let authority = match headers.get(header::HOST) {
+            Some(host) => host.to_str().ok(),
+            None => uri.authority().map(|a| a.as_str()),
+        };
+        let Some(authority) = authority.and_then(|a| a.parse::<axum::http::uri::Authority>().ok())
+        else {
+            return false;
+        };
+        let name = authority.host().to_ascii_lowercase();
+        let with_port = authority.as_str().to_ascii_lowercase();
+        LOOPBACK_HOSTS
+            .iter()
+            .copied()
+            .chain(self.hosts.iter().map(String::as_str))
+            .any(|allowed| allowed == name || allowed == with_port)
+    }
+
+    fn origin_allowed(&self, origin: &HeaderValue) -> bool {
+        let Some(origin) = origin.to_str().ok().and_then(Origin::parse) else {
+            return false;
+        };
+        self.origins
+            .iter()
+            .filter_map(|allowed| Origin::parse(allowed))
+            .any(|allowed| allowed.admits(&origin))
+    }
+}
+
+impl fmt::Debug for HttpAccess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpAccess")
+            .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("hosts", &self.hosts)
+            .field("origins", &self.origins)
+            .finish()
+    }
+}
+
+/// A browser origin (`scheme://host:port`), or an allowed one whose port may be any.
+#[derive(Debug, PartialEq, Eq)]
+struct Origin {
+    scheme: String,
+    host: String,
+    /// `None`: any port (an allowed origin written with `:*`).
+    port: Option<u16>,
+}
+
+impl Origin {
+    fn parse(text: &str) -> Option<Self> {
+        let (text, any_port) = match text.strip_suffix(":*") {
+            Some(rest) => (rest, true),
+            None => (text, false),
+        };
+        let uri: Uri = text.parse().ok()?;
+        let scheme = uri.scheme_str()?.to_ascii_lowercase();
+        let authority = uri.authority()?;
+        // An origin is scheme, host and port only.
+        if uri
+            .path_and_query()
+            .is_some_and(|p| !p.as_str().is_empty() && p.as_str() != "/")
+        {
+            return None;
+        }
+        let default_port = match scheme.as_str() {
+            "http" => 80,
+            "https" => 443,
+            _ => return None,
+        };
+        Some(Self {
+            host: authority.host().to_ascii_lowercase(),
+            port: match any_port {
+                true => None,
+                false => Some(authority.port_u16().unwrap_or(default_port)),
+            },
+            scheme,
+        })
+    }
+
+    fn admits(&self, origin: &Origin) -> bool {
+        self.scheme == origin.scheme
+            && self.host == origin.host
+            && self.port.is_none_or(|port| origin.port == Some(port))
+    }
+}
+
+fn refuse(status: StatusCode, message: &'static str) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        message,
+    )
+        .into_response()
+}
+
+fn unauthorized(challenge: &'static str) -> Response {
+    let mut response = refuse(
+        StatusCode::UNAUTHORIZED,
+        "Unauthorized: a bearer token is required",
+    );
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(challenge),
+    );
+    response
+}
+
+/// The outermost layer of the HTTP router: a refused request gets its answer here, before any
+/// of its body is read.
+pub(crate) async fn guard(
+    State(access): State<Arc<HttpAccess>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match access.refusal(request.uri(), request.headers()) {
+        Some(refusal) => refusal,
+        None => next.run(request).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
+        pairs
+            .iter()
+            .map(|(name, value)| (name.clone(), HeaderValue::from_str(value).unwrap()))
+            .collect()
+    }
+
+    fn status(access: &HttpAccess, pairs: &[(header::HeaderName, &str)]) -> Option<StatusCode> {
+        let uri: Uri = "/mcp".parse().unwrap();
+        access.refusal(&uri, &headers(pairs)).map(|r| r.status())
+    }
+
+    #[test]
+    fn loopback_hosts_pass_and_others_need_listing() {
+        let open = HttpAccess::default();
+        for host in ["localhost", "localhost:8080", "127.0.0.1:3000", "[::1]:9"] {
+            assert_eq!(status(&open, &[(header::HOST, host)]), None, "{host}");
+        }
+        for host in [
+            "evil.example",
+            "localhost.evil.example",
+            "127.0.0.2",
+            "[::2]:80",
+        ] {
+            assert_eq!(
+                status(&open, &[(header::HOST, host)]),
+                Some(StatusCode::FORBIDDEN),
+                "{host}"
+            );
+        }
+        assert_eq!(
+            status(&open, &[]),
+            Some(StatusCode::FORBIDDEN),
+            "no host at all"
+        );
+        let named = HttpAccess::default()
+            .allowed_host("Agents.Example.com")
+            .allowed_host("10.0.0.5:8080");
+        assert_eq!(
+            status(&named, &[(header::HOST, "agents.example.com:443")]),
+            None
+        );
+        assert_eq!(status(&named, &[(header::HOST, "10.0.0.5:8080")]), None);
+        assert_eq!(
+            status(&named, &[(header::HOST, "10.0.0.5:8081")]),
+            Some(StatusCode::FORBIDDEN)
+        );
+    }
+
+    #[test]
+    fn a_present_origin_must_be_listed_with_its_port() {
+        let host = (header::HOST, "localhost");
+        let access = HttpAccess::default()
+            .allowed_origin("https://app.example.com")
+            .allowed_origin("http://localhost:*");
+        for origin in [
+            "https://app.example.com",
+            "https://app.example.com:443",
+            "http://localhost:6274",
+            "http://localhost",
+        ] {
+            assert_eq!(
+                status(&access, &[host.clone(), (header::ORIGIN, origin)]),
+                None
+            );
+        }
+        for origin in [
+            "https://app.example.com:8443",
+            "http://app.example.com",
+            "https://evil.example",
+            "null",
+            "https://app.example.com.evil.example",
+            "not an origin",
+        ] {
+            assert_eq!(
+                status(&access, &[host.clone(), (header::ORIGIN, origin)]),
+                Some(StatusCode::FORBIDDEN),
+                "{origin}"
+            );
+        }
+        // No allowed origin at all: every browser is refused, every other client served.
+        let none = HttpAccess::default();
+        assert_eq!(
+            status(
+                &none,
+                &[host.clone(), (header::ORIGIN, "http://localhost:3000")]
+            ),
+            Some(StatusCode::FORBIDDEN)
+        );
+        assert_eq!(status(&none, &[host]), None);
+    }
+
+    #[test]
+    fn the_token_is_required_whole() {
+        let host = (header::HOST, "localhost");
+        let access = HttpAccess::default().bearer_token("s3cret-token");
+        let challenge = |pairs: &[(header::HeaderName, &str)]| {
+            let uri: Uri = "/mcp".parse().unwrap();
+            let response = access.refusal(&uri, &headers(pairs)).unwrap();
+            assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+            response.headers()[header::WWW_AUTHENTICATE]
+                .to_str()
+                .unwrap()
+                .to_owned()
+        };
+        assert_eq!(challenge(std::slice::from_ref(&host)), "Bearer");
+        for wrong in [
+            "Bearer s3cret",
+            "Bearer s3cret-token2",
+            "Bearer ",
+            "bearer s3cret-token",
+        ] {
+            let pairs = [host.clone(), (header::AUTHORIZATION, wrong)];
+            let expected = match wrong.starts_with("Bearer ") {
+                true => r#"Bearer error="invalid_token""#,
+                false => "Bearer",
+            };
+            assert_eq!(challenge(&pairs), expected, "{wrong}");
+        }
+        assert_eq!(
+            status(
+                &access,
+                &[host, (header::AUTHORIZATION, "Bearer s3cret-token")]
+            ),
+            None
+        );
+        assert!(!format!("{access:?}").contains("s3cret"));
+    }
+}

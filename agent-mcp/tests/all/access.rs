@@ -1,0 +1,153 @@
+//! Who reaches the HTTP endpoint: a bearer token (401 without it or with another one, before
+//! any of the body is read), the Host a request names and the browser Origin it comes from
+//! (403), and the server's name and version as rmcp's client reads them.
+
+use agent_core::ScriptedModel;
+use agent_examples::agents::{DiscoveryAgent, PlanGeneratorAgent};
+use agent_mcp::{AgentServer, HttpAccess};
+use rmcp::ServiceExt as _;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+const TOKEN: &str = "a-long-random-test-token-0123456789";
+
+/// Serves two agents with `access` on a port the OS picks; the server stops with the test's
+/// runtime.
+async fn serve(access: HttpAccess) -> SocketAddr {
+    let model = Arc::new(ScriptedModel::default());
+    let router = AgentServer::new(vec![&PlanGeneratorAgent, &DiscoveryAgent], model)
+        .with_http_access(access)
+        .http_router();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    addr
+}
+
+/// Sends `head` (request line and headers, without the blank line) and `body`, and reads the
+/// response's head: its status and its header lines. A response must come within 5 s.
+async fn send(addr: SocketAddr, head: &str, body: &[u8]) -> (u16, String) {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(format!("{head}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    stream.write_all(body).await.unwrap();
+    let mut read = Vec::new();
+    let answer = async {
+        let mut buffer = [0u8; 1024];
+        while !read.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = stream.read(&mut buffer).await.unwrap();
+            assert!(n > 0, "the connection closed without a response");
+            read.extend_from_slice(&buffer[..n]);
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), answer)
+        .await
+        .expect("no response within 5 s");
+    let text = String::from_utf8_lossy(&read).into_owned();
+    let status = text[9..12].parse().unwrap();
+    (status, text.to_ascii_lowercase())
+}
+
+/// An `initialize` POST to `/mcp` with `headers` (each `Name: value`) besides the usual ones.
+fn initialize(addr: SocketAddr, headers: &[&str]) -> (String, Vec<u8>) {
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}",
+        body.len()
+    );
+    for header in headers {
+        head.push_str("\r\n");
+        head.push_str(header);
+    }
+    (head, body.to_vec())
+}
+
+#[tokio::test]
+async fn a_request_without_the_token_or_with_another_is_unauthorized() {
+    let addr = serve(HttpAccess::default().bearer_token(TOKEN)).await;
+    let (head, body) = initialize(addr, &[]);
+    let (status, headers) = send(addr, &head, &body).await;
+    assert_eq!(status, 401, "{headers}");
+    assert!(
+        headers.contains("www-authenticate: bearer\r\n"),
+        "{headers}"
+    );
+    for wrong in [
+        format!("Authorization: Bearer {TOKEN}x"),
+        "Authorization: Bearer a-long-random-test-token".to_owned(),
+        format!("Authorization: Basic {TOKEN}"),
+    ] {
+        let (head, body) = initialize(addr, &[&wrong]);
+        let (status, headers) = send(addr, &head, &body).await;
+        assert_eq!(status, 401, "{wrong}: {headers}");
+        assert!(headers.contains("www-authenticate: bearer"), "{headers}");
+        assert!(!headers.contains(TOKEN), "the token is never echoed");
+    }
+    let (head, body) = initialize(addr, &[&format!("Authorization: Bearer {TOKEN}")]);
+    let (status, headers) = send(addr, &head, &body).await;
+    assert_eq!(status, 200, "{headers}");
+}
+
+#[tokio::test]
+async fn the_refusal_comes_before_the_body_is_read() {
+    let addr = serve(HttpAccess::default().bearer_token(TOKEN)).await;
+    // Announces 4 MB, sends 20 bytes and waits: the answer is the 401, not a read of the rest.
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 4000000"
+    );
+    let (status, _) = send(addr, &head, br#"{"jsonrpc":"2.0","id""#).await;
+    assert_eq!(status, 401);
+    // The same for a foreign Host, token or not.
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: agents.evil.example\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: 4000000"
+    );
+    let (status, _) = send(addr, &head, b"{").await;
+    assert_eq!(status, 403);
+}
+
+#[tokio::test]
+async fn a_foreign_origin_or_host_is_forbidden() {
+    let addr = serve(HttpAccess::default().allowed_origin("http://localhost:6274")).await;
+    let (head, body) = initialize(addr, &["Origin: http://evil.example"]);
+    let (status, headers) = send(addr, &head, &body).await;
+    assert_eq!(status, 403, "{headers}");
+    let (head, body) = initialize(addr, &["Origin: http://localhost:6274"]);
+    assert_eq!(send(addr, &head, &body).await.0, 200);
+    // No Origin: a non-browser client.
+    let (head, body) = initialize(addr, &[]);
+    assert_eq!(send(addr, &head, &body).await.0, 200);
+    // A DNS-rebound name: the Host is not the server's.
+    let (head, body) = initialize(addr, &[]);
+    let head = head.replace(&format!("Host: {addr}"), "Host: localhost.evil.example");
+    assert_eq!(send(addr, &head, &body).await.0, 403);
+    // A listed name is served.
+    let named = serve(HttpAccess::default().allowed_host("agents.example.com")).await;
+    let (head, body) = initialize(named, &[]);
+    let head = head.replace(&format!("Host: {named}"), "Host: agents.example.com");
+    assert_eq!(send(named, &head, &body).await.0, 200);
+}
+
+#[tokio::test]
+async fn rmcps_client_with_the_token_is_served_and_reads_the_servers_name() {
+    let addr = serve(HttpAccess::default().bearer_token(TOKEN)).await;
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp"))
+        .auth_header(TOKEN);
+    let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+    let info = client.peer_info().unwrap();
+    let server = info.server_info.clone().unwrap();
+    assert_eq!(server.name, "agent-contracts");
+    assert_eq!(server.version, env!("CARGO_PKG_VERSION"));
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 2);
+    client.cancel().await.unwrap();
+
+    // Without the token, rmcp's client cannot even start a session.
+    let transport = StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
+    assert!(().serve(transport).await.is_err());
+}
