@@ -6,69 +6,20 @@
 //! has Host and Origin checks of its own, but they run after the tap; they are turned off, so
 //! these are the only lists, and what is allowed here is what rmcp serves.
 
+use crate::settings::HttpSettings;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use std::fmt;
 use std::sync::Arc;
 use subtle::ConstantTimeEq as _;
 
 /// The hosts every server answers to: the loopback names.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
-/// Who may reach [`AgentServer`](crate::AgentServer)'s HTTP endpoint.
-///
-/// By default: requests naming a loopback host (`localhost`, `127.0.0.1`, `[::1]`, any port),
-/// from no browser origin (a request without `Origin` passes, as non-browser clients send
-/// none), without a token. A server that listens beyond loopback needs the host names its
-/// clients use, and a token.
-///
-/// ```
-/// use agent_mcp::HttpAccess;
-///
-/// let access = HttpAccess::default()
-///     .bearer_token("a long random secret")
-///     .allowed_host("agents.example.com")
-///     .allowed_origin("https://app.example.com");
-/// assert!(format!("{access:?}").contains("token: Some(\"***\")"));
-/// ```
-#[derive(Clone, Default)]
-pub struct HttpAccess {
-    token: Option<Arc<str>>,
-    hosts: Vec<String>,
-    origins: Vec<String>,
-}
-
-impl HttpAccess {
-    /// Requests must carry `Authorization: Bearer <token>`; others get 401 with
-    /// `WWW-Authenticate: Bearer`. The token is compared in constant time and never shown.
-    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
-        self.token = Some(Arc::from(token.into()));
-        self
-    }
-
-    /// Also answers requests whose `Host` is `host`: a name (any port) or `name:port`.
-    pub fn allowed_host(mut self, host: impl Into<String>) -> Self {
-        self.hosts.push(host.into().to_ascii_lowercase());
-        self
-    }
-
-    /// Also answers browsers on `origin`: `scheme://host`, with `:port` (that port only),
-    /// `:*` (any port) or no port (the scheme's default port). Requests from any other
-    /// `Origin` get 403.
-    pub fn allowed_origin(mut self, origin: impl Into<String>) -> Self {
-        self.origins.push(origin.into().to_ascii_lowercase());
-        self
-    }
-
-    /// Whether a token is required.
-    pub fn has_token(&self) -> bool {
-        self.token.is_some()
-    }
-
+impl HttpSettings {
     /// Why `headers` (and the request's `uri`) may not be served, if they may not.
-    fn refusal(&self, uri: &Uri, headers: &HeaderMap) -> Option<Response> {
+    pub(crate) fn refusal(&self, uri: &Uri, headers: &HeaderMap) -> Option<Response> {
         if !self.host_allowed(uri, headers) {
             tracing::warn!(host = ?headers.get(header::HOST), "refused a request for a host that is not allowed");
             return Some(refuse(
@@ -130,16 +81,6 @@ impl HttpAccess {
             .iter()
             .filter_map(|allowed| Origin::parse(allowed))
             .any(|allowed| allowed.admits(&origin))
-    }
-}
-
-impl fmt::Debug for HttpAccess {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HttpAccess")
-            .field("token", &self.token.as_ref().map(|_| "***"))
-            .field("hosts", &self.hosts)
-            .field("origins", &self.origins)
-            .finish()
     }
 }
 
@@ -214,7 +155,7 @@ fn unauthorized(challenge: &'static str) -> Response {
 /// The outermost layer of the HTTP router: a refused request gets its answer here, before any
 /// of its body is read.
 pub(crate) async fn guard(
-    State(access): State<Arc<HttpAccess>>,
+    State(access): State<Arc<HttpSettings>>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -235,14 +176,14 @@ mod tests {
             .collect()
     }
 
-    fn status(access: &HttpAccess, pairs: &[(header::HeaderName, &str)]) -> Option<StatusCode> {
+    fn status(access: &HttpSettings, pairs: &[(header::HeaderName, &str)]) -> Option<StatusCode> {
         let uri: Uri = "/mcp".parse().unwrap();
         access.refusal(&uri, &headers(pairs)).map(|r| r.status())
     }
 
     #[test]
     fn loopback_hosts_pass_and_others_need_listing() {
-        let open = HttpAccess::default();
+        let open = HttpSettings::default();
         for host in ["localhost", "localhost:8080", "127.0.0.1:3000", "[::1]:9"] {
             assert_eq!(status(&open, &[(header::HOST, host)]), None, "{host}");
         }
@@ -263,7 +204,7 @@ mod tests {
             Some(StatusCode::FORBIDDEN),
             "no host at all"
         );
-        let named = HttpAccess::default()
+        let named = HttpSettings::default()
             .allowed_host("Agents.Example.com")
             .allowed_host("10.0.0.5:8080");
         assert_eq!(
@@ -280,7 +221,7 @@ mod tests {
     #[test]
     fn a_present_origin_must_be_listed_with_its_port() {
         let host = (header::HOST, "localhost");
-        let access = HttpAccess::default()
+        let access = HttpSettings::default()
             .allowed_origin("https://app.example.com")
             .allowed_origin("http://localhost:*");
         for origin in [
@@ -309,7 +250,7 @@ mod tests {
             );
         }
         // No allowed origin at all: every browser is refused, every other client served.
-        let none = HttpAccess::default();
+        let none = HttpSettings::default();
         assert_eq!(
             status(
                 &none,
@@ -323,7 +264,7 @@ mod tests {
     #[test]
     fn the_token_is_required_whole() {
         let host = (header::HOST, "localhost");
-        let access = HttpAccess::default().bearer_token("s3cret-token");
+        let access = HttpSettings::default().bearer_token("s3cret-token");
         let challenge = |pairs: &[(header::HeaderName, &str)]| {
             let uri: Uri = "/mcp".parse().unwrap();
             let response = access.refusal(&uri, &headers(pairs)).unwrap();

@@ -45,6 +45,8 @@
 
 use agent_core::CheckpointStore;
 use agent_core::{CallOptions, ChatModel, Config, DynAgent, Runtime, Workflow};
+use axum::http::Request;
+use hyper::body::Incoming;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
@@ -62,11 +64,12 @@ use workflow::{Caller, Runs, ServedWorkflow};
 
 mod guard;
 pub mod seal;
+mod settings;
 mod tap;
 mod workflow;
 
 pub use agent_core::ContractError;
-pub use guard::HttpAccess;
+pub use settings::HttpSettings;
 pub use tap::{MAX_ENVELOPE_BYTES, MAX_PENDING_CALLS};
 pub use workflow::{DEFAULT_MAX_RUNS, MAX_ANSWER_CHARS, MAX_HANDLE_BYTES};
 
@@ -90,7 +93,7 @@ struct Inner {
     model: Arc<dyn ChatModel>,
     config: Config,
     runs: Runs,
-    access: HttpAccess,
+    http: HttpSettings,
 }
 
 impl AgentServer {
@@ -114,7 +117,7 @@ impl AgentServer {
                 model,
                 config,
                 runs: Runs::in_memory(),
-                access: HttpAccess::default(),
+                http: HttpSettings::default(),
             }),
             pending: None,
         }
@@ -156,8 +159,8 @@ impl AgentServer {
 
     /// Who may reach the HTTP endpoint (by default: loopback hosts, no browser origin, no
     /// token). Checked before a request's body is read; a refused request reaches no handler.
-    pub fn with_http_access(mut self, access: HttpAccess) -> Self {
-        Arc::make_mut(&mut self.inner).access = access;
+    pub fn with_http(mut self, settings: HttpSettings) -> Self {
+        Arc::make_mut(&mut self.inner).http = settings;
         self
     }
 
@@ -194,14 +197,14 @@ impl AgentServer {
     }
 
     /// The streamable HTTP transport at [`HTTP_PATH`], with the SDK's session handling, as an
-    /// axum router to serve or nest. First the [`HttpAccess`] checks (Host, Origin, bearer
+    /// axum router to serve or nest. First the [`HttpSettings`] checks (Host, Origin, bearer
     /// token), on the headers alone; then a `POST` body of up to the config's
     /// [`Limits::max_bytes`](agent_core::Limits) plus [`MAX_ENVELOPE_BYTES`] is read before
     /// rmcp reads it, for a `tools/call`'s arguments text; every body reaches rmcp unchanged.
     pub fn http_router(self) -> axum::Router {
-        let max = self.max_message_bytes();
-        let access = Arc::new(self.inner.access.clone());
-        // The Host and Origin lists are `HttpAccess`'s: rmcp's own checks would run after the
+        let tap = (self.max_message_bytes(), self.inner.http.body_timeout);
+        let settings = Arc::new(self.inner.http.clone());
+        // The Host and Origin lists are `HttpSettings`'s: rmcp's own checks would run after the
         // tap has read the body, so they are off.
         let config = StreamableHttpServerConfig::default().disable_allowed_hosts();
         let service = StreamableHttpService::new(
@@ -211,8 +214,8 @@ impl AgentServer {
         );
         axum::Router::new()
             .nest_service(HTTP_PATH, service)
-            .layer(axum::middleware::from_fn_with_state(max, tap::tap_http))
-            .layer(axum::middleware::from_fn_with_state(access, guard::guard))
+            .layer(axum::middleware::from_fn_with_state(tap, tap::tap_http))
+            .layer(axum::middleware::from_fn_with_state(settings, guard::guard))
     }
 
     /// The longest message whose `tools/call` arguments a transport reads as text.
@@ -253,7 +256,7 @@ impl AgentServer {
 
     /// Serves streamable HTTP on `addr` until the process ends. Requests may also name the
     /// address itself as their host (unless it is `0.0.0.0` or `[::]`, which no client names:
-    /// list the server's names with [`HttpAccess::allowed_host`]).
+    /// list the server's names with [`HttpSettings::allowed_host`]).
     pub async fn serve_http(mut self, addr: SocketAddr) -> std::io::Result<()> {
         if !addr.ip().is_unspecified() {
             let inner = Arc::make_mut(&mut self.inner);
@@ -261,15 +264,56 @@ impl AgentServer {
                 SocketAddr::V4(v4) => v4.ip().to_string(),
                 SocketAddr::V6(v6) => format!("[{}]", v6.ip()),
             };
-            inner.access = inner.access.clone().allowed_host(host);
+            inner.http = inner.http.clone().allowed_host(host);
         }
         let listener = tokio::net::TcpListener::bind(addr).await?;
         self.serve_http_on(listener).await
     }
 
-    /// Serves streamable HTTP on a bound listener (port 0 lets the OS pick).
+    /// Serves streamable HTTP on a bound listener (port 0 lets the OS pick), within the
+    /// [`HttpSettings`]: a connection must send a request's headers within the header timeout
+    /// (hyper closes it otherwise), and past the connection bound a new connection is closed
+    /// as soon as it is accepted.
     pub async fn serve_http_on(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        axum::serve(listener, self.http_router()).await
+        let settings = self.inner.http.clone();
+        let router = self.http_router();
+        let slots = Arc::new(tokio::sync::Semaphore::new(settings.max_connections));
+        loop {
+            let stream = match listener.accept().await {
+                Ok((stream, _)) => stream,
+                // Out of file descriptors, or a connection reset before it was accepted:
+                // wait a moment and go on, as a server must not stop for either.
+                Err(error) => {
+                    tracing::warn!(%error, "could not accept a connection");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                tracing::warn!(
+                    max = settings.max_connections,
+                    "closed a connection past the bound"
+                );
+                drop(stream);
+                continue;
+            };
+            let router = router.clone();
+            let header_timeout = settings.header_timeout;
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+                    tower::ServiceExt::oneshot(router.clone(), request.map(axum::body::Body::new))
+                });
+                let connection = hyper::server::conn::http1::Builder::new()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(header_timeout)
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .with_upgrades();
+                if let Err(error) = connection.await {
+                    tracing::debug!(%error, "a connection ended with an error");
+                }
+                drop(slot);
+            });
+        }
     }
 
     /// One `tools/call`: a workflow's run or resume tool, else an agent's.

@@ -24,9 +24,9 @@
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{Method, header};
+use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse as _, Response};
 use futures_util::StreamExt as _;
 use rmcp::model::{JsonObject, RequestId};
 use serde::Deserialize;
@@ -36,6 +36,7 @@ use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
+use std::time::Duration;
 use tokio::io::{AsyncRead, ReadBuf};
 
 /// The room a `tools/call` message may take around its arguments (the JSON-RPC envelope, the
@@ -92,7 +93,11 @@ pub(crate) fn tools_call_arguments(message: &[u8]) -> Option<(RequestId, &str)> 
 /// puts its arguments' text in the request's extensions as [`RawArguments`]. Every body goes
 /// on to rmcp byte for byte, read or not: a longer one (by its `Content-Length`, or once more
 /// than `max` bytes have come) is passed on as a stream, what was read first and then the rest.
-pub(crate) async fn tap_http(State(max): State<usize>, request: Request, next: Next) -> Response {
+pub(crate) async fn tap_http(
+    State((max, timeout)): State<(usize, Duration)>,
+    request: Request,
+    next: Next,
+) -> Response {
     if request.method() != Method::POST {
         return next.run(request).await;
     }
@@ -107,17 +112,32 @@ pub(crate) async fn tap_http(State(max): State<usize>, request: Request, next: N
     }
     let mut stream = body.into_data_stream();
     let mut read: Vec<u8> = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let unread = match chunk {
-            Ok(chunk) if read.len() + chunk.len() <= max => {
-                read.extend_from_slice(&chunk);
-                continue;
+    // The body must arrive within `timeout` of the headers: a client that announces a body
+    // and stalls holds the connection no longer.
+    let reading = async {
+        while let Some(chunk) = stream.next().await {
+            match chunk {
+                Ok(chunk) if read.len() + chunk.len() <= max => read.extend_from_slice(&chunk),
+                // Too long for the tap: rmcp reads it whole, or answers that it is too long.
+                Ok(chunk) => return Some(Ok(chunk)),
+                // A broken body: rmcp meets the same error where it occurred.
+                Err(error) => return Some(Err(error)),
             }
-            // Too long for the tap: rmcp reads it whole, or answers that it is too long.
-            Ok(chunk) => Ok(chunk),
-            // A broken body: rmcp meets the same error where it occurred.
-            Err(error) => Err(error),
-        };
+        }
+        None
+    };
+    let unread = match tokio::time::timeout(timeout, reading).await {
+        Ok(unread) => unread,
+        Err(_) => {
+            tracing::warn!(?timeout, "a request body did not arrive in time");
+            return (
+                StatusCode::REQUEST_TIMEOUT,
+                "Request Timeout: the body did not arrive in time",
+            )
+                .into_response();
+        }
+    };
+    if let Some(unread) = unread {
         let head = futures_util::stream::iter([Ok(Bytes::from(read)), unread]);
         let body = Body::from_stream(head.chain(stream));
         return next.run(Request::from_parts(parts, body)).await;

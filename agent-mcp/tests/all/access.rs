@@ -1,10 +1,11 @@
 //! Who reaches the HTTP endpoint: a bearer token (401 without it or with another one, before
 //! any of the body is read), the Host a request names and the browser Origin it comes from
-//! (403), and the server's name and version as rmcp's client reads them.
+//! (403), and the server's name and version as rmcp's client reads them; how long a slow
+//! client holds a connection (headers, body) and how many connections are served at once.
 
 use agent_core::ScriptedModel;
 use agent_examples::agents::{DiscoveryAgent, PlanGeneratorAgent};
-use agent_mcp::{AgentServer, HttpAccess};
+use agent_mcp::{AgentServer, HttpSettings};
 use rmcp::ServiceExt as _;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -15,17 +16,34 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 const TOKEN: &str = "a-long-random-test-token-0123456789";
 
-/// Serves two agents with `access` on a port the OS picks; the server stops with the test's
-/// runtime.
-async fn serve(access: HttpAccess) -> SocketAddr {
+/// Serves two agents with `settings` on a port the OS picks; the server stops with the
+/// test's runtime.
+async fn serve(settings: HttpSettings) -> SocketAddr {
     let model = Arc::new(ScriptedModel::default());
-    let router = AgentServer::new(vec![&PlanGeneratorAgent, &DiscoveryAgent], model)
-        .with_http_access(access)
-        .http_router();
+    let server =
+        AgentServer::new(vec![&PlanGeneratorAgent, &DiscoveryAgent], model).with_http(settings);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    tokio::spawn(server.serve_http_on(listener));
     addr
+}
+
+/// Reads from `stream` until the server closes it, within `within`: the bytes it sent.
+async fn closed_within(stream: &mut tokio::net::TcpStream, within: Duration) -> Vec<u8> {
+    let mut read = Vec::new();
+    let until_closed = async {
+        let mut buffer = [0u8; 1024];
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => read.extend_from_slice(&buffer[..n]),
+            }
+        }
+    };
+    tokio::time::timeout(within, until_closed)
+        .await
+        .expect("the server kept the connection open");
+    read
 }
 
 /// Sends `head` (request line and headers, without the blank line) and `body`, and reads the
@@ -70,7 +88,7 @@ fn initialize(addr: SocketAddr, headers: &[&str]) -> (String, Vec<u8>) {
 
 #[tokio::test]
 async fn a_request_without_the_token_or_with_another_is_unauthorized() {
-    let addr = serve(HttpAccess::default().bearer_token(TOKEN)).await;
+    let addr = serve(HttpSettings::default().bearer_token(TOKEN)).await;
     let (head, body) = initialize(addr, &[]);
     let (status, headers) = send(addr, &head, &body).await;
     assert_eq!(status, 401, "{headers}");
@@ -96,7 +114,7 @@ async fn a_request_without_the_token_or_with_another_is_unauthorized() {
 
 #[tokio::test]
 async fn the_refusal_comes_before_the_body_is_read() {
-    let addr = serve(HttpAccess::default().bearer_token(TOKEN)).await;
+    let addr = serve(HttpSettings::default().bearer_token(TOKEN)).await;
     // Announces 4 MB, sends 20 bytes and waits: the answer is the 401, not a read of the rest.
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 4000000"
@@ -113,7 +131,7 @@ async fn the_refusal_comes_before_the_body_is_read() {
 
 #[tokio::test]
 async fn a_foreign_origin_or_host_is_forbidden() {
-    let addr = serve(HttpAccess::default().allowed_origin("http://localhost:6274")).await;
+    let addr = serve(HttpSettings::default().allowed_origin("http://localhost:6274")).await;
     let (head, body) = initialize(addr, &["Origin: http://evil.example"]);
     let (status, headers) = send(addr, &head, &body).await;
     assert_eq!(status, 403, "{headers}");
@@ -127,7 +145,7 @@ async fn a_foreign_origin_or_host_is_forbidden() {
     let head = head.replace(&format!("Host: {addr}"), "Host: localhost.evil.example");
     assert_eq!(send(addr, &head, &body).await.0, 403);
     // A listed name is served.
-    let named = serve(HttpAccess::default().allowed_host("agents.example.com")).await;
+    let named = serve(HttpSettings::default().allowed_host("agents.example.com")).await;
     let (head, body) = initialize(named, &[]);
     let head = head.replace(&format!("Host: {named}"), "Host: agents.example.com");
     assert_eq!(send(named, &head, &body).await.0, 200);
@@ -135,7 +153,7 @@ async fn a_foreign_origin_or_host_is_forbidden() {
 
 #[tokio::test]
 async fn rmcps_client_with_the_token_is_served_and_reads_the_servers_name() {
-    let addr = serve(HttpAccess::default().bearer_token(TOKEN)).await;
+    let addr = serve(HttpSettings::default().bearer_token(TOKEN)).await;
     let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp"))
         .auth_header(TOKEN);
     let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
@@ -150,4 +168,54 @@ async fn rmcps_client_with_the_token_is_served_and_reads_the_servers_name() {
     // Without the token, rmcp's client cannot even start a session.
     let transport = StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
     assert!(().serve(transport).await.is_err());
+}
+
+#[tokio::test]
+async fn a_client_that_never_finishes_its_headers_is_disconnected() {
+    let settings = HttpSettings::default().header_timeout(Duration::from_millis(300));
+    let addr = serve(settings).await;
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Ty")
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    closed_within(&mut stream, Duration::from_secs(5)).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn a_body_that_does_not_arrive_gets_408() {
+    let settings = HttpSettings::default()
+        .bearer_token(TOKEN)
+        .body_timeout(Duration::from_millis(300));
+    let addr = serve(settings).await;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 1000"
+    );
+    let (status, _) = send(addr, &head, br#"{"jsonrpc":"2.0","#).await;
+    assert_eq!(status, 408);
+}
+
+#[tokio::test]
+async fn past_the_connection_bound_a_connection_is_closed_and_the_others_are_served() {
+    let settings = HttpSettings::default().max_connections(2);
+    let addr = serve(settings).await;
+    let first = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let second = tokio::net::TcpStream::connect(addr).await.unwrap();
+    // Both slots are taken (the server accepts in order): the third is closed at once.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut third = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let sent = closed_within(&mut third, Duration::from_secs(2)).await;
+    assert!(sent.is_empty(), "{}", String::from_utf8_lossy(&sent));
+    // A slot freed is a connection served.
+    drop(first);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (head, body) = initialize(addr, &[]);
+    assert_eq!(send(addr, &head, &body).await.0, 200);
+    drop(second);
 }

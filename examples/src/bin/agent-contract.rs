@@ -378,8 +378,8 @@ fn http_access(
     hosts: Vec<String>,
     origins: Vec<String>,
     no_auth: bool,
-) -> Result<agent_mcp::HttpAccess, Usage> {
-    let mut access = agent_mcp::HttpAccess::default();
+) -> Result<agent_mcp::HttpSettings, Usage> {
+    let mut access = agent_mcp::HttpSettings::default();
     for host in hosts {
         access = access.allowed_host(host);
     }
@@ -408,7 +408,7 @@ fn http_access(
 
 fn mcp(
     model: Option<&str>,
-    http: Option<(std::net::SocketAddr, agent_mcp::HttpAccess)>,
+    http: Option<(std::net::SocketAddr, agent_mcp::HttpSettings)>,
     store: Option<&str>,
 ) -> Result<ExitCode, Usage> {
     let (model, _) = report::model(model, || Arc::new(pipeline::canned_model()))
@@ -429,7 +429,7 @@ fn mcp(
             server = server.with_store(store, key);
         }
         let served = match http {
-            Some((addr, access)) => server.with_http_access(access).serve_http(addr).await,
+            Some((addr, access)) => server.with_http(access).serve_http(addr).await,
             None => server.serve_stdio().await,
         };
         served.map_err(|e| Usage(format!("the MCP server stopped: {e}")))
