@@ -63,12 +63,14 @@ use std::sync::Arc;
 use workflow::{Caller, Runs, ServedWorkflow};
 
 mod guard;
+mod progress;
 pub mod seal;
 mod settings;
 mod tap;
 mod workflow;
 
 pub use agent_core::ContractError;
+pub use progress::PROGRESS_INTERVAL;
 pub use settings::HttpSettings;
 pub use tap::{MAX_ENVELOPE_BYTES, MAX_PENDING_CALLS};
 pub use workflow::{DEFAULT_MAX_RUNS, MAX_ANSWER_CHARS, MAX_HANDLE_BYTES};
@@ -94,6 +96,7 @@ struct Inner {
     config: Config,
     runs: Runs,
     http: HttpSettings,
+    progress_interval: std::time::Duration,
 }
 
 impl AgentServer {
@@ -118,6 +121,7 @@ impl AgentServer {
                 config,
                 runs: Runs::in_memory(),
                 http: HttpSettings::default(),
+                progress_interval: PROGRESS_INTERVAL,
             }),
             pending: None,
         }
@@ -161,6 +165,14 @@ impl AgentServer {
     /// token). Checked before a request's body is read; a refused request reaches no handler.
     pub fn with_http(mut self, settings: HttpSettings) -> Self {
         Arc::make_mut(&mut self.inner).http = settings;
+        self
+    }
+
+    /// How often a client that asked for progress hears that a model call is still in flight
+    /// (default [`PROGRESS_INTERVAL`], 10 s): under the time its host waits for a silent call.
+    pub fn with_progress_interval(mut self, interval: std::time::Duration) -> Self {
+        Arc::make_mut(&mut self.inner).progress_interval =
+            interval.max(std::time::Duration::from_millis(10));
         self
     }
 
@@ -316,15 +328,15 @@ impl AgentServer {
         }
     }
 
-    /// One `tools/call`: a workflow's run or resume tool, else an agent's.
+    /// One `tools/call` on `model`: a workflow's run or resume tool, else an agent's.
     async fn call(
         &self,
         request: CallToolRequestParams,
         arguments: String,
         caller: Caller,
+        model: Arc<dyn ChatModel>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
-        let model = self.inner.model.clone();
         let runs = &self.inner.runs;
         if let Some(served) = self.inner.workflows.iter().find(|w| w.is_run(name)) {
             return Ok(served.run(model, runs, request, arguments, &caller).await);
@@ -332,7 +344,7 @@ impl AgentServer {
         if let Some(served) = self.inner.workflows.iter().find(|w| w.is_resume(name)) {
             return Ok(served.resume(model, runs, request.arguments, &caller).await);
         }
-        self.call_agent(request, arguments, caller.cancel)
+        self.call_agent(request, arguments, caller.cancel, model)
             .await
             .map(Into::into)
     }
@@ -344,6 +356,7 @@ impl AgentServer {
         request: CallToolRequestParams,
         arguments: String,
         cancel: tokio_util::sync::CancellationToken,
+        model: Arc<dyn ChatModel>,
     ) -> Result<CallToolResult, ErrorData> {
         let Some(agent) = self
             .inner
@@ -370,7 +383,7 @@ impl AgentServer {
             cancel,
             ..self.inner.config.clone()
         };
-        let runtime = Runtime::with_config(self.inner.model.clone(), config);
+        let runtime = Runtime::with_config(model, config);
         let options = CallOptions {
             caller: Some("mcp_client"),
             ..CallOptions::default()
@@ -460,6 +473,16 @@ impl ServerHandler for AgentServer {
             cancel: context.ct.clone(),
         };
         let arguments = self.arguments_text(&request, &context);
-        self.call(request, arguments, caller).await
+        // A client that asked for progress hears of each model call of the run.
+        let model = match context.meta.get_progress_token() {
+            Some(token) => Arc::new(progress::Reporting::new(
+                self.inner.model.clone(),
+                context.peer.clone(),
+                token,
+                self.inner.progress_interval,
+            )) as Arc<dyn ChatModel>,
+            None => self.inner.model.clone(),
+        };
+        self.call(request, arguments, caller, model).await
     }
 }

@@ -5,5 +5,6 @@ mod common;
 
 mod access;
 mod http;
+mod progress;
 mod stdio;
 mod workflow;
