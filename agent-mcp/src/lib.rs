@@ -151,14 +151,20 @@ impl AgentServer {
     /// Keeps paused runs in `store` instead of the server's memory, with handles signed under
     /// `key`: a server started again on the same store and key resumes the runs the last one
     /// paused, and several servers on one database share them. Keep the key secret; anyone
-    /// who has it can forge a handle to any stored run.
-    pub fn with_store(mut self, store: Arc<dyn CheckpointStore>, key: [u8; 32]) -> Self {
+    /// who has it can forge a handle to any stored run. A key too regular to be secret (all
+    /// zeros, a repeated byte: see [`seal::check_key`]) is refused.
+    pub fn with_store(
+        mut self,
+        store: Arc<dyn CheckpointStore>,
+        key: [u8; 32],
+    ) -> Result<Self, seal::WeakKey> {
+        seal::check_key(&key)?;
         Arc::make_mut(&mut self.inner).runs = Runs {
             store,
             key: Some(key),
             in_memory: false,
         };
-        self
+        Ok(self)
     }
 
     /// Who may reach the HTTP endpoint (by default: loopback hosts, no browser origin, no

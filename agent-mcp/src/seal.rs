@@ -16,6 +16,50 @@ type HmacSha256 = Hmac<Sha256>;
 /// Hex digits of a signature.
 const SIGNATURE_HEX: usize = 64;
 
+/// Fewest distinct byte values a signing key may have: a random 32-byte key has about 28, and
+/// a key made by hand (all zeros, one repeated byte, a short pattern) far fewer.
+const MIN_DISTINCT_BYTES: usize = 12;
+
+/// A signing key too regular to be secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WeakKey {
+    /// Distinct byte values in the key.
+    pub distinct: usize,
+}
+
+impl std::fmt::Display for WeakKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the signing key has {} distinct byte values (a random 32-byte key has about 28, at least {MIN_DISTINCT_BYTES} are needed): use random bytes, such as the output of `openssl rand -hex 32`",
+            self.distinct
+        )
+    }
+}
+
+impl std::error::Error for WeakKey {}
+
+/// Refuses a signing key too regular to be secret (all zeros, one repeated byte, a short
+/// pattern).
+///
+/// ```
+/// use agent_mcp::seal::check_key;
+/// assert!(check_key(&[0u8; 32]).is_err());
+/// let random: [u8; 32] = std::array::from_fn(|i| (i as u8).wrapping_mul(97).wrapping_add(13));
+/// assert!(check_key(&random).is_ok());
+/// ```
+pub fn check_key(key: &[u8; 32]) -> Result<(), WeakKey> {
+    let mut seen = [false; 256];
+    for &byte in key {
+        seen[usize::from(byte)] = true;
+    }
+    let distinct = seen.iter().filter(|&&s| s).count();
+    match distinct >= MIN_DISTINCT_BYTES {
+        true => Ok(()),
+        false => Err(WeakKey { distinct }),
+    }
+}
+
 /// The state as `<signature>.<JSON>`: 64 hex digits of HMAC-SHA256 under `key` over the
 /// workflow's name and the JSON text, a dot, and the JSON.
 ///

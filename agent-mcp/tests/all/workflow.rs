@@ -404,11 +404,11 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
 async fn a_new_server_on_the_same_store_resumes_a_run_the_old_one_paused() {
     let dir = temp_dir("restart");
     let store: Arc<dyn CheckpointStore> = Arc::new(FileStore::open(&dir).unwrap());
-    let key = [7u8; 32];
+    let key: [u8; 32] = std::array::from_fn(|i| (i as u8).wrapping_mul(73).wrapping_add(7));
     let before = Arc::new(event_planning::script_before_question(
         ScriptedModel::default(),
     ));
-    let (url, old) = serve(server(before).with_store(store.clone(), key)).await;
+    let (url, old) = serve(server(before).with_store(store.clone(), key).unwrap()).await;
     let client_of_old = connect(&url).await;
     let paused = start(&client_of_old).await;
     let handle = paused["handle"].as_str().unwrap().to_owned();
@@ -421,7 +421,15 @@ async fn a_new_server_on_the_same_store_resumes_a_run_the_old_one_paused() {
 
     // A server with another key refuses the handle.
     let other = Arc::new(ScriptedModel::default());
-    let (url, _other) = serve(server(other).with_store(store.clone(), [8u8; 32])).await;
+    let (url, _other) = serve(
+        server(other)
+            .with_store(
+                store.clone(),
+                std::array::from_fn(|i| (i as u8).wrapping_mul(37).wrapping_add(8)),
+            )
+            .unwrap(),
+    )
+    .await;
     let client_of_other = connect(&url).await;
     let result = resume(
         &client_of_other,
@@ -435,7 +443,12 @@ async fn a_new_server_on_the_same_store_resumes_a_run_the_old_one_paused() {
     let after = Arc::new(event_planning::script_after_question(
         ScriptedModel::default(),
     ));
-    let (url, _new) = serve(server(after.clone()).with_store(store.clone(), key)).await;
+    let (url, _new) = serve(
+        server(after.clone())
+            .with_store(store.clone(), key)
+            .unwrap(),
+    )
+    .await;
     let client = connect(&url).await;
     let result = resume(
         &client,
@@ -455,7 +468,7 @@ async fn a_new_server_on_the_same_store_resumes_a_run_the_old_one_paused() {
         let model = Arc::new(event_planning::script_before_question(
             ScriptedModel::default(),
         ));
-        let (url, _server) = serve(server(model).with_store(store.clone(), key)).await;
+        let (url, _server) = serve(server(model).with_store(store.clone(), key).unwrap()).await;
         start(&connect(&url).await).await
     };
     let handle = paused["handle"].as_str().unwrap();

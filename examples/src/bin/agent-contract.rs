@@ -426,7 +426,9 @@ fn mcp(
             let store = agent_store::open(url)
                 .await
                 .map_err(|e| Usage(format!("--store {url}: {e}")))?;
-            server = server.with_store(store, key);
+            server = server
+                .with_store(store, key)
+                .map_err(|e| Usage(format!("AGENT_CONTRACT_MCP_KEY: {e}")))?;
         }
         let served = match http {
             Some((addr, access)) => server.with_http(access).serve_http(addr).await,

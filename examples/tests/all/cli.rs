@@ -296,3 +296,16 @@ fn mcp_refuses_to_serve_beyond_loopback_without_a_token() {
     assert!(stderr.contains("shorter than 16"), "{stderr}");
     assert!(!stderr.contains("hunter2"), "the token is never shown");
 }
+
+#[test]
+fn mcp_refuses_a_signing_key_too_regular_to_be_secret() {
+    let out = cli()
+        .args(["mcp", "--store", "sqlite::memory:"])
+        .env("AGENT_CONTRACT_MCP_KEY", "00".repeat(32))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("AGENT_CONTRACT_MCP_KEY"), "{stderr}");
+    assert!(stderr.contains("1 distinct byte values"), "{stderr}");
+}

@@ -93,9 +93,10 @@ async fn the_cli_serves_the_agents_over_stdio() {
 /// `agent-contract mcp --store sqlite:...` with its key in the environment.
 fn stored_server(url: &str) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-contract"));
-    command
-        .args(["mcp", "--store", url])
-        .env("AGENT_CONTRACT_MCP_KEY", "5a".repeat(32));
+    command.args(["mcp", "--store", url]).env(
+        "AGENT_CONTRACT_MCP_KEY",
+        "3f9c1e7a52b0d84c6e21f5a9073bd4e8c1a6f2097d3e5b8a4c0f1e2d3b6a7958",
+    );
     command
 }
 
