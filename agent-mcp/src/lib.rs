@@ -479,6 +479,7 @@ impl ServerHandler for AgentServer {
             cancel: context.ct.clone(),
         };
         let arguments = self.arguments_text(&request, &context);
+        let span = call_span(&request, &context);
         // A client that asked for progress hears of each model call of the run.
         let model = match context.meta.get_progress_token() {
             Some(token) => Arc::new(progress::Reporting::new(
@@ -489,6 +490,80 @@ impl ServerHandler for AgentServer {
             )) as Arc<dyn ChatModel>,
             None => self.inner.model.clone(),
         };
-        self.call(request, arguments, caller, model).await
+        tracing::Instrument::instrument(self.call(request, arguments, caller, model), span).await
+    }
+}
+
+/// The span of one `tools/call`: the method, the tool, the HTTP session (when there is one),
+/// and the caller's W3C trace context when its `_meta` carries a well-formed `traceparent`
+/// (`trace_id` and `parent_id`, for a collector to join the caller's trace).
+fn call_span(
+    request: &CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> tracing::Span {
+    let session = context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.headers.get("mcp-session-id"))
+        .and_then(|value| value.to_str().ok())
+        .map(|id| agent_core::__private::truncate(id, 128).into_owned());
+    let parent = context
+        .meta
+        .get("traceparent")
+        .and_then(Value::as_str)
+        .and_then(traceparent);
+    tracing::info_span!(
+        "mcp.tools_call",
+        rpc.method = "tools/call",
+        tool = %agent_core::__private::truncate(&request.name, 128),
+        session.id = session.as_deref(),
+        trace_id = parent.map(|(trace, _)| trace),
+        parent_id = parent.map(|(_, span)| span),
+    )
+}
+
+/// The trace and parent span IDs of a W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`), if
+/// it is one; anything else (too long, not hex, all zeros) is not.
+fn traceparent(text: &str) -> Option<(&str, &str)> {
+    let mut parts = text.split('-');
+    let (version, trace, parent, flags) =
+        (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let hex = |s: &str, len: usize| {
+        s.len() == len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    };
+    let valid = parts.next().is_none()
+        && version == "00"
+        && hex(trace, 32)
+        && hex(parent, 16)
+        && hex(flags, 2)
+        && trace.bytes().any(|b| b != b'0')
+        && parent.bytes().any(|b| b != b'0');
+    valid.then_some((trace, parent))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::traceparent;
+
+    #[test]
+    fn only_a_well_formed_traceparent_is_read() {
+        let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+        let parent = "00f067aa0ba902b7";
+        assert_eq!(
+            traceparent(&format!("00-{trace}-{parent}-01")),
+            Some((trace, parent))
+        );
+        for bad in [
+            format!("01-{trace}-{parent}-01"),
+            format!("00-{trace}-{parent}"),
+            format!("00-{trace}-{parent}-01-extra"),
+            format!("00-{}-{parent}-01", "0".repeat(32)),
+            format!("00-{trace}-{}-01", "0".repeat(16)),
+            format!("00-{}-{parent}-01", trace.to_uppercase()),
+            format!("00-{trace}x-{parent}-01"),
+            String::new(),
+        ] {
+            assert_eq!(traceparent(&bad), None, "{bad}");
+        }
     }
 }
