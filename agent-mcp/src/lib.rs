@@ -73,7 +73,7 @@ pub use agent_core::ContractError;
 pub use progress::PROGRESS_INTERVAL;
 pub use settings::HttpSettings;
 pub use tap::{MAX_ENVELOPE_BYTES, MAX_PENDING_CALLS};
-pub use workflow::{DEFAULT_MAX_RUNS, MAX_ANSWER_CHARS, MAX_HANDLE_BYTES};
+pub use workflow::{DEFAULT_HANDLE_TTL, DEFAULT_MAX_RUNS, MAX_ANSWER_CHARS, MAX_HANDLE_BYTES};
 
 /// The path the streamable HTTP transport serves.
 pub const HTTP_PATH: &str = "/mcp";
@@ -159,10 +159,12 @@ impl AgentServer {
         key: [u8; 32],
     ) -> Result<Self, seal::WeakKey> {
         seal::check_key(&key)?;
-        Arc::make_mut(&mut self.inner).runs = Runs {
+        let inner = Arc::make_mut(&mut self.inner);
+        inner.runs = Runs {
             store,
             key: Some(key),
             in_memory: false,
+            handle_ttl: inner.runs.handle_ttl,
         };
         Ok(self)
     }
@@ -179,6 +181,14 @@ impl AgentServer {
     pub fn with_progress_interval(mut self, interval: std::time::Duration) -> Self {
         Arc::make_mut(&mut self.inner).progress_interval =
             interval.max(std::time::Duration::from_millis(10));
+        self
+    }
+
+    /// How long after its question a resume handle answers it (default
+    /// [`DEFAULT_HANDLE_TTL`], a day); past it the handle gets an `isError` result that says
+    /// it expired, and the run stays paused.
+    pub fn with_handle_ttl(mut self, ttl: std::time::Duration) -> Self {
+        Arc::make_mut(&mut self.inner).runs.handle_ttl = ttl;
         self
     }
 

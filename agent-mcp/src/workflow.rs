@@ -46,7 +46,12 @@ pub(crate) struct Runs {
     pub(crate) key: Option<[u8; 32]>,
     /// Whether the store is the server's own bounded memory.
     pub(crate) in_memory: bool,
+    /// How long after its question a handle still answers it.
+    pub(crate) handle_ttl: std::time::Duration,
 }
+
+/// How long a resume handle answers its question by default: a day.
+pub const DEFAULT_HANDLE_TTL: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
 
 impl Runs {
     /// A bounded memory store and a random key: handles die with the process.
@@ -57,6 +62,7 @@ impl Runs {
             store: Arc::new(agent_core::MemoryStore::bounded(DEFAULT_MAX_RUNS)),
             key,
             in_memory: true,
+            handle_ttl: DEFAULT_HANDLE_TTL,
         }
     }
 }
@@ -203,6 +209,9 @@ impl ServedWorkflow {
             ))
             .into();
         };
+        if let Some(expired) = self.expired(runs, &paused).await {
+            return error(expired).into();
+        }
         let runner = self.workflow.runner(model).with_store(runs.store.clone());
         let result = cancellable(
             runner.resume_paused(&paused, answer),
@@ -224,6 +233,26 @@ impl ServedWorkflow {
             Ok(_) => {}
         }
         self.outcome(result, &key, caller)
+    }
+
+    /// Why the handle's question can no longer be answered, if its time is up: the run is
+    /// still paused at it, asked longer ago than the server's handle lifetime. The run stays
+    /// as it is (an operator can still see or recover it).
+    async fn expired(&self, runs: &Runs, paused: &PausedRun) -> Option<String> {
+        let record = runs.store.load(&paused.run_id).await.ok()?;
+        if record.status != RunStatus::Paused || record.sequence != paused.sequence {
+            return None;
+        }
+        let age = agent_core::__private::now_ms().saturating_sub(record.updated_ms);
+        let ttl = u64::try_from(runs.handle_ttl.as_millis()).unwrap_or(u64::MAX);
+        (age > ttl).then(|| {
+            format!(
+                "this resume handle expired: its question was asked {} ago, and handles of `{}` answer for {}",
+                human(age),
+                self.workflow.name(),
+                human(ttl)
+            )
+        })
     }
 
     /// After a failed answer: a fresh handle when the run went back to the same question (a
@@ -460,5 +489,43 @@ async fn cancellable(
     tokio::select! {
         result = run => result,
         () = cancel.cancelled() => Err(Error::Cancelled { agent: workflow.to_owned() }),
+    }
+}
+
+/// A span of milliseconds as a person reads it: `300 ms`, `90 s`, `12 min`, `24 h`, `3 d`.
+fn human(millis: u64) -> String {
+    if millis < 1000 {
+        return format!("{millis} ms");
+    }
+    let secs = millis / 1000;
+    match secs {
+        0..120 => format!("{secs} s"),
+        120..7200 => format!("{} min", secs / 60),
+        7200..172_800 => format!("{} h", secs / 3600),
+        _ => format!("{} d", secs / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::human;
+
+    #[test]
+    fn spans_read_in_the_largest_whole_unit_up_to_two_of_it() {
+        let cases = [
+            (0, "0 ms"),
+            (999, "999 ms"),
+            (1_000, "1 s"),
+            (119_999, "119 s"),
+            (120_000, "2 min"),
+            (7_199_999, "119 min"),
+            (7_200_000, "2 h"),
+            (86_400_000, "24 h"),
+            (172_799_999, "47 h"),
+            (172_800_000, "2 d"),
+        ];
+        for (millis, text) in cases {
+            assert_eq!(human(millis), text, "{millis}");
+        }
     }
 }

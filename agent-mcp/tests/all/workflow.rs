@@ -637,3 +637,23 @@ async fn an_answer_the_model_could_not_take_gets_a_fresh_handle_to_the_same_ques
     assert_eq!(done["outputs"]["venue_agent_output"]["venue_name"], "Loft");
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_handle_past_its_lifetime_expires_and_the_run_stays_paused() {
+    let server = server(Arc::new(event_planning::scripted_model()))
+        .with_handle_ttl(std::time::Duration::from_millis(100));
+    let (url, _server) = serve(server).await;
+    let client = connect(&url).await;
+    let paused = start(&client).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let arguments = json!({"handle": paused["handle"], "answer": event_planning::HUMAN_ANSWER});
+    let late = resume(&client, arguments).await;
+    assert_eq!(late.is_error, Some(true));
+    let message = text(&late);
+    assert!(
+        message.starts_with("this resume handle expired: its question was asked ")
+            && message.ends_with(" ago, and handles of `event_planning` answer for 100 ms"),
+        "{message}"
+    );
+    client.cancel().await.unwrap();
+}
