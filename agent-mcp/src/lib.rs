@@ -62,6 +62,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use workflow::{Caller, Runs, ServedWorkflow};
 
+mod disconnect;
 mod guard;
 mod progress;
 pub mod seal;
@@ -243,6 +244,7 @@ impl AgentServer {
         axum::Router::new()
             .nest_service(HTTP_PATH, service)
             .layer(axum::middleware::from_fn_with_state(tap, tap::tap_http))
+            .layer(axum::middleware::from_fn(disconnect::watch))
             .layer(axum::middleware::from_fn_with_state(settings, guard::guard))
     }
 
@@ -484,9 +486,25 @@ impl ServerHandler for AgentServer {
             && context
                 .client_capabilities()
                 .is_some_and(|c| c.elicitation.is_some());
+        // The run stops when the client cancels the call, or when its HTTP client went away.
+        let cancel = context.ct.child_token();
+        let disconnect = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<disconnect::Disconnect>())
+            .map(|disconnect| disconnect.0.clone());
+        if let Some(disconnect) = disconnect {
+            let cancel = cancel.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    () = disconnect.cancelled() => cancel.cancel(),
+                    () = cancel.cancelled() => {}
+                }
+            });
+        }
         let caller = Caller {
             input_required,
-            cancel: context.ct.clone(),
+            cancel,
         };
         let arguments = self.arguments_text(&request, &context);
         let span = call_span(&request, &context);

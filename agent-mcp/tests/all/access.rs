@@ -219,3 +219,95 @@ async fn past_the_connection_bound_a_connection_is_closed_and_the_others_are_ser
     assert_eq!(send(addr, &head, &body).await.0, 200);
     drop(second);
 }
+
+/// A model that never answers, and says when a call starts and when its future is dropped.
+#[derive(Clone, Default)]
+struct Stalling {
+    started: Arc<std::sync::atomic::AtomicBool>,
+    dropped: Arc<std::sync::atomic::AtomicBool>,
+}
+
+struct SetOnDrop(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl agent_core::ChatModel for Stalling {
+    fn complete<'a>(
+        &'a self,
+        _: &'a agent_core::ChatRequest,
+    ) -> agent_core::BoxFuture<'a, Result<agent_core::ChatResponse, agent_core::ModelError>> {
+        Box::pin(async move {
+            let _dropped = SetOnDrop(self.dropped.clone());
+            self.started
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            Err(agent_core::ModelError::Timeout)
+        })
+    }
+}
+
+/// Polls `flag` until it is set, for at most `within`.
+async fn set_within(flag: &std::sync::atomic::AtomicBool, within: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + within;
+    while tokio::time::Instant::now() < deadline {
+        if flag.load(std::sync::atomic::Ordering::SeqCst) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_client_that_disconnects_mid_call_cancels_the_run() {
+    let model = Stalling::default();
+    let server = AgentServer::new(vec![&DiscoveryAgent], Arc::new(model.clone()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(server.serve_http_on(listener));
+
+    // The session: initialize, then initialized, on connections of their own.
+    let (head, body) = initialize(addr, &[]);
+    let (status, headers) = send(addr, &head, &body).await;
+    assert_eq!(status, 200, "{headers}");
+    let session = headers
+        .lines()
+        .find_map(|line| line.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .trim()
+        .to_owned();
+    let post = |body: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let (status, _) = {
+        let text = post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        let (head, body) = text.split_once("\r\n\r\n").unwrap();
+        send(addr, head, body.as_bytes()).await
+    };
+    assert_eq!(status, 202);
+
+    // The call: its answer streams on this connection, which the client drops mid-call.
+    let mut call = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let arguments = r#"{"task":"Scan","target_url":"https://a.example"}"#;
+    let request = post(&format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"run_discovery_agent","arguments":{arguments}}}}}"#
+    ));
+    call.write_all(request.as_bytes()).await.unwrap();
+    assert!(
+        set_within(&model.started, Duration::from_secs(5)).await,
+        "the model was never called"
+    );
+    assert!(!model.dropped.load(std::sync::atomic::Ordering::SeqCst));
+    drop(call);
+    assert!(
+        set_within(&model.dropped, Duration::from_secs(3)).await,
+        "the run went on after its client left"
+    );
+}
