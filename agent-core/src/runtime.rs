@@ -22,7 +22,7 @@ use crate::output::AgentOutput;
 use crate::rerun::PreviousAttempt;
 use crate::transcript::{Event, Transcript};
 use crate::upstream::UpstreamContext;
-use agent_contract::{Agent, check_call};
+use agent_contract::Agent;
 use agent_contract::{DynAgent, PrepareError, PreparedCall};
 use agent_contract::{ErrorKind, Limits, RetryError, ToolDefinition};
 use serde_json::{Map, Value};
@@ -169,27 +169,7 @@ impl Runtime {
         let id = self.context_ids.next(A::NAME)?;
         let span = tracing::info_span!("agent_call", context_id = %id, agent = A::NAME);
         async {
-            let checked = check_call::<A>(kwargs, &self.config.limits).map_err(|error| {
-                self.engine()
-                    .reject("user", &format!("run_{}", A::NAME), &error, &id);
-                Error::Retry {
-                    agent: A::NAME.to_owned(),
-                    context_id: Some(id.clone()),
-                    error,
-                }
-            })?;
-            let user_prompt = A::render_user_prompt(&checked.call, &checked.input)?;
-            let user_prompt =
-                agent_contract::__private::bounded_prompt(user_prompt, &self.config.limits)
-                    .map_err(|error| Error::Retry {
-                        agent: A::NAME.to_owned(),
-                        context_id: Some(id.clone()),
-                        error,
-                    })?;
-            let prepared = PreparedCall {
-                call: checked.call,
-                user_prompt,
-            };
+            let prepared = self.prepare("user", &agent, kwargs, &id)?;
             // Checked as `A` itself: the answer becomes `A::Output`, with no type erased on
             // the way back.
             let (output, _) = self
@@ -349,22 +329,7 @@ impl Runtime {
         let span =
             tracing::info_span!("agent_call", context_id = %id, agent = agent.name(), caller);
         async {
-            let tool = format!("run_{}", agent.name());
-            tracing::info!(caller, tool, "tool call");
-            let prepared = match agent.prepare(kwargs, &self.config.limits) {
-                Ok(prepared) => prepared,
-                Err(PrepareError::Retry(error)) => {
-                    self.engine().reject(caller, &tool, &error, &id);
-                    return Err(Error::Retry {
-                        agent: agent.name().to_owned(),
-                        context_id: Some(id),
-                        error,
-                    });
-                }
-                Err(PrepareError::Prompt(e)) => return Err(e.into()),
-            };
-            let keys: Vec<&str> = prepared.call.entries().map(|(key, _)| key).collect();
-            tracing::info!(agent = agent.name(), ?keys, "context received");
+            let prepared = self.prepare(caller, agent, kwargs, &id)?;
             let (output, attempt) = self
                 .sub_agent(agent, agent, &prepared, &id, &options)
                 .await?;
@@ -377,6 +342,37 @@ impl Runtime {
         }
         .instrument(span)
         .await
+    }
+
+    /// The input path of the call `id` of `agent` by `caller`, shared by the typed and the
+    /// type-erased call: the kwargs checked against the input contract and the user prompt
+    /// rendered within the limits. A broken call is recorded and becomes [`Error::Retry`]
+    /// naming the call.
+    fn prepare(
+        &self,
+        caller: &str,
+        agent: &dyn DynAgent,
+        kwargs: &str,
+        id: &ContextId,
+    ) -> Result<PreparedCall, Error> {
+        let tool = format!("run_{}", agent.name());
+        tracing::info!(caller, tool, "tool call");
+        match agent.prepare(kwargs, &self.config.limits) {
+            Ok(prepared) => {
+                let keys: Vec<&str> = prepared.call.entries().map(|(key, _)| key).collect();
+                tracing::info!(agent = agent.name(), ?keys, "context received");
+                Ok(prepared)
+            }
+            Err(PrepareError::Retry(error)) => {
+                self.engine().reject(caller, &tool, &error, id);
+                Err(Error::Retry {
+                    agent: agent.name().to_owned(),
+                    context_id: Some(id.clone()),
+                    error,
+                })
+            }
+            Err(PrepareError::Prompt(e)) => Err(e.into()),
+        }
     }
 
     /// One sub-agent call on its own conversation, through the shared agent-call loop: its

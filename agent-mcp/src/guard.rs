@@ -155,11 +155,11 @@ fn unauthorized(challenge: &'static str) -> Response {
 /// The outermost layer of the HTTP router: a refused request gets its answer here, before any
 /// of its body is read.
 pub(crate) async fn guard(
-    State(access): State<Arc<HttpSettings>>,
+    State(settings): State<Arc<HttpSettings>>,
     request: Request,
     next: Next,
 ) -> Response {
-    match access.refusal(request.uri(), request.headers()) {
+    match settings.refusal(request.uri(), request.headers()) {
         Some(refusal) => refusal,
         None => next.run(request).await,
     }

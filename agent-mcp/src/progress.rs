@@ -14,6 +14,10 @@ use std::time::Duration;
 /// How often a model call in flight is reported.
 pub const PROGRESS_INTERVAL: Duration = Duration::from_secs(10);
 
+/// Longest a notification may wait for room on the way to the client: a client that stops
+/// reading its stream must not hold the run.
+const SEND_TIMEOUT: Duration = Duration::from_secs(1);
+
 /// The model of one `tools/call`, reporting each of its calls to the client.
 pub(crate) struct Reporting {
     model: Arc<dyn ChatModel>,
@@ -43,13 +47,16 @@ impl Reporting {
         }
     }
 
-    /// Sends one notification; a client that went away loses nothing the run needs.
+    /// Sends one notification, or gives up after [`SEND_TIMEOUT`]: a client that went away or
+    /// stopped reading loses only its progress, and the run goes on.
     async fn notify(&self, message: String) {
         let progress = self.sent.fetch_add(1, Ordering::Relaxed).saturating_add(1);
         let param = ProgressNotificationParam::new(self.token.clone(), progress as f64)
             .with_message(message);
-        if let Err(error) = self.peer.notify_progress(param).await {
-            tracing::debug!(%error, "a progress notification was not sent");
+        match tokio::time::timeout(SEND_TIMEOUT, self.peer.notify_progress(param)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => tracing::debug!(%error, "a progress notification was not sent"),
+            Err(_) => tracing::debug!("a progress notification found no room in time"),
         }
     }
 }

@@ -16,8 +16,9 @@ type HmacSha256 = Hmac<Sha256>;
 /// Hex digits of a signature.
 const SIGNATURE_HEX: usize = 64;
 
-/// Fewest distinct byte values a signing key may have: a random 32-byte key has about 28, and
-/// a key made by hand (all zeros, one repeated byte, a short pattern) far fewer.
+/// Fewest distinct byte values a signing key may have: a random 32-byte key has 30.1 on average
+/// (256 × (1 − (255/256)^32)), fewer than 12 with a probability far below 10^-9, and a key made
+/// by hand (all zeros, one repeated byte, a short pattern) far fewer.
 const MIN_DISTINCT_BYTES: usize = 12;
 
 /// A signing key too regular to be secret.
@@ -31,7 +32,7 @@ impl std::fmt::Display for WeakKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "the signing key has {} distinct byte values (a random 32-byte key has about 28, at least {MIN_DISTINCT_BYTES} are needed): use random bytes, such as the output of `openssl rand -hex 32`",
+            "the signing key has {} distinct byte values (a random 32-byte key has about 30, at least {MIN_DISTINCT_BYTES} are needed): use random bytes, such as the output of `openssl rand -hex 32`",
             self.distinct
         )
     }

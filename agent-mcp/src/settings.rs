@@ -17,11 +17,11 @@ use std::time::Duration;
 /// ```
 /// use agent_mcp::HttpSettings;
 ///
-/// let access = HttpSettings::default()
+/// let settings = HttpSettings::default()
 ///     .bearer_token("a long random secret")
 ///     .allowed_host("agents.example.com")
 ///     .allowed_origin("https://app.example.com");
-/// assert!(format!("{access:?}").contains("token: Some(\"***\")"));
+/// assert!(format!("{settings:?}").contains("token: Some(\"***\")"));
 /// ```
 #[derive(Clone)]
 pub struct HttpSettings {

@@ -179,11 +179,16 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
             allowed_origins,
             no_auth,
         } => {
-            let access = match http {
-                Some(addr) => Some(http_access(addr, allowed_hosts, allowed_origins, no_auth)?),
+            let settings = match http {
+                Some(addr) => Some(http_settings(
+                    addr,
+                    allowed_hosts,
+                    allowed_origins,
+                    no_auth,
+                )?),
                 None => None,
             };
-            mcp(model.as_deref(), http.zip(access), store.as_deref())
+            mcp(model.as_deref(), http.zip(settings), store.as_deref())
         }
         Command::Tool {
             agent,
@@ -373,21 +378,21 @@ const TOKEN_VAR: &str = "AGENT_CONTRACT_MCP_TOKEN";
 
 /// Who may reach `--http ADDR`: the token of [`TOKEN_VAR`], required beyond loopback unless
 /// `--no-auth` says otherwise, and the listed hosts and origins.
-fn http_access(
+fn http_settings(
     addr: std::net::SocketAddr,
     hosts: Vec<String>,
     origins: Vec<String>,
     no_auth: bool,
 ) -> Result<agent_mcp::HttpSettings, Usage> {
-    let mut access = agent_mcp::HttpSettings::default();
+    let mut settings = agent_mcp::HttpSettings::default();
     for host in hosts {
-        access = access.allowed_host(host);
+        settings = settings.allowed_host(host);
     }
     for origin in origins {
-        access = access.allowed_origin(origin);
+        settings = settings.allowed_origin(origin);
     }
     match std::env::var(TOKEN_VAR) {
-        Ok(token) if token.len() >= 16 => access = access.bearer_token(token),
+        Ok(token) if token.len() >= 16 => settings = settings.bearer_token(token),
         Ok(_) => {
             return Err(Usage(format!(
                 "{TOKEN_VAR} is shorter than 16 characters; use a long random secret, such as the output of `openssl rand -hex 32`"
@@ -403,7 +408,7 @@ fn http_access(
             )));
         }
     }
-    Ok(access)
+    Ok(settings)
 }
 
 fn mcp(
@@ -431,7 +436,7 @@ fn mcp(
                 .map_err(|e| Usage(format!("AGENT_CONTRACT_MCP_KEY: {e}")))?;
         }
         let served = match http {
-            Some((addr, access)) => server.with_http(access).serve_http(addr).await,
+            Some((addr, settings)) => server.with_http(settings).serve_http(addr).await,
             None => server.serve_stdio().await,
         };
         served.map_err(|e| Usage(format!("the MCP server stopped: {e}")))
