@@ -14,18 +14,30 @@ use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 use subtle::ConstantTimeEq as _;
 
+/// Who made a request: the bearer token it carried (its place among
+/// [`HttpSettings::bearer_token`]'s), or anyone, when the server has no token. The bounds kept
+/// per client (sessions, paused runs in memory) are kept per token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Client {
+    Anyone,
+    Token(usize),
+}
+
+tokio::task_local! {
+    /// The client of the request being served, for rmcp's session manager, which sees no
+    /// request (see `sessions`).
+    pub(crate) static CLIENT: Client;
+}
+
 /// The hosts every server answers to: the loopback names.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
 impl HttpSettings {
-    /// Why `headers` (and the request's `uri`) may not be served, if they may not.
-    pub(crate) fn refusal(&self, uri: &Uri, headers: &HeaderMap) -> Option<Response> {
+    /// The client `headers` (and the request's `uri`) come from, or why they may not be served.
+    pub(crate) fn admit(&self, uri: &Uri, headers: &HeaderMap) -> Result<Client, Refused> {
         if !self.host_allowed(uri, headers) {
             tracing::warn!(host = ?headers.get(header::HOST), "refused a request for a host that is not allowed");
-            return Some(refuse(
-                StatusCode::FORBIDDEN,
-                "Forbidden: Host header is not allowed",
-            ));
+            return Err(Refused::Host);
         }
         if let Some(origin) = headers.get(header::ORIGIN)
             && !self.origin_allowed(origin)
@@ -34,23 +46,31 @@ impl HttpSettings {
                 ?origin,
                 "refused a request from an origin that is not allowed"
             );
-            return Some(refuse(
-                StatusCode::FORBIDDEN,
-                "Forbidden: Origin is not allowed",
-            ));
+            return Err(Refused::Origin);
         }
-        let token = self.token.as_deref()?;
+        if self.tokens.is_empty() {
+            return Ok(Client::Anyone);
+        }
         let given = headers
             .get(header::AUTHORIZATION)
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.strip_prefix("Bearer "));
-        match given {
-            Some(given) if bool::from(given.as_bytes().ct_eq(token.as_bytes())) => None,
-            Some(_) => {
-                tracing::warn!("refused a request with a wrong bearer token");
-                Some(unauthorized(r#"Bearer error="invalid_token""#))
+        let Some(given) = given else {
+            return Err(Refused::NoToken);
+        };
+        // Every token is compared, whichever matches, so the time taken tells nothing.
+        let mut matched = None;
+        for (index, token) in self.tokens.iter().enumerate() {
+            if bool::from(given.as_bytes().ct_eq(token.as_bytes())) {
+                matched = Some(index);
             }
-            None => Some(unauthorized("Bearer")),
+        }
+        match matched {
+            Some(index) => Ok(Client::Token(index)),
+            None => {
+                tracing::warn!("refused a request with a wrong bearer token");
+                Err(Refused::WrongToken)
+            }
         }
     }
 
@@ -131,6 +151,30 @@ impl Origin {
     }
 }
 
+/// Why a request may not be served.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Refused {
+    Host,
+    Origin,
+    NoToken,
+    WrongToken,
+}
+
+impl Refused {
+    /// The answer: 403 for a host or origin, 401 with a bearer challenge for a token.
+    pub(crate) fn response(self) -> Response {
+        match self {
+            Refused::Host => refuse(
+                StatusCode::FORBIDDEN,
+                "Forbidden: Host header is not allowed",
+            ),
+            Refused::Origin => refuse(StatusCode::FORBIDDEN, "Forbidden: Origin is not allowed"),
+            Refused::NoToken => unauthorized("Bearer"),
+            Refused::WrongToken => unauthorized(r#"Bearer error="invalid_token""#),
+        }
+    }
+}
+
 fn refuse(status: StatusCode, message: &'static str) -> Response {
     (
         status,
@@ -159,9 +203,13 @@ pub(crate) async fn guard(
     request: Request,
     next: Next,
 ) -> Response {
-    match settings.refusal(request.uri(), request.headers()) {
-        Some(refusal) => refusal,
-        None => next.run(request).await,
+    match settings.admit(request.uri(), request.headers()) {
+        Ok(client) => {
+            let mut request = request;
+            request.extensions_mut().insert(client);
+            CLIENT.scope(client, next.run(request)).await
+        }
+        Err(refused) => refused.response(),
     }
 }
 
@@ -178,7 +226,10 @@ mod tests {
 
     fn status(access: &HttpSettings, pairs: &[(header::HeaderName, &str)]) -> Option<StatusCode> {
         let uri: Uri = "/mcp".parse().unwrap();
-        access.refusal(&uri, &headers(pairs)).map(|r| r.status())
+        access
+            .admit(&uri, &headers(pairs))
+            .err()
+            .map(|r| r.response().status())
     }
 
     #[test]
@@ -267,7 +318,7 @@ mod tests {
         let access = HttpSettings::default().bearer_token("s3cret-token");
         let challenge = |pairs: &[(header::HeaderName, &str)]| {
             let uri: Uri = "/mcp".parse().unwrap();
-            let response = access.refusal(&uri, &headers(pairs)).unwrap();
+            let response = access.admit(&uri, &headers(pairs)).unwrap_err().response();
             assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
             response.headers()[header::WWW_AUTHENTICATE]
                 .to_str()
@@ -296,5 +347,31 @@ mod tests {
             None
         );
         assert!(!format!("{access:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn each_token_is_a_client_of_its_own() {
+        let uri: Uri = "/mcp".parse().unwrap();
+        let host = (header::HOST, "localhost");
+        let client = |access: &HttpSettings, token: &str| {
+            let auth = format!("Bearer {token}");
+            access
+                .admit(
+                    &uri,
+                    &headers(&[host.clone(), (header::AUTHORIZATION, &auth)]),
+                )
+                .ok()
+        };
+        let two = HttpSettings::default()
+            .bearer_token("first-client-token")
+            .bearer_token("second-client-token");
+        assert_eq!(client(&two, "first-client-token"), Some(Client::Token(0)));
+        assert_eq!(client(&two, "second-client-token"), Some(Client::Token(1)));
+        assert_eq!(client(&two, "third-client-token"), None);
+        let open = HttpSettings::default();
+        assert_eq!(
+            open.admit(&uri, &headers(std::slice::from_ref(&host))).ok(),
+            Some(Client::Anyone)
+        );
     }
 }

@@ -54,7 +54,7 @@ use rmcp::model::{
     ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, ServiceExt as _};
 use serde_json::Value;
@@ -66,13 +66,14 @@ mod disconnect;
 mod guard;
 mod progress;
 pub mod seal;
+mod sessions;
 mod settings;
 mod tap;
 mod workflow;
 
 pub use agent_core::ContractError;
 pub use progress::PROGRESS_INTERVAL;
-pub use settings::HttpSettings;
+pub use settings::{HttpSettings, Sessions};
 pub use tap::{MAX_ENVELOPE_BYTES, MAX_PENDING_CALLS};
 pub use workflow::{DEFAULT_HANDLE_TTL, DEFAULT_MAX_RUNS, MAX_ANSWER_CHARS, MAX_HANDLE_BYTES};
 
@@ -207,7 +208,9 @@ impl AgentServer {
     /// Serves one client over a line-delimited stream pair (the stdio transport's framing:
     /// one JSON-RPC message a line), such as a child's pipes or a socket, until it
     /// disconnects. The reader is tapped: each `tools/call` line's arguments text is kept for
-    /// its handler, by JSON-RPC id, and used when it parses to the map rmcp parsed.
+    /// its handler, by JSON-RPC id, and used when it parses to the map rmcp parsed; a line
+    /// longer than [`Limits::max_bytes`](agent_core::Limits) plus [`MAX_ENVELOPE_BYTES`] is
+    /// answered with a JSON-RPC error and never parsed.
     pub async fn serve_io<R, W>(mut self, reader: R, writer: W) -> std::io::Result<()>
     where
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
@@ -216,36 +219,63 @@ impl AgentServer {
         let max = self.max_message_bytes();
         let pending = Arc::new(tap::Pending::new(max));
         self.pending = Some(pending.clone());
-        let reader = tap::Tap::new(reader, pending, max);
+        // rmcp writes into a pipe; its lines and the tap's refusals of lines too long to
+        // read share the real writer, a whole line at a time.
+        let (refusals, refused) = tokio::sync::mpsc::channel(16);
+        let reader = tap::Tap::new(reader, pending, max, refusals);
+        let (to_merge, from_rmcp) = tokio::io::duplex(64 * 1024);
+        let merging = tokio::spawn(tap::merge(from_rmcp, refused, writer));
         let running = self
-            .serve((reader, writer))
+            .serve((reader, to_merge))
             .await
             .map_err(std::io::Error::other)?;
         running.waiting().await.map_err(std::io::Error::other)?;
-        Ok(())
+        merging.await.map_err(std::io::Error::other)?
     }
 
     /// The streamable HTTP transport at [`HTTP_PATH`], with the SDK's session handling, as an
     /// axum router to serve or nest. First the [`HttpSettings`] checks (Host, Origin, bearer
     /// token), on the headers alone; then a `POST` body of up to the config's
-    /// [`Limits::max_bytes`](agent_core::Limits) plus [`MAX_ENVELOPE_BYTES`] is read before
-    /// rmcp reads it, for a `tools/call`'s arguments text; every body reaches rmcp unchanged.
+    /// [`Limits::max_bytes`](agent_core::Limits) plus [`MAX_ENVELOPE_BYTES`] is read, within
+    /// the body timeout and the bytes held at once, before rmcp reads it, for a `tools/call`'s
+    /// arguments text; every body reaches rmcp unchanged.
     pub fn http_router(self) -> axum::Router {
-        let tap = (self.max_message_bytes(), self.inner.http.body_timeout);
-        let settings = Arc::new(self.inner.http.clone());
+        let http = self.inner.http.clone();
+        let max = self.max_message_bytes();
         // The Host and Origin lists are `HttpSettings`'s: rmcp's own checks would run after the
-        // tap has read the body, so they are off.
-        let config = StreamableHttpServerConfig::default().disable_allowed_hosts();
-        let service = StreamableHttpService::new(
-            move || Ok(self.clone()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
-        axum::Router::new()
-            .nest_service(HTTP_PATH, service)
-            .layer(axum::middleware::from_fn_with_state(tap, tap::tap_http))
+        // tap has read the body, so they are off. Its body bound is the tap's, which refuses a
+        // longer body first.
+        let config = StreamableHttpServerConfig::default()
+            .disable_allowed_hosts()
+            .with_max_request_body_bytes(max);
+        let make = move || Ok(self.clone());
+        let (service, sessions) = match sessions::Bounded::new(http.sessions) {
+            Some(bounded) => {
+                let bounded = Arc::new(bounded);
+                let service = StreamableHttpService::new(make, bounded.clone(), config);
+                (
+                    axum::Router::new().nest_service(HTTP_PATH, service),
+                    Some(bounded),
+                )
+            }
+            None => {
+                let config = config.with_legacy_session_mode(false);
+                let service = StreamableHttpService::new(
+                    make,
+                    Arc::new(NeverSessionManager::default()),
+                    config,
+                );
+                (axum::Router::new().nest_service(HTTP_PATH, service), None)
+            }
+        };
+        let intake = tap::Intake::new(max, http.body_timeout, http.max_buffered_bytes, sessions);
+        service
+            .layer(axum::middleware::from_fn_with_state(intake, tap::tap_http))
             .layer(axum::middleware::from_fn(disconnect::watch))
-            .layer(axum::middleware::from_fn_with_state(settings, guard::guard))
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::new(http),
+                guard::guard,
+            ))
     }
 
     /// The longest message whose `tools/call` arguments a transport reads as text.
@@ -284,10 +314,21 @@ impl AgentServer {
         }
     }
 
-    /// Serves streamable HTTP on `addr` until the process ends. Requests may also name the
-    /// address itself as their host (unless it is `0.0.0.0` or `[::]`, which no client names:
-    /// list the server's names with [`HttpSettings::allowed_host`]).
-    pub async fn serve_http(mut self, addr: SocketAddr) -> std::io::Result<()> {
+    /// Serves streamable HTTP on `addr` until the process ends (see
+    /// [`AgentServer::serve_http_on`]).
+    pub async fn serve_http(self, addr: SocketAddr) -> std::io::Result<()> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        self.serve_http_on(listener).await
+    }
+
+    /// Serves streamable HTTP on a bound listener (port 0 lets the OS pick), within the
+    /// [`HttpSettings`]: a connection must send a request's headers within the header timeout
+    /// (hyper closes it otherwise), and past the connection bound a new connection is closed
+    /// as soon as it is accepted. Requests may also name the bound address itself as their
+    /// host (unless it is `0.0.0.0` or `[::]`, which no client names: list the server's names
+    /// with [`HttpSettings::allowed_host`]).
+    pub async fn serve_http_on(mut self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        let addr = listener.local_addr()?;
         if !addr.ip().is_unspecified() {
             let inner = Arc::make_mut(&mut self.inner);
             let host = match addr {
@@ -296,15 +337,6 @@ impl AgentServer {
             };
             inner.http = inner.http.clone().allowed_host(host);
         }
-        let listener = tokio::net::TcpListener::bind(addr).await?;
-        self.serve_http_on(listener).await
-    }
-
-    /// Serves streamable HTTP on a bound listener (port 0 lets the OS pick), within the
-    /// [`HttpSettings`]: a connection must send a request's headers within the header timeout
-    /// (hyper closes it otherwise), and past the connection bound a new connection is closed
-    /// as soon as it is accepted.
-    pub async fn serve_http_on(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
         let settings = self.inner.http.clone();
         let router = self.http_router();
         let slots = Arc::new(tokio::sync::Semaphore::new(settings.max_connections));

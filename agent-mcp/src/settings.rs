@@ -11,8 +11,8 @@ use std::time::Duration;
 /// By default: requests naming a loopback host (`localhost`, `127.0.0.1`, `[::1]`, any port),
 /// from no browser origin (a request without `Origin` passes, as non-browser clients send
 /// none), without a token; a request's headers within 10 s, its body within 30 s, at most 512
-/// connections at once. A server that listens beyond loopback needs the host names its clients
-/// use, and a token.
+/// connections at once, 64 MiB of request bodies held at once, and [`Sessions::default`]. A
+/// server that listens beyond loopback needs the host names its clients use, and a token.
 ///
 /// ```
 /// use agent_mcp::HttpSettings;
@@ -21,27 +21,67 @@ use std::time::Duration;
 ///     .bearer_token("a long random secret")
 ///     .allowed_host("agents.example.com")
 ///     .allowed_origin("https://app.example.com");
-/// assert!(format!("{settings:?}").contains("token: Some(\"***\")"));
+/// assert!(format!("{settings:?}").contains(r#"tokens: ["***"]"#));
 /// ```
 #[derive(Clone)]
 pub struct HttpSettings {
-    pub(crate) token: Option<Arc<str>>,
+    pub(crate) tokens: Vec<Arc<str>>,
     pub(crate) hosts: Vec<String>,
     pub(crate) origins: Vec<String>,
     pub(crate) header_timeout: Duration,
     pub(crate) body_timeout: Duration,
     pub(crate) max_connections: usize,
+    pub(crate) max_buffered_bytes: usize,
+    pub(crate) sessions: Sessions,
+}
+
+/// What the HTTP endpoint keeps of a client between its requests.
+///
+/// A client on protocol `2026-07-28` or later makes every request self-contained, and is
+/// served that way whatever this says. A client on an older version opens a session with
+/// `initialize` and names it in `Mcp-Session-Id` on each request after, unless the server gives
+/// it none ([`Sessions::Stateless`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sessions {
+    /// Nothing is kept: every request is served on its own (the SDK's stateless mode), so any
+    /// instance behind one address serves any request, and paused workflow runs go on through
+    /// whichever instance shares their store. An older client gets no session ID, and a
+    /// `GET` for a stream of server messages gets 405; every call's progress and answer come
+    /// on its own response, as the tools here need nothing else.
+    Stateless,
+    /// Older clients' sessions live in this process's memory (one instance serves them) and
+    /// end after 5 idle minutes: at most `max` at once, and at most `per_client` for each
+    /// bearer token (when tokens are set), so no client can take every session. An
+    /// `initialize` past either bound gets 503 with a JSON-RPC error.
+    InMemory {
+        /// Sessions at once, for all clients.
+        max: usize,
+        /// Sessions at once for one bearer token.
+        per_client: usize,
+    },
+}
+
+impl Default for Sessions {
+    /// In memory: at most 1,000 sessions, 100 per token.
+    fn default() -> Self {
+        Sessions::InMemory {
+            max: 1_000,
+            per_client: 100,
+        }
+    }
 }
 
 impl Default for HttpSettings {
     fn default() -> Self {
         Self {
-            token: None,
+            tokens: Vec::new(),
             hosts: Vec::new(),
             origins: Vec::new(),
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             max_connections: 512,
+            max_buffered_bytes: 64 * 1024 * 1024,
+            sessions: Sessions::default(),
         }
     }
 }
@@ -49,8 +89,12 @@ impl Default for HttpSettings {
 impl HttpSettings {
     /// Requests must carry `Authorization: Bearer <token>`; others get 401 with
     /// `WWW-Authenticate: Bearer`. The token is compared in constant time and never shown.
+    ///
+    /// Called again, it admits one more token: each token is a client of its own, with its
+    /// own share of the sessions and of the paused runs the server keeps in memory, so one
+    /// client cannot crowd out or evict another's.
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
-        self.token = Some(Arc::from(token.into()));
+        self.tokens.push(Arc::from(token.into()));
         self
     }
 
@@ -87,17 +131,34 @@ impl HttpSettings {
         self.max_connections = max.max(1);
         self
     }
+
+    /// Bytes of request bodies held at once, over all connections: a request whose body
+    /// would pass it gets 503 with a JSON-RPC error (and `Retry-After`) instead of waiting,
+    /// so many large bodies at once cannot exhaust the server's memory. At least one message
+    /// of the largest size the server reads always fits.
+    pub fn max_buffered_bytes(mut self, max: usize) -> Self {
+        self.max_buffered_bytes = max;
+        self
+    }
+
+    /// What is kept of a client between its requests: see [`Sessions`].
+    pub fn sessions(mut self, sessions: Sessions) -> Self {
+        self.sessions = sessions;
+        self
+    }
 }
 
 impl fmt::Debug for HttpSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpSettings")
-            .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("tokens", &vec!["***"; self.tokens.len()])
             .field("hosts", &self.hosts)
             .field("origins", &self.origins)
             .field("header_timeout", &self.header_timeout)
             .field("body_timeout", &self.body_timeout)
             .field("max_connections", &self.max_connections)
+            .field("max_buffered_bytes", &self.max_buffered_bytes)
+            .field("sessions", &self.sessions)
             .finish()
     }
 }

@@ -17,10 +17,12 @@
 //!   are the client's to choose (and to reuse), so the handler uses the text only when it
 //!   parses to exactly the map rmcp gave it ([`Pending::take`]).
 //!
-//! Whatever the tap cannot read (a message past the bound, text that is not one JSON-RPC
-//! object, arguments that are not an object) passes to rmcp untouched, which answers as it
-//! always does; the call then reaches the agent as rmcp parsed it, re-serialized (sorted keys,
-//! `0.6` for `0.60`). So does a call made to the server in-process, with no transport to read.
+//! A message past the bound is refused by the tap itself, with a JSON-RPC error (over HTTP a
+//! 413, over stdio an error line: [`Tap`]). Whatever else the tap cannot read (text that is
+//! not one JSON-RPC object, arguments that are not an object) passes to rmcp untouched, which
+//! answers as it always does; the call then reaches the agent as rmcp parsed it, re-serialized
+//! (sorted keys, `0.6` for `0.60`). So does a call made to the server in-process, with no
+//! transport to read.
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -38,6 +40,10 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 use tokio::io::{AsyncRead, ReadBuf};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::guard::Client;
+use crate::sessions::Bounded;
 
 /// The room a `tools/call` message may take around its arguments (the JSON-RPC envelope, the
 /// tool's name, `_meta`) and still have its arguments' text read: the transports read at most
@@ -76,9 +82,13 @@ struct Params<'a> {
 /// request whose arguments are an object; `None` for anything else (a batch, which rmcp does
 /// not take either, a notification, invalid JSON).
 pub(crate) fn tools_call_arguments(message: &[u8]) -> Option<(RequestId, &str)> {
-    // rmcp skips a UTF-8 byte order mark before a line's message.
-    let message = message.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(message);
-    let message: Message<'_> = serde_json::from_slice(message).ok()?;
+    let message: Message<'_> = serde_json::from_slice(bom_stripped(message)).ok()?;
+    arguments_of(&message)
+}
+
+/// The id and arguments' text of `message` when it is a `tools/call` whose arguments are an
+/// object.
+fn arguments_of<'a>(message: &Message<'a>) -> Option<(RequestId, &'a str)> {
     if message.method.as_deref() != Some("tools/call") {
         return None;
     }
@@ -86,15 +96,52 @@ pub(crate) fn tools_call_arguments(message: &[u8]) -> Option<(RequestId, &str)> 
     let arguments = params.arguments?.get();
     arguments
         .starts_with('{')
-        .then_some((message.id?, arguments))
+        .then_some((message.id.clone()?, arguments))
 }
 
-/// Streamable HTTP: reads a `POST` body of at most `max` bytes and, when it is a `tools/call`,
-/// puts its arguments' text in the request's extensions as [`RawArguments`]. Every body goes
-/// on to rmcp byte for byte, read or not: a longer one (by its `Content-Length`, or once more
-/// than `max` bytes have come) is passed on as a stream, what was read first and then the rest.
+/// What the HTTP tap reads a body within: the longest message, the time it may take, and the
+/// bytes all bodies read at once may hold; and the sessions, whose bound an `initialize` meets
+/// here first.
+#[derive(Clone)]
+pub(crate) struct Intake {
+    pub(crate) max: usize,
+    pub(crate) timeout: Duration,
+    /// One permit a byte held, over every request being read.
+    pub(crate) budget: Arc<Semaphore>,
+    pub(crate) sessions: Option<Arc<Bounded>>,
+}
+
+impl Intake {
+    pub(crate) fn new(
+        max: usize,
+        timeout: Duration,
+        max_buffered: usize,
+        sessions: Option<Arc<Bounded>>,
+    ) -> Self {
+        // One message of the largest size always fits, whatever the bound says.
+        let permits = max_buffered.max(max).min(Semaphore::MAX_PERMITS);
+        Self {
+            max,
+            timeout,
+            budget: Arc::new(Semaphore::new(permits)),
+            sessions,
+        }
+    }
+
+    /// Permits for `bytes` more bytes, now or never: a server out of room says so at once.
+    fn hold(&self, bytes: usize) -> Option<OwnedSemaphorePermit> {
+        let bytes = u32::try_from(bytes).ok()?;
+        self.budget.clone().try_acquire_many_owned(bytes).ok()
+    }
+}
+
+/// Streamable HTTP: reads a `POST` body of at most `max` bytes, within the time and the
+/// shared byte budget of [`Intake`], and hands it to rmcp whole. A `tools/call`'s arguments
+/// text goes in the request's extensions as [`RawArguments`]. What rmcp would answer with a
+/// bare status (a body too long, or that is not JSON-RPC) gets a JSON-RPC error here, as does
+/// a body that does not fit the budget (503) or an `initialize` past the session bound (503).
 pub(crate) async fn tap_http(
-    State((max, timeout)): State<(usize, Duration)>,
+    State(intake): State<Intake>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -107,45 +154,226 @@ pub(crate) async fn tap_http(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
+    let max = intake.max;
     if declared.is_some_and(|n| n > max as u64) {
-        return next.run(Request::from_parts(parts, body)).await;
+        // Only the start is read, for the id the client waits on its answer under.
+        let mut stream = body.into_data_stream();
+        let mut head = Vec::new();
+        let reading = async {
+            while head.len() < ID_SCAN_BYTES
+                && let Some(Ok(chunk)) = stream.next().await
+            {
+                head.extend_from_slice(&chunk[..chunk.len().min(ID_SCAN_BYTES - head.len())]);
+            }
+        };
+        // A second at most: the refusal does not wait on a client that sends nothing.
+        let wait = intake.timeout.min(Duration::from_secs(1));
+        let _ = tokio::time::timeout(wait, reading).await;
+        return too_large(max, leading_id(&head));
     }
+    // A body of known length holds its bytes before it is read; one sent in chunks, as each
+    // chunk comes.
+    let mut held = match declared {
+        Some(n) => match intake.hold(n as usize) {
+            Some(permit) => Some(permit),
+            None => return busy(),
+        },
+        None => None,
+    };
     let mut stream = body.into_data_stream();
     let mut read: Vec<u8> = Vec::new();
     // The body must arrive within `timeout` of the headers: a client that announces a body
     // and stalls holds the connection no longer.
     let reading = async {
         while let Some(chunk) = stream.next().await {
-            match chunk {
-                Ok(chunk) if read.len() + chunk.len() <= max => read.extend_from_slice(&chunk),
-                // Too long for the tap: rmcp reads it whole, or answers that it is too long.
-                Ok(chunk) => return Some(Ok(chunk)),
-                // A broken body: rmcp meets the same error where it occurred.
-                Err(error) => return Some(Err(error)),
+            let chunk = chunk.map_err(|_| Refusal::Broken)?;
+            if read.len() + chunk.len() > max {
+                return Err(Refusal::TooLarge);
             }
+            let within = read.len() + chunk.len() <= declared.unwrap_or(0) as usize;
+            if !within {
+                match (intake.hold(chunk.len()), held.as_mut()) {
+                    (Some(more), Some(permit)) => permit.merge(more),
+                    (Some(more), None) => held = Some(more),
+                    (None, _) => return Err(Refusal::Busy),
+                }
+            }
+            read.extend_from_slice(&chunk);
         }
-        None
+        Ok(())
     };
-    let unread = match tokio::time::timeout(timeout, reading).await {
-        Ok(unread) => unread,
+    match tokio::time::timeout(intake.timeout, reading).await {
+        Ok(Ok(())) => {}
+        Ok(Err(Refusal::TooLarge)) => return too_large(max, leading_id(&read)),
+        Ok(Err(Refusal::Busy)) => return busy(),
+        Ok(Err(Refusal::Broken)) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                PARSE_ERROR,
+                "the request body broke off",
+                None,
+            );
+        }
         Err(_) => {
-            tracing::warn!(?timeout, "a request body did not arrive in time");
-            return (
+            tracing::warn!(timeout = ?intake.timeout, "a request body did not arrive in time");
+            return rpc_error(
                 StatusCode::REQUEST_TIMEOUT,
-                "Request Timeout: the body did not arrive in time",
-            )
-                .into_response();
+                INVALID_REQUEST,
+                "the request body did not arrive in time",
+                None,
+            );
         }
-    };
-    if let Some(unread) = unread {
-        let head = futures_util::stream::iter([Ok(Bytes::from(read)), unread]);
-        let body = Body::from_stream(head.chain(stream));
-        return next.run(Request::from_parts(parts, body)).await;
     }
-    if let Some((_, arguments)) = tools_call_arguments(&read) {
+    let message: Option<Message<'_>> = serde_json::from_slice(bom_stripped(&read)).ok();
+    if let (Some(sessions), Some(message)) = (&intake.sessions, &message)
+        && message.method.as_deref() == Some("initialize")
+        && !parts.headers.contains_key("mcp-session-id")
+    {
+        let client = parts
+            .extensions
+            .get::<Client>()
+            .copied()
+            .unwrap_or(Client::Anyone);
+        if let Err(full) = sessions.room_for(client).await {
+            return rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                SERVER_BUSY,
+                &full.to_string(),
+                message.id.clone(),
+            );
+        }
+    }
+    if let Some((_, arguments)) = message.as_ref().and_then(arguments_of) {
         parts.extensions.insert(RawArguments(arguments.into()));
     }
-    next.run(Request::from_parts(parts, Body::from(read))).await
+    drop(message);
+    let json_body = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
+        });
+    let read = Bytes::from(read);
+    let response = next
+        .run(Request::from_parts(parts, Body::from(read.clone())))
+        .await;
+    drop(held);
+    // rmcp answers a JSON body it cannot take as a JSON-RPC message with a bare 415.
+    if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE && json_body {
+        return match serde_json::from_slice::<serde::de::IgnoredAny>(bom_stripped(&read)) {
+            Err(error) => rpc_error(
+                StatusCode::BAD_REQUEST,
+                PARSE_ERROR,
+                &format!("the body is not JSON: {error}"),
+                leading_id(&read),
+            ),
+            Ok(_) => rpc_error(
+                StatusCode::BAD_REQUEST,
+                INVALID_REQUEST,
+                "the body is not a JSON-RPC 2.0 request, notification or response the server takes (one object with `jsonrpc: \"2.0\"`, a `method` it knows and well-formed `params`)",
+                message_id(&read),
+            ),
+        };
+    }
+    response
+}
+
+/// Why the tap did not read a body to its end.
+enum Refusal {
+    TooLarge,
+    Busy,
+    Broken,
+}
+
+/// JSON-RPC's code for text that is not JSON.
+pub(crate) const PARSE_ERROR: i32 = -32700;
+/// JSON-RPC's code for JSON that is not a request the server takes.
+pub(crate) const INVALID_REQUEST: i32 = -32600;
+/// A server error (JSON-RPC leaves -32000 to -32099 to servers): no room now, try later.
+pub(crate) const SERVER_BUSY: i32 = -32000;
+
+/// A JSON-RPC error response, as the body of an HTTP refusal.
+pub(crate) fn rpc_error(
+    status: StatusCode,
+    code: i32,
+    message: &str,
+    id: Option<RequestId>,
+) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": code, "message": message},
+    });
+    let mut response = (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response();
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+    }
+    response
+}
+
+fn too_large(max: usize, id: Option<RequestId>) -> Response {
+    rpc_error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        INVALID_REQUEST,
+        &format!("the message is too large: the server reads at most {max} bytes"),
+        id,
+    )
+}
+
+/// How much of a message [`leading_id`] looks at.
+pub(crate) const ID_SCAN_BYTES: usize = 4096;
+
+/// The id of a message the server cannot parse whole (too long, or not JSON), when its first
+/// [`ID_SCAN_BYTES`] name one before any `params`: a client waits for the answer to its
+/// request under that id, and an error with a null id answers no request. Clients write
+/// `jsonrpc`, `id` and `method` before `params`; an `"id"` after `"params"` may be one of the
+/// arguments, so it is not taken.
+pub(crate) fn leading_id(message: &[u8]) -> Option<RequestId> {
+    let message = &message[..message.len().min(ID_SCAN_BYTES)];
+    let find = |needle: &[u8]| message.windows(needle.len()).position(|w| w == needle);
+    let at = find(b"\"id\"")?;
+    if find(b"\"params\"").is_some_and(|params| params < at) {
+        return None;
+    }
+    let rest = message[at + 4..].trim_ascii_start().strip_prefix(b":")?;
+    serde_json::Deserializer::from_slice(rest)
+        .into_iter::<RequestId>()
+        .next()?
+        .ok()
+}
+
+fn busy() -> Response {
+    tracing::warn!("refused a request body: the bytes held at once are at their bound");
+    rpc_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        SERVER_BUSY,
+        "the server is reading as many request bodies as it holds at once; try again shortly",
+        None,
+    )
+}
+
+/// rmcp skips a UTF-8 byte order mark before a message.
+fn bom_stripped(message: &[u8]) -> &[u8] {
+    message.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(message)
+}
+
+/// The `id` of a JSON object message, when it has a well-formed one.
+fn message_id(message: &[u8]) -> Option<RequestId> {
+    #[derive(Deserialize)]
+    struct Id {
+        id: Option<RequestId>,
+    }
+    serde_json::from_slice::<Id>(bom_stripped(message)).ok()?.id
 }
 
 /// The arguments' text of the `tools/call`s a stdio tap has seen whose handler has not yet
@@ -217,33 +445,51 @@ impl Pending {
     }
 }
 
-/// A reader that lets rmcp read every byte of a line-delimited stream unchanged and, at each
-/// line's end, keeps the arguments' text of a `tools/call` in [`Pending`] (lines longer than
-/// `max` bytes are not kept, only passed on). Like rmcp, it takes a message only at its
-/// newline: the bytes after the last one, at the stream's end, are no message.
+/// A reader that hands rmcp a line-delimited stream line by line and, at each line's end,
+/// keeps the arguments' text of a `tools/call` in [`Pending`]. A line longer than `max` bytes
+/// never reaches rmcp (whose codec would drop a line past 16 MiB unanswered, and parse any
+/// shorter one whole): it is skipped to its newline and answered, through `refusals`, with a
+/// JSON-RPC error under the id its start names. Like rmcp, it takes a message only at its
+/// newline; the bytes after the last one, at the stream's end, go to rmcp as they are.
 pub(crate) struct Tap<R> {
     inner: R,
     pending: Arc<Pending>,
+    /// The current line, up to `max` bytes.
     line: Vec<u8>,
-    /// The current line has outgrown `max`: skipped up to its newline.
-    skipping: bool,
+    /// The current line has outgrown `max`: its start (for its id), and it is skipped up to
+    /// its newline.
+    skipping: Option<Vec<u8>>,
+    /// Whole lines read and not yet handed to rmcp, and how far the first one is handed.
+    ready: VecDeque<Vec<u8>>,
+    offset: usize,
     max: usize,
+    refusals: tokio::sync::mpsc::Sender<Vec<u8>>,
+    ended: bool,
 }
 
 impl<R> Tap<R> {
-    pub(crate) fn new(inner: R, pending: Arc<Pending>, max: usize) -> Self {
+    pub(crate) fn new(
+        inner: R,
+        pending: Arc<Pending>,
+        max: usize,
+        refusals: tokio::sync::mpsc::Sender<Vec<u8>>,
+    ) -> Self {
         Self {
             inner,
             pending,
             line: Vec::new(),
-            skipping: false,
+            skipping: None,
+            ready: VecDeque::new(),
+            offset: 0,
             max,
+            refusals,
+            ended: false,
         }
     }
 
     fn scan(&mut self, mut bytes: &[u8]) {
         while let Some(newline) = bytes.iter().position(|b| *b == b'\n') {
-            self.push(&bytes[..newline]);
+            self.push(&bytes[..=newline]);
             self.end_line();
             bytes = &bytes[newline + 1..];
         }
@@ -251,29 +497,41 @@ impl<R> Tap<R> {
     }
 
     fn push(&mut self, bytes: &[u8]) {
-        if self.skipping || bytes.is_empty() {
+        if self.skipping.is_some() || bytes.is_empty() {
             return;
         }
         if self.line.len() + bytes.len() > self.max {
-            self.skipping = true;
-            self.line = Vec::new();
+            let mut head = std::mem::take(&mut self.line);
+            head.extend_from_slice(&bytes[..bytes.len().min(ID_SCAN_BYTES)]);
+            head.truncate(ID_SCAN_BYTES);
+            self.skipping = Some(head);
             return;
         }
         self.line.extend_from_slice(bytes);
     }
 
     fn end_line(&mut self) {
-        if !self.skipping
-            && let Some((id, arguments)) = tools_call_arguments(&self.line)
-        {
+        if let Some(head) = self.skipping.take() {
+            tracing::warn!(max = self.max, "refused a message past the bound");
+            let refusal = serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": leading_id(&head),
+                "error": {
+                    "code": INVALID_REQUEST,
+                    "message": format!("the message is too large: the server reads at most {} bytes", self.max),
+                },
+            });
+            let mut line = refusal.to_string().into_bytes();
+            line.push(b'\n');
+            // A client that floods the server with long lines gets some of its answers.
+            let _ = self.refusals.try_send(line);
+            return;
+        }
+        if let Some((id, arguments)) = tools_call_arguments(self.line.trim_ascii_end()) {
             self.pending.put(id, arguments);
         }
-        self.skipping = false;
-        self.line.clear();
-        // A long call's buffer is not kept for the short messages after it.
-        if self.line.capacity() > MAX_ENVELOPE_BYTES {
-            self.line = Vec::new();
-        }
+        let line = std::mem::take(&mut self.line);
+        self.ready.push_back(line);
     }
 }
 
@@ -284,11 +542,77 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
-        let start = buf.filled().len();
-        ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
-        this.scan(&buf.filled()[start..]);
-        Poll::Ready(Ok(()))
+        loop {
+            if let Some(line) = this.ready.front() {
+                let n = (line.len() - this.offset).min(buf.remaining());
+                buf.put_slice(&line[this.offset..this.offset + n]);
+                this.offset += n;
+                if this.offset == line.len() {
+                    this.ready.pop_front();
+                    this.offset = 0;
+                }
+                return Poll::Ready(Ok(()));
+            }
+            if this.ended {
+                return Poll::Ready(Ok(()));
+            }
+            let mut scratch = [0u8; 8 * 1024];
+            let mut read = ReadBuf::new(&mut scratch);
+            ready!(Pin::new(&mut this.inner).poll_read(cx, &mut read))?;
+            if read.filled().is_empty() {
+                // The stream's end: a last line without its newline goes on as it is.
+                this.ended = true;
+                if this.skipping.is_none() && !this.line.is_empty() {
+                    let line = std::mem::take(&mut this.line);
+                    this.ready.push_back(line);
+                }
+                continue;
+            }
+            let filled = read.filled().to_vec();
+            this.scan(&filled);
+        }
     }
+}
+
+/// Writes rmcp's output lines and the tap's refusals to `writer`, each line whole, until rmcp
+/// closes its side (then the refusals still waiting are written too).
+pub(crate) async fn merge<W>(
+    from_rmcp: tokio::io::DuplexStream,
+    mut refusals: tokio::sync::mpsc::Receiver<Vec<u8>>,
+    mut writer: W,
+) -> std::io::Result<()>
+where
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+    let mut lines = tokio::io::BufReader::new(from_rmcp);
+    let mut line = Vec::new();
+    loop {
+        tokio::select! {
+            // `read_until` keeps what it read in `line` when the other branch wins, so no
+            // output is lost or cut.
+            read = lines.read_until(b'\n', &mut line) => {
+                if read? == 0 {
+                    break;
+                }
+                if line.ends_with(b"\n") {
+                    writer.write_all(&line).await?;
+                    writer.flush().await?;
+                    line.clear();
+                }
+            }
+            Some(refusal) = refusals.recv() => {
+                writer.write_all(&refusal).await?;
+                writer.flush().await?;
+            }
+        }
+    }
+    writer.write_all(&line).await?;
+    refusals.close();
+    while let Some(refusal) = refusals.recv().await {
+        writer.write_all(&refusal).await?;
+    }
+    writer.flush().await
 }
 
 #[cfg(test)]
@@ -352,7 +676,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_stdio_tap_passes_every_byte_and_keeps_each_calls_text() {
+    async fn the_stdio_tap_passes_each_line_keeps_each_calls_text_and_refuses_long_ones() {
         let other = CALL
             .replace(r#""id":7"#, r#""id":8"#)
             .replace("0.60", "0.000001");
@@ -360,11 +684,11 @@ mod tests {
             .replace(r#""id":7"#, r#""id":9"#)
             .replace("0.60", &format!("0.60{}", " ".repeat(400)));
         let last = CALL.replace(r#""id":7"#, r#""id":10"#);
-        let stream = format!(
-            "{CALL}\r\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n{long}\n\u{feff}{other}\n{last}"
-        );
+        let initialized = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+        let stream = format!("{CALL}\r\n{initialized}\n{long}\n\u{feff}{other}\n{last}");
         for step in [1, 3, 64, 4096] {
             let pending = Arc::new(Pending::new(300));
+            let (refusals, mut refused) = tokio::sync::mpsc::channel(4);
             let mut tap = Tap::new(
                 Trickle {
                     bytes: stream.as_bytes(),
@@ -372,10 +696,22 @@ mod tests {
                 },
                 pending.clone(),
                 300,
+                refusals,
             );
             let mut passed = String::new();
             tap.read_to_string(&mut passed).await.unwrap();
-            assert_eq!(passed, stream);
+            // Every line but the long one, unchanged.
+            assert_eq!(
+                passed,
+                format!("{CALL}\r\n{initialized}\n\u{feff}{other}\n{last}"),
+                "{step}"
+            );
+            // The long one is answered under its id.
+            let refusal: serde_json::Value =
+                serde_json::from_slice(&refused.try_recv().unwrap()).unwrap();
+            assert_eq!(refusal["id"], 9);
+            assert_eq!(refusal["error"]["code"], INVALID_REQUEST);
+            assert!(refused.try_recv().is_err());
             let map = |text: &str| serde_json::from_str::<JsonObject>(text).unwrap();
             let seven = map(r#"{"z": 0.6, "a": 100000.0}"#);
             assert_eq!(
@@ -384,7 +720,7 @@ mod tests {
             );
             // Taken once.
             assert_eq!(pending.take(&RequestId::Number(7), Some(&seven)), None);
-            // The long line was passed on, not kept.
+            // The long line was not kept.
             assert_eq!(pending.take(&RequestId::Number(9), Some(&seven)), None);
             let eight = map(r#"{"z": 1e-6, "a": 1e5}"#);
             assert_eq!(
@@ -395,6 +731,35 @@ mod tests {
             let ten = seven.clone();
             assert_eq!(pending.take(&RequestId::Number(10), Some(&ten)), None);
         }
+    }
+
+    #[test]
+    fn the_id_of_a_message_too_long_or_broken_is_read_from_its_start() {
+        let id = |text: &str| leading_id(text.as_bytes());
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"#),
+            Some(RequestId::Number(12))
+        );
+        assert_eq!(
+            id(r#"{"id" : "abc" ,"method":"x""#),
+            Some(RequestId::String("abc".into()))
+        );
+        assert_eq!(id(r#"{"method":"x","id":3}"#), Some(RequestId::Number(3)));
+        // An `"id"` after `"params"` may be an argument's: not taken.
+        assert_eq!(id(r#"{"params":{"id":5},"id":6"#), None);
+        for none in [
+            "",
+            "{",
+            r#"{"id":"#,
+            r#"{"id":[1]"#,
+            r#"{"id":1.5,"#,
+            r#"{"idx":1}"#,
+        ] {
+            assert_eq!(id(none), None, "{none}");
+        }
+        // Only the start is read.
+        let late = format!(r#"{{"jsonrpc":"2.0",{}"id":1}}"#, " ".repeat(ID_SCAN_BYTES));
+        assert_eq!(id(&late), None);
     }
 
     #[test]

@@ -297,7 +297,7 @@ async fn untyped_arguments_reach_the_prompt_as_the_client_wrote_them() {
 }
 
 #[tokio::test]
-async fn a_body_the_server_cannot_read_for_its_text_gets_rmcps_answer_and_the_session_survives() {
+async fn a_body_too_long_or_not_json_gets_a_json_rpc_error_and_the_session_survives() {
     let model = Arc::new(ScriptedModel::default().script(
         "plan_generator_agent",
         [GOOD_PLAN; 3].map(Message::assistant),
@@ -309,39 +309,26 @@ async fn a_body_the_server_cannot_read_for_its_text_gets_rmcps_answer_and_the_se
     let server = AgentServer::with_config(vec![&PlanGeneratorAgent], model.clone(), config);
     let client = client_of(server, wire.clone()).await;
 
-    // Past the bound (by insignificant whitespace): rmcp reads the body and the handler gets
-    // rmcp's map, re-serialized, which is within the contract's 8 KiB.
+    // Past the bound (by insignificant whitespace): refused unread, with a JSON-RPC error
+    // under the call's id, so the client's call ends with it; no agent runs.
     let padding = " ".repeat(agent_mcp::MAX_ENVELOPE_BYTES + 16 * 1024);
     let padded = FIXTURE.replacen('{', &format!("{{{padding}"), 1);
     let arguments = wire.as_written(&padded);
-    let result = client
-        .call_tool(call(
-            "run_plan_generator_agent",
-            Value::Object(arguments.clone()),
-        ))
-        .await
-        .unwrap();
-    assert!(wire.all_sent());
-    assert_eq!(result.is_error, Some(false), "{result:?}");
-    // The same map as rmcp's client writes it, read by the server: the same prompt.
-    let result = client
+    let error = client
         .call_tool(call("run_plan_generator_agent", Value::Object(arguments)))
         .await
-        .unwrap();
-    assert_eq!(result.is_error, Some(false), "{result:?}");
-    let requests = model.requests_of("plan_generator_agent");
-    let (unread, read) = (
-        &requests[0].messages[1].content,
-        &requests[1].messages[1].content,
-    );
-    assert_eq!(unread, read);
+        .unwrap_err();
+    assert!(wire.all_sent());
+    let max = 8 * 1024 + agent_mcp::MAX_ENVELOPE_BYTES;
     assert!(
-        unread.contains("\n        - **confidence**: 0.6\n"),
-        "{unread}"
+        error
+            .to_string()
+            .contains(&format!("too large: the server reads at most {max} bytes")),
+        "{error}"
     );
-    assert_ne!(unread, GOLDEN_PROMPT);
+    assert_eq!(model.requests_of("plan_generator_agent").len(), 0);
 
-    // Not JSON: rmcp's own answer (HTTP 415 with a parse error), and no agent ran.
+    // Not JSON: a JSON-RPC parse error, under the id the body's start names.
     let broken = json!({"task": "Scan", "target_url": "https://a.example"});
     let Value::Object(map) = broken.clone() else {
         unreachable!()
@@ -352,8 +339,11 @@ async fn a_body_the_server_cannot_read_for_its_text_gets_rmcps_answer_and_the_se
         .await
         .unwrap_err();
     assert!(wire.all_sent());
-    assert!(error.to_string().contains("415"), "{error}");
-    assert_eq!(model.requests_of("plan_generator_agent").len(), 2);
+    assert!(
+        error.to_string().contains("the body is not JSON"),
+        "{error}"
+    );
+    assert_eq!(model.requests_of("plan_generator_agent").len(), 0);
 
     // The session goes on, its next call read as written.
     let arguments = wire.as_written(NUMBERS);
@@ -364,7 +354,7 @@ async fn a_body_the_server_cannot_read_for_its_text_gets_rmcps_answer_and_the_se
     assert!(wire.all_sent());
     assert_eq!(result.is_error, Some(false), "{result:?}");
     let requests = model.requests_of("plan_generator_agent");
-    assert_eq!(requests[2].messages[1].content, NUMBERS_PROMPT);
+    assert_eq!(requests[0].messages[1].content, NUMBERS_PROMPT);
     assert_eq!(client.list_all_tools().await.unwrap().len(), 1);
     client.cancel().await.unwrap();
 }

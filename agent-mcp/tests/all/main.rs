@@ -4,6 +4,7 @@
 mod common;
 
 mod access;
+mod bounds;
 mod http;
 mod progress;
 mod stdio;

@@ -95,6 +95,11 @@ enum Command {
         /// AGENT_CONTRACT_MCP_TOKEN (anyone who reaches the address runs the agents)
         #[arg(long = "no-auth")]
         no_auth: bool,
+        /// With --http: keep no session between requests, so several instances behind one
+        /// address (a round-robin proxy, with --store on one database and one
+        /// AGENT_CONTRACT_MCP_KEY) serve one client
+        #[arg(long)]
+        stateless: bool,
     },
     /// Print the deterministic plan generator kwargs that `bench --synthetic-items` times, so
     /// another implementation can be timed on the same bytes
@@ -178,14 +183,17 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
             allowed_hosts,
             allowed_origins,
             no_auth,
+            stateless,
         } => {
             let settings = match http {
-                Some(addr) => Some(http_settings(
-                    addr,
-                    allowed_hosts,
-                    allowed_origins,
-                    no_auth,
-                )?),
+                Some(addr) => Some(
+                    http_settings(addr, allowed_hosts, allowed_origins, no_auth)?.sessions(
+                        match stateless {
+                            true => agent_mcp::Sessions::Stateless,
+                            false => agent_mcp::Sessions::default(),
+                        },
+                    ),
+                ),
                 None => None,
             };
             mcp(model.as_deref(), http.zip(settings), store.as_deref())
@@ -436,7 +444,20 @@ fn mcp(
                 .map_err(|e| Usage(format!("AGENT_CONTRACT_MCP_KEY: {e}")))?;
         }
         let served = match http {
-            Some((addr, settings)) => server.with_http(settings).serve_http(addr).await,
+            Some((addr, settings)) => {
+                let listener = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .map_err(|e| Usage(format!("--http {addr}: {e}")))?;
+                // The address as bound (port 0 names the port the OS picked), for the user and
+                // for a script that starts the server.
+                if let Ok(bound) = listener.local_addr() {
+                    eprintln!(
+                        "agent-contract: serving MCP at http://{bound}{}",
+                        agent_mcp::HTTP_PATH
+                    );
+                }
+                server.with_http(settings).serve_http_on(listener).await
+            }
             None => server.serve_stdio().await,
         };
         served.map_err(|e| Usage(format!("the MCP server stopped: {e}")))

@@ -6,6 +6,7 @@ mod cli;
 mod cli_bench;
 mod durable;
 mod event_planning;
+mod mcp_instances;
 mod mcp_stdio;
 mod pipeline;
 mod real_model;
