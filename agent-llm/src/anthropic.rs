@@ -3,14 +3,17 @@
 //! The system prompt goes in the top-level `system`; tool results go back as `tool_result`
 //! blocks, consecutive ones in one user message, with `is_error: true` for a retry error.
 //! `tool_use.input` is carried as raw JSON both ways, so its number text and key order reach
-//! the contract path and the next request as the model wrote them.
+//! the contract path and the next request as the model wrote them. `thinking` and
+//! `redacted_thinking` blocks are kept on the message ([`Message::thinking`]) and sent back
+//! unchanged, before the turn's text and tool calls, as the API requires of a thinking model
+//! that calls tools.
 
 use crate::http::{ConfigError, Http, Settings, env, malformed, settings_methods};
 use agent_core::BoxFuture;
 use agent_core::ToolDefinition;
 use agent_core::{
-    ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelOptions, Role, ToolCallRequest,
-    ToolChoice, Usage,
+    ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelOptions, Role, Thinking,
+    ToolCallRequest, ToolChoice, Usage,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -38,6 +41,7 @@ const DEFAULT_MAX_TOKENS: u32 = 4096;
 #[derive(Debug, Clone)]
 pub struct AnthropicModel {
     http: Arc<Http>,
+    thinking: Option<u32>,
 }
 
 /// Builds an [`AnthropicModel`].
@@ -45,13 +49,18 @@ pub struct AnthropicModel {
 #[must_use]
 pub struct AnthropicBuilder {
     settings: Settings,
+    thinking: Option<u32>,
 }
+
+/// The smallest thinking budget the API takes.
+const MIN_THINKING_BUDGET: u32 = 1024;
 
 impl AnthropicModel {
     /// A builder for `model` at [`DEFAULT_BASE_URL`], without a key.
     pub fn builder(model: impl Into<String>) -> AnthropicBuilder {
         AnthropicBuilder {
             settings: Settings::new(model.into(), DEFAULT_BASE_URL),
+            thinking: None,
         }
     }
 
@@ -76,6 +85,7 @@ impl AnthropicModel {
         http.settings.model = model.into();
         Self {
             http: Arc::new(http),
+            ..self.clone()
         }
     }
 
@@ -106,8 +116,16 @@ impl AnthropicModel {
         let options = self.http.settings.options_for(request);
         let mut head = Map::new();
         head.insert("model".into(), self.http.settings.model.clone().into());
-        let max_tokens = options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+        // The thinking budget is part of `max_tokens`: the default leaves the answer its room.
+        let budget = self.thinking.unwrap_or(0);
+        let max_tokens = options
+            .max_tokens
+            .unwrap_or(DEFAULT_MAX_TOKENS.saturating_add(budget));
         head.insert("max_tokens".into(), max_tokens.into());
+        if let Some(budget) = self.thinking {
+            let thinking = json!({"type": "enabled", "budget_tokens": budget});
+            head.insert("thinking".into(), thinking);
+        }
         let system: Vec<&str> = request
             .messages
             .iter()
@@ -136,10 +154,28 @@ impl AnthropicModel {
 impl AnthropicBuilder {
     settings_methods!();
 
+    /// Extended thinking with a budget of `budget_tokens` (at least 1024): the request
+    /// carries `thinking: {"type": "enabled", "budget_tokens": ...}`, and `max_tokens`, when
+    /// no option sets it, grows by the budget. The thinking blocks come back on each message
+    /// and are replayed unchanged.
+    pub fn thinking(mut self, budget_tokens: u32) -> Self {
+        self.thinking = Some(budget_tokens);
+        self
+    }
+
     /// The model.
     pub fn build(self) -> Result<AnthropicModel, ConfigError> {
+        if let Some(budget) = self.thinking.filter(|b| *b < MIN_THINKING_BUDGET) {
+            return Err(ConfigError::Invalid {
+                setting: "thinking",
+                reason: format!(
+                    "a budget of {budget} tokens is below the API's minimum of {MIN_THINKING_BUDGET}"
+                ),
+            });
+        }
         Ok(AnthropicModel {
             http: Arc::new(Http::new(self.settings)?),
+            thinking: self.thinking,
         })
     }
 }
@@ -204,6 +240,10 @@ enum Block {
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
+    /// A thinking or redacted-thinking block, in its own wire format (serde wants untagged
+    /// variants last).
+    #[serde(untagged)]
+    Thinking(Thinking),
 }
 
 /// The conversation as turns: system messages left out (they are `system`), tool results and
@@ -244,14 +284,16 @@ fn text_block(text: &str) -> Option<Block> {
     })
 }
 
+/// Thinking first, then text, then tool calls: the order the API answers in.
 fn assistant_blocks(message: &Message) -> Vec<Block> {
+    let thinking = message.thinking.iter().cloned().map(Block::Thinking);
     let calls = message.tool_calls.iter().map(|call| Block::ToolUse {
         id: call.id.clone(),
         name: call.name.clone(),
         input: raw_input(&call.arguments),
     });
-    text_block(&message.content)
-        .into_iter()
+    thinking
+        .chain(text_block(&message.content))
         .chain(calls)
         .collect()
 }
@@ -298,6 +340,9 @@ struct ReplyBlock {
     id: Option<String>,
     name: Option<String>,
     input: Option<Box<RawValue>>,
+    thinking: Option<String>,
+    signature: Option<String>,
+    data: Option<String>,
 }
 
 fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ModelError> {
@@ -308,6 +353,7 @@ fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ModelError> {
         .ok_or_else(|| malformed("the response has no `content`", bytes))?;
     let mut text = String::new();
     let mut tool_calls = Vec::new();
+    let mut thinking = Vec::new();
     for (i, block) in blocks.into_iter().enumerate() {
         match block.kind.as_str() {
             "text" => text.push_str(block.text.as_deref().unwrap_or_default()),
@@ -318,12 +364,20 @@ fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ModelError> {
                     .input
                     .map_or_else(|| "{}".to_owned(), |raw| raw.get().to_owned()),
             }),
-            // Thinking and other blocks are not part of the answer.
+            "thinking" => thinking.push(Thinking::Thinking {
+                thinking: block.thinking.unwrap_or_default(),
+                signature: block.signature.unwrap_or_default(),
+            }),
+            "redacted_thinking" => thinking.push(Thinking::RedactedThinking {
+                data: block.data.unwrap_or_default(),
+            }),
+            // Other blocks (server tool results, ...) are not part of the answer.
             _ => {}
         }
     }
     Ok(ChatResponse {
         message: Message {
+            thinking,
             tool_calls,
             ..Message::assistant(text)
         },
@@ -339,10 +393,14 @@ fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ModelError> {
 fn usage(usage: &Value) -> Usage {
     let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
     let cached = count("cache_read_input_tokens");
+    let written = count("cache_creation_input_tokens");
     Usage {
-        input_tokens: count("input_tokens") + cached + count("cache_creation_input_tokens"),
+        input_tokens: count("input_tokens") + cached + written,
         output_tokens: count("output_tokens"),
         cached_tokens: cached,
+        cache_write_tokens: written,
+        // Anthropic counts thinking inside `output_tokens` without a separate figure.
+        reasoning_tokens: 0,
     }
 }
 

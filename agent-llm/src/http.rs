@@ -21,6 +21,14 @@ pub enum ConfigError {
     /// A provider this build does not have.
     #[error("the provider `{0}` is not compiled in: enable the `{0}` feature of agent-llm")]
     Disabled(String),
+    /// A setting out of its range.
+    #[error("the setting `{setting}` is invalid: {reason}")]
+    Invalid {
+        /// The setting.
+        setting: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The HTTP client could not be built.
     #[error("the HTTP client could not be built: {0}")]
     Client(String),

@@ -19,7 +19,7 @@ mod trace;
 pub use anthropic::{AnthropicBuilder, AnthropicModel};
 pub use http::ConfigError;
 #[cfg(feature = "openai")]
-pub use openai::{OpenAiBuilder, OpenAiModel, StructuredOutput};
+pub use openai::{OpenAiBuilder, OpenAiModel, ReasoningEffort, StructuredOutput};
 pub use retry::{Clock, ManualClock, RetryPolicy, SystemClock, retry_after};
 pub use router::Router;
 pub use secret::ApiKey;

@@ -37,6 +37,30 @@ pub enum StructuredOutput {
     Off,
 }
 
+/// How hard a reasoning model thinks before it answers (`reasoning_effort`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReasoningEffort {
+    /// The fewest reasoning tokens (GPT-5).
+    Minimal,
+    /// Fast and cheap.
+    Low,
+    /// The API's default.
+    Medium,
+    /// The most thorough.
+    High,
+}
+
+impl ReasoningEffort {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Minimal => "minimal",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+        }
+    }
+}
+
 /// A chat model behind the Chat Completions API.
 ///
 /// ```no_run
@@ -54,6 +78,7 @@ pub enum StructuredOutput {
 pub struct OpenAiModel {
     http: Arc<Http>,
     structured_output: StructuredOutput,
+    reasoning_effort: Option<ReasoningEffort>,
     call_ids: Arc<AtomicU64>,
 }
 
@@ -63,6 +88,7 @@ pub struct OpenAiModel {
 pub struct OpenAiBuilder {
     settings: Settings,
     structured_output: StructuredOutput,
+    reasoning_effort: Option<ReasoningEffort>,
 }
 
 impl OpenAiModel {
@@ -71,6 +97,7 @@ impl OpenAiModel {
         OpenAiBuilder {
             settings: Settings::new(model.into(), DEFAULT_BASE_URL),
             structured_output: StructuredOutput::Auto,
+            reasoning_effort: None,
         }
     }
 
@@ -140,7 +167,7 @@ impl OpenAiModel {
                 body.insert("parallel_tool_calls".into(), parallel.into());
             }
         }
-        insert_sampling(&mut body, &options);
+        insert_sampling(&mut body, &options, self.reasoning_effort);
         if let Some(format) = self.response_format(request) {
             body.insert("response_format".into(), format);
         }
@@ -172,11 +199,19 @@ impl OpenAiBuilder {
         self
     }
 
+    /// Asks a reasoning model (o-series, GPT-5) for this effort; the token limit is then
+    /// sent as `max_completion_tokens`, which those models require.
+    pub fn reasoning_effort(mut self, effort: ReasoningEffort) -> Self {
+        self.reasoning_effort = Some(effort);
+        self
+    }
+
     /// The model.
     pub fn build(self) -> Result<OpenAiModel, ConfigError> {
         Ok(OpenAiModel {
             http: Arc::new(Http::new(self.settings)?),
             structured_output: self.structured_output,
+            reasoning_effort: self.reasoning_effort,
             call_ids: Arc::new(AtomicU64::new(0)),
         })
     }
@@ -196,12 +231,25 @@ impl ChatModel for OpenAiModel {
     }
 }
 
-fn insert_sampling(body: &mut Map<String, Value>, options: &ModelOptions) {
+/// Temperature and the token limit; reasoning models refuse `max_tokens` and take
+/// `max_completion_tokens` (reasoning included) instead.
+fn insert_sampling(
+    body: &mut Map<String, Value>,
+    options: &ModelOptions,
+    effort: Option<ReasoningEffort>,
+) {
     if let Some(t) = options.temperature {
         body.insert("temperature".into(), t.into());
     }
+    let limit = match effort {
+        Some(effort) => {
+            body.insert("reasoning_effort".into(), effort.as_str().into());
+            "max_completion_tokens"
+        }
+        None => "max_tokens",
+    };
     if let Some(m) = options.max_tokens {
-        body.insert("max_tokens".into(), m.into());
+        body.insert(limit.into(), m.into());
     }
 }
 
@@ -345,6 +393,9 @@ fn usage(usage: &Value) -> Usage {
         input_tokens: count(usage.get("prompt_tokens")),
         output_tokens: count(usage.get("completion_tokens")),
         cached_tokens: count(usage.pointer("/prompt_tokens_details/cached_tokens")),
+        // OpenAI caches without a write charge, so it reports no writes.
+        cache_write_tokens: 0,
+        reasoning_tokens: count(usage.pointer("/completion_tokens_details/reasoning_tokens")),
     }
 }
 

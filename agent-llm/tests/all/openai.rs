@@ -60,6 +60,8 @@ async fn a_reply_brings_its_message_usage_finish_reason_model_and_id() {
         input_tokens: 12,
         output_tokens: 5,
         cached_tokens: 4,
+        cache_write_tokens: 0,
+        reasoning_tokens: 3,
     };
     assert_eq!(response.usage, Some(usage));
     assert_eq!(response.finish_reason.as_deref(), Some("tool_calls"));
@@ -432,4 +434,24 @@ async fn retries_stop_when_the_next_wait_would_pass_the_total_time() {
     );
     assert_eq!(clock.sleeps(), [Duration::from_secs(5)]);
     assert_eq!(received(&server).await.len(), 2);
+}
+
+#[tokio::test]
+async fn a_reasoning_effort_is_sent_with_max_completion_tokens() {
+    let server = serve(OPENAI_PATH, vec![text_reply()]).await;
+    let clock = Arc::new(ManualClock::new());
+    let model = openai_builder(&server, &clock)
+        .reasoning_effort(agent_llm::ReasoningEffort::Low)
+        .options(ModelOptions {
+            max_tokens: Some(900),
+            ..ModelOptions::default()
+        })
+        .build()
+        .expect("a valid configuration");
+    let response = model.complete(&request()).await.expect("a reply");
+    assert_eq!(response.usage.map(|u| u.reasoning_tokens), Some(3));
+    let body = &bodies(&server).await[0];
+    assert_eq!(body["reasoning_effort"], "low");
+    assert_eq!(body["max_completion_tokens"], 900);
+    assert_eq!(body.get("max_tokens"), None);
 }

@@ -116,7 +116,8 @@ pub fn completion(message: Value, finish_reason: &str) -> String {
         "model": "gpt-test-2026",
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
         "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17,
-                  "prompt_tokens_details": {"cached_tokens": 4}},
+                  "prompt_tokens_details": {"cached_tokens": 4},
+                  "completion_tokens_details": {"reasoning_tokens": 3}},
     })
     .to_string()
 }
