@@ -377,6 +377,11 @@ pub enum ModelError {
         status: u16,
         /// The start of the body (the HTTP models keep at most 1 KiB of it).
         body: String,
+        /// How long the provider asked to wait (`Retry-After`), if it said.
+        retry_after: Option<Duration>,
+        /// Whether the provider said a retry can help (`x-should-retry`); it overrides
+        /// what the status alone says.
+        should_retry: Option<bool>,
     },
     /// No answer in time.
     #[error("the model did not answer in time")]
@@ -401,11 +406,16 @@ fn retry_after_text(retry_after: &Option<Duration>) -> String {
 impl ModelError {
     /// Whether the same request may succeed later: rate limits, timeouts, broken connections,
     /// and statuses 408, 409, 429, 5xx (Anthropic's 529 included). A request the provider
-    /// judged wrong (400, 401, 403, 404, 422) fails the same way every time.
+    /// judged wrong (400, 401, 403, 404, 422) fails the same way every time. A provider's
+    /// `x-should-retry` wins over the status.
     pub fn is_retryable(&self) -> bool {
         match self {
             Self::RateLimited { .. } | Self::Timeout | Self::Transport(_) => true,
-            Self::Status { status, .. } => matches!(status, 408 | 409 | 429 | 500..=599),
+            Self::Status {
+                status,
+                should_retry,
+                ..
+            } => should_retry.unwrap_or(matches!(status, 408 | 409 | 429 | 500..=599)),
             Self::ScriptExhausted { .. } | Self::Malformed(_) | Self::Other(_) => false,
         }
     }
@@ -552,6 +562,8 @@ mod tests {
         ModelError::Status {
             status,
             body: String::new(),
+            retry_after: None,
+            should_retry: None,
         }
     }
 
@@ -568,6 +580,14 @@ mod tests {
         assert!(ModelError::Timeout.is_retryable());
         assert!(ModelError::RateLimited { retry_after: None }.is_retryable());
         assert!(!ModelError::Malformed("x".into()).is_retryable());
+        let told = |status, should_retry| ModelError::Status {
+            status,
+            body: String::new(),
+            retry_after: None,
+            should_retry: Some(should_retry),
+        };
+        assert!(!told(503, false).is_retryable(), "the server's word wins");
+        assert!(told(400, true).is_retryable());
     }
 
     #[test]

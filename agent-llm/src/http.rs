@@ -1,11 +1,11 @@
-//! What both providers share: their settings, one POST with retries, and the mapping of
-//! transport failures and HTTP statuses to [`ModelError`].
+//! What both providers share: their settings, one POST (retries are a layer above, see
+//! [`Retrying`](crate::Retrying)), and the mapping of transport failures, HTTP statuses and
+//! the server's retry headers to [`ModelError`].
 
-use crate::retry::{Clock, RetryPolicy, SystemClock, retry_after, with_retries};
+use crate::retry::retry_after;
 use crate::secret::ApiKey;
 use agent_core::{ModelError, ModelOptions};
 use reqwest::header::HeaderMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// A provider could not be configured.
@@ -42,8 +42,6 @@ pub(crate) struct Settings {
     pub api_key: Option<ApiKey>,
     pub timeout: Duration,
     pub connect_timeout: Duration,
-    pub retry: RetryPolicy,
-    pub clock: Arc<dyn Clock>,
     pub options: ModelOptions,
     pub capture_content: bool,
 }
@@ -56,8 +54,6 @@ impl Settings {
             api_key: None,
             timeout: Duration::from_secs(600),
             connect_timeout: Duration::from_secs(10),
-            retry: RetryPolicy::default(),
-            clock: Arc::new(SystemClock),
             options: ModelOptions::default(),
             capture_content: false,
         }
@@ -103,16 +99,6 @@ macro_rules! settings_methods {
             self.settings.connect_timeout = timeout;
             self
         }
-        /// How failed calls are retried.
-        pub fn retry(mut self, policy: $crate::RetryPolicy) -> Self {
-            self.settings.retry = policy;
-            self
-        }
-        /// The clock the retries wait on (tests pass a [`ManualClock`](crate::ManualClock)).
-        pub fn clock(mut self, clock: ::std::sync::Arc<dyn $crate::Clock>) -> Self {
-            self.settings.clock = clock;
-            self
-        }
         /// Options for every request; a request's own options win field by field.
         pub fn options(mut self, options: ::agent_core::ModelOptions) -> Self {
             self.settings.options = options;
@@ -144,26 +130,13 @@ impl Http {
         Ok(Self { client, settings })
     }
 
-    /// POSTs `body` to `url`, retrying as the policy allows; the successful response's body.
+    /// POSTs `body` to `url` once; the successful response's body.
     pub async fn post(
         &self,
         url: &str,
         headers: HeaderMap,
         body: Vec<u8>,
     ) -> Result<Vec<u8>, ModelError> {
-        let settings = &self.settings;
-        with_retries(&settings.retry, settings.clock.as_ref(), || {
-            self.attempt(url, headers.clone(), body.clone())
-        })
-        .await
-    }
-
-    async fn attempt(
-        &self,
-        url: &str,
-        headers: HeaderMap,
-        body: Vec<u8>,
-    ) -> Result<Vec<u8>, (ModelError, Option<Duration>)> {
         let response = self
             .client
             .post(url)
@@ -173,10 +146,11 @@ impl Http {
             .body(body)
             .send()
             .await
-            .map_err(|e| (transport_error(e), None))?;
+            .map_err(transport_error)?;
         let status = response.status();
-        let hint = retry_after(response.headers(), self.settings.clock.now());
-        let bytes = read_body(response).await.map_err(|e| (e, None))?;
+        let wait = retry_after(response.headers(), std::time::SystemTime::now());
+        let should_retry = should_retry(response.headers());
+        let bytes = read_body(response).await?;
         if status.is_success() {
             return Ok(bytes);
         }
@@ -185,11 +159,13 @@ impl Http {
             Some(key) => key.scrub(&text),
             None => text.into_owned(),
         };
-        let error = match status.as_u16() {
-            429 => ModelError::RateLimited { retry_after: hint },
-            code => crate::model_error::status_error(code, &text),
-        };
-        Err((error, hint))
+        Err(match (status.as_u16(), should_retry) {
+            // A 429 the server says not to retry (an exhausted quota) is final, not a wait.
+            (429, None | Some(true)) => ModelError::RateLimited { retry_after: wait },
+            (code, should_retry) => {
+                crate::model_error::told_status_error(code, &text, wait, should_retry)
+            }
+        })
     }
 
     /// An authorization header value, marked sensitive so no log shows it.
@@ -198,6 +174,15 @@ impl Http {
             .map_err(|_| ModelError::Other("the API key is not a valid header value".into()))?;
         value.set_sensitive(true);
         Ok(value)
+    }
+}
+
+/// The server's `x-should-retry: true|false`, which the official SDKs obey over the status.
+fn should_retry(headers: &HeaderMap) -> Option<bool> {
+    match headers.get("x-should-retry")?.to_str().ok()?.trim() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
     }
 }
 

@@ -20,7 +20,7 @@ pub use anthropic::{AnthropicBuilder, AnthropicModel};
 pub use http::ConfigError;
 #[cfg(feature = "openai")]
 pub use openai::{OpenAiBuilder, OpenAiModel, ReasoningEffort, StructuredOutput};
-pub use retry::{Clock, ManualClock, RetryPolicy, SystemClock, retry_after};
+pub use retry::{Clock, ManualClock, RetryPolicy, Retrying, SystemClock, retry_after};
 pub use router::Router;
 pub use secret::ApiKey;
 pub use spec::from_spec;

@@ -5,11 +5,25 @@ use agent_core::ModelError;
 /// Most bytes of a response body kept in a [`ModelError::Status`].
 const ERROR_BODY_BYTES: usize = 1024;
 
-/// An error status with the body cut to its first 1 KiB.
+/// An error status with the body cut to its first 1 KiB, and no word from the server on
+/// retrying.
+#[cfg(test)]
 pub(crate) fn status_error(status: u16, body: &str) -> ModelError {
+    told_status_error(status, body, None, None)
+}
+
+/// An error status with what the server said on retrying: its wait and `x-should-retry`.
+pub(crate) fn told_status_error(
+    status: u16,
+    body: &str,
+    retry_after: Option<std::time::Duration>,
+    should_retry: Option<bool>,
+) -> ModelError {
     ModelError::Status {
         status,
         body: agent_core::__private::truncate(body, ERROR_BODY_BYTES).into_owned(),
+        retry_after,
+        should_retry,
     }
 }
 

@@ -1,11 +1,13 @@
 //! `provider:model` specs, for command-line flags such as the examples' `--model`.
 
 use crate::http::ConfigError;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+use crate::retry::{RetryPolicy, Retrying};
 use agent_core::ChatModel;
 use std::sync::Arc;
 
 /// The model named by `spec` (`openai:<model>` or `anthropic:<model>`), configured from the
-/// environment.
+/// environment and retried with the default [`RetryPolicy`](crate::RetryPolicy).
 ///
 /// ```
 /// let error = agent_llm::from_spec("gpt-4o").err();
@@ -25,7 +27,8 @@ pub fn from_spec(spec: &str) -> Result<Arc<dyn ChatModel>, ConfigError> {
 
 #[cfg(feature = "openai")]
 fn openai(model: &str) -> Result<Arc<dyn ChatModel>, ConfigError> {
-    Ok(Arc::new(crate::OpenAiModel::from_env(model)?))
+    let model = crate::OpenAiModel::from_env(model)?;
+    Ok(Arc::new(Retrying::new(model, RetryPolicy::default())))
 }
 
 #[cfg(not(feature = "openai"))]
@@ -35,7 +38,8 @@ fn openai(_: &str) -> Result<Arc<dyn ChatModel>, ConfigError> {
 
 #[cfg(feature = "anthropic")]
 fn anthropic(model: &str) -> Result<Arc<dyn ChatModel>, ConfigError> {
-    Ok(Arc::new(crate::AnthropicModel::from_env(model)?))
+    let model = crate::AnthropicModel::from_env(model)?;
+    Ok(Arc::new(Retrying::new(model, RetryPolicy::default())))
 }
 
 #[cfg(not(feature = "anthropic"))]

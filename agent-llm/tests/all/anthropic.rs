@@ -214,7 +214,13 @@ async fn a_400_and_a_401_are_sent_exactly_once() {
             .await
             .expect_err("an error");
         let body = format!(r#"{{"error":{{"message":"status {code}","type":"test"}}}}"#);
-        assert_eq!(error, ModelError::Status { status: code, body });
+        let expected = ModelError::Status {
+            status: code,
+            body,
+            retry_after: None,
+            should_retry: None,
+        };
+        assert_eq!(error, expected);
         assert_eq!(received(&server).await.len(), 1, "HTTP {code}");
     }
 }
@@ -245,10 +251,8 @@ async fn a_slow_server_times_out() {
         vec![text_reply().set_delay(Duration::from_secs(5))],
     )
     .await;
-    let clock = Arc::new(ManualClock::new());
-    let model = anthropic_builder(&server, &clock)
+    let model = anthropic_builder(&server)
         .timeout(Duration::from_millis(150))
-        .retry(agent_llm::RetryPolicy::never())
         .build()
         .expect("a model");
     assert_eq!(model.complete(&request()).await, Err(ModelError::Timeout));

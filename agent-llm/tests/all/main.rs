@@ -5,5 +5,6 @@
 mod common;
 
 mod anthropic;
+mod layers;
 mod openai;
 mod round_trip;

@@ -285,10 +285,13 @@ async fn a_thinking_model_gets_its_blocks_back_unchanged() {
         .collect();
     let server = serve(ANTHROPIC_PATH, responses).await;
     let clock = Arc::new(agent_llm::ManualClock::new());
-    let model = anthropic_builder(&server, &clock)
-        .thinking(2048)
-        .build()
-        .expect("a valid configuration");
+    let model = retrying(
+        anthropic_builder(&server)
+            .thinking(2048)
+            .build()
+            .expect("a valid configuration"),
+        &clock,
+    );
     let (runtime, outcome) = run(Arc::new(model)).await;
     assert_story(&server, &runtime, &outcome, &replies).await;
     let bodies = bodies(&server).await;
