@@ -8,7 +8,9 @@
 //! unchanged, before the turn's text and tool calls, as the API requires of a thinking model
 //! that calls tools.
 
-use crate::http::{ConfigError, Http, Settings, env, malformed, settings_methods};
+use crate::http::{
+    ConfigError, Http, Settings, header_value, malformed, process_env, settings_methods, var,
+};
 use agent_core::BoxFuture;
 use agent_core::ToolDefinition;
 use agent_core::{
@@ -50,6 +52,7 @@ pub struct AnthropicModel {
 pub struct AnthropicBuilder {
     settings: Settings,
     thinking: Option<u32>,
+    betas: Vec<String>,
 }
 
 /// The smallest thinking budget the API takes.
@@ -61,17 +64,40 @@ impl AnthropicModel {
         AnthropicBuilder {
             settings: Settings::new(model.into(), DEFAULT_BASE_URL),
             thinking: None,
+            betas: Vec::new(),
         }
     }
 
-    /// A builder for `model` from `ANTHROPIC_API_KEY` (required) and `ANTHROPIC_BASE_URL`.
+    /// A builder for `model` from the environment, like the official SDK:
+    /// `ANTHROPIC_API_KEY` (sent as `x-api-key`) or `ANTHROPIC_AUTH_TOKEN` (sent as
+    /// `Authorization: Bearer`, for gateways), one of them required, and
+    /// `ANTHROPIC_BASE_URL`.
     pub fn builder_from_env(model: impl Into<String>) -> Result<AnthropicBuilder, ConfigError> {
-        let key = env("ANTHROPIC_API_KEY").ok_or(ConfigError::MissingEnv("ANTHROPIC_API_KEY"))?;
-        let builder = Self::builder(model).api_key(key);
-        Ok(match env("ANTHROPIC_BASE_URL") {
-            Some(url) => builder.base_url(url),
-            None => builder,
-        })
+        Self::builder_from_env_with(model, process_env)
+    }
+
+    /// [`builder_from_env`](Self::builder_from_env) reading the variables from `env`.
+    ///
+    /// ```
+    /// let env = |name: &str| (name == "ANTHROPIC_AUTH_TOKEN").then(|| "gateway-token".to_owned());
+    /// assert!(agent_llm::AnthropicModel::builder_from_env_with("claude-sonnet-4-5", env).is_ok());
+    /// ```
+    pub fn builder_from_env_with(
+        model: impl Into<String>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<AnthropicBuilder, ConfigError> {
+        let mut builder = Self::builder(model);
+        let key = var(&env, "ANTHROPIC_API_KEY");
+        let token = var(&env, "ANTHROPIC_AUTH_TOKEN");
+        if key.is_none() && token.is_none() {
+            return Err(ConfigError::MissingEnv("ANTHROPIC_API_KEY"));
+        }
+        builder.settings.api_key = key.map(Into::into);
+        builder.settings.auth_token = token.map(Into::into);
+        if let Some(url) = var(&env, "ANTHROPIC_BASE_URL") {
+            builder = builder.base_url(url);
+        }
+        Ok(builder)
     }
 
     /// The model `model`, configured from the environment.
@@ -100,13 +126,17 @@ impl AnthropicModel {
         if let Some(key) = &settings.api_key {
             headers.insert("x-api-key", Http::secret_header(key.expose())?);
         }
+        if let Some(token) = &settings.auth_token {
+            let value = Http::secret_header(&format!("Bearer {}", token.expose()))?;
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
         headers.insert(
             "anthropic-version",
             reqwest::header::HeaderValue::from_static(API_VERSION),
         );
         let bytes = self
             .http
-            .post(&settings.url("v1/messages"), headers, body)
+            .post(self.http.url("v1/messages"), headers, body)
             .await?;
         parse_response(&bytes)
     }
@@ -163,8 +193,26 @@ impl AnthropicBuilder {
         self
     }
 
+    /// A bearer token sent as `Authorization: Bearer` (a gateway's), with or in place of
+    /// the key; kept out of `Debug`, logs and errors like the key.
+    pub fn auth_token(mut self, token: impl Into<crate::ApiKey>) -> Self {
+        self.settings.auth_token = Some(token.into());
+        self
+    }
+
+    /// Turns on a beta feature (`anthropic-beta`, e.g. `interleaved-thinking-2025-05-14`);
+    /// betas add up, sent comma-separated.
+    pub fn beta(mut self, name: impl Into<String>) -> Self {
+        self.betas.push(name.into());
+        self
+    }
+
     /// The model.
-    pub fn build(self) -> Result<AnthropicModel, ConfigError> {
+    pub fn build(mut self) -> Result<AnthropicModel, ConfigError> {
+        if !self.betas.is_empty() {
+            let value = header_value("beta", &self.betas.join(","))?;
+            self.settings.headers.insert("anthropic-beta", value);
+        }
         if let Some(budget) = self.thinking.filter(|b| *b < MIN_THINKING_BUDGET) {
             return Err(ConfigError::Invalid {
                 setting: "thinking",

@@ -40,6 +40,11 @@ pub(crate) struct Settings {
     pub model: String,
     pub base_url: String,
     pub api_key: Option<ApiKey>,
+    /// A bearer token in place of the key (Anthropic's gateways).
+    pub auth_token: Option<ApiKey>,
+    /// Sent with every request: account ids, betas, the user's own; values marked
+    /// sensitive, so `Debug` never shows them.
+    pub headers: HeaderMap,
     pub timeout: Duration,
     pub connect_timeout: Duration,
     pub options: ModelOptions,
@@ -52,16 +57,13 @@ impl Settings {
             model,
             base_url: base_url.to_owned(),
             api_key: None,
+            auth_token: None,
+            headers: HeaderMap::new(),
             timeout: Duration::from_secs(600),
             connect_timeout: Duration::from_secs(10),
             options: ModelOptions::default(),
             capture_content: false,
         }
-    }
-
-    /// The endpoint `path` under the base URL.
-    pub fn url(&self, path: &str) -> String {
-        format!("{}/{path}", self.base_url.trim_end_matches('/'))
     }
 
     /// The request's options over the model's defaults.
@@ -70,9 +72,28 @@ impl Settings {
     }
 }
 
-/// Reads an environment variable that is set and not empty.
-pub(crate) fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
+/// The process environment, for `from_env`.
+pub(crate) fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// A variable of `env` that is set and not empty.
+pub(crate) fn var(env: &impl Fn(&str) -> Option<String>, name: &str) -> Option<String> {
+    env(name).filter(|v| !v.trim().is_empty())
+}
+
+/// A header value from configuration, marked sensitive; `setting` names it in the error.
+pub(crate) fn header_value(
+    setting: &'static str,
+    value: &str,
+) -> Result<reqwest::header::HeaderValue, ConfigError> {
+    let mut value =
+        reqwest::header::HeaderValue::from_str(value).map_err(|_| ConfigError::Invalid {
+            setting,
+            reason: "not a valid HTTP header value".into(),
+        })?;
+    value.set_sensitive(true);
+    Ok(value)
 }
 
 /// The generated builder methods shared by the providers' builders, whose `settings` field is
@@ -87,6 +108,17 @@ macro_rules! settings_methods {
         /// The base URL of the API.
         pub fn base_url(mut self, url: impl Into<String>) -> Self {
             self.settings.base_url = url.into();
+            self
+        }
+        /// A header sent with every request (a gateway's, a tenant's); its value never
+        /// shows in `Debug` output. The provider's own headers (key, version) win over it.
+        pub fn header(
+            mut self,
+            name: ::reqwest::header::HeaderName,
+            mut value: ::reqwest::header::HeaderValue,
+        ) -> Self {
+            value.set_sensitive(true);
+            self.settings.headers.append(name, value);
             self
         }
         /// The longest one attempt may take (default 10 minutes).
@@ -118,28 +150,47 @@ pub(crate) use settings_methods;
 #[derive(Debug, Clone)]
 pub(crate) struct Http {
     client: reqwest::Client,
+    /// The base URL, parsed: endpoints join it as path segments, and its query (Azure's
+    /// `api-version`) stays on every request.
+    base: reqwest::Url,
     pub settings: Settings,
 }
 
 impl Http {
     pub fn new(settings: Settings) -> Result<Self, ConfigError> {
+        let base = base_url(&settings.base_url)?;
         let client = reqwest::Client::builder()
             .connect_timeout(settings.connect_timeout)
             .build()
             .map_err(|e| ConfigError::Client(chain(&e)))?;
-        Ok(Self { client, settings })
+        Ok(Self {
+            client,
+            base,
+            settings,
+        })
     }
 
-    /// POSTs `body` to `url` once; the successful response's body.
+    /// The endpoint `path` (segments joined by `/`) under the base URL, its query kept.
+    pub fn url(&self, path: &str) -> reqwest::Url {
+        let mut url = self.base.clone();
+        if let Ok(mut segments) = url.path_segments_mut() {
+            segments.pop_if_empty().extend(path.split('/'));
+        }
+        url
+    }
+
+    /// POSTs `body` to `url` once, with the default headers and then `headers` (which win);
+    /// the successful response's body.
     pub async fn post(
         &self,
-        url: &str,
+        url: reqwest::Url,
         headers: HeaderMap,
         body: Vec<u8>,
     ) -> Result<Vec<u8>, ModelError> {
         let response = self
             .client
             .post(url)
+            .headers(self.settings.headers.clone())
             .headers(headers)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .timeout(self.settings.timeout)
@@ -154,11 +205,11 @@ impl Http {
         if status.is_success() {
             return Ok(bytes);
         }
-        let text = String::from_utf8_lossy(&bytes);
-        let text = match &self.settings.api_key {
-            Some(key) => key.scrub(&text),
-            None => text.into_owned(),
-        };
+        let mut text = String::from_utf8_lossy(&bytes).into_owned();
+        let secrets = [&self.settings.api_key, &self.settings.auth_token];
+        for secret in secrets.into_iter().flatten() {
+            text = secret.scrub(&text);
+        }
         Err(match (status.as_u16(), should_retry) {
             // A 429 the server says not to retry (an exhausted quota) is final, not a wait.
             (429, None | Some(true)) => ModelError::RateLimited { retry_after: wait },
@@ -175,6 +226,19 @@ impl Http {
         value.set_sensitive(true);
         Ok(value)
     }
+}
+
+/// A base URL parsed; the error names no part of it (it may carry credentials).
+fn base_url(text: &str) -> Result<reqwest::Url, ConfigError> {
+    let invalid = |reason: String| ConfigError::Invalid {
+        setting: "base_url",
+        reason,
+    };
+    let url = reqwest::Url::parse(text.trim()).map_err(|e| invalid(e.to_string()))?;
+    if url.cannot_be_a_base() || !matches!(url.scheme(), "http" | "https") {
+        return Err(invalid("expected an http or https URL".into()));
+    }
+    Ok(url)
 }
 
 /// The server's `x-should-retry: true|false`, which the official SDKs obey over the status.

@@ -20,6 +20,8 @@ pub use anthropic::{AnthropicBuilder, AnthropicModel};
 pub use http::ConfigError;
 #[cfg(feature = "openai")]
 pub use openai::{OpenAiBuilder, OpenAiModel, ReasoningEffort, StructuredOutput};
+/// Header names and values, for the builders' `header` (re-exported from reqwest).
+pub use reqwest::header::{HeaderName, HeaderValue};
 pub use retry::{Clock, ManualClock, RetryPolicy, Retrying, SystemClock, retry_after};
 pub use router::Router;
 pub use secret::ApiKey;

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod accounts;
 mod anthropic;
 mod layers;
 mod openai;
