@@ -16,7 +16,9 @@ pub enum ConfigError {
     #[error("the environment variable `{0}` is not set")]
     MissingEnv(&'static str),
     /// A model spec that is not `provider:model`.
-    #[error("`{0}` is not a model spec: expected `openai:<model>` or `anthropic:<model>`")]
+    #[error(
+        "`{0}` is not a model spec: expected `openai:<model>` or `anthropic:<model>`, or a comma-separated list of them"
+    )]
     BadSpec(String),
     /// A provider this build does not have.
     #[error("the provider `{0}` is not compiled in: enable the `{0}` feature of agent-llm")]

@@ -4,6 +4,7 @@
 
 #[cfg(feature = "anthropic")]
 pub mod anthropic;
+mod fallback;
 mod http;
 mod model_error;
 #[cfg(feature = "openai")]
@@ -17,6 +18,7 @@ mod trace;
 
 #[cfg(feature = "anthropic")]
 pub use anthropic::{AnthropicBuilder, AnthropicModel};
+pub use fallback::Fallback;
 pub use http::ConfigError;
 #[cfg(feature = "openai")]
 pub use openai::{OpenAiBuilder, OpenAiModel, ReasoningEffort, StructuredOutput};

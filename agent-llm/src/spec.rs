@@ -1,19 +1,36 @@
 //! `provider:model` specs, for command-line flags such as the examples' `--model`.
 
+use crate::fallback::Fallback;
 use crate::http::ConfigError;
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 use crate::retry::{RetryPolicy, Retrying};
 use agent_core::ChatModel;
 use std::sync::Arc;
 
-/// The model named by `spec` (`openai:<model>` or `anthropic:<model>`), configured from the
-/// environment and retried with the default [`RetryPolicy`](crate::RetryPolicy).
+/// The model named by `spec`, configured from the environment: `openai:<model>` or
+/// `anthropic:<model>`, retried with the default [`RetryPolicy`](crate::RetryPolicy); or a
+/// comma-separated list of them (`openai:gpt-4o,anthropic:claude-sonnet-4-5`), a
+/// [`Fallback`] that moves to the next when one fails after its retries.
 ///
 /// ```
 /// let error = agent_llm::from_spec("gpt-4o").err();
 /// assert_eq!(error, Some(agent_llm::ConfigError::BadSpec("gpt-4o".into())));
 /// ```
 pub fn from_spec(spec: &str) -> Result<Arc<dyn ChatModel>, ConfigError> {
+    let mut parts = spec.split(',').map(str::trim);
+    let first = parts.next().unwrap_or_default();
+    let mut fallback = match parts.clone().next() {
+        None => return one(first),
+        Some(_) => Fallback::new(first, one(first)?),
+    };
+    for part in parts {
+        fallback = fallback.or(part, one(part)?);
+    }
+    Ok(Arc::new(fallback))
+}
+
+/// One `provider:model`.
+fn one(spec: &str) -> Result<Arc<dyn ChatModel>, ConfigError> {
     let (provider, model) = spec
         .split_once(':')
         .filter(|(_, model)| !model.is_empty())
@@ -60,5 +77,8 @@ mod tests {
                 "{spec}"
             );
         }
+        // A list names its bad part.
+        let list = from_spec("mistral:large,openai:a").err();
+        assert_eq!(list, Some(ConfigError::BadSpec("mistral:large".into())));
     }
 }

@@ -97,3 +97,30 @@ async fn a_final_error_is_not_retried() {
     assert_eq!(error.err(), Some(ModelError::Malformed("x".into())));
     assert!(clock.sleeps().is_empty());
 }
+
+#[tokio::test]
+async fn a_fallback_moves_on_only_after_a_retryable_error_and_names_who_answered() {
+    let down = flaky(1, ModelError::Timeout);
+    let backup = ScriptedModel::default().script("a", [Message::assistant("from backup")]);
+    let model =
+        agent_llm::Fallback::new("openai:a", Arc::new(down)).or("anthropic:b", Arc::new(backup));
+    let reply = model
+        .complete(&request())
+        .await
+        .expect("the backup answers");
+    assert_eq!(reply.message.content, "from backup");
+    assert_eq!(reply.model.as_deref(), Some("anthropic:b"));
+
+    let refused = flaky(1, ModelError::Malformed("not a completion".into()));
+    let untouched = Arc::new(ScriptedModel::default().script("a", ["never"]));
+    let model = agent_llm::Fallback::new("a", Arc::new(refused)).or("b", untouched.clone());
+    let error = model.complete(&request()).await.err();
+    assert_eq!(
+        error,
+        Some(ModelError::Malformed("not a completion".into()))
+    );
+    assert!(
+        untouched.requests_of("a").is_empty(),
+        "a final error ends the call"
+    );
+}
