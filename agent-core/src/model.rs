@@ -389,12 +389,26 @@ pub enum ModelError {
     /// The request did not reach the provider or the connection broke.
     #[error("transport error: {0}")]
     Transport(String),
+    /// The answer hit its token limit and is cut off (OpenAI's `finish_reason: length`,
+    /// Anthropic's `stop_reason: max_tokens`). Not retryable: the same request is cut at the
+    /// same place; raise `max_tokens` or shorten the task.
+    #[error("the answer was cut off at its token limit{}; raise `max_tokens`", output_tokens_text(.output_tokens))]
+    MaxTokens {
+        /// The answer's tokens, when the provider reported them.
+        output_tokens: Option<u64>,
+    },
     /// The provider answered something that is not a response of its API.
     #[error("malformed response: {0}")]
     Malformed(String),
     /// Any other failure.
     #[error("model failed: {0}")]
     Other(String),
+}
+
+fn output_tokens_text(output_tokens: &Option<u64>) -> String {
+    output_tokens
+        .map(|n| format!(" ({n} output tokens)"))
+        .unwrap_or_default()
 }
 
 fn retry_after_text(retry_after: &Option<Duration>) -> String {
@@ -416,7 +430,10 @@ impl ModelError {
                 should_retry,
                 ..
             } => should_retry.unwrap_or(matches!(status, 408 | 409 | 429 | 500..=599)),
-            Self::ScriptExhausted { .. } | Self::Malformed(_) | Self::Other(_) => false,
+            Self::ScriptExhausted { .. }
+            | Self::MaxTokens { .. }
+            | Self::Malformed(_)
+            | Self::Other(_) => false,
         }
     }
 }

@@ -423,13 +423,17 @@ fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ModelError> {
             _ => {}
         }
     }
+    let usage = reply.usage.as_ref().map(usage);
+    if reply.stop_reason.as_deref() == Some("max_tokens") {
+        return Err(crate::model_error::cut_off(usage.as_ref()));
+    }
     Ok(ChatResponse {
         message: Message {
             thinking,
             tool_calls,
             ..Message::assistant(text)
         },
-        usage: reply.usage.as_ref().map(usage),
+        usage,
         finish_reason: reply.stop_reason.filter(|r| !r.is_empty()),
         model: reply.model,
         id: reply.id,

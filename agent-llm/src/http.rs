@@ -123,7 +123,8 @@ macro_rules! settings_methods {
             self.settings.headers.append(name, value);
             self
         }
-        /// The longest one attempt may take (default 10 minutes).
+        /// The longest one attempt may take (default 10 minutes; the CLIs read
+        /// [`REQUEST_TIMEOUT_ENV`](crate::REQUEST_TIMEOUT_ENV)).
         pub fn timeout(mut self, timeout: ::std::time::Duration) -> Self {
             self.settings.timeout = timeout;
             self

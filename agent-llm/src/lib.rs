@@ -27,5 +27,5 @@ pub use reqwest::header::{HeaderName, HeaderValue};
 pub use retry::{Clock, ManualClock, RetryPolicy, Retrying, SystemClock, retry_after};
 pub use router::Router;
 pub use secret::ApiKey;
-pub use spec::from_spec;
+pub use spec::{REQUEST_TIMEOUT_ENV, from_spec, from_spec_with};
 pub use strict::is_strict_compatible;

@@ -27,6 +27,13 @@ pub(crate) fn told_status_error(
     }
 }
 
+/// The error for an answer cut off at its token limit, with the tokens it took.
+pub(crate) fn cut_off(usage: Option<&agent_core::Usage>) -> ModelError {
+    ModelError::MaxTokens {
+        output_tokens: usage.map(|u| u.output_tokens),
+    }
+}
+
 /// A short, stable name of the kind of error, for the `error.type` tracing field.
 pub(crate) fn error_type(error: &ModelError) -> &'static str {
     match error {
@@ -34,6 +41,7 @@ pub(crate) fn error_type(error: &ModelError) -> &'static str {
         ModelError::RateLimited { .. } => "rate_limited",
         ModelError::Status { .. } => "http_status",
         ModelError::Timeout => "timeout",
+        ModelError::MaxTokens { .. } => "max_tokens",
         ModelError::Transport(_) => "transport",
         ModelError::Malformed(_) => "malformed_response",
         _ => "other",

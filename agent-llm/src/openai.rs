@@ -438,12 +438,16 @@ fn parse_response(bytes: &[u8], call_ids: &AtomicU64) -> Result<ChatResponse, Mo
         Some(content) => text_of(content),
         None => reply.refusal.unwrap_or_default(),
     };
+    let usage = completion.usage.as_ref().map(usage);
+    if choice.finish_reason.as_deref() == Some("length") {
+        return Err(crate::model_error::cut_off(usage.as_ref()));
+    }
     Ok(ChatResponse {
         message: Message {
             tool_calls,
             ..Message::assistant(content)
         },
-        usage: completion.usage.as_ref().map(usage),
+        usage,
         finish_reason: choice.finish_reason.filter(|r| !r.is_empty()),
         model: completion.model,
         id: completion.id,

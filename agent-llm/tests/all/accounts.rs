@@ -170,3 +170,51 @@ async fn tokens_and_default_headers_stay_out_of_debug_and_errors() {
         "{error:?}"
     );
 }
+
+#[tokio::test]
+async fn the_request_timeout_comes_from_the_environment_for_the_clis() {
+    // The first answer comes after 5 s: past the 0.2 s timeout, so the retry gets the second.
+    let slow = openai_reply().set_delay(std::time::Duration::from_secs(5));
+    let server = serve(OPENAI_PATH, vec![slow, openai_reply()]).await;
+    let vars = [
+        ("OPENAI_API_KEY", KEY.to_owned()),
+        ("OPENAI_BASE_URL", format!("{}/v1", server.uri())),
+        (agent_llm::REQUEST_TIMEOUT_ENV, "0.2".to_owned()),
+    ];
+    let model = agent_llm::from_spec_with("openai:gpt-test", env(&vars)).expect("a model");
+    let started = std::time::Instant::now();
+    let reply = model.complete(&request()).await.expect("the retry answers");
+    assert_eq!(reply.message.content, "done");
+    assert_eq!(received(&server).await.len(), 2);
+    assert!(started.elapsed() < std::time::Duration::from_secs(4));
+}
+
+#[tokio::test]
+async fn an_answer_cut_off_at_its_token_limit_is_its_own_error() {
+    let cut = ok(completion(
+        json!({"role": "assistant", "content": "{\"plan\": \"Fill the"}),
+        "length",
+    ));
+    let server = serve(OPENAI_PATH, vec![cut, openai_reply()]).await;
+    let clock = std::sync::Arc::new(agent_llm::ManualClock::new());
+    let error = openai(&server, &clock).complete(&request()).await.err();
+    assert_eq!(
+        error,
+        Some(ModelError::MaxTokens {
+            output_tokens: Some(5)
+        })
+    );
+    assert_eq!(received(&server).await.len(), 1, "not retried");
+
+    let cut = ok(message(
+        r#"{"type":"text","text":"{\"plan\": "}"#,
+        "max_tokens",
+    ));
+    let server = serve(ANTHROPIC_PATH, vec![cut]).await;
+    let error = anthropic(&server, &clock).complete(&request()).await.err();
+    let error = error.map(|e| e.to_string());
+    assert_eq!(
+        error.as_deref(),
+        Some("the answer was cut off at its token limit (6 output tokens); raise `max_tokens`")
+    );
+}
