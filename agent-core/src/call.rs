@@ -303,6 +303,7 @@ impl Engine<'_> {
             self.transcript.push(Event::Usage {
                 agent: request.agent.clone(),
                 usage,
+                model: response.model.clone(),
             });
             if let Some(budget) = self.config.token_budget {
                 let used = self.transcript.usage().total_tokens();

@@ -37,11 +37,42 @@ pub struct ToolCallRequest {
     pub arguments: String,
 }
 
+/// A reasoning block of an assistant message, kept so the next request can hand it back
+/// unchanged: Anthropic refuses a tool-calling turn whose thinking blocks went missing or were
+/// altered, and checks them by their signature. Serialized in Anthropic's block format.
+///
+/// ```
+/// use agent_core::Thinking;
+/// let block = Thinking::Thinking { thinking: "Look first.".into(), signature: "EqQB".into() };
+/// let json = serde_json::to_string(&block).unwrap();
+/// assert_eq!(json, r#"{"type":"thinking","thinking":"Look first.","signature":"EqQB"}"#);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Thinking {
+    /// The model's reasoning, as text, with the provider's signature of it.
+    Thinking {
+        /// The reasoning text (Claude 4 models give a summary).
+        thinking: String,
+        /// The provider's signature, checked when the block comes back.
+        signature: String,
+    },
+    /// Reasoning the provider's safety systems encrypted: opaque, replayed as is.
+    RedactedThinking {
+        /// The encrypted reasoning.
+        data: String,
+    },
+}
+
 /// One message of a conversation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
     /// Who wrote it.
     pub role: Role,
+    /// The reasoning an assistant message came with, in the model's order; it precedes the
+    /// text and the tool calls.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thinking: Vec<Thinking>,
     /// Its text.
     pub content: String,
     /// Tool calls an assistant message asks for.
@@ -56,6 +87,7 @@ impl Message {
     fn new(role: Role, content: impl Into<String>) -> Self {
         Self {
             role,
+            thinking: Vec::new(),
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: None,
@@ -258,7 +290,7 @@ impl From<&str> for ChatResponse {
 ///
 /// ```
 /// use agent_core::Usage;
-/// let a = Usage { input_tokens: 10, output_tokens: 2, cached_tokens: 4 };
+/// let a = Usage { input_tokens: 10, output_tokens: 2, cached_tokens: 4, ..Usage::default() };
 /// let total: Usage = [a, a].into_iter().sum();
 /// assert_eq!(total.input_tokens, 20);
 /// ```
@@ -270,6 +302,13 @@ pub struct Usage {
     pub output_tokens: u64,
     /// Prompt tokens read from the provider's cache.
     pub cached_tokens: u64,
+    /// Prompt tokens written to the provider's cache (Anthropic bills them above the input
+    /// price); part of `input_tokens`.
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+    /// Answer tokens the model spent reasoning; part of `output_tokens`.
+    #[serde(default)]
+    pub reasoning_tokens: u64,
 }
 
 impl Usage {
@@ -286,6 +325,10 @@ impl std::ops::Add for Usage {
             input_tokens: self.input_tokens.saturating_add(other.input_tokens),
             output_tokens: self.output_tokens.saturating_add(other.output_tokens),
             cached_tokens: self.cached_tokens.saturating_add(other.cached_tokens),
+            cache_write_tokens: self
+                .cache_write_tokens
+                .saturating_add(other.cache_write_tokens),
+            reasoning_tokens: self.reasoning_tokens.saturating_add(other.reasoning_tokens),
         }
     }
 }
@@ -334,6 +377,11 @@ pub enum ModelError {
         status: u16,
         /// The start of the body (the HTTP models keep at most 1 KiB of it).
         body: String,
+        /// How long the provider asked to wait (`Retry-After`), if it said.
+        retry_after: Option<Duration>,
+        /// Whether the provider said a retry can help (`x-should-retry`); it overrides
+        /// what the status alone says.
+        should_retry: Option<bool>,
     },
     /// No answer in time.
     #[error("the model did not answer in time")]
@@ -341,12 +389,26 @@ pub enum ModelError {
     /// The request did not reach the provider or the connection broke.
     #[error("transport error: {0}")]
     Transport(String),
+    /// The answer hit its token limit and is cut off (OpenAI's `finish_reason: length`,
+    /// Anthropic's `stop_reason: max_tokens`). Not retryable: the same request is cut at the
+    /// same place; raise `max_tokens` or shorten the task.
+    #[error("the answer was cut off at its token limit{}; raise `max_tokens`", output_tokens_text(.output_tokens))]
+    MaxTokens {
+        /// The answer's tokens, when the provider reported them.
+        output_tokens: Option<u64>,
+    },
     /// The provider answered something that is not a response of its API.
     #[error("malformed response: {0}")]
     Malformed(String),
     /// Any other failure.
     #[error("model failed: {0}")]
     Other(String),
+}
+
+fn output_tokens_text(output_tokens: &Option<u64>) -> String {
+    output_tokens
+        .map(|n| format!(" ({n} output tokens)"))
+        .unwrap_or_default()
 }
 
 fn retry_after_text(retry_after: &Option<Duration>) -> String {
@@ -358,12 +420,20 @@ fn retry_after_text(retry_after: &Option<Duration>) -> String {
 impl ModelError {
     /// Whether the same request may succeed later: rate limits, timeouts, broken connections,
     /// and statuses 408, 409, 429, 5xx (Anthropic's 529 included). A request the provider
-    /// judged wrong (400, 401, 403, 404, 422) fails the same way every time.
+    /// judged wrong (400, 401, 403, 404, 422) fails the same way every time. A provider's
+    /// `x-should-retry` wins over the status.
     pub fn is_retryable(&self) -> bool {
         match self {
             Self::RateLimited { .. } | Self::Timeout | Self::Transport(_) => true,
-            Self::Status { status, .. } => matches!(status, 408 | 409 | 429 | 500..=599),
-            Self::ScriptExhausted { .. } | Self::Malformed(_) | Self::Other(_) => false,
+            Self::Status {
+                status,
+                should_retry,
+                ..
+            } => should_retry.unwrap_or(matches!(status, 408 | 409 | 429 | 500..=599)),
+            Self::ScriptExhausted { .. }
+            | Self::MaxTokens { .. }
+            | Self::Malformed(_)
+            | Self::Other(_) => false,
         }
     }
 }
@@ -509,6 +579,8 @@ mod tests {
         ModelError::Status {
             status,
             body: String::new(),
+            retry_after: None,
+            should_retry: None,
         }
     }
 
@@ -525,6 +597,14 @@ mod tests {
         assert!(ModelError::Timeout.is_retryable());
         assert!(ModelError::RateLimited { retry_after: None }.is_retryable());
         assert!(!ModelError::Malformed("x".into()).is_retryable());
+        let told = |status, should_retry| ModelError::Status {
+            status,
+            body: String::new(),
+            retry_after: None,
+            should_retry: Some(should_retry),
+        };
+        assert!(!told(503, false).is_retryable(), "the server's word wins");
+        assert!(told(400, true).is_retryable());
     }
 
     #[test]
@@ -573,7 +653,7 @@ mod tests {
         let usage = Usage {
             input_tokens: 3,
             output_tokens: 1,
-            cached_tokens: 0,
+            ..Usage::default()
         };
         let model = ScriptedModel::default().script(
             "a",

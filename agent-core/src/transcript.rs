@@ -58,6 +58,8 @@ pub enum Event {
         agent: String,
         /// The call's usage.
         usage: Usage,
+        /// The model that answered, as the response names it (a fallback's pick shows here).
+        model: Option<String>,
     },
     /// An answer that broke the agent's output contract.
     OutputRetry {
@@ -157,11 +159,21 @@ impl fmt::Display for Event {
                     "=== [{agent}] agent call {context_id} (attempt {attempt}{rerun}) ===\n"
                 )
             }
-            Self::Usage { agent, usage } => writeln!(
-                f,
-                "=== [{agent}] tokens: {} in, {} out ===\n",
-                usage.input_tokens, usage.output_tokens
-            ),
+            Self::Usage {
+                agent,
+                usage,
+                model,
+            } => {
+                let model = model
+                    .as_ref()
+                    .map(|m| format!(" ({m})"))
+                    .unwrap_or_default();
+                writeln!(
+                    f,
+                    "=== [{agent}] tokens: {} in, {} out{model} ===\n",
+                    usage.input_tokens, usage.output_tokens
+                )
+            }
             Self::OutputRetry { agent, error } => writeln!(
                 f,
                 "=== [{agent}] retry error (output contract) ===\n{}\n",

@@ -3,14 +3,19 @@
 //! The system prompt goes in the top-level `system`; tool results go back as `tool_result`
 //! blocks, consecutive ones in one user message, with `is_error: true` for a retry error.
 //! `tool_use.input` is carried as raw JSON both ways, so its number text and key order reach
-//! the contract path and the next request as the model wrote them.
+//! the contract path and the next request as the model wrote them. `thinking` and
+//! `redacted_thinking` blocks are kept on the message ([`Message::thinking`]) and sent back
+//! unchanged, before the turn's text and tool calls, as the API requires of a thinking model
+//! that calls tools.
 
-use crate::http::{ConfigError, Http, Settings, env, malformed, settings_methods};
+use crate::http::{
+    ConfigError, Http, Settings, header_value, malformed, process_env, settings_methods, var,
+};
 use agent_core::BoxFuture;
 use agent_core::ToolDefinition;
 use agent_core::{
-    ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelOptions, Role, ToolCallRequest,
-    ToolChoice, Usage,
+    ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelOptions, Role, Thinking,
+    ToolCallRequest, ToolChoice, Usage,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -38,6 +43,7 @@ const DEFAULT_MAX_TOKENS: u32 = 4096;
 #[derive(Debug, Clone)]
 pub struct AnthropicModel {
     http: Arc<Http>,
+    thinking: Option<u32>,
 }
 
 /// Builds an [`AnthropicModel`].
@@ -45,24 +51,53 @@ pub struct AnthropicModel {
 #[must_use]
 pub struct AnthropicBuilder {
     settings: Settings,
+    thinking: Option<u32>,
+    betas: Vec<String>,
 }
+
+/// The smallest thinking budget the API takes.
+const MIN_THINKING_BUDGET: u32 = 1024;
 
 impl AnthropicModel {
     /// A builder for `model` at [`DEFAULT_BASE_URL`], without a key.
     pub fn builder(model: impl Into<String>) -> AnthropicBuilder {
         AnthropicBuilder {
             settings: Settings::new(model.into(), DEFAULT_BASE_URL),
+            thinking: None,
+            betas: Vec::new(),
         }
     }
 
-    /// A builder for `model` from `ANTHROPIC_API_KEY` (required) and `ANTHROPIC_BASE_URL`.
+    /// A builder for `model` from the environment, like the official SDK:
+    /// `ANTHROPIC_API_KEY` (sent as `x-api-key`) or `ANTHROPIC_AUTH_TOKEN` (sent as
+    /// `Authorization: Bearer`, for gateways), one of them required, and
+    /// `ANTHROPIC_BASE_URL`.
     pub fn builder_from_env(model: impl Into<String>) -> Result<AnthropicBuilder, ConfigError> {
-        let key = env("ANTHROPIC_API_KEY").ok_or(ConfigError::MissingEnv("ANTHROPIC_API_KEY"))?;
-        let builder = Self::builder(model).api_key(key);
-        Ok(match env("ANTHROPIC_BASE_URL") {
-            Some(url) => builder.base_url(url),
-            None => builder,
-        })
+        Self::builder_from_env_with(model, process_env)
+    }
+
+    /// [`builder_from_env`](Self::builder_from_env) reading the variables from `env`.
+    ///
+    /// ```
+    /// let env = |name: &str| (name == "ANTHROPIC_AUTH_TOKEN").then(|| "gateway-token".to_owned());
+    /// assert!(agent_llm::AnthropicModel::builder_from_env_with("claude-sonnet-4-5", env).is_ok());
+    /// ```
+    pub fn builder_from_env_with(
+        model: impl Into<String>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<AnthropicBuilder, ConfigError> {
+        let mut builder = Self::builder(model);
+        let key = var(&env, "ANTHROPIC_API_KEY");
+        let token = var(&env, "ANTHROPIC_AUTH_TOKEN");
+        if key.is_none() && token.is_none() {
+            return Err(ConfigError::MissingEnv("ANTHROPIC_API_KEY"));
+        }
+        builder.settings.api_key = key.map(Into::into);
+        builder.settings.auth_token = token.map(Into::into);
+        if let Some(url) = var(&env, "ANTHROPIC_BASE_URL") {
+            builder = builder.base_url(url);
+        }
+        Ok(builder)
     }
 
     /// The model `model`, configured from the environment.
@@ -76,6 +111,7 @@ impl AnthropicModel {
         http.settings.model = model.into();
         Self {
             http: Arc::new(http),
+            ..self.clone()
         }
     }
 
@@ -90,13 +126,17 @@ impl AnthropicModel {
         if let Some(key) = &settings.api_key {
             headers.insert("x-api-key", Http::secret_header(key.expose())?);
         }
+        if let Some(token) = &settings.auth_token {
+            let value = Http::secret_header(&format!("Bearer {}", token.expose()))?;
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
         headers.insert(
             "anthropic-version",
             reqwest::header::HeaderValue::from_static(API_VERSION),
         );
         let bytes = self
             .http
-            .post(&settings.url("v1/messages"), headers, body)
+            .post(self.http.url("v1/messages"), headers, body)
             .await?;
         parse_response(&bytes)
     }
@@ -106,8 +146,16 @@ impl AnthropicModel {
         let options = self.http.settings.options_for(request);
         let mut head = Map::new();
         head.insert("model".into(), self.http.settings.model.clone().into());
-        let max_tokens = options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+        // The thinking budget is part of `max_tokens`: the default leaves the answer its room.
+        let budget = self.thinking.unwrap_or(0);
+        let max_tokens = options
+            .max_tokens
+            .unwrap_or(DEFAULT_MAX_TOKENS.saturating_add(budget));
         head.insert("max_tokens".into(), max_tokens.into());
+        if let Some(budget) = self.thinking {
+            let thinking = json!({"type": "enabled", "budget_tokens": budget});
+            head.insert("thinking".into(), thinking);
+        }
         let system: Vec<&str> = request
             .messages
             .iter()
@@ -136,10 +184,46 @@ impl AnthropicModel {
 impl AnthropicBuilder {
     settings_methods!();
 
+    /// Extended thinking with a budget of `budget_tokens` (at least 1024): the request
+    /// carries `thinking: {"type": "enabled", "budget_tokens": ...}`, and `max_tokens`, when
+    /// no option sets it, grows by the budget. The thinking blocks come back on each message
+    /// and are replayed unchanged.
+    pub fn thinking(mut self, budget_tokens: u32) -> Self {
+        self.thinking = Some(budget_tokens);
+        self
+    }
+
+    /// A bearer token sent as `Authorization: Bearer` (a gateway's), with or in place of
+    /// the key; kept out of `Debug`, logs and errors like the key.
+    pub fn auth_token(mut self, token: impl Into<crate::ApiKey>) -> Self {
+        self.settings.auth_token = Some(token.into());
+        self
+    }
+
+    /// Turns on a beta feature (`anthropic-beta`, e.g. `interleaved-thinking-2025-05-14`);
+    /// betas add up, sent comma-separated.
+    pub fn beta(mut self, name: impl Into<String>) -> Self {
+        self.betas.push(name.into());
+        self
+    }
+
     /// The model.
-    pub fn build(self) -> Result<AnthropicModel, ConfigError> {
+    pub fn build(mut self) -> Result<AnthropicModel, ConfigError> {
+        if !self.betas.is_empty() {
+            let value = header_value("beta", &self.betas.join(","))?;
+            self.settings.headers.insert("anthropic-beta", value);
+        }
+        if let Some(budget) = self.thinking.filter(|b| *b < MIN_THINKING_BUDGET) {
+            return Err(ConfigError::Invalid {
+                setting: "thinking",
+                reason: format!(
+                    "a budget of {budget} tokens is below the API's minimum of {MIN_THINKING_BUDGET}"
+                ),
+            });
+        }
         Ok(AnthropicModel {
             http: Arc::new(Http::new(self.settings)?),
+            thinking: self.thinking,
         })
     }
 }
@@ -204,6 +288,10 @@ enum Block {
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
+    /// A thinking or redacted-thinking block, in its own wire format (serde wants untagged
+    /// variants last).
+    #[serde(untagged)]
+    Thinking(Thinking),
 }
 
 /// The conversation as turns: system messages left out (they are `system`), tool results and
@@ -244,14 +332,16 @@ fn text_block(text: &str) -> Option<Block> {
     })
 }
 
+/// Thinking first, then text, then tool calls: the order the API answers in.
 fn assistant_blocks(message: &Message) -> Vec<Block> {
+    let thinking = message.thinking.iter().cloned().map(Block::Thinking);
     let calls = message.tool_calls.iter().map(|call| Block::ToolUse {
         id: call.id.clone(),
         name: call.name.clone(),
         input: raw_input(&call.arguments),
     });
-    text_block(&message.content)
-        .into_iter()
+    thinking
+        .chain(text_block(&message.content))
         .chain(calls)
         .collect()
 }
@@ -298,6 +388,9 @@ struct ReplyBlock {
     id: Option<String>,
     name: Option<String>,
     input: Option<Box<RawValue>>,
+    thinking: Option<String>,
+    signature: Option<String>,
+    data: Option<String>,
 }
 
 fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ModelError> {
@@ -308,6 +401,7 @@ fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ModelError> {
         .ok_or_else(|| malformed("the response has no `content`", bytes))?;
     let mut text = String::new();
     let mut tool_calls = Vec::new();
+    let mut thinking = Vec::new();
     for (i, block) in blocks.into_iter().enumerate() {
         match block.kind.as_str() {
             "text" => text.push_str(block.text.as_deref().unwrap_or_default()),
@@ -318,16 +412,28 @@ fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ModelError> {
                     .input
                     .map_or_else(|| "{}".to_owned(), |raw| raw.get().to_owned()),
             }),
-            // Thinking and other blocks are not part of the answer.
+            "thinking" => thinking.push(Thinking::Thinking {
+                thinking: block.thinking.unwrap_or_default(),
+                signature: block.signature.unwrap_or_default(),
+            }),
+            "redacted_thinking" => thinking.push(Thinking::RedactedThinking {
+                data: block.data.unwrap_or_default(),
+            }),
+            // Other blocks (server tool results, ...) are not part of the answer.
             _ => {}
         }
     }
+    let usage = reply.usage.as_ref().map(usage);
+    if reply.stop_reason.as_deref() == Some("max_tokens") {
+        return Err(crate::model_error::cut_off(usage.as_ref()));
+    }
     Ok(ChatResponse {
         message: Message {
+            thinking,
             tool_calls,
             ..Message::assistant(text)
         },
-        usage: reply.usage.as_ref().map(usage),
+        usage,
         finish_reason: reply.stop_reason.filter(|r| !r.is_empty()),
         model: reply.model,
         id: reply.id,
@@ -339,10 +445,14 @@ fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ModelError> {
 fn usage(usage: &Value) -> Usage {
     let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
     let cached = count("cache_read_input_tokens");
+    let written = count("cache_creation_input_tokens");
     Usage {
-        input_tokens: count("input_tokens") + cached + count("cache_creation_input_tokens"),
+        input_tokens: count("input_tokens") + cached + written,
         output_tokens: count("output_tokens"),
         cached_tokens: cached,
+        cache_write_tokens: written,
+        // Anthropic counts thinking inside `output_tokens` without a separate figure.
+        reasoning_tokens: 0,
     }
 }
 

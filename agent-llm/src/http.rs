@@ -1,11 +1,11 @@
-//! What both providers share: their settings, one POST with retries, and the mapping of
-//! transport failures and HTTP statuses to [`ModelError`].
+//! What both providers share: their settings, one POST (retries are a layer above, see
+//! [`Retrying`](crate::Retrying)), and the mapping of transport failures, HTTP statuses and
+//! the server's retry headers to [`ModelError`].
 
-use crate::retry::{Clock, RetryPolicy, SystemClock, retry_after, with_retries};
+use crate::retry::retry_after;
 use crate::secret::ApiKey;
 use agent_core::{ModelError, ModelOptions};
 use reqwest::header::HeaderMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// A provider could not be configured.
@@ -16,11 +16,21 @@ pub enum ConfigError {
     #[error("the environment variable `{0}` is not set")]
     MissingEnv(&'static str),
     /// A model spec that is not `provider:model`.
-    #[error("`{0}` is not a model spec: expected `openai:<model>` or `anthropic:<model>`")]
+    #[error(
+        "`{0}` is not a model spec: expected `openai:<model>` or `anthropic:<model>`, or a comma-separated list of them"
+    )]
     BadSpec(String),
     /// A provider this build does not have.
     #[error("the provider `{0}` is not compiled in: enable the `{0}` feature of agent-llm")]
     Disabled(String),
+    /// A setting out of its range.
+    #[error("the setting `{setting}` is invalid: {reason}")]
+    Invalid {
+        /// The setting.
+        setting: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The HTTP client could not be built.
     #[error("the HTTP client could not be built: {0}")]
     Client(String),
@@ -32,10 +42,13 @@ pub(crate) struct Settings {
     pub model: String,
     pub base_url: String,
     pub api_key: Option<ApiKey>,
+    /// A bearer token in place of the key (Anthropic's gateways).
+    pub auth_token: Option<ApiKey>,
+    /// Sent with every request: account ids, betas, the user's own; values marked
+    /// sensitive, so `Debug` never shows them.
+    pub headers: HeaderMap,
     pub timeout: Duration,
     pub connect_timeout: Duration,
-    pub retry: RetryPolicy,
-    pub clock: Arc<dyn Clock>,
     pub options: ModelOptions,
     pub capture_content: bool,
 }
@@ -46,18 +59,13 @@ impl Settings {
             model,
             base_url: base_url.to_owned(),
             api_key: None,
+            auth_token: None,
+            headers: HeaderMap::new(),
             timeout: Duration::from_secs(600),
             connect_timeout: Duration::from_secs(10),
-            retry: RetryPolicy::default(),
-            clock: Arc::new(SystemClock),
             options: ModelOptions::default(),
             capture_content: false,
         }
-    }
-
-    /// The endpoint `path` under the base URL.
-    pub fn url(&self, path: &str) -> String {
-        format!("{}/{path}", self.base_url.trim_end_matches('/'))
     }
 
     /// The request's options over the model's defaults.
@@ -66,9 +74,28 @@ impl Settings {
     }
 }
 
-/// Reads an environment variable that is set and not empty.
-pub(crate) fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
+/// The process environment, for `from_env`.
+pub(crate) fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// A variable of `env` that is set and not empty.
+pub(crate) fn var(env: &impl Fn(&str) -> Option<String>, name: &str) -> Option<String> {
+    env(name).filter(|v| !v.trim().is_empty())
+}
+
+/// A header value from configuration, marked sensitive; `setting` names it in the error.
+pub(crate) fn header_value(
+    setting: &'static str,
+    value: &str,
+) -> Result<reqwest::header::HeaderValue, ConfigError> {
+    let mut value =
+        reqwest::header::HeaderValue::from_str(value).map_err(|_| ConfigError::Invalid {
+            setting,
+            reason: "not a valid HTTP header value".into(),
+        })?;
+    value.set_sensitive(true);
+    Ok(value)
 }
 
 /// The generated builder methods shared by the providers' builders, whose `settings` field is
@@ -85,7 +112,19 @@ macro_rules! settings_methods {
             self.settings.base_url = url.into();
             self
         }
-        /// The longest one attempt may take (default 10 minutes).
+        /// A header sent with every request (a gateway's, a tenant's); its value never
+        /// shows in `Debug` output. The provider's own headers (key, version) win over it.
+        pub fn header(
+            mut self,
+            name: ::reqwest::header::HeaderName,
+            mut value: ::reqwest::header::HeaderValue,
+        ) -> Self {
+            value.set_sensitive(true);
+            self.settings.headers.append(name, value);
+            self
+        }
+        /// The longest one attempt may take (default 10 minutes; the CLIs read
+        /// [`REQUEST_TIMEOUT_ENV`](crate::REQUEST_TIMEOUT_ENV)).
         pub fn timeout(mut self, timeout: ::std::time::Duration) -> Self {
             self.settings.timeout = timeout;
             self
@@ -93,16 +132,6 @@ macro_rules! settings_methods {
         /// The longest a connection may take to open (default 10 seconds).
         pub fn connect_timeout(mut self, timeout: ::std::time::Duration) -> Self {
             self.settings.connect_timeout = timeout;
-            self
-        }
-        /// How failed calls are retried.
-        pub fn retry(mut self, policy: $crate::RetryPolicy) -> Self {
-            self.settings.retry = policy;
-            self
-        }
-        /// The clock the retries wait on (tests pass a [`ManualClock`](crate::ManualClock)).
-        pub fn clock(mut self, clock: ::std::sync::Arc<dyn $crate::Clock>) -> Self {
-            self.settings.clock = clock;
             self
         }
         /// Options for every request; a request's own options win field by field.
@@ -124,64 +153,73 @@ pub(crate) use settings_methods;
 #[derive(Debug, Clone)]
 pub(crate) struct Http {
     client: reqwest::Client,
+    /// The base URL, parsed: endpoints join it as path segments, and its query (Azure's
+    /// `api-version`) stays on every request.
+    base: reqwest::Url,
     pub settings: Settings,
 }
 
 impl Http {
     pub fn new(settings: Settings) -> Result<Self, ConfigError> {
+        let base = base_url(&settings.base_url)?;
         let client = reqwest::Client::builder()
             .connect_timeout(settings.connect_timeout)
             .build()
             .map_err(|e| ConfigError::Client(chain(&e)))?;
-        Ok(Self { client, settings })
+        Ok(Self {
+            client,
+            base,
+            settings,
+        })
     }
 
-    /// POSTs `body` to `url`, retrying as the policy allows; the successful response's body.
+    /// The endpoint `path` (segments joined by `/`) under the base URL, its query kept.
+    pub fn url(&self, path: &str) -> reqwest::Url {
+        let mut url = self.base.clone();
+        if let Ok(mut segments) = url.path_segments_mut() {
+            segments.pop_if_empty().extend(path.split('/'));
+        }
+        url
+    }
+
+    /// POSTs `body` to `url` once, with the default headers and then `headers` (which win);
+    /// the successful response's body.
     pub async fn post(
         &self,
-        url: &str,
+        url: reqwest::Url,
         headers: HeaderMap,
         body: Vec<u8>,
     ) -> Result<Vec<u8>, ModelError> {
-        let settings = &self.settings;
-        with_retries(&settings.retry, settings.clock.as_ref(), || {
-            self.attempt(url, headers.clone(), body.clone())
-        })
-        .await
-    }
-
-    async fn attempt(
-        &self,
-        url: &str,
-        headers: HeaderMap,
-        body: Vec<u8>,
-    ) -> Result<Vec<u8>, (ModelError, Option<Duration>)> {
         let response = self
             .client
             .post(url)
+            .headers(self.settings.headers.clone())
             .headers(headers)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .timeout(self.settings.timeout)
             .body(body)
             .send()
             .await
-            .map_err(|e| (transport_error(e), None))?;
+            .map_err(transport_error)?;
         let status = response.status();
-        let hint = retry_after(response.headers(), self.settings.clock.now());
-        let bytes = read_body(response).await.map_err(|e| (e, None))?;
+        let wait = retry_after(response.headers(), std::time::SystemTime::now());
+        let should_retry = should_retry(response.headers());
+        let bytes = read_body(response).await?;
         if status.is_success() {
             return Ok(bytes);
         }
-        let text = String::from_utf8_lossy(&bytes);
-        let text = match &self.settings.api_key {
-            Some(key) => key.scrub(&text),
-            None => text.into_owned(),
-        };
-        let error = match status.as_u16() {
-            429 => ModelError::RateLimited { retry_after: hint },
-            code => crate::model_error::status_error(code, &text),
-        };
-        Err((error, hint))
+        let mut text = String::from_utf8_lossy(&bytes).into_owned();
+        let secrets = [&self.settings.api_key, &self.settings.auth_token];
+        for secret in secrets.into_iter().flatten() {
+            text = secret.scrub(&text);
+        }
+        Err(match (status.as_u16(), should_retry) {
+            // A 429 the server says not to retry (an exhausted quota) is final, not a wait.
+            (429, None | Some(true)) => ModelError::RateLimited { retry_after: wait },
+            (code, should_retry) => {
+                crate::model_error::told_status_error(code, &text, wait, should_retry)
+            }
+        })
     }
 
     /// An authorization header value, marked sensitive so no log shows it.
@@ -190,6 +228,28 @@ impl Http {
             .map_err(|_| ModelError::Other("the API key is not a valid header value".into()))?;
         value.set_sensitive(true);
         Ok(value)
+    }
+}
+
+/// A base URL parsed; the error names no part of it (it may carry credentials).
+fn base_url(text: &str) -> Result<reqwest::Url, ConfigError> {
+    let invalid = |reason: String| ConfigError::Invalid {
+        setting: "base_url",
+        reason,
+    };
+    let url = reqwest::Url::parse(text.trim()).map_err(|e| invalid(e.to_string()))?;
+    if url.cannot_be_a_base() || !matches!(url.scheme(), "http" | "https") {
+        return Err(invalid("expected an http or https URL".into()));
+    }
+    Ok(url)
+}
+
+/// The server's `x-should-retry: true|false`, which the official SDKs obey over the status.
+fn should_retry(headers: &HeaderMap) -> Option<bool> {
+    match headers.get("x-should-retry")?.to_str().ok()?.trim() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
     }
 }
 

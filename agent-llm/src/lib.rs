@@ -4,6 +4,7 @@
 
 #[cfg(feature = "anthropic")]
 pub mod anthropic;
+mod fallback;
 mod http;
 mod model_error;
 #[cfg(feature = "openai")]
@@ -17,11 +18,14 @@ mod trace;
 
 #[cfg(feature = "anthropic")]
 pub use anthropic::{AnthropicBuilder, AnthropicModel};
+pub use fallback::Fallback;
 pub use http::ConfigError;
 #[cfg(feature = "openai")]
-pub use openai::{OpenAiBuilder, OpenAiModel, StructuredOutput};
-pub use retry::{Clock, ManualClock, RetryPolicy, SystemClock, retry_after};
+pub use openai::{OpenAiBuilder, OpenAiModel, ReasoningEffort, StructuredOutput};
+/// Header names and values, for the builders' `header` (re-exported from reqwest).
+pub use reqwest::header::{HeaderName, HeaderValue};
+pub use retry::{Clock, ManualClock, RetryPolicy, Retrying, SystemClock, retry_after};
 pub use router::Router;
 pub use secret::ApiKey;
-pub use spec::from_spec;
+pub use spec::{REQUEST_TIMEOUT_ENV, from_spec, from_spec_with};
 pub use strict::is_strict_compatible;

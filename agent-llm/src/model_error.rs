@@ -5,11 +5,32 @@ use agent_core::ModelError;
 /// Most bytes of a response body kept in a [`ModelError::Status`].
 const ERROR_BODY_BYTES: usize = 1024;
 
-/// An error status with the body cut to its first 1 KiB.
+/// An error status with the body cut to its first 1 KiB, and no word from the server on
+/// retrying.
+#[cfg(test)]
 pub(crate) fn status_error(status: u16, body: &str) -> ModelError {
+    told_status_error(status, body, None, None)
+}
+
+/// An error status with what the server said on retrying: its wait and `x-should-retry`.
+pub(crate) fn told_status_error(
+    status: u16,
+    body: &str,
+    retry_after: Option<std::time::Duration>,
+    should_retry: Option<bool>,
+) -> ModelError {
     ModelError::Status {
         status,
         body: agent_core::__private::truncate(body, ERROR_BODY_BYTES).into_owned(),
+        retry_after,
+        should_retry,
+    }
+}
+
+/// The error for an answer cut off at its token limit, with the tokens it took.
+pub(crate) fn cut_off(usage: Option<&agent_core::Usage>) -> ModelError {
+    ModelError::MaxTokens {
+        output_tokens: usage.map(|u| u.output_tokens),
     }
 }
 
@@ -20,6 +41,7 @@ pub(crate) fn error_type(error: &ModelError) -> &'static str {
         ModelError::RateLimited { .. } => "rate_limited",
         ModelError::Status { .. } => "http_status",
         ModelError::Timeout => "timeout",
+        ModelError::MaxTokens { .. } => "max_tokens",
         ModelError::Transport(_) => "transport",
         ModelError::Malformed(_) => "malformed_response",
         _ => "other",

@@ -5,7 +5,9 @@
 //! decides what to do with text that is not JSON. Compatible servers' quirks are tolerated:
 //! `finish_reason: ""`, arguments given as an object, tool calls without ids.
 
-use crate::http::{ConfigError, Http, Settings, env, malformed, settings_methods};
+use crate::http::{
+    ConfigError, Http, Settings, header_value, malformed, process_env, settings_methods, var,
+};
 use crate::strict::is_strict_compatible;
 use agent_core::BoxFuture;
 use agent_core::ToolDefinition;
@@ -37,6 +39,30 @@ pub enum StructuredOutput {
     Off,
 }
 
+/// How hard a reasoning model thinks before it answers (`reasoning_effort`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReasoningEffort {
+    /// The fewest reasoning tokens (GPT-5).
+    Minimal,
+    /// Fast and cheap.
+    Low,
+    /// The API's default.
+    Medium,
+    /// The most thorough.
+    High,
+}
+
+impl ReasoningEffort {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Minimal => "minimal",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+        }
+    }
+}
+
 /// A chat model behind the Chat Completions API.
 ///
 /// ```no_run
@@ -54,7 +80,16 @@ pub enum StructuredOutput {
 pub struct OpenAiModel {
     http: Arc<Http>,
     structured_output: StructuredOutput,
+    reasoning_effort: Option<ReasoningEffort>,
+    key_header: KeyHeader,
     call_ids: Arc<AtomicU64>,
+}
+
+/// How the key travels: OpenAI's bearer token, or Azure's `api-key` header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyHeader {
+    Bearer,
+    AzureApiKey,
 }
 
 /// Builds an [`OpenAiModel`].
@@ -63,6 +98,10 @@ pub struct OpenAiModel {
 pub struct OpenAiBuilder {
     settings: Settings,
     structured_output: StructuredOutput,
+    reasoning_effort: Option<ReasoningEffort>,
+    key_header: KeyHeader,
+    organization: Option<String>,
+    project: Option<String>,
 }
 
 impl OpenAiModel {
@@ -71,23 +110,77 @@ impl OpenAiModel {
         OpenAiBuilder {
             settings: Settings::new(model.into(), DEFAULT_BASE_URL),
             structured_output: StructuredOutput::Auto,
+            reasoning_effort: None,
+            key_header: KeyHeader::Bearer,
+            organization: None,
+            project: None,
         }
     }
 
-    /// A builder for `model` from `OPENAI_API_KEY` and `OPENAI_BASE_URL`. The key may be
-    /// missing only when the base URL is not OpenAI's (local servers need none).
+    /// A builder for an Azure OpenAI deployment: `endpoint` is the resource
+    /// (`https://{resource}.openai.azure.com`), requests go to
+    /// `/openai/deployments/{deployment}/chat/completions?api-version={api_version}`, and the
+    /// key travels in the `api-key` header.
+    ///
+    /// ```
+    /// let model = agent_llm::OpenAiModel::azure("https://acme.openai.azure.com", "gpt-4o", "2024-10-21")
+    ///     .api_key("azure-key")
+    ///     .build();
+    /// assert!(model.is_ok());
+    /// ```
+    pub fn azure(endpoint: &str, deployment: &str, api_version: &str) -> OpenAiBuilder {
+        let base_url = reqwest::Url::parse(endpoint.trim())
+            .ok()
+            .filter(|url| !url.cannot_be_a_base())
+            .map(|mut url| {
+                if let Ok(mut segments) = url.path_segments_mut() {
+                    segments
+                        .pop_if_empty()
+                        .extend(["openai", "deployments", deployment]);
+                }
+                url.query_pairs_mut()
+                    .append_pair("api-version", api_version);
+                url.to_string()
+            })
+            // Left as given, the build reports it as an invalid base URL.
+            .unwrap_or_else(|| endpoint.to_owned());
+        OpenAiBuilder {
+            key_header: KeyHeader::AzureApiKey,
+            ..Self::builder(deployment).base_url(base_url)
+        }
+    }
+
+    /// A builder for `model` from the environment, like the official SDK: `OPENAI_API_KEY`,
+    /// `OPENAI_BASE_URL`, `OPENAI_ORG_ID` (sent as `OpenAI-Organization`) and
+    /// `OPENAI_PROJECT_ID` (`OpenAI-Project`). The key may be missing only when the base URL
+    /// is not OpenAI's (local servers need none).
     pub fn builder_from_env(model: impl Into<String>) -> Result<OpenAiBuilder, ConfigError> {
+        Self::builder_from_env_with(model, process_env)
+    }
+
+    /// [`builder_from_env`](Self::builder_from_env) reading the variables from `env`.
+    ///
+    /// ```
+    /// let env = |name: &str| (name == "OPENAI_BASE_URL").then(|| "http://127.0.0.1:8000/v1".to_owned());
+    /// assert!(agent_llm::OpenAiModel::builder_from_env_with("llama3.2", env).is_ok());
+    /// ```
+    pub fn builder_from_env_with(
+        model: impl Into<String>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<OpenAiBuilder, ConfigError> {
         let mut builder = Self::builder(model);
-        if let Some(url) = env("OPENAI_BASE_URL") {
+        if let Some(url) = var(&env, "OPENAI_BASE_URL") {
             builder = builder.base_url(url);
         }
-        match env("OPENAI_API_KEY") {
+        match var(&env, "OPENAI_API_KEY") {
             Some(key) => builder = builder.api_key(key),
             None if builder.settings.base_url == DEFAULT_BASE_URL => {
                 return Err(ConfigError::MissingEnv("OPENAI_API_KEY"));
             }
             None => {}
         }
+        builder.organization = var(&env, "OPENAI_ORG_ID");
+        builder.project = var(&env, "OPENAI_PROJECT_ID");
         Ok(builder)
     }
 
@@ -112,13 +205,18 @@ impl OpenAiModel {
         let body = serde_json::to_vec(&body).map_err(|e| ModelError::Other(e.to_string()))?;
         let mut headers = reqwest::header::HeaderMap::new();
         if let Some(key) = &settings.api_key {
-            let value = Http::secret_header(&format!("Bearer {}", key.expose()))?;
-            headers.insert(reqwest::header::AUTHORIZATION, value);
+            match self.key_header {
+                KeyHeader::Bearer => {
+                    let value = Http::secret_header(&format!("Bearer {}", key.expose()))?;
+                    headers.insert(reqwest::header::AUTHORIZATION, value);
+                }
+                KeyHeader::AzureApiKey => {
+                    headers.insert("api-key", Http::secret_header(key.expose())?);
+                }
+            }
         }
-        let bytes = self
-            .http
-            .post(&settings.url("chat/completions"), headers, body)
-            .await?;
+        let url = self.http.url("chat/completions");
+        let bytes = self.http.post(url, headers, body).await?;
         parse_response(&bytes, &self.call_ids)
     }
 
@@ -140,7 +238,7 @@ impl OpenAiModel {
                 body.insert("parallel_tool_calls".into(), parallel.into());
             }
         }
-        insert_sampling(&mut body, &options);
+        insert_sampling(&mut body, &options, self.reasoning_effort);
         if let Some(format) = self.response_format(request) {
             body.insert("response_format".into(), format);
         }
@@ -172,11 +270,42 @@ impl OpenAiBuilder {
         self
     }
 
+    /// Asks a reasoning model (o-series, GPT-5) for this effort; the token limit is then
+    /// sent as `max_completion_tokens`, which those models require.
+    pub fn reasoning_effort(mut self, effort: ReasoningEffort) -> Self {
+        self.reasoning_effort = Some(effort);
+        self
+    }
+
+    /// The organization requests are billed to (`OpenAI-Organization`).
+    pub fn organization(mut self, id: impl Into<String>) -> Self {
+        self.organization = Some(id.into());
+        self
+    }
+
+    /// The project requests belong to (`OpenAI-Project`).
+    pub fn project(mut self, id: impl Into<String>) -> Self {
+        self.project = Some(id.into());
+        self
+    }
+
     /// The model.
-    pub fn build(self) -> Result<OpenAiModel, ConfigError> {
+    pub fn build(mut self) -> Result<OpenAiModel, ConfigError> {
+        let account = [
+            ("OpenAI-Organization", "organization", &self.organization),
+            ("OpenAI-Project", "project", &self.project),
+        ];
+        for (name, setting, value) in account {
+            if let Some(value) = value {
+                let value = header_value(setting, value)?;
+                self.settings.headers.insert(name, value);
+            }
+        }
         Ok(OpenAiModel {
             http: Arc::new(Http::new(self.settings)?),
             structured_output: self.structured_output,
+            reasoning_effort: self.reasoning_effort,
+            key_header: self.key_header,
             call_ids: Arc::new(AtomicU64::new(0)),
         })
     }
@@ -196,12 +325,25 @@ impl ChatModel for OpenAiModel {
     }
 }
 
-fn insert_sampling(body: &mut Map<String, Value>, options: &ModelOptions) {
+/// Temperature and the token limit; reasoning models refuse `max_tokens` and take
+/// `max_completion_tokens` (reasoning included) instead.
+fn insert_sampling(
+    body: &mut Map<String, Value>,
+    options: &ModelOptions,
+    effort: Option<ReasoningEffort>,
+) {
     if let Some(t) = options.temperature {
         body.insert("temperature".into(), t.into());
     }
+    let limit = match effort {
+        Some(effort) => {
+            body.insert("reasoning_effort".into(), effort.as_str().into());
+            "max_completion_tokens"
+        }
+        None => "max_tokens",
+    };
     if let Some(m) = options.max_tokens {
-        body.insert("max_tokens".into(), m.into());
+        body.insert(limit.into(), m.into());
     }
 }
 
@@ -296,12 +438,16 @@ fn parse_response(bytes: &[u8], call_ids: &AtomicU64) -> Result<ChatResponse, Mo
         Some(content) => text_of(content),
         None => reply.refusal.unwrap_or_default(),
     };
+    let usage = completion.usage.as_ref().map(usage);
+    if choice.finish_reason.as_deref() == Some("length") {
+        return Err(crate::model_error::cut_off(usage.as_ref()));
+    }
     Ok(ChatResponse {
         message: Message {
             tool_calls,
             ..Message::assistant(content)
         },
-        usage: completion.usage.as_ref().map(usage),
+        usage,
         finish_reason: choice.finish_reason.filter(|r| !r.is_empty()),
         model: completion.model,
         id: completion.id,
@@ -345,6 +491,9 @@ fn usage(usage: &Value) -> Usage {
         input_tokens: count(usage.get("prompt_tokens")),
         output_tokens: count(usage.get("completion_tokens")),
         cached_tokens: count(usage.pointer("/prompt_tokens_details/cached_tokens")),
+        // OpenAI caches without a write charge, so it reports no writes.
+        cache_write_tokens: 0,
+        reasoning_tokens: count(usage.pointer("/completion_tokens_details/reasoning_tokens")),
     }
 }
 

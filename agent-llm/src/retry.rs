@@ -1,11 +1,11 @@
-//! Retries: full-jitter exponential backoff that honours the server's `retry-after-ms` and
-//! `Retry-After`, bounded in attempts and total time, on an injectable [`Clock`] so tests
-//! assert the delays without sleeping.
+//! Retries as a layer over any model: full-jitter exponential backoff that honours the
+//! server's `retry-after-ms` and `Retry-After` up to a ceiling and its `x-should-retry`,
+//! bounded in attempts and total time, on an injectable [`Clock`] so tests assert the delays
+//! without sleeping.
 
-use agent_core::BoxFuture;
-use agent_core::ModelError;
+use agent_core::{BoxFuture, ChatModel, ChatRequest, ChatResponse, ModelError};
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 /// Time, for the retry loop: what time it is (for `Retry-After` dates and the total-time
@@ -90,20 +90,25 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// How often and how long to retry a failed model call.
+/// How often and how long to retry a failed model call, the way the official SDKs do.
 ///
-/// Only errors with [`ModelError::is_retryable`] are retried. The wait before retry `n`
-/// (from 0) is what the server asked for, or else a random time up to
-/// `min(max_delay, base_delay * 2^n)` ("full jitter").
+/// Only errors with [`ModelError::is_retryable`] are retried (a provider's `x-should-retry`
+/// decides that first). The wait before retry `n` (from 0) is what the server asked for
+/// (`retry-after-ms`, `Retry-After`) up to `max_retry_after`, or else a random time up to
+/// `min(max_delay, base_delay * 2^n)` ("full jitter"): a server asking for longer than the
+/// ceiling gets the backoff, not the end of the run.
 #[derive(Debug, Clone, Copy)]
 pub struct RetryPolicy {
     /// Attempts in all, the first included (1: never retry).
     pub max_attempts: u32,
     /// The backoff before the first retry, before jitter.
     pub base_delay: Duration,
-    /// The longest wait; a server asking for more ends the retries.
+    /// The longest backoff.
     pub max_delay: Duration,
-    /// The longest time from the first attempt to the start of the last.
+    /// The longest server-asked wait honoured (default 60 s); above it, the backoff.
+    pub max_retry_after: Duration,
+    /// The total time budget: the longest time from the first attempt to the start of the
+    /// last.
     pub max_elapsed: Duration,
     /// A random number in `[0, 1)` scaling each backoff; a constant makes delays exact.
     pub jitter: fn() -> f64,
@@ -115,7 +120,8 @@ impl Default for RetryPolicy {
             max_attempts: 4,
             base_delay: Duration::from_millis(500),
             max_delay: Duration::from_secs(30),
-            max_elapsed: Duration::from_secs(120),
+            max_retry_after: Duration::from_secs(60),
+            max_elapsed: Duration::from_secs(300),
             jitter: fastrand::f64,
         }
     }
@@ -130,23 +136,16 @@ impl RetryPolicy {
         }
     }
 
-    /// The wait before retry `retry` (from 0), or `None` when the retries should stop:
-    /// the error is final, the attempts or the time are used up, or the server asks for a
-    /// longer wait than `max_delay`.
-    pub fn delay(
-        &self,
-        retry: u32,
-        error: &ModelError,
-        hint: Option<Duration>,
-        elapsed: Duration,
-    ) -> Option<Duration> {
+    /// The wait before retry `retry` (from 0) after `error`, `elapsed` after the first
+    /// attempt began; `None` when the retries should stop: the error is final, or the
+    /// attempts or the time budget are used up.
+    pub fn delay(&self, retry: u32, error: &ModelError, elapsed: Duration) -> Option<Duration> {
         if !error.is_retryable() || retry.saturating_add(1) >= self.max_attempts {
             return None;
         }
-        let delay = match hint {
-            Some(hint) if hint > self.max_delay => return None,
-            Some(hint) => hint,
-            None => self.backoff(retry),
+        let delay = match server_wait(error) {
+            Some(wait) if wait <= self.max_retry_after => wait,
+            _ => self.backoff(retry),
         };
         (elapsed.saturating_add(delay) <= self.max_elapsed).then_some(delay)
     }
@@ -157,6 +156,16 @@ impl RetryPolicy {
             .saturating_mul(2u32.saturating_pow(retry.min(31)))
             .min(self.max_delay);
         exp.mul_f64((self.jitter)().clamp(0.0, 1.0))
+    }
+}
+
+/// The wait the provider asked for with its error, if any.
+fn server_wait(error: &ModelError) -> Option<Duration> {
+    match error {
+        ModelError::RateLimited { retry_after } | ModelError::Status { retry_after, .. } => {
+            *retry_after
+        }
+        _ => None,
     }
 }
 
@@ -175,38 +184,88 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap, now: SystemTime) -> Opt
     Some(date.duration_since(now).unwrap_or_default())
 }
 
-/// Runs `attempt` until it succeeds, fails for good, or the policy says stop; sleeps on
-/// `clock` between attempts. `attempt` returns the error with the server's wait, if any.
-pub(crate) async fn with_retries<T, F, Fut>(
-    policy: &RetryPolicy,
-    clock: &dyn Clock,
-    mut attempt: F,
-) -> Result<T, ModelError>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, (ModelError, Option<Duration>)>>,
-{
-    let start = clock.now();
-    let mut retry = 0;
-    loop {
-        let (error, hint) = match attempt().await {
-            Ok(value) => return Ok(value),
-            Err(failure) => failure,
-        };
-        let elapsed = clock.now().duration_since(start).unwrap_or_default();
-        let Some(delay) = policy.delay(retry, &error, hint, elapsed) else {
-            return Err(error);
-        };
-        tracing::warn!(
-            error.type = crate::model_error::error_type(&error),
-            error = %error,
-            retry = retry + 1,
-            delay_ms = delay.as_millis() as u64,
-            "model call failed, retrying"
-        );
-        clock.sleep(delay).await;
-        retry += 1;
+/// Any [`ChatModel`] with retries: a layer, so it wraps a provider, a [`Router`](crate::Router),
+/// a [`Fallback`](crate::Fallback) or a scripted model alike.
+///
+/// ```
+/// use agent_core::{ChatModel, ChatRequest, ScriptedModel};
+/// use agent_llm::{ManualClock, RetryPolicy, Retrying};
+/// use std::sync::Arc;
+/// let clock = Arc::new(ManualClock::new());
+/// let model = Retrying::new(ScriptedModel::default(), RetryPolicy::default()).clock(clock.clone());
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// // An exhausted script is final: no retry, no wait.
+/// assert!(model.complete(&ChatRequest::new("a", vec![], vec![])).await.is_err());
+/// assert!(clock.sleeps().is_empty());
+/// # });
+/// ```
+#[derive(Debug, Clone)]
+pub struct Retrying<M> {
+    model: M,
+    policy: RetryPolicy,
+    clock: Arc<dyn Clock>,
+}
+
+impl<M> Retrying<M> {
+    /// `model`, retried as `policy` says, waiting on the system clock.
+    pub fn new(model: M, policy: RetryPolicy) -> Self {
+        Self {
+            model,
+            policy,
+            clock: Arc::new(SystemClock),
+        }
     }
+
+    /// Waits on `clock` instead (tests pass a [`ManualClock`]).
+    #[must_use]
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The wrapped model.
+    pub fn inner(&self) -> &M {
+        &self.model
+    }
+}
+
+impl<M: ChatModel> ChatModel for Retrying<M> {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+        Box::pin(async move {
+            let start = self.clock.now();
+            let mut retry = 0;
+            loop {
+                let error = match self.model.complete(request).await {
+                    Ok(response) => return Ok(response),
+                    Err(error) => error,
+                };
+                let elapsed = self.clock.now().duration_since(start).unwrap_or_default();
+                let Some(delay) = self.policy.delay(retry, &error, elapsed) else {
+                    return Err(error);
+                };
+                warn_retry(&error, retry + 1, delay, &self.policy);
+                self.clock.sleep(delay).await;
+                retry += 1;
+            }
+        })
+    }
+}
+
+/// The warning each retry shows as it happens: the error, the wait, and the server's ask
+/// when it was above the ceiling.
+fn warn_retry(error: &ModelError, retry: u32, delay: Duration, policy: &RetryPolicy) {
+    let asked = server_wait(error).filter(|wait| *wait > policy.max_retry_after);
+    tracing::warn!(
+        error.type = crate::model_error::error_type(error),
+        error = %error,
+        retry,
+        delay_ms = delay.as_millis() as u64,
+        server_wait_ms = asked.map(|d| d.as_millis() as u64),
+        "model call failed, retrying"
+    );
 }
 
 #[cfg(test)]
@@ -253,7 +312,7 @@ mod tests {
         };
         let error = crate::model_error::status_error(503, "");
         let delays: Vec<_> = (0..4)
-            .map(|n| policy.delay(n, &error, None, Duration::ZERO))
+            .map(|n| policy.delay(n, &error, Duration::ZERO))
             .collect();
         let ms = |m| Some(Duration::from_millis(m));
         assert_eq!(delays, [ms(500), ms(1000), ms(2000), ms(3000)]);
@@ -261,7 +320,7 @@ mod tests {
             jitter: || 0.5,
             ..policy
         };
-        assert_eq!(half.delay(1, &error, None, Duration::ZERO), ms(500));
+        assert_eq!(half.delay(1, &error, Duration::ZERO), ms(500));
     }
 
     #[test]
@@ -271,24 +330,34 @@ mod tests {
             ..RetryPolicy::default()
         };
         let busy = crate::model_error::status_error(503, "");
-        assert_eq!(
-            policy.delay(3, &busy, None, Duration::ZERO),
-            None,
-            "attempts"
-        );
-        let late = Duration::from_millis(119_600);
-        assert_eq!(policy.delay(0, &busy, None, late), None, "total time");
-        let long = Some(Duration::from_secs(31));
-        assert_eq!(
-            policy.delay(0, &busy, long, Duration::ZERO),
-            None,
-            "server wait"
-        );
+        assert_eq!(policy.delay(3, &busy, Duration::ZERO), None, "attempts");
+        let late = Duration::from_millis(299_600);
+        assert_eq!(policy.delay(0, &busy, late), None, "total time");
         let bad = crate::model_error::status_error(400, "");
+        assert_eq!(policy.delay(0, &bad, Duration::ZERO), None, "final error");
+        let refused = crate::model_error::told_status_error(503, "", None, Some(false));
         assert_eq!(
-            policy.delay(0, &bad, None, Duration::ZERO),
+            policy.delay(0, &refused, Duration::ZERO),
             None,
-            "final error"
+            "x-should-retry"
         );
+    }
+
+    #[test]
+    fn a_server_wait_is_honoured_up_to_the_ceiling_then_backed_off() {
+        let policy = RetryPolicy {
+            jitter: || 1.0,
+            ..RetryPolicy::default()
+        };
+        let limited = |secs| ModelError::RateLimited {
+            retry_after: Some(Duration::from_secs(secs)),
+        };
+        let wait = |error: &ModelError| policy.delay(1, error, Duration::ZERO);
+        assert_eq!(wait(&limited(35)), Some(Duration::from_secs(35)));
+        assert_eq!(wait(&limited(60)), Some(Duration::from_secs(60)));
+        assert_eq!(wait(&limited(61)), Some(Duration::from_secs(1)), "backoff");
+        let two = Some(Duration::from_secs(2));
+        let told = crate::model_error::told_status_error(400, "", two, Some(true));
+        assert_eq!(wait(&told), Some(Duration::from_secs(2)));
     }
 }

@@ -140,7 +140,7 @@ async fn a_model_call_records_the_gen_ai_fields() {
         temperature: Some(0.5),
         ..Default::default()
     };
-    let capturing = openai_builder(&server, &clock)
+    let capturing = openai_builder(&server)
         .capture_content(true)
         .options(options)
         .build()

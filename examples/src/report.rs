@@ -5,8 +5,22 @@ use agent_core::ChatModel;
 use agent_core::Transcript;
 use std::sync::Arc;
 
+/// Installs the binaries' log on stderr, filtered by `RUST_LOG` (warnings when it is unset
+/// or unreadable), so a retry, a wait or a fallback shows as it happens.
+pub fn init_logs() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // A second install (a test calling twice) keeps the first: nothing to report.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}
+
 /// The model a `--model` flag names (`openai:<model>` or `anthropic:<model>`, configured from
-/// the environment), or the scripted one without it; with the line that says which.
+/// the environment, or a comma-separated list of them tried in order), or the scripted one
+/// without it; with the line that says which.
 pub fn model(
     spec: Option<&str>,
     scripted: impl FnOnce() -> Arc<dyn ChatModel>,

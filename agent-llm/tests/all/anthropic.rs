@@ -48,10 +48,17 @@ async fn a_reply_brings_text_tool_calls_usage_and_stop_reason() {
         .expect("a reply");
     assert_eq!(response.message.content, "Calling.");
     assert_eq!(response.message.tool_calls, [call("toolu_1", input)]);
+    let thinking = agent_core::Thinking::Thinking {
+        thinking: "hm".into(),
+        signature: String::new(),
+    };
+    assert_eq!(response.message.thinking, [thinking]);
     let usage = Usage {
         input_tokens: 15,
         output_tokens: 6,
         cached_tokens: 3,
+        cache_write_tokens: 2,
+        reasoning_tokens: 0,
     };
     assert_eq!(response.usage, Some(usage));
     assert_eq!(response.finish_reason.as_deref(), Some("tool_use"));
@@ -207,7 +214,13 @@ async fn a_400_and_a_401_are_sent_exactly_once() {
             .await
             .expect_err("an error");
         let body = format!(r#"{{"error":{{"message":"status {code}","type":"test"}}}}"#);
-        assert_eq!(error, ModelError::Status { status: code, body });
+        let expected = ModelError::Status {
+            status: code,
+            body,
+            retry_after: None,
+            should_retry: None,
+        };
+        assert_eq!(error, expected);
         assert_eq!(received(&server).await.len(), 1, "HTTP {code}");
     }
 }
@@ -238,10 +251,8 @@ async fn a_slow_server_times_out() {
         vec![text_reply().set_delay(Duration::from_secs(5))],
     )
     .await;
-    let clock = Arc::new(ManualClock::new());
-    let model = anthropic_builder(&server, &clock)
+    let model = anthropic_builder(&server)
         .timeout(Duration::from_millis(150))
-        .retry(agent_llm::RetryPolicy::never())
         .build()
         .expect("a model");
     assert_eq!(model.complete(&request()).await, Err(ModelError::Timeout));
@@ -263,5 +274,20 @@ async fn an_empty_answer_goes_back_as_a_non_empty_turn() {
     assert_eq!(
         messages[1],
         json!({"role": "assistant", "content": [{"type": "text", "text": "(empty)"}]})
+    );
+}
+
+#[test]
+fn a_thinking_budget_below_the_minimum_is_refused() {
+    let error = agent_llm::AnthropicModel::builder("claude-test")
+        .thinking(1000)
+        .build()
+        .err()
+        .map(|e| e.to_string());
+    assert_eq!(
+        error.as_deref(),
+        Some(
+            "the setting `thinking` is invalid: a budget of 1000 tokens is below the API's minimum of 1024"
+        )
     );
 }

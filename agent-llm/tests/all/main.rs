@@ -4,6 +4,8 @@
 
 mod common;
 
+mod accounts;
 mod anthropic;
+mod layers;
 mod openai;
 mod round_trip;

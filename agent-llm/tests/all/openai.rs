@@ -7,7 +7,7 @@ use agent_core::{
     Usage,
 };
 use agent_core::{OutputSchema, ToolChoice};
-use agent_llm::{ManualClock, RetryPolicy, StructuredOutput};
+use agent_llm::{ManualClock, RetryPolicy, Retrying, StructuredOutput};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -60,6 +60,8 @@ async fn a_reply_brings_its_message_usage_finish_reason_model_and_id() {
         input_tokens: 12,
         output_tokens: 5,
         cached_tokens: 4,
+        cache_write_tokens: 0,
+        reasoning_tokens: 3,
     };
     assert_eq!(response.usage, Some(usage));
     assert_eq!(response.finish_reason.as_deref(), Some("tool_calls"));
@@ -183,8 +185,8 @@ async fn big_integers_and_decimals_survive_a_round_trip() {
 }
 
 #[tokio::test]
-async fn a_429_with_retry_after_is_waited_out_then_succeeds() {
-    let limited = status(429).insert_header("retry-after", "2");
+async fn a_429_with_retry_after_35_is_waited_out_then_succeeds() {
+    let limited = status(429).insert_header("retry-after", "35");
     let server = serve(OPENAI_PATH, vec![limited, text_reply()]).await;
     let clock = Arc::new(ManualClock::new());
     let response = openai(&server, &clock)
@@ -192,14 +194,61 @@ async fn a_429_with_retry_after_is_waited_out_then_succeeds() {
         .await
         .expect("a reply");
     assert_eq!(response.message.content, "done");
-    assert_eq!(clock.sleeps(), [Duration::from_secs(2)]);
+    assert_eq!(clock.sleeps(), [Duration::from_secs(35)]);
+    assert_eq!(received(&server).await.len(), 2);
+}
+
+#[tokio::test]
+async fn a_wait_above_the_ceiling_backs_off_instead_of_ending_the_run() {
+    let limited = status(429).insert_header("retry-after", "3600");
+    let server = serve(OPENAI_PATH, vec![limited, text_reply()]).await;
+    let clock = Arc::new(ManualClock::new());
+    let response = openai(&server, &clock).complete(&request()).await;
+    assert_eq!(
+        response.map(|r| r.message.content).ok().as_deref(),
+        Some("done")
+    );
+    assert_eq!(
+        clock.sleeps(),
+        [Duration::from_millis(500)],
+        "the first backoff"
+    );
+}
+
+#[tokio::test]
+async fn x_should_retry_is_obeyed_over_the_status() {
+    let final_503 = status(503).insert_header("x-should-retry", "false");
+    let server = serve(OPENAI_PATH, vec![final_503, text_reply()]).await;
+    let clock = Arc::new(ManualClock::new());
+    let error = openai(&server, &clock).complete(&request()).await;
+    assert!(
+        matches!(
+            error,
+            Err(ModelError::Status {
+                status: 503,
+                should_retry: Some(false),
+                ..
+            })
+        ),
+        "{error:?}"
+    );
+    assert_eq!(received(&server).await.len(), 1, "not retried");
+    let quota = status(429).insert_header("x-should-retry", "false");
+    let retried_409 = status(409).insert_header("x-should-retry", "true");
+    let server = serve(OPENAI_PATH, vec![retried_409, quota]).await;
+    let error = openai(&server, &clock).complete(&request()).await;
+    assert!(
+        matches!(error, Err(ModelError::Status { status: 429, .. })),
+        "an exhausted quota is final: {error:?}"
+    );
     assert_eq!(received(&server).await.len(), 2);
 }
 
 #[tokio::test]
 async fn a_retry_after_date_and_retry_after_ms_are_honoured() {
     let clock = Arc::new(ManualClock::new());
-    let date = httpdate_in(&clock, 3);
+    // The date is read against the system time when the response arrives.
+    let date = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(4));
     let responses = vec![
         status(503).insert_header("retry-after", date.as_str()),
         status(429)
@@ -212,15 +261,14 @@ async fn a_retry_after_date_and_retry_after_ms_are_honoured() {
         .complete(&request())
         .await
         .expect("a reply");
-    assert_eq!(
-        clock.sleeps(),
-        [Duration::from_secs(3), Duration::from_millis(250)]
+    let sleeps = clock.sleeps();
+    assert_eq!(sleeps.len(), 2);
+    // HTTP dates have whole seconds: the wait is the 4 s less what the second had run.
+    assert!(
+        (Duration::from_secs(2)..=Duration::from_secs(4)).contains(&sleeps[0]),
+        "{sleeps:?}"
     );
-}
-
-fn httpdate_in(clock: &ManualClock, secs: u64) -> String {
-    use agent_llm::Clock as _;
-    httpdate::fmt_http_date(clock.now() + Duration::from_secs(secs))
+    assert_eq!(sleeps[1], Duration::from_millis(250));
 }
 
 #[tokio::test]
@@ -255,7 +303,9 @@ async fn a_400_and_a_401_are_sent_exactly_once() {
             error,
             ModelError::Status {
                 status: code,
-                body: "bad key ****".into()
+                body: "bad key ****".into(),
+                retry_after: None,
+                should_retry: None,
             }
         );
         assert!(!error.is_retryable());
@@ -305,14 +355,15 @@ async fn a_slow_server_times_out_each_attempt() {
     let slow = || text_reply().set_delay(Duration::from_secs(5));
     let server = serve(OPENAI_PATH, vec![slow(), slow()]).await;
     let clock = Arc::new(ManualClock::new());
-    let model = openai_builder(&server, &clock)
+    let model = openai_builder(&server)
         .timeout(Duration::from_millis(150))
-        .retry(RetryPolicy {
-            max_attempts: 2,
-            ..exact_retries()
-        })
         .build()
         .expect("a model");
+    let policy = RetryPolicy {
+        max_attempts: 2,
+        ..exact_retries()
+    };
+    let model = Retrying::new(model, policy).clock(clock.clone());
     let error = model.complete(&request()).await.expect_err("an error");
     assert_eq!(error, ModelError::Timeout);
     assert_eq!(clock.sleeps(), [Duration::from_millis(500)]);
@@ -324,13 +375,12 @@ async fn an_output_schema_asks_for_json_schema_strict_only_in_the_subset() {
         "required": ["a"], "additionalProperties": false});
     let loose = json!({"type": "object", "properties": {"a": {"type": "string"}}});
     let server = serve(OPENAI_PATH, (0..3).map(|_| text_reply()).collect()).await;
-    let clock = Arc::new(ManualClock::new());
     for (schema, mode) in [
         (&strict, StructuredOutput::Auto),
         (&loose, StructuredOutput::Auto),
         (&strict, StructuredOutput::Off),
     ] {
-        let model = openai_builder(&server, &clock)
+        let model = openai_builder(&server)
             .structured_output(mode)
             .build()
             .expect("ok");
@@ -376,13 +426,13 @@ async fn a_refused_connection_is_retried_then_reported() {
     let clock = Arc::new(ManualClock::new());
     let model = agent_llm::OpenAiModel::builder("gpt-test")
         .base_url(format!("http://127.0.0.1:{port}/v1"))
-        .clock(clock.clone())
-        .retry(RetryPolicy {
-            max_attempts: 3,
-            ..exact_retries()
-        })
         .build()
         .expect("a model");
+    let policy = RetryPolicy {
+        max_attempts: 3,
+        ..exact_retries()
+    };
+    let model = Retrying::new(model, policy).clock(clock.clone());
     let error = model.complete(&request()).await.expect_err("an error");
     assert!(matches!(error, ModelError::Transport(_)), "{error:?}");
     assert!(error.is_retryable());
@@ -421,10 +471,8 @@ async fn retries_stop_when_the_next_wait_would_pass_the_total_time() {
         max_elapsed: Duration::from_secs(8),
         ..exact_retries()
     };
-    let model = openai_builder(&server, &clock)
-        .retry(policy)
-        .build()
-        .expect("a model");
+    let model = openai_builder(&server).build().expect("a model");
+    let model = Retrying::new(model, policy).clock(clock.clone());
     let error = model.complete(&request()).await.expect_err("an error");
     assert!(
         matches!(error, ModelError::Status { status: 503, .. }),
@@ -432,4 +480,23 @@ async fn retries_stop_when_the_next_wait_would_pass_the_total_time() {
     );
     assert_eq!(clock.sleeps(), [Duration::from_secs(5)]);
     assert_eq!(received(&server).await.len(), 2);
+}
+
+#[tokio::test]
+async fn a_reasoning_effort_is_sent_with_max_completion_tokens() {
+    let server = serve(OPENAI_PATH, vec![text_reply()]).await;
+    let model = openai_builder(&server)
+        .reasoning_effort(agent_llm::ReasoningEffort::Low)
+        .options(ModelOptions {
+            max_tokens: Some(900),
+            ..ModelOptions::default()
+        })
+        .build()
+        .expect("a valid configuration");
+    let response = model.complete(&request()).await.expect("a reply");
+    assert_eq!(response.usage.map(|u| u.reasoning_tokens), Some(3));
+    let body = &bodies(&server).await[0];
+    assert_eq!(body["reasoning_effort"], "low");
+    assert_eq!(body["max_completion_tokens"], 900);
+    assert_eq!(body.get("max_tokens"), None);
 }

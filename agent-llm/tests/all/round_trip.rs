@@ -66,7 +66,25 @@ fn openai_reply(n: usize, m: &Message) -> ResponseTemplate {
 }
 
 fn anthropic_reply(n: usize, m: &Message) -> ResponseTemplate {
-    let mut blocks = Vec::new();
+    anthropic_blocks(n, m, Vec::new())
+}
+
+/// The `n`th reply's thinking and redacted-thinking blocks, as the API writes them.
+fn thinking_blocks(n: usize) -> [String; 2] {
+    [
+        format!(
+            r#"{{"type":"thinking","thinking":"Step {n}: call the next agent.\nThen wait.","signature":"EqQBCkgIARAB+/sig{n}=="}}"#
+        ),
+        format!(r#"{{"type":"redacted_thinking","data":"EmwKAhgBEgy3va{n}/secret=="}}"#),
+    ]
+}
+
+/// A thinking model's reply: its thinking blocks, then its text and tool calls.
+fn thinking_reply(n: usize, m: &Message) -> ResponseTemplate {
+    anthropic_blocks(n, m, thinking_blocks(n).into())
+}
+
+fn anthropic_blocks(n: usize, m: &Message, mut blocks: Vec<String>) -> ResponseTemplate {
     if !m.content.is_empty() {
         blocks.push(json!({"type": "text", "text": m.content}).to_string());
     }
@@ -254,5 +272,65 @@ async fn the_plan_generator_story_over_messages() {
     assert!(
         raw.unwrap_or_default()
             .contains(&format!("\"input\":{full}"))
+    );
+}
+
+#[tokio::test]
+async fn a_thinking_model_gets_its_blocks_back_unchanged() {
+    let replies = story(false).await;
+    let responses = replies
+        .iter()
+        .enumerate()
+        .map(|(n, m)| thinking_reply(n, m))
+        .collect();
+    let server = serve(ANTHROPIC_PATH, responses).await;
+    let clock = Arc::new(agent_llm::ManualClock::new());
+    let model = retrying(
+        anthropic_builder(&server)
+            .thinking(2048)
+            .build()
+            .expect("a valid configuration"),
+        &clock,
+    );
+    let (runtime, outcome) = run(Arc::new(model)).await;
+    assert_story(&server, &runtime, &outcome, &replies).await;
+    let bodies = bodies(&server).await;
+    assert_eq!(
+        bodies[0]["thinking"],
+        json!({"type": "enabled", "budget_tokens": 2048})
+    );
+    assert_eq!(bodies[0]["max_tokens"], 4096 + 2048, "the budget on top");
+    // Every tool-calling turn goes back with its blocks first, exactly as they came.
+    let raw: Vec<String> = received(&server)
+        .await
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.body).into_owned())
+        .collect();
+    let mut replayed = 0;
+    for (n, reply) in replies.iter().enumerate() {
+        if reply.tool_calls.is_empty() {
+            continue;
+        }
+        let [thinking, redacted] = thinking_blocks(n);
+        let expected = format!("{thinking},{redacted},");
+        let later = raw[n + 1..].iter().filter(|body| body.contains(&expected));
+        assert!(later.count() > 0, "reply {n}'s thinking comes back");
+        let turn = bodies[n + 1..]
+            .iter()
+            .flat_map(|b| b["messages"].as_array().cloned().unwrap_or_default())
+            .find(|m| {
+                m["content"][0] == serde_json::from_str::<Value>(&thinking).unwrap_or_default()
+            });
+        let turn = turn.expect("the assistant turn");
+        assert_eq!(turn["role"], "assistant");
+        assert_eq!(
+            turn["content"][1],
+            serde_json::from_str::<Value>(&redacted).unwrap_or_default()
+        );
+        replayed += 1;
+    }
+    assert!(
+        replayed >= 3,
+        "the main agent called tools {replayed} times"
     );
 }

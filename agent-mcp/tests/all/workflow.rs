@@ -580,6 +580,8 @@ impl agent_core::ChatModel for OverloadedOnce {
             let overloaded = agent_core::ModelError::Status {
                 status: 503,
                 body: "overloaded".into(),
+                retry_after: None,
+                should_retry: None,
             };
             return Box::pin(async move { Err(overloaded) });
         }

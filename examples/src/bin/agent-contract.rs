@@ -18,6 +18,7 @@ use std::sync::Arc;
 #[derive(Parser)]
 #[command(
     name = "agent-contract",
+    version,
     about = "Inspect and exercise the agent contracts compiled into this binary"
 )]
 struct Cli {
@@ -158,6 +159,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    agent_examples::report::init_logs();
     match run(cli.command) {
         Ok(code) => code,
         Err(Usage(message)) => {

@@ -15,9 +15,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 #[derive(Parser)]
-#[command(about = "Runs the event-planning workflow and prints its transcript")]
+#[command(
+    name = "event-planning",
+    version,
+    about = "Runs the event-planning workflow and prints its transcript"
+)]
 struct Args {
-    /// `openai:<model>` or `anthropic:<model>`; the scripted model when left out.
+    /// `openai:<model>` or `anthropic:<model>`, or a comma-separated list tried in order
+    /// (`openai:gpt-4o,anthropic:claude-sonnet-4-5`); the scripted model when left out.
     #[arg(long)]
     model: Option<String>,
     /// A checkpoint store, `sqlite:PATH` or `postgres://...`: the run stops at the question.
@@ -37,6 +42,7 @@ struct Args {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let args = Args::parse();
+    report::init_logs();
     if let Some(url) = &args.store {
         return durable(&args, url).await;
     }

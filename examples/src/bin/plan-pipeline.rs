@@ -14,9 +14,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 #[derive(Parser)]
-#[command(about = "Runs the plan pipeline and prints its transcript")]
+#[command(
+    name = "plan-pipeline",
+    version,
+    about = "Runs the plan pipeline and prints its transcript"
+)]
 struct Args {
-    /// `openai:<model>` or `anthropic:<model>`; the scripted model when left out.
+    /// `openai:<model>` or `anthropic:<model>`, or a comma-separated list tried in order
+    /// (`openai:gpt-4o,anthropic:claude-sonnet-4-5`); the scripted model when left out.
     #[arg(long)]
     model: Option<String>,
     /// Runs the declared `PlanPipeline` workflow on the scripted model instead of the main
@@ -28,6 +33,7 @@ struct Args {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let args = Args::parse();
+    report::init_logs();
     if args.declared {
         return declared().await;
     }

@@ -209,3 +209,85 @@ async fn event_planning_runs_on_both_wire_formats() {
         );
     }
 }
+
+/// The Anthropic bodies of the story, answered by `claude-b`.
+fn claude_b_body(n: usize, m: &Message) -> String {
+    anthropic_body(n, m).replace(r#""model":"m""#, r#""model":"claude-b""#)
+}
+
+#[tokio::test]
+async fn a_model_list_falls_back_from_a_503_to_the_next_model() {
+    let replies = story().await;
+    let calls = replies.len();
+    let bodies: Vec<String> = replies
+        .iter()
+        .enumerate()
+        .map(|(n, m)| claude_b_body(n, m))
+        .collect();
+    let server = MockServer::start().await;
+    // OpenAI is down: every attempt a 503, each retry after a millisecond.
+    let unavailable = ResponseTemplate::new(503)
+        .insert_header("retry-after-ms", "1")
+        .set_body_string(r#"{"error":{"message":"Service Unavailable"}}"#);
+    Mock::given(method("POST"))
+        .and(wiremock::matchers::path("/v1/chat/completions"))
+        .respond_with(unavailable)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(wiremock::matchers::path("/v1/messages"))
+        .respond_with(Replay(Mutex::new(bodies.into_iter())))
+        .mount(&server)
+        .await;
+    let uri = server.uri();
+    let output = tokio::process::Command::new(PLAN_PIPELINE)
+        .args(["--model", "openai:gpt-a,anthropic:claude-b"])
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("OPENAI_BASE_URL", format!("{uri}/v1"))
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env("ANTHROPIC_BASE_URL", &uri)
+        .env("RUST_LOG", "warn")
+        .output()
+        .await
+        .expect("the binary runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.starts_with("=== model: openai:gpt-a,anthropic:claude-b ===\n"));
+    assert!(
+        stdout.contains(&format!(
+            "=== summary ===\n{calls} model calls, 1 input retries, 1 output retries"
+        )),
+        "{stdout}"
+    );
+    // Every answer came from the second model, and the transcript says so.
+    assert_eq!(
+        stdout.matches(" out (claude-b) ===").count(),
+        calls,
+        "{stdout}"
+    );
+    let requests = server.received_requests().await.unwrap_or_default();
+    let to = |path: &str| requests.iter().filter(|r| r.url.path() == path).count();
+    assert_eq!(to("/v1/messages"), calls);
+    assert_eq!(to("/v1/chat/completions"), calls * 4, "4 attempts per call");
+    // The retries and the fallback showed as they happened.
+    assert!(stderr.contains("model call failed, retrying"), "{stderr}");
+    assert!(stderr.contains("falling back to the next"), "{stderr}");
+}
+
+#[test]
+fn the_binaries_print_their_version() {
+    for (binary, name) in [
+        (PLAN_PIPELINE, "plan-pipeline"),
+        (EVENT_PLANNING, "event-planning"),
+        (env!("CARGO_BIN_EXE_agent-contract"), "agent-contract"),
+    ] {
+        let output = std::process::Command::new(binary)
+            .arg("--version")
+            .output()
+            .expect("the binary runs");
+        assert!(output.status.success(), "{name}");
+        let expected = format!("{name} {}\n", env!("CARGO_PKG_VERSION"));
+        assert_eq!(String::from_utf8_lossy(&output.stdout), expected);
+    }
+}

@@ -122,6 +122,8 @@ impl ChatModel for Stuck {
                     Err(ModelError::Status {
                         status,
                         body: "overloaded".into(),
+                        retry_after: None,
+                        should_retry: None,
                     })
                 }),
             };

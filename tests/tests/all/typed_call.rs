@@ -386,7 +386,7 @@ fn with_usage(text: &str, input: u64, output: u64) -> ChatResponse {
         usage: Some(agent_core::Usage {
             input_tokens: input,
             output_tokens: output,
-            cached_tokens: 0,
+            ..agent_core::Usage::default()
         }),
         ..ChatResponse::from(Message::assistant(text))
     }

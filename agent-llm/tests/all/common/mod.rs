@@ -1,8 +1,9 @@
-//! A loopback server that answers from a queue, and models pointed at it with a manual clock.
+//! A loopback server that answers from a queue, and models pointed at it, retried on a
+//! manual clock.
 
 #![allow(dead_code, reason = "each test file uses a part of the helpers")]
 
-use agent_llm::{AnthropicModel, ManualClock, OpenAiModel, RetryPolicy};
+use agent_llm::{AnthropicModel, ManualClock, OpenAiModel, RetryPolicy, Retrying};
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -61,36 +62,32 @@ pub fn exact_retries() -> RetryPolicy {
 pub const OPENAI_PATH: &str = "/v1/chat/completions";
 pub const ANTHROPIC_PATH: &str = "/v1/messages";
 
-pub fn openai(server: &MockServer, clock: &Arc<ManualClock>) -> OpenAiModel {
-    openai_builder(server, clock)
-        .build()
-        .expect("a valid configuration")
+/// `model` retried by [`exact_retries`] on `clock`.
+pub fn retrying<M>(model: M, clock: &Arc<ManualClock>) -> Retrying<M> {
+    Retrying::new(model, exact_retries()).clock(clock.clone())
 }
 
-pub fn openai_builder(server: &MockServer, clock: &Arc<ManualClock>) -> agent_llm::OpenAiBuilder {
+pub fn openai(server: &MockServer, clock: &Arc<ManualClock>) -> Retrying<OpenAiModel> {
+    let model = openai_builder(server).build();
+    retrying(model.expect("a valid configuration"), clock)
+}
+
+pub fn openai_builder(server: &MockServer) -> agent_llm::OpenAiBuilder {
     OpenAiModel::builder("gpt-test")
         .base_url(format!("{}/v1", server.uri()))
         .api_key(KEY)
-        .clock(clock.clone())
-        .retry(exact_retries())
         .timeout(Duration::from_secs(10))
 }
 
-pub fn anthropic(server: &MockServer, clock: &Arc<ManualClock>) -> AnthropicModel {
-    anthropic_builder(server, clock)
-        .build()
-        .expect("a valid configuration")
+pub fn anthropic(server: &MockServer, clock: &Arc<ManualClock>) -> Retrying<AnthropicModel> {
+    let model = anthropic_builder(server).build();
+    retrying(model.expect("a valid configuration"), clock)
 }
 
-pub fn anthropic_builder(
-    server: &MockServer,
-    clock: &Arc<ManualClock>,
-) -> agent_llm::AnthropicBuilder {
+pub fn anthropic_builder(server: &MockServer) -> agent_llm::AnthropicBuilder {
     AnthropicModel::builder("claude-test")
         .base_url(server.uri())
         .api_key(KEY)
-        .clock(clock.clone())
-        .retry(exact_retries())
         .timeout(Duration::from_secs(10))
 }
 
@@ -116,7 +113,8 @@ pub fn completion(message: Value, finish_reason: &str) -> String {
         "model": "gpt-test-2026",
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
         "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17,
-                  "prompt_tokens_details": {"cached_tokens": 4}},
+                  "prompt_tokens_details": {"cached_tokens": 4},
+                  "completion_tokens_details": {"reasoning_tokens": 3}},
     })
     .to_string()
 }
