@@ -99,7 +99,12 @@ struct Inner {
     runs: Runs,
     http: HttpSettings,
     progress_interval: std::time::Duration,
+    /// One permit a `tools/call` in flight, over every client and transport.
+    calls: Arc<tokio::sync::Semaphore>,
 }
+
+/// `tools/call`s a server runs at once by default ([`AgentServer::with_max_calls`]).
+pub const DEFAULT_MAX_CALLS: usize = 64;
 
 impl AgentServer {
     /// Serves `agents` as tools (`run_<agent>`), running them on `model`.
@@ -124,6 +129,7 @@ impl AgentServer {
                 runs: Runs::in_memory(),
                 http: HttpSettings::default(),
                 progress_interval: PROGRESS_INTERVAL,
+                calls: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_CALLS)),
             }),
             pending: None,
         }
@@ -163,9 +169,9 @@ impl AgentServer {
         seal::check_key(&key)?;
         let inner = Arc::make_mut(&mut self.inner);
         inner.runs = Runs {
-            store,
+            kept: workflow::Kept::Store(store),
+            max_per_client: inner.runs.max_per_client,
             key: Some(key),
-            in_memory: false,
             handle_ttl: inner.runs.handle_ttl,
         };
         Ok(self)
@@ -191,6 +197,25 @@ impl AgentServer {
     /// it expired, and the run stays paused.
     pub fn with_handle_ttl(mut self, ttl: std::time::Duration) -> Self {
         Arc::make_mut(&mut self.inner).runs.handle_ttl = ttl;
+        self
+    }
+
+    /// How many `tools/call`s run at once (default [`DEFAULT_MAX_CALLS`]), over every client:
+    /// one more gets an `isError` result saying the server is busy, at once, rather than a
+    /// place in a queue that grows without bound. Each call holds its run's memory and a
+    /// model request, so this bounds both.
+    pub fn with_max_calls(mut self, max: usize) -> Self {
+        Arc::make_mut(&mut self.inner).calls = Arc::new(tokio::sync::Semaphore::new(max.max(1)));
+        self
+    }
+
+    /// How many paused runs the server keeps in memory for one client (default
+    /// [`DEFAULT_MAX_RUNS`]); past it, that client's oldest is forgotten. A client is a bearer
+    /// token ([`HttpSettings::bearer_token`]), or everyone on a server without one, so one
+    /// client's runs never push out another's. A store given to [`AgentServer::with_store`]
+    /// keeps every run.
+    pub fn with_max_paused_runs(mut self, max: usize) -> Self {
+        Arc::make_mut(&mut self.inner).runs.max_per_client = max.max(1);
         self
     }
 
@@ -512,6 +537,13 @@ impl ServerHandler for AgentServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let Ok(_running) = self.inner.calls.clone().try_acquire_owned() else {
+            tracing::warn!("refused a call: as many calls as the server runs at once are running");
+            return Ok(CallToolResult::error(vec![ContentBlock::text(
+                "the server is running as many calls as it runs at once; try again shortly",
+            )])
+            .into());
+        };
         let input_required = context
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
@@ -534,7 +566,14 @@ impl ServerHandler for AgentServer {
                 }
             });
         }
+        let client = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<guard::Client>())
+            .copied()
+            .unwrap_or(guard::Client::Anyone);
         let caller = Caller {
+            client,
             input_required,
             cancel,
         };

@@ -12,6 +12,7 @@
 //! ([`seal_pause`](crate::seal::seal_pause)): it names the checkpoint the run paused at, so it cannot be
 //! guessed or forged, and it answers that one question only.
 
+use crate::guard::Client;
 use agent_core::{ChatModel, Error, Workflow};
 use agent_core::{CheckpointStore, RunStatus, StoreError};
 use agent_core::{Contract, ContractError, ContractKind, Limits};
@@ -22,11 +23,13 @@ use rmcp::model::{
     InputRequiredResult, InputResponses, JsonObject, MetaObject, Tool,
 };
 use serde_json::{Value, json};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
-/// Runs the in-memory store keeps by default; past it the least recently saved run that is not
-/// running is forgotten, and its handle answers as expired.
+/// Runs the in-memory store keeps for one client (a bearer token, or every client of a server
+/// without tokens); past it that client's least recently saved run that is not running is
+/// forgotten, and its handle answers as expired. Another client's runs are not touched.
 pub const DEFAULT_MAX_RUNS: usize = 1_000;
 
 /// The longest resume handle accepted, in bytes.
@@ -41,35 +44,60 @@ const ANSWER_KEY: &str = "answer";
 /// Where paused runs are kept, and the key their handles are signed with.
 #[derive(Clone)]
 pub(crate) struct Runs {
-    pub(crate) store: Arc<dyn CheckpointStore>,
+    pub(crate) kept: Kept,
+    /// Paused runs kept in memory for one client.
+    pub(crate) max_per_client: usize,
     /// `None` when no key could be drawn from the OS: workflow calls then say so.
     pub(crate) key: Option<[u8; 32]>,
-    /// Whether the store is the server's own bounded memory.
-    pub(crate) in_memory: bool,
     /// How long after its question a handle still answers it.
     pub(crate) handle_ttl: std::time::Duration,
+}
+
+/// The store of paused runs: the server's memory, one bounded store per client, or the
+/// store the server was given, shared by every client (and every instance on it).
+#[derive(Clone)]
+pub(crate) enum Kept {
+    Memory(Arc<Mutex<HashMap<Client, Arc<dyn CheckpointStore>>>>),
+    Store(Arc<dyn CheckpointStore>),
 }
 
 /// How long a resume handle answers its question by default: a day.
 pub const DEFAULT_HANDLE_TTL: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
 
 impl Runs {
-    /// A bounded memory store and a random key: handles die with the process.
+    /// Bounded memory stores and a random key: handles die with the process.
     pub(crate) fn in_memory() -> Self {
         let mut key = [0u8; 32];
         let key = getrandom::fill(&mut key).ok().map(|()| key);
         Self {
-            store: Arc::new(agent_core::MemoryStore::bounded(DEFAULT_MAX_RUNS)),
+            kept: Kept::Memory(Arc::default()),
+            max_per_client: DEFAULT_MAX_RUNS,
             key,
-            in_memory: true,
             handle_ttl: DEFAULT_HANDLE_TTL,
+        }
+    }
+
+    /// The store `client`'s runs are kept in. In memory each client has its own, so no
+    /// client's runs push out another's; the clients are the server's tokens, so their
+    /// number is bounded.
+    pub(crate) fn store_of(&self, client: Client) -> Arc<dyn CheckpointStore> {
+        match &self.kept {
+            Kept::Store(store) => store.clone(),
+            Kept::Memory(stores) => stores
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(client)
+                .or_insert_with(|| Arc::new(agent_core::MemoryStore::bounded(self.max_per_client)))
+                .clone(),
         }
     }
 }
 
-/// How the client of one call can be asked for input.
+/// Who made one call, and how they can be asked for input.
 #[derive(Clone)]
 pub(crate) struct Caller {
+    /// The client whose paused runs the call may start or answer.
+    pub(crate) client: Client,
     /// The client takes an `input_required` result with an elicitation request.
     pub(crate) input_required: bool,
     pub(crate) cancel: CancellationToken,
@@ -161,7 +189,10 @@ impl ServedWorkflow {
         let Some(key) = runs.key else {
             return no_key().into();
         };
-        let runner = self.workflow.runner(model).with_store(runs.store.clone());
+        let runner = self
+            .workflow
+            .runner(model)
+            .with_store(runs.store_of(caller.client));
         let result = cancellable(
             runner.start_with_kwargs(&arguments),
             &caller.cancel,
@@ -209,10 +240,11 @@ impl ServedWorkflow {
             ))
             .into();
         };
-        if let Some(expired) = self.expired(runs, &paused).await {
+        let store = runs.store_of(caller.client);
+        if let Some(expired) = self.expired(&*store, runs.handle_ttl, &paused).await {
             return error(expired).into();
         }
-        let runner = self.workflow.runner(model).with_store(runs.store.clone());
+        let runner = self.workflow.runner(model).with_store(store.clone());
         let result = cancellable(
             runner.resume_paused(&paused, answer),
             &caller.cancel,
@@ -222,7 +254,7 @@ impl ServedWorkflow {
         match &result {
             Err(Error::Store(store)) => return error(self.store_refusal(store, runs)).into(),
             Err(failure) => {
-                if let Some(handle) = self.paused_again(runs, &paused, &key).await {
+                if let Some(handle) = self.paused_again(&*store, &paused, &key).await {
                     return error(format!(
                         "`{}` could not go on: {failure}. Nothing is lost: the run is paused at the same question; answer it again with the handle `{handle}`",
                         self.workflow.name()
@@ -238,13 +270,18 @@ impl ServedWorkflow {
     /// Why the handle's question can no longer be answered, if its time is up: the run is
     /// still paused at it, asked longer ago than the server's handle lifetime. The run stays
     /// as it is (an operator can still see or recover it).
-    async fn expired(&self, runs: &Runs, paused: &PausedRun) -> Option<String> {
-        let record = runs.store.load(&paused.run_id).await.ok()?;
+    async fn expired(
+        &self,
+        store: &dyn CheckpointStore,
+        handle_ttl: std::time::Duration,
+        paused: &PausedRun,
+    ) -> Option<String> {
+        let record = store.load(&paused.run_id).await.ok()?;
         if record.status != RunStatus::Paused || record.sequence != paused.sequence {
             return None;
         }
         let age = agent_core::__private::now_ms().saturating_sub(record.updated_ms);
-        let ttl = u64::try_from(runs.handle_ttl.as_millis()).unwrap_or(u64::MAX);
+        let ttl = u64::try_from(handle_ttl.as_millis()).unwrap_or(u64::MAX);
         (age > ttl).then(|| {
             format!(
                 "this resume handle expired: its question was asked {} ago, and handles of `{}` answer for {}",
@@ -259,11 +296,11 @@ impl ServedWorkflow {
     /// transient model failure does that), since the old handle names the checkpoint before.
     async fn paused_again(
         &self,
-        runs: &Runs,
+        store: &dyn CheckpointStore,
         paused: &PausedRun,
         key: &[u8; 32],
     ) -> Option<String> {
-        let record = runs.store.load(&paused.run_id).await.ok()?;
+        let record = store.load(&paused.run_id).await.ok()?;
         if record.status != RunStatus::Paused || record.sequence == paused.sequence {
             return None;
         }
@@ -339,8 +376,9 @@ impl ServedWorkflow {
     fn store_refusal(&self, store: &StoreError, runs: &Runs) -> String {
         let answered = "this question was already answered";
         match store {
-            StoreError::NotFound { .. } if runs.in_memory => format!(
-                "unknown or expired resume handle: the run is no longer kept (the server keeps its last {DEFAULT_MAX_RUNS} runs in memory, until it restarts)"
+            StoreError::NotFound { .. } if matches!(runs.kept, Kept::Memory(_)) => format!(
+                "unknown or expired resume handle: the run is no longer kept (the server keeps each client's last {} runs in memory, until it restarts; a handle answers only for the client it was given to)",
+                runs.max_per_client
             ),
             StoreError::NotFound { .. } => {
                 "unknown or expired resume handle: the run is no longer stored".into()

@@ -358,3 +358,39 @@ async fn a_body_too_long_or_not_json_gets_a_json_rpc_error_and_the_session_survi
     assert_eq!(client.list_all_tools().await.unwrap().len(), 1);
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn past_the_calls_in_flight_a_call_is_told_the_server_is_busy() {
+    let dropped = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let server = AgentServer::new(vec![&DiscoveryAgent], Arc::new(Silent(dropped.clone())))
+        .with_max_calls(1);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(server.serve_http_on(listener));
+    let transport = StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
+    let client = ().serve(transport).await.unwrap();
+    let arguments = json!({"task": "Scan", "target_url": "https://a.example"});
+    // One call waits on the model forever; the next is refused at once.
+    let waiting = client.call_tool(call("run_discovery_agent", arguments.clone()));
+    let refused = async {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        client
+            .call_tool(call("run_discovery_agent", arguments.clone()))
+            .await
+            .unwrap()
+    };
+    let refused = tokio::select! {
+        refused = refused => refused,
+        _ = waiting => unreachable!("the model never answers"),
+    };
+    assert_eq!(refused.is_error, Some(true));
+    let message = serde_json::to_value(&refused.content[0]).unwrap();
+    assert!(
+        message["text"]
+            .as_str()
+            .unwrap()
+            .contains("as many calls as it runs at once"),
+        "{message}"
+    );
+    client.cancel().await.unwrap();
+}

@@ -659,3 +659,52 @@ async fn a_handle_past_its_lifetime_expires_and_the_run_stays_paused() {
     );
     client.cancel().await.unwrap();
 }
+
+/// A client of `url` with the bearer `token`.
+async fn connect_as(url: &str, token: &str) -> RunningService<RoleClient, ()> {
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            url.to_owned(),
+        )
+        .auth_header(token.to_owned());
+    ().serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn one_client_cannot_evict_anothers_paused_runs() {
+    let (first, second) = ("first-client-token-0123", "second-client-token-0123");
+    let settings = agent_mcp::HttpSettings::default()
+        .bearer_token(first)
+        .bearer_token(second);
+    // The CLI's canned model answers any number of runs.
+    let model = Arc::new(agent_examples::pipeline::canned_model());
+    let server = AgentServer::new(Vec::new(), model)
+        .workflow(event_planning::workflow(), "Plans an event.")
+        .unwrap()
+        .with_http(settings)
+        .with_max_paused_runs(1);
+    let (url, _server) = serve(server).await;
+    let (a, b) = (
+        connect_as(&url, first).await,
+        connect_as(&url, second).await,
+    );
+    let answer = |paused: &Value| json!({"handle": paused["handle"], "answer": event_planning::HUMAN_ANSWER});
+
+    let b_run = start(&b).await;
+    // The first client starts two runs: its second pushes out its first, and only that.
+    let a_old = start(&a).await;
+    let a_new = start(&a).await;
+    let gone = resume(&a, answer(&a_old)).await;
+    assert_eq!(gone.is_error, Some(true), "{gone:?}");
+    assert!(text(&gone).contains("no longer kept"), "{}", text(&gone));
+    let finished = resume(&b, answer(&b_run)).await;
+    assert_eq!(finished.is_error, Some(false), "{finished:?}");
+    assert_eq!(structured(&finished)["status"], "finished");
+    // A handle answers only for the client it was given to.
+    let not_yours = resume(&b, answer(&a_new)).await;
+    assert_eq!(not_yours.is_error, Some(true), "{not_yours:?}");
+    let finished = resume(&a, answer(&a_new)).await;
+    assert_eq!(structured(&finished)["status"], "finished");
+}
