@@ -62,6 +62,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use workflow::{Caller, Runs, ServedWorkflow};
 
+mod connections;
 mod disconnect;
 mod guard;
 mod progress;
@@ -364,7 +365,7 @@ impl AgentServer {
         }
         let settings = self.inner.http.clone();
         let router = self.http_router();
-        let slots = Arc::new(tokio::sync::Semaphore::new(settings.max_connections));
+        let connections = connections::Connections::new(settings.max_connections);
         loop {
             let stream = match listener.accept().await {
                 Ok((stream, _)) => stream,
@@ -376,10 +377,10 @@ impl AgentServer {
                     continue;
                 }
             };
-            let Ok(slot) = slots.clone().try_acquire_owned() else {
+            let Some(slot) = connections.admit() else {
                 tracing::warn!(
                     max = settings.max_connections,
-                    "closed a connection past the bound"
+                    "closed a connection past the bound: every open one is serving a request"
                 );
                 drop(stream);
                 continue;
@@ -387,16 +388,32 @@ impl AgentServer {
             let router = router.clone();
             let header_timeout = settings.header_timeout;
             tokio::spawn(async move {
+                let busy = slot.busy.clone();
                 let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-                    tower::ServiceExt::oneshot(router.clone(), request.map(axum::body::Body::new))
+                    let held = connections::Busy::new(&busy);
+                    let served = tower::ServiceExt::oneshot(
+                        router.clone(),
+                        request.map(axum::body::Body::new),
+                    );
+                    async move {
+                        let response = served.await?;
+                        Ok::<_, std::convert::Infallible>(
+                            response.map(|body| connections::Held::new(body, held)),
+                        )
+                    }
                 });
                 let connection = hyper::server::conn::http1::Builder::new()
                     .timer(hyper_util::rt::TokioTimer::new())
                     .header_read_timeout(header_timeout)
                     .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
                     .with_upgrades();
-                if let Err(error) = connection.await {
-                    tracing::debug!(%error, "a connection ended with an error");
+                tokio::select! {
+                    served = connection => {
+                        if let Err(error) = served {
+                            tracing::debug!(%error, "a connection ended with an error");
+                        }
+                    }
+                    () = slot.close.cancelled() => {}
                 }
                 drop(slot);
             });

@@ -125,8 +125,11 @@ impl HttpSettings {
         self
     }
 
-    /// Connections served at once; one more is closed as soon as it is accepted, so the
-    /// process keeps file descriptors for the ones it serves.
+    /// Connections held at once, so the process keeps file descriptors for the ones it
+    /// serves. Past it, the oldest connection with no request in flight (silent, slow with its
+    /// headers, or idle between requests) is closed to make room, so slow clients cannot lock
+    /// real ones out; a new connection is closed at once only when every open one is serving
+    /// a request.
     pub fn max_connections(mut self, max: usize) -> Self {
         self.max_connections = max.max(1);
         self

@@ -202,22 +202,58 @@ async fn a_body_that_does_not_arrive_gets_408() {
 }
 
 #[tokio::test]
-async fn past_the_connection_bound_a_connection_is_closed_and_the_others_are_served() {
+async fn past_the_connection_bound_the_oldest_idle_connection_makes_room() {
     let settings = HttpSettings::default().max_connections(2);
     let addr = serve(settings).await;
-    let first = tokio::net::TcpStream::connect(addr).await.unwrap();
+    // Two silent connections take both slots (the server accepts in order).
+    let mut first = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
     let second = tokio::net::TcpStream::connect(addr).await.unwrap();
-    // Both slots are taken (the server accepts in order): the third is closed at once.
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let mut third = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let sent = closed_within(&mut third, Duration::from_secs(2)).await;
-    assert!(sent.is_empty(), "{}", String::from_utf8_lossy(&sent));
-    // A slot freed is a connection served.
-    drop(first);
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // A real client is served all the same: the oldest silent connection is closed for it.
     let (head, body) = initialize(addr, &[]);
     assert_eq!(send(addr, &head, &body).await.0, 200);
+    let sent = closed_within(&mut first, Duration::from_secs(2)).await;
+    assert!(sent.is_empty(), "{}", String::from_utf8_lossy(&sent));
     drop(second);
+}
+
+#[tokio::test]
+async fn a_connection_serving_a_request_is_never_closed_to_make_room() {
+    let model = Stalling::default();
+    let settings = HttpSettings::default()
+        .max_connections(1)
+        .sessions(agent_mcp::Sessions::Stateless);
+    let server =
+        AgentServer::new(vec![&DiscoveryAgent], Arc::new(model.clone())).with_http(settings);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(server.serve_http_on(listener));
+    // The only slot serves a call whose model never answers.
+    let call = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_discovery_agent","arguments":{"task":"Scan","target_url":"https://a.example"}}}"#;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\n\r\n",
+        call.len()
+    );
+    let mut serving = tokio::net::TcpStream::connect(addr).await.unwrap();
+    serving.write_all(head.as_bytes()).await.unwrap();
+    serving.write_all(call).await.unwrap();
+    assert!(set_within(&model.started, Duration::from_secs(5)).await);
+    // A new connection is the one closed.
+    let mut late = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let sent = closed_within(&mut late, Duration::from_secs(2)).await;
+    assert!(sent.is_empty());
+    // The call goes on: its connection is open and its model call was not dropped.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!model.dropped.load(std::sync::atomic::Ordering::SeqCst));
+    let mut buffer = [0u8; 256];
+    let read = tokio::time::timeout(Duration::from_millis(200), serving.read(&mut buffer)).await;
+    match read {
+        // Still waiting for the answer, or reading the response head of a stream that has
+        // begun: either way not closed.
+        Err(_) => {}
+        Ok(n) => assert!(n.unwrap() > 0, "the serving connection was closed"),
+    }
 }
 
 /// A model that never answers, and says when a call starts and when its future is dropped.
