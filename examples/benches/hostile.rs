@@ -13,45 +13,15 @@
 use agent_core::{DynAgent, Limits};
 use agent_examples::agents::PlanGeneratorAgent;
 use agent_examples::bench::{Outcome, pipeline};
+use counting::Counting;
 use serde_json::{Value, json};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// The system allocator, counting the bytes held now and the most held since the last reset.
-struct Peak;
-
-static HELD: AtomicUsize = AtomicUsize::new(0);
-static MOST: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call goes to the system allocator unchanged; only counters are added.
-unsafe impl GlobalAlloc for Peak {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let held = HELD.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-        MOST.fetch_max(held, Ordering::Relaxed);
-        // SAFETY: the caller's layout is passed on as is.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        HELD.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: `ptr` came from `alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if new_size > layout.size() {
-            let held = HELD.fetch_add(new_size - layout.size(), Ordering::Relaxed)
-                + (new_size - layout.size());
-            MOST.fetch_max(held, Ordering::Relaxed);
-        } else {
-            HELD.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-        }
-        // SAFETY: as for `alloc` and `dealloc`.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "common/counting.rs"]
+mod counting;
 
 #[global_allocator]
-static ALLOC: Peak = Peak;
+static ALLOC: Counting = Counting;
 
 /// The plan generator's kwargs with `collected_information` set to `items`.
 fn kwargs(items: Value) -> String {
@@ -124,12 +94,11 @@ fn main() {
     for (name, text) in shapes(&limits) {
         let mut runs: Vec<(Duration, usize, String)> = (0..5)
             .map(|_| {
-                let before = HELD.load(Ordering::Relaxed);
-                MOST.store(before, Ordering::Relaxed);
+                let before = Counting::reset_most();
                 let start = Instant::now();
                 let outcome = pipeline(&PlanGeneratorAgent, &text, &limits);
                 let time = start.elapsed();
-                let peak = MOST.load(Ordering::Relaxed).saturating_sub(before);
+                let peak = Counting::most().saturating_sub(before);
                 (
                     time,
                     peak,
