@@ -48,6 +48,8 @@ use agent_core::{CallOptions, ChatModel, Config, DynAgent, Runtime, Workflow};
 use axum::http::Request;
 use hyper::body::Incoming;
 use rmcp::handler::server::ServerHandler;
+use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
     ListToolsResult, MetaObject, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
@@ -92,8 +94,10 @@ pub struct AgentServer {
 
 #[derive(Clone)]
 struct Inner {
-    agents: Vec<&'static dyn DynAgent>,
-    workflows: Vec<Arc<ServedWorkflow>>,
+    /// One route a tool: `run_<agent>` for each agent, `run_<workflow>` and
+    /// `resume_<workflow>` for each workflow.
+    router: ToolRouter<AgentServer>,
+    /// The tools in the order they were added, as `tools/list` gives them.
     tools: Vec<Tool>,
     model: Arc<dyn ChatModel>,
     config: Config,
@@ -120,10 +124,12 @@ impl AgentServer {
         config: Config,
     ) -> Self {
         let tools = agents.iter().map(|agent| tool_of(*agent)).collect();
+        let router = agents.iter().fold(ToolRouter::new(), |router, agent| {
+            router.with_route(agent_route(*agent))
+        });
         Self {
             inner: Arc::new(Inner {
-                agents,
-                workflows: Vec::new(),
+                router,
                 tools,
                 model,
                 config,
@@ -151,9 +157,15 @@ impl AgentServer {
         description: &str,
     ) -> Result<Self, ContractError> {
         let inner = Arc::make_mut(&mut self.inner);
-        let served = ServedWorkflow::new(workflow, description, inner.config.limits)?;
+        let served = Arc::new(ServedWorkflow::new(
+            workflow,
+            description,
+            inner.config.limits,
+        )?);
         inner.tools.extend(served.tools().into_iter().cloned());
-        inner.workflows.push(Arc::new(served));
+        let [run, resume] = workflow_routes(served);
+        inner.router.add_route(run);
+        inner.router.add_route(resume);
         Ok(self)
     }
 
@@ -317,7 +329,7 @@ impl AgentServer {
     /// read them, else rmcp's map re-serialized (sorted keys, serde_json's number text).
     fn arguments_text(
         &self,
-        request: &CallToolRequestParams,
+        arguments: Option<&JsonObject>,
         context: &RequestContext<RoleServer>,
     ) -> String {
         let over_http = context
@@ -330,11 +342,11 @@ impl AgentServer {
         let over_lines = self
             .pending
             .as_ref()
-            .and_then(|pending| pending.take(&context.id, request.arguments.as_ref()));
+            .and_then(|pending| pending.take(&context.id, arguments));
         if let Some(text) = over_lines {
             return text;
         }
-        match &request.arguments {
+        match arguments {
             Some(map) => Value::Object(map.clone()).to_string(),
             None => "{}".to_owned(),
         }
@@ -420,83 +432,158 @@ impl AgentServer {
         }
     }
 
-    /// One `tools/call` on `model`: a workflow's run or resume tool, else an agent's.
-    async fn call(
-        &self,
-        request: CallToolRequestParams,
-        arguments: String,
-        caller: Caller,
-        model: Arc<dyn ChatModel>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let name = request.name.as_ref();
-        let runs = &self.inner.runs;
-        if let Some(served) = self.inner.workflows.iter().find(|w| w.is_run(name)) {
-            return Ok(served.run(model, runs, request, arguments, &caller).await);
+    /// What every route needs of a call, read from its request: the arguments' text, who
+    /// calls (and how they are asked for input, and when they stop listening), and the model,
+    /// wrapped to report progress when the call asked for it.
+    fn setup(&self, context: &RequestContext<RoleServer>, arguments: Option<&JsonObject>) -> Setup {
+        let input_required = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+            && context
+                .client_capabilities()
+                .is_some_and(|c| c.elicitation.is_some());
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        // The run stops when the client cancels the call, or when its HTTP client went away.
+        let cancel = context.ct.child_token();
+        let disconnect = parts
+            .and_then(|parts| parts.extensions.get::<disconnect::Disconnect>())
+            .map(|disconnect| disconnect.0.clone());
+        if let Some(disconnect) = disconnect {
+            let cancel = cancel.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    () = disconnect.cancelled() => cancel.cancel(),
+                    () = cancel.cancelled() => {}
+                }
+            });
         }
-        if let Some(served) = self.inner.workflows.iter().find(|w| w.is_resume(name)) {
-            return Ok(served.resume(model, runs, request.arguments, &caller).await);
+        let client = parts
+            .and_then(|parts| parts.extensions.get::<guard::Client>())
+            .copied()
+            .unwrap_or(guard::Client::Anyone);
+        // A client that asked for progress hears of each model call of the run.
+        let model = match context.meta.get_progress_token() {
+            Some(token) => Arc::new(progress::Reporting::new(
+                self.inner.model.clone(),
+                context.peer.clone(),
+                token,
+                self.inner.progress_interval,
+            )) as Arc<dyn ChatModel>,
+            None => self.inner.model.clone(),
+        };
+        Setup {
+            arguments: self.arguments_text(arguments, context),
+            caller: Caller {
+                client,
+                input_required,
+                cancel,
+            },
+            model,
         }
-        self.call_agent(request, arguments, caller.cancel, model)
-            .await
-            .map(Into::into)
     }
 
     /// One agent's `tools/call`: the contract path on the arguments' text, the agent's run,
     /// the checked output.
-    async fn call_agent(
-        &self,
-        request: CallToolRequestParams,
-        arguments: String,
-        cancel: tokio_util::sync::CancellationToken,
-        model: Arc<dyn ChatModel>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let Some(agent) = self
-            .inner
-            .agents
-            .iter()
-            .find(|a| request.name.strip_prefix("run_") == Some(a.name()))
-        else {
-            let known: Vec<String> = self
-                .inner
-                .tools
-                .iter()
-                .map(|t| t.name.to_string())
-                .collect();
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "unknown tool `{}`; the tools are: {}",
-                    agent_core::__private::truncate(&request.name, 100),
-                    known.join(", ")
-                ),
-                None,
-            ));
-        };
+    async fn call_agent(&self, agent: &'static dyn DynAgent, setup: Setup) -> CallToolResult {
         let config = Config {
-            cancel,
+            cancel: setup.caller.cancel,
             ..self.inner.config.clone()
         };
-        let runtime = Runtime::with_config(model, config);
+        let runtime = Runtime::with_config(setup.model, config);
         let options = CallOptions {
             caller: Some("mcp_client"),
             ..CallOptions::default()
         };
-        match runtime.call_sub_agent(*agent, &arguments, options).await {
-            Ok(output) => Ok(CallToolResult::structured(output.output.value().clone())
-                .with_meta(Some(context_meta(&output.context_id.to_string())))),
+        match runtime
+            .call_sub_agent(agent, &setup.arguments, options)
+            .await
+        {
+            Ok(output) => CallToolResult::structured(output.output.value().clone())
+                .with_meta(Some(context_meta(&output.context_id.to_string()))),
             Err(agent_core::Error::Retry {
                 error,
                 context_id: Some(context_id),
                 ..
-            }) => Ok(CallToolResult::structured_error(
+            }) => CallToolResult::structured_error(
                 serde_json::to_value(error.with_context_id(&context_id)).unwrap_or_default(),
             )
-            .with_meta(Some(context_meta(&context_id.to_string())))),
-            Err(error) => Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+            .with_meta(Some(context_meta(&context_id.to_string()))),
+            Err(error) => CallToolResult::error(vec![ContentBlock::text(format!(
                 "`{}` could not answer: {error}",
                 agent.name()
-            ))])),
+            ))]),
         }
     }
+
+    /// The invalid-params error of a call to a tool the server does not have.
+    fn unknown_tool(&self, name: &str) -> ErrorData {
+        let known: Vec<&str> = self.inner.tools.iter().map(|t| t.name.as_ref()).collect();
+        ErrorData::invalid_params(
+            format!(
+                "unknown tool `{}`; the tools are: {}",
+                agent_core::__private::truncate(name, 100),
+                known.join(", ")
+            ),
+            None,
+        )
+    }
+}
+
+/// What a route needs of its call (see [`AgentServer::setup`]).
+struct Setup {
+    arguments: String,
+    caller: Caller,
+    model: Arc<dyn ChatModel>,
+}
+
+/// `run_<agent>`'s route.
+fn agent_route(agent: &'static dyn DynAgent) -> ToolRoute<AgentServer> {
+    ToolRoute::new_dyn(
+        tool_of(agent),
+        move |call: ToolCallContext<'_, AgentServer>| {
+            Box::pin(async move {
+                let server = call.service;
+                let setup = server.setup(&call.request_context, call.arguments.as_ref());
+                Ok(server.call_agent(agent, setup).await.into())
+            })
+        },
+    )
+}
+
+/// A workflow's two routes: `run_<workflow>` (a new run, or an `input_required` round's
+/// answer) and `resume_<workflow>`.
+fn workflow_routes(served: Arc<ServedWorkflow>) -> [ToolRoute<AgentServer>; 2] {
+    let [run_tool, resume_tool] = served.tools().map(Clone::clone);
+    let runs = served.clone();
+    let run = ToolRoute::new_dyn(run_tool, move |call: ToolCallContext<'_, AgentServer>| {
+        let served = runs.clone();
+        Box::pin(async move {
+            let server = call.service;
+            let setup = server.setup(&call.request_context, call.arguments.as_ref());
+            let round = call
+                .request_state
+                .map(|state| (state, call.input_responses));
+            let runs = &server.inner.runs;
+            Ok(served
+                .run(setup.model, runs, round, setup.arguments, &setup.caller)
+                .await)
+        })
+    });
+    let resume = ToolRoute::new_dyn(
+        resume_tool,
+        move |call: ToolCallContext<'_, AgentServer>| {
+            let served = served.clone();
+            Box::pin(async move {
+                let server = call.service;
+                let setup = server.setup(&call.request_context, call.arguments.as_ref());
+                let runs = &server.inner.runs;
+                Ok(served
+                    .resume(setup.model, runs, call.arguments, &setup.caller)
+                    .await)
+            })
+        },
+    );
+    [run, resume]
 }
 
 /// `_meta` of a result: the agent call's context ID.
@@ -554,6 +641,9 @@ impl ServerHandler for AgentServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if !self.inner.router.has_route(&request.name) {
+            return Err(self.unknown_tool(&request.name));
+        }
         let Ok(_running) = self.inner.calls.clone().try_acquire_owned() else {
             tracing::warn!("refused a call: as many calls as the server runs at once are running");
             return Ok(CallToolResult::error(vec![ContentBlock::text(
@@ -561,52 +651,9 @@ impl ServerHandler for AgentServer {
             )])
             .into());
         };
-        let input_required = context
-            .protocol_version()
-            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
-            && context
-                .client_capabilities()
-                .is_some_and(|c| c.elicitation.is_some());
-        // The run stops when the client cancels the call, or when its HTTP client went away.
-        let cancel = context.ct.child_token();
-        let disconnect = context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<disconnect::Disconnect>())
-            .map(|disconnect| disconnect.0.clone());
-        if let Some(disconnect) = disconnect {
-            let cancel = cancel.clone();
-            tokio::spawn(async move {
-                tokio::select! {
-                    () = disconnect.cancelled() => cancel.cancel(),
-                    () = cancel.cancelled() => {}
-                }
-            });
-        }
-        let client = context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<guard::Client>())
-            .copied()
-            .unwrap_or(guard::Client::Anyone);
-        let caller = Caller {
-            client,
-            input_required,
-            cancel,
-        };
-        let arguments = self.arguments_text(&request, &context);
         let span = call_span(&request, &context);
-        // A client that asked for progress hears of each model call of the run.
-        let model = match context.meta.get_progress_token() {
-            Some(token) => Arc::new(progress::Reporting::new(
-                self.inner.model.clone(),
-                context.peer.clone(),
-                token,
-                self.inner.progress_interval,
-            )) as Arc<dyn ChatModel>,
-            None => self.inner.model.clone(),
-        };
-        tracing::Instrument::instrument(self.call(request, arguments, caller, model), span).await
+        let call = ToolCallContext::new(self, request, context);
+        tracing::Instrument::instrument(self.inner.router.call(call), span).await
     }
 }
 

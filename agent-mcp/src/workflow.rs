@@ -22,6 +22,8 @@ use rmcp::model::{
     ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests,
     InputRequiredResult, InputResponses, JsonObject, MetaObject, Tool,
 };
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -159,26 +161,18 @@ impl ServedWorkflow {
         [&self.run_tool, &self.resume_tool]
     }
 
-    pub(crate) fn is_run(&self, tool: &str) -> bool {
-        self.run_tool.name == tool
-    }
-
-    pub(crate) fn is_resume(&self, tool: &str) -> bool {
-        self.resume_tool.name == tool
-    }
-
     /// `run_<workflow>`: a new run from the arguments' text, or, when the call carries the
     /// `requestState` of an `input_required` result, that run answered.
     pub(crate) async fn run(
         &self,
         model: Arc<dyn ChatModel>,
         runs: &Runs,
-        request: rmcp::model::CallToolRequestParams,
+        round: Option<(String, Option<InputResponses>)>,
         arguments: String,
         caller: &Caller,
     ) -> CallToolResponse {
-        if let Some(handle) = request.request_state {
-            return match elicited_answer(request.input_responses.as_ref()) {
+        if let Some((handle, responses)) = round {
+            return match elicited_answer(responses.as_ref()) {
                 Ok(answer) => {
                     let arguments = json!({"handle": handle, "answer": answer});
                     self.answer(model, runs, arguments, caller).await
@@ -320,12 +314,11 @@ impl ServedWorkflow {
     ) -> CallToolResponse {
         match result {
             Ok(WorkflowOutcome::Finished { output, state }) => {
-                let value = json!({
-                    "status": "finished",
-                    "output": output,
-                    "outputs": state.upstream.to_context_map(),
-                });
-                CallToolResult::structured(value)
+                let finished = RunResult::Finished {
+                    output,
+                    outputs: state.upstream.to_context_map(),
+                };
+                CallToolResult::structured(finished.to_json())
                     .with_meta(Some(run_meta(&state.run_id)))
                     .into()
             }
@@ -342,14 +335,13 @@ impl ServedWorkflow {
                 if caller.input_required {
                     return input_required(&request.prompt, handle, &state.run_id);
                 }
-                let value = json!({
-                    "status": "input_required",
-                    "question": request.prompt,
-                    "requesting_agent": request.requesting_agent,
-                    "handle": handle,
-                    "resume_tool": self.resume_tool.name,
-                });
-                CallToolResult::structured(value)
+                let asked = RunResult::InputRequired {
+                    question: request.prompt,
+                    requesting_agent: request.requesting_agent,
+                    handle,
+                    resume_tool: self.resume_tool.name.to_string(),
+                };
+                CallToolResult::structured(asked.to_json())
                     .with_meta(Some(run_meta(&state.run_id)))
                     .into()
             }
@@ -469,31 +461,53 @@ fn resume_schema() -> Value {
     })
 }
 
-/// What both tools return: the run's end or its next question.
+/// What both tools of a workflow return: the run's end or its next question. The tools'
+/// `outputSchema` is derived from it, so the two cannot drift apart.
+#[derive(Serialize, JsonSchema)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub(crate) enum RunResult {
+    /// The run ended.
+    Finished {
+        /// The run's final answer: the synthesis, or the last agent's output.
+        output: String,
+        /// Each agent's checked output, as `<agent>_output`.
+        outputs: serde_json::Map<String, Value>,
+    },
+    /// The run paused to ask the user a question.
+    InputRequired {
+        /// What the run asks the user.
+        question: String,
+        /// The agent that asks.
+        requesting_agent: String,
+        /// Pass it to the resume tool with the answer.
+        handle: String,
+        /// The tool that takes the answer.
+        resume_tool: String,
+    },
+}
+
+impl RunResult {
+    fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+}
+
+/// [`RunResult`]'s schema, with the one resume tool a workflow's results name.
 fn output_schema(resume_tool: &str) -> Value {
-    json!({
-        "type": "object",
-        "oneOf": [
-            {
-                "properties": {
-                    "status": {"const": "finished"},
-                    "output": {"type": "string", "description": "The run's final answer: the synthesis, or the last agent's output"},
-                    "outputs": {"type": "object", "description": "Each agent's checked output, as `<agent>_output`"},
-                },
-                "required": ["status", "output", "outputs"],
-            },
-            {
-                "properties": {
-                    "status": {"const": "input_required"},
-                    "question": {"type": "string", "description": "What the run asks the user"},
-                    "requesting_agent": {"type": "string", "description": "The agent that asks"},
-                    "handle": {"type": "string", "description": format!("Pass it to `{resume_tool}` with the answer")},
-                    "resume_tool": {"type": "string", "const": resume_tool},
-                },
-                "required": ["status", "question", "requesting_agent", "handle", "resume_tool"],
-            },
-        ],
-    })
+    let mut schema = schemars::schema_for!(RunResult).to_value();
+    if let Some(map) = schema.as_object_mut() {
+        map.remove("$schema");
+        // MCP takes an object schema only, said at its root.
+        map.insert("type".into(), json!("object"));
+    }
+    if let Some(branches) = schema["oneOf"].as_array_mut() {
+        for branch in branches {
+            if branch["properties"]["status"]["const"] == "input_required" {
+                branch["properties"]["resume_tool"]["const"] = json!(resume_tool);
+            }
+        }
+    }
+    schema
 }
 
 fn object(value: &Value) -> JsonObject {
@@ -546,7 +560,43 @@ fn human(millis: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::human;
+    use super::*;
+
+    #[test]
+    fn the_results_meet_the_schema_derived_from_their_type() {
+        let schema = output_schema("resume_plan");
+        let contract = Contract::new("run_plan", ContractKind::Output, schema).unwrap();
+        let limits = Limits::default();
+        let finished = RunResult::Finished {
+            output: "The plan".into(),
+            outputs: serde_json::Map::from_iter([("a_output".into(), json!({"x": 1}))]),
+        };
+        let asked = |resume_tool: &str| RunResult::InputRequired {
+            question: "When?".into(),
+            requesting_agent: "a".into(),
+            handle: "h".into(),
+            resume_tool: resume_tool.into(),
+        };
+        assert_eq!(finished.to_json()["status"], "finished");
+        assert!(contract.check(&finished.to_json(), &limits).is_ok());
+        assert_eq!(asked("resume_plan").to_json()["status"], "input_required");
+        assert!(
+            contract
+                .check(&asked("resume_plan").to_json(), &limits)
+                .is_ok()
+        );
+        // The one resume tool of this workflow, and no other.
+        assert!(
+            contract
+                .check(&asked("resume_other").to_json(), &limits)
+                .is_err()
+        );
+        assert!(
+            contract
+                .check(&json!({"status": "paused"}), &limits)
+                .is_err()
+        );
+    }
 
     #[test]
     fn spans_read_in_the_largest_whole_unit_up_to_two_of_it() {
