@@ -181,8 +181,10 @@ pub(crate) fn types(
     // `Contract::new`); refusing what the rules above let through keeps that first use from
     // failing.
     if let Err(e) = agent_schema::validator_options().build(&schema) {
-        let message = format!("the validator refuses this schema: {e}");
-        return Err(vec![SchemaError::new(origin, "", message)]);
+        // The validator names where in the schema it refused (the keyword's pointer).
+        let problem =
+            crate::schema::lints::meta_refusal(&schema, e.instance_path().as_str(), &e.to_string());
+        return Err(vec![error(&problem.pointer, problem.message)]);
     }
     let (input, notes) = typify_input(&typed, root_name);
     let mut warnings: Vec<SchemaError> = notes

@@ -8,13 +8,18 @@
 //! `$ref` resolution (`refs.rs`), the keyword classes (`keywords.rs`) and the scalar types of a
 //! union (`scalars.rs`).
 //!
-//! May import: the crate's leaf modules (`error`, `naming`) only. Nothing here knows typify,
+//! The contract lints (`lints.rs`) refuse what JSON Schema allows but a contract almost never
+//! means (a `required` name no property declares, an `enum` value listed twice), and say the
+//! validator's refusal of a schema at its keyword.
+//!
+//! May import: the crate's leaf modules (`error`, `naming`, `suggest`) only. Nothing here knows typify,
 //! generated code or the front ends.
 
 pub(crate) mod bounds;
 pub(crate) mod bundle;
 pub(crate) mod conditions;
 pub(crate) mod keywords;
+pub(crate) mod lints;
 pub(crate) mod locate;
 pub(crate) mod parse;
 pub(crate) mod problem;

@@ -192,6 +192,7 @@ fn check_node(root: &Value, node: &Node<'_>, problems: &mut Vec<Problem>) {
     }
     overlapping_any_of(root, node, problems);
     crate::schema::bounds::too_large(node, problems);
+    crate::schema::lints::check(node, problems);
 }
 
 fn unsupported_keywords(node: &Node<'_>, problems: &mut Vec<Problem>) {

@@ -70,3 +70,31 @@ fn a_ref_cycle_is_refused_before_typify_with_its_position() {
         "{error}"
     );
 }
+
+#[test]
+fn schema_mistakes_are_reported_at_their_keyword_with_what_it_must_be() {
+    let cases = [
+        (
+            "{\"type\": \"object\",\n \"properties\": {\"title\": {\"type\": \"strng\"}}}",
+            "input.schema.json:2:27: `type` at `/properties/title` is \"strng\" (did you mean `string`?): it must be one of array, boolean, integer, null, number, object, string, or an array of them",
+        ),
+        (
+            "{\"type\": \"object\",\n \"properties\": {\"n\": {\"type\": \"integer\",\n  \"minimum\": \"1\"}}}",
+            "input.schema.json:3:3: `minimum` at `/properties/n` is \"1\": it must be a number (write 1 without quotes)",
+        ),
+        (
+            "{\"type\": \"object\",\n \"properties\": {\"article_text\": {\"type\": \"string\"}},\n \"required\": [\"article_txt\"]}",
+            "input.schema.json:3:15: `required` at `#` names `article_txt`, which its `properties` do not declare (did you mean `article_text`?); the properties are: article_text. Fix the name, declare the property, or add `\"x-undeclared-required\": true` beside `required` if the field is meant to be any value",
+        ),
+    ];
+    for (i, (schema, expected)) in cases.into_iter().enumerate() {
+        let root = scratch(&format!("builder_schema_mistake_{i}"), "{{ task }}\n");
+        write(&root.join("schemas/greeter/input.schema.json"), schema);
+        let error = Builder::new("schemas")
+            .manifest_dir(&root)
+            .generate()
+            .unwrap_err();
+        assert_eq!(error.0.len(), 1, "{error}");
+        assert!(error.0[0].ends_with(expected), "{error}");
+    }
+}

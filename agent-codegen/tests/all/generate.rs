@@ -65,7 +65,9 @@ fn required_properties_without_schema_are_listed_last() {
     let schema = json!({
         "type": "object",
         "required": ["b", "free"],
-        "properties": { "b": { "type": "string" }, "a": { "type": "integer" }, "gone": false }
+        "properties": { "b": { "type": "string" }, "a": { "type": "integer" }, "gone": false },
+        // `free` is meant to be any value, not a typo of a declared property.
+        "x-undeclared-required": true
     });
     let generated = generate_types(&schema.to_string(), "a.json", "Root").unwrap();
     // Properties in the order the schema's `Value` holds them (sorted), then the rest.

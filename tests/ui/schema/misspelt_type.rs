@@ -1,0 +1,7 @@
+use agent_core::Agent;
+
+#[derive(Agent)]
+#[agent(input = "ui/schemas/misspelt_type.schema.json")]
+struct MisspeltType;
+
+fn main() {}

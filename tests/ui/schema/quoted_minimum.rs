@@ -1,0 +1,7 @@
+use agent_core::Agent;
+
+#[derive(Agent)]
+#[agent(input = "ui/schemas/quoted_minimum.schema.json")]
+struct QuotedMinimum;
+
+fn main() {}

@@ -1,0 +1,7 @@
+use agent_core::Agent;
+
+#[derive(Agent)]
+#[agent(input = "ui/schemas/required_typo.schema.json")]
+struct RequiredTypo;
+
+fn main() {}
