@@ -17,6 +17,7 @@ pub(crate) mod any_value;
 pub(crate) mod input;
 pub(crate) mod lenient_integers;
 pub(crate) mod model;
+pub(crate) mod prelude;
 pub(crate) mod properties;
 pub(crate) mod raw_json;
 pub(crate) mod reroute;
@@ -33,6 +34,7 @@ pub(crate) fn fix_up(file: &mut syn::File, runtime: &syn::Path) -> Result<(), St
     string_display::display_string_newtypes(file);
     variant_names::camel_case_variants(file);
     lenient_integers::lenient_integers(file, runtime);
+    prelude::absolute_prelude_paths(file);
     check_items(file)
 }
 

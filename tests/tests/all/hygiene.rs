@@ -163,3 +163,44 @@ fn bundled_contracts_and_workflows_derive_without_the_prelude() {
         workflow.check().unwrap();
     }
 }
+
+/// A contract whose definitions include one named `default`: its type is `Default`, which the
+/// generated code must not take for the prelude's trait.
+mod definition_named_default {
+    /// Reads a config whose mode is a definition named `default`.
+    #[derive(::agent_core::Agent)]
+    #[agent(input = "ui/schemas/default_definition.schema.json")]
+    pub struct ConfigReader;
+
+    #[test]
+    fn its_defaults_are_filled() {
+        let input: config_reader::ConfigReaderInput =
+            ::serde_json::from_str(r#"{"mode": {}}"#).expect("a config");
+        assert_eq!(input.count, 3);
+        assert_eq!(input.mode.unwrap().level, 1);
+        assert!(input.tags.is_empty());
+    }
+}
+
+/// Integers written as integral floats (`2.0`), which the validator takes as integers, fill
+/// every integer the typed input holds: a field, a definition's newtype, a union, an item, a
+/// map value.
+mod integral_floats {
+    /// Reads integers.
+    #[derive(::agent_core::Agent)]
+    #[agent(input = "ui/schemas/integral_floats.schema.json")]
+    pub struct Counter;
+
+    #[test]
+    fn integral_floats_fill_every_integer() {
+        let text = r#"{"service_id": 2.0, "plain": 3.0, "bounded": 4.0, "either": 5.0, "nullable": 6.0,
+            "items": [{"n": 7.0}], "map": {"a": 8.0}, "ids": [9.0, 1e1]}"#;
+        let input: counter::CounterInput = ::serde_json::from_str(text).expect("integers");
+        let value = ::serde_json::to_value(&input).unwrap();
+        assert_eq!(
+            value,
+            ::serde_json::json!({"service_id": 2, "plain": 3, "bounded": 4, "either": 5, "nullable": 6,
+                "items": [{"n": 7}], "map": {"a": 8}, "ids": [9, 10]})
+        );
+    }
+}
