@@ -174,6 +174,8 @@ mod definition_named_default {
 
     #[test]
     fn its_defaults_are_filled() {
+        let agent: &dyn ::agent_core::DynAgent = &ConfigReader;
+        assert_eq!(agent.name(), "config_reader");
         let input: config_reader::ConfigReaderInput =
             ::serde_json::from_str(r#"{"mode": {}}"#).expect("a config");
         assert_eq!(input.count, 3);
@@ -193,6 +195,8 @@ mod integral_floats {
 
     #[test]
     fn integral_floats_fill_every_integer() {
+        let agent: &dyn ::agent_core::DynAgent = &Counter;
+        assert_eq!(agent.name(), "counter");
         let text = r#"{"service_id": 2.0, "plain": 3.0, "bounded": 4.0, "either": 5.0, "nullable": 6.0,
             "items": [{"n": 7.0}], "map": {"a": 8.0}, "ids": [9.0, 1e1]}"#;
         let input: counter::CounterInput = ::serde_json::from_str(text).expect("integers");
