@@ -1,19 +1,24 @@
 //! A user's contracts, read at run time from a folder of agent folders (the build-script
 //! layout: `<agent>/input.schema.json`, optionally `output.schema.json` and `agent.json`),
-//! for `agent-contract tool --schemas DIR` and `validate --schemas DIR`. No code is generated:
-//! calls are checked against the schemas, not typed.
+//! for `agent-contract tool`, `validate`, `render` and `mcp` with `--schemas DIR`. No code is
+//! generated: calls are checked against the schemas, not typed, and the user prompt is the
+//! default one (the task, then the context as JSON), since a template is compiled with the
+//! crate that owns it.
 
-use agent_core::extract_json;
+use agent_core::{CheckedOutput, DynAgent, PrepareError, PreparedCall};
 use agent_core::{Contract, ContractKind, Limits, RetryError, ToolCall, ToolDefinition};
+use serde_json::Value;
 use std::path::Path;
 
-/// One agent folder's contracts.
+/// One agent folder's contracts. It is a [`DynAgent`], whose names and contracts live for the
+/// whole process: [`UserAgent::load`] leaks them, so load each agent once (a CLI loads them at
+/// start).
 #[derive(Debug)]
 pub struct UserAgent {
-    name: String,
-    description: String,
-    input: Contract,
-    output: Option<Contract>,
+    name: &'static str,
+    description: &'static str,
+    input: &'static Contract,
+    output: Option<&'static Contract>,
 }
 
 impl UserAgent {
@@ -35,33 +40,82 @@ impl UserAgent {
             .then(|| contract(name, ContractKind::Output, &output_path))
             .transpose()?;
         Ok(Self {
-            name: name.to_owned(),
-            description: description(&dir.join("agent.json"))?,
-            input,
-            output,
+            name: Box::leak(name.into()),
+            description: Box::leak(description(&dir.join("agent.json"))?.into_boxed_str()),
+            input: Box::leak(Box::new(input)),
+            output: output.map(|output| &*Box::leak(Box::new(output))),
         })
     }
 
-    /// The agent's tool definition, as generated agents give it.
-    pub fn tool_definition(&self) -> ToolDefinition {
-        ToolDefinition::for_contract(&self.name, &self.description, &self.input)
+    /// Every agent of the folder `schemas` (each subfolder with an `input.schema.json`), by
+    /// name. The error says which file is wrong.
+    pub fn load_all(schemas: &Path) -> Result<Vec<Self>, String> {
+        let entries = std::fs::read_dir(schemas)
+            .map_err(|e| format!("cannot read the folder {}: {e}", schemas.display()))?;
+        let mut names: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter(|entry| entry.path().join("input.schema.json").is_file())
+            .filter_map(|entry| entry.file_name().into_string().ok())
+            .collect();
+        names.sort();
+        if names.is_empty() {
+            return Err(format!(
+                "no agent in {}: an agent is a folder with an `input.schema.json`",
+                schemas.display()
+            ));
+        }
+        names.iter().map(|name| Self::load(schemas, name)).collect()
+    }
+}
+
+impl DynAgent for UserAgent {
+    fn name(&self) -> &'static str {
+        self.name
     }
 
-    /// Checks kwargs text against the input contract.
-    pub fn validate(&self, kwargs: &str, limits: &Limits) -> Result<(), RetryError> {
+    fn description(&self) -> &'static str {
+        self.description
+    }
+
+    fn input_contract(&self) -> &'static Contract {
+        self.input
+    }
+
+    fn output_contract(&self) -> Option<&'static Contract> {
+        self.output
+    }
+
+    fn prepare(&self, kwargs: &str, limits: &Limits) -> Result<PreparedCall, PrepareError> {
+        let call = self.validate(kwargs, limits)?;
+        self.prepare_call(call, limits)
+    }
+
+    /// The kwargs parsed within `limits` and checked against the input contract, the retry
+    /// error in the caller's order and naming the contract's required fields.
+    fn validate(&self, kwargs: &str, limits: &Limits) -> Result<ToolCall, RetryError> {
         let call = ToolCall::from_json_str(kwargs, limits)
             .map_err(|e| e.with_required(self.input.required_fields()))?;
-        self.input.check(call.context(), limits)
+        self.input.check_call(&call, limits)?;
+        Ok(call)
     }
 
-    /// Checks an answer (JSON, possibly inside prose or a code fence) against the output
-    /// contract; without one, any JSON passes.
-    pub fn check_output(&self, answer: &str, limits: &Limits) -> Result<(), RetryError> {
-        let answer = extract_json(answer, limits)?;
-        match &self.output {
-            Some(contract) => contract.check(&answer, limits),
-            None => Ok(()),
+    fn prepare_call(&self, call: ToolCall, limits: &Limits) -> Result<PreparedCall, PrepareError> {
+        let user_prompt = agent_core::__private::default_call_prompt(&call);
+        let user_prompt = agent_core::__private::bounded_prompt(user_prompt, limits)?;
+        Ok(PreparedCall { call, user_prompt })
+    }
+
+    /// The answer checked against the output contract (any JSON without one); its typed form
+    /// is the JSON itself.
+    fn check_output(&self, answer: &Value, limits: &Limits) -> Result<CheckedOutput, RetryError> {
+        if let Some(contract) = self.output {
+            contract.check(answer, limits)?;
         }
+        Ok(CheckedOutput::new(answer.clone(), answer.clone()))
+    }
+
+    fn tool_definition(&self) -> ToolDefinition {
+        ToolDefinition::for_contract(self.name, self.description, self.input)
     }
 }
 

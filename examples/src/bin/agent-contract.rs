@@ -56,6 +56,10 @@ enum Command {
         agent: String,
         /// A file of kwargs JSON; `-` or nothing reads stdin
         file: Option<String>,
+        /// Read the agent from this folder of agent folders instead of the compiled-in ones
+        /// (its prompt is then the default one: the task, then the context)
+        #[arg(long)]
+        schemas: Option<PathBuf>,
     },
     /// Check kwargs (or, with --output, an answer) against the agent's contract
     Validate {
@@ -101,6 +105,10 @@ enum Command {
         /// AGENT_CONTRACT_MCP_KEY) serve one client
         #[arg(long)]
         stateless: bool,
+        /// Serve the agents of this folder of agent folders (read now, not compiled in)
+        /// instead of the compiled-in agents and workflow
+        #[arg(long)]
+        schemas: Option<PathBuf>,
     },
     /// Print the deterministic plan generator kwargs that `bench --synthetic-items` times, so
     /// another implementation can be timed on the same bytes
@@ -186,6 +194,7 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
             allowed_origins,
             no_auth,
             stateless,
+            schemas,
         } => {
             let settings = match http {
                 Some(addr) => Some(
@@ -198,19 +207,23 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
                 ),
                 None => None,
             };
-            mcp(model.as_deref(), http.zip(settings), store.as_deref())
+            let served = match schemas {
+                Some(dir) => Served::Folder(loaded(&dir)?),
+                None => Served::CompiledIn,
+            };
+            mcp(
+                model.as_deref(),
+                http.zip(settings),
+                store.as_deref(),
+                served,
+            )
         }
         Command::Tool {
             agent,
             format,
             schemas,
         } => {
-            let definition = match schemas {
-                Some(dir) => UserAgent::load(&dir, &agent)
-                    .map_err(Usage)?
-                    .tool_definition(),
-                None => find(&agent)?.tool_definition(),
-            };
+            let definition = agent_of(&agent, schemas.as_deref())?.tool_definition();
             let definition = match format {
                 Format::Openai => agent_llm::openai::tool_json(&definition),
                 Format::Anthropic => agent_llm::anthropic::tool_json(&definition),
@@ -218,8 +231,12 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
             println!("{}", pretty(&definition));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Render { agent, file } => {
-            let agent = find(&agent)?;
+        Command::Render {
+            agent,
+            file,
+            schemas,
+        } => {
+            let agent = agent_of(&agent, schemas.as_deref())?;
             let text = match read_input(file.as_deref())? {
                 Ok(text) => text,
                 Err(e) => return Ok(retry(&e.with_required(required(agent)).to_json())),
@@ -241,27 +258,9 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
             agent,
             file,
             output,
-            schemas: Some(dir),
+            schemas,
         } => {
-            let agent = UserAgent::load(&dir, &agent).map_err(Usage)?;
-            let text = match read_input(file.as_deref())? {
-                Ok(text) => text,
-                Err(e) => return Ok(retry(&e.to_json())),
-            };
-            let result = if output {
-                agent.check_output(&text, &Limits::default())
-            } else {
-                agent.validate(&text, &Limits::default())
-            };
-            Ok(verdict(result))
-        }
-        Command::Validate {
-            agent,
-            file,
-            output,
-            schemas: None,
-        } => {
-            let agent = find(&agent)?;
+            let agent = agent_of(&agent, schemas.as_deref())?;
             let text = match read_input(file.as_deref())? {
                 Ok(text) => text,
                 Err(e) if output => return Ok(retry(&e.to_json())),
@@ -425,12 +424,16 @@ fn mcp(
     model: Option<&str>,
     http: Option<(std::net::SocketAddr, agent_mcp::HttpSettings)>,
     store: Option<&str>,
+    served: Served,
 ) -> Result<ExitCode, Usage> {
     let (model, _) = report::model(model, || Arc::new(pipeline::canned_model()))
         .map_err(|e| Usage(e.to_string()))?;
-    let mut server = agent_mcp::AgentServer::new(agents::AGENTS.to_vec(), model)
-        .workflow(event_planning::workflow(), EVENT_PLANNING)
-        .map_err(|e| Usage(e.to_string()))?;
+    let mut server = match served {
+        Served::CompiledIn => agent_mcp::AgentServer::new(agents::AGENTS.to_vec(), model)
+            .workflow(event_planning::workflow(), EVENT_PLANNING)
+            .map_err(|e| Usage(e.to_string()))?,
+        Served::Folder(agents) => agent_mcp::AgentServer::new(agents, model),
+    };
     let key = store.map(|_| handle_key()).transpose()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -486,6 +489,34 @@ fn handle_key() -> Result<[u8; 32], Usage> {
         *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).map_err(|_| usage())?;
     }
     Ok(key)
+}
+
+/// The agent `name`: read from the folder `schemas` when one is given, else compiled in.
+fn agent_of(name: &str, schemas: Option<&Path>) -> Result<&'static dyn DynAgent, Usage> {
+    match schemas {
+        Some(dir) => {
+            let agent = UserAgent::load(dir, name).map_err(Usage)?;
+            Ok(Box::leak(Box::new(agent)))
+        }
+        None => find(name),
+    }
+}
+
+/// Every agent of the folder `dir`, read now.
+fn loaded(dir: &Path) -> Result<Vec<&'static dyn DynAgent>, Usage> {
+    let agents = UserAgent::load_all(dir).map_err(Usage)?;
+    Ok(agents
+        .into_iter()
+        .map(|agent| &*Box::leak(Box::new(agent)) as &'static dyn DynAgent)
+        .collect())
+}
+
+/// What `mcp` serves.
+enum Served {
+    /// The compiled-in agents and the event-planning workflow.
+    CompiledIn,
+    /// The agents of a folder read at start.
+    Folder(Vec<&'static dyn DynAgent>),
 }
 
 fn find(name: &str) -> Result<&'static dyn DynAgent, Usage> {

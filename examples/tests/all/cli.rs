@@ -309,3 +309,28 @@ fn mcp_refuses_a_signing_key_too_regular_to_be_secret() {
     assert!(stderr.contains("AGENT_CONTRACT_MCP_KEY"), "{stderr}");
     assert!(stderr.contains("1 distinct byte values"), "{stderr}");
 }
+
+#[test]
+fn render_reads_a_users_agent_at_run_time_with_the_default_prompt() {
+    let out = cli()
+        .args(["render", "search_agent", "--schemas", USER_SCHEMAS])
+        .write_stdin(r#"{"task": "Find it", "query": "rust 0.60", "limit": 3}"#)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    // The default prompt (a template is compiled with its crate): the task, then the context
+    // as the caller wrote it.
+    assert_eq!(
+        stdout(&out),
+        "Find it\n\n## Context\n```json\n{\n  \"query\": \"rust 0.60\",\n  \"limit\": 3\n}\n```"
+    );
+    // A call the contract refuses gets its retry error, as for a compiled-in agent.
+    let out = cli()
+        .args(["render", "search_agent", "--schemas", USER_SCHEMAS])
+        .write_stdin(r#"{"task": "Find it"}"#)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["missing_fields"], serde_json::json!(["query"]));
+}

@@ -219,3 +219,27 @@ async fn the_cli_reads_a_calls_arguments_as_the_client_wrote_them() {
     client.cancel().await.unwrap();
     child.wait().await.unwrap();
 }
+
+#[tokio::test]
+async fn the_cli_serves_a_folder_of_agents_read_at_start() {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-contract"));
+    command.args(["mcp", "--schemas", "../tests/fixtures/user_crate/schemas"]);
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        ["run_broken_agent", "run_search_agent", "run_tagged_agent"]
+    );
+    // The folder's contract checks the call.
+    let refused = client
+        .call_tool(call("run_search_agent", json!({"task": "Find it"})))
+        .await
+        .unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    assert_eq!(
+        refused.structured_content.unwrap()["missing_fields"],
+        json!(["query"])
+    );
+    client.cancel().await.unwrap();
+}
