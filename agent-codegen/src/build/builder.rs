@@ -33,9 +33,16 @@ pub struct Builder {
     root: PathBuf,
 }
 
-/// Everything that kept the folder from generating, all of it at once.
-#[derive(Debug)]
+/// Everything that kept the folder from generating, all of it at once. Its `Debug` is its
+/// `Display` (one `error: path:line:col: ...` line each), so a build script's `main` that
+/// returns it with `?` prints the problems, not a struct.
 pub struct BuildError(pub Vec<String>);
+
+impl fmt::Debug for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
 
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
