@@ -120,8 +120,32 @@ impl Transcript {
 }
 
 impl fmt::Display for Transcript {
+    /// Every event in order. A tool result that only repeats the retry error printed just
+    /// before it (what the caller was sent back) says so instead of printing it again.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for event in self.lock().iter() {
+        let events = self.lock();
+        let mut retried: Option<&Value> = None;
+        for event in events.iter() {
+            if let (Some(error), Event::Message { agent, message }) = (retried, event)
+                && message.role == Role::Tool
+                && serde_json::from_str::<Value>(&message.content)
+                    .ok()
+                    .as_ref()
+                    == Some(error)
+            {
+                writeln!(
+                    f,
+                    "=== [{agent}] tool result ===
+the retry error above
+"
+                )?;
+                retried = None;
+                continue;
+            }
+            retried = match event {
+                Event::InputRetry { error, .. } => Some(error),
+                _ => None,
+            };
             write!(f, "{event}")?;
         }
         Ok(())

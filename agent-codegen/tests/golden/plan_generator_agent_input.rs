@@ -252,12 +252,12 @@ pub mod error {
             ::std::fmt::Debug::fmt(&self.0, f)
         }
     }
-    impl From<&'static str> for ConversionError {
+    impl ::core::convert::From<&'static str> for ConversionError {
         fn from(value: &'static str) -> Self {
             Self(value.into())
         }
     }
-    impl From<String> for ConversionError {
+    impl ::core::convert::From<String> for ConversionError {
         fn from(value: String) -> Self {
             Self(value.into())
         }

@@ -270,7 +270,11 @@ fn plan_pipeline_runs_the_declared_workflow_and_the_main_job() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let text = stdout(&out);
-    assert!(text.contains("\"missing_fields\":[\"collected_information\"]"));
+    // The retry error the main agent got back is printed once: its tool result points to it.
+    assert!(text.contains("(input contract) ===\n{\n  \"context_id\": \"run-"));
+    assert!(text.contains("\"missing_fields\": [\n    \"collected_information\"\n  ],"));
+    assert_eq!(text.matches("\"missing_fields\"").count(), 1, "{text}");
+    assert!(text.contains("=== [main_agent] tool result ===\nthe retry error above\n"));
     assert!(text.contains("=== done ===\nThe crawl plan is written to"));
 }
 
