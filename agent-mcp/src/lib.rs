@@ -64,6 +64,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use workflow::{Caller, Runs, ServedWorkflow};
 
+pub mod client;
 mod connections;
 mod disconnect;
 mod guard;

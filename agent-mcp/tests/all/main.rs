@@ -5,6 +5,7 @@ mod common;
 
 mod access;
 mod bounds;
+mod client;
 mod http;
 mod progress;
 mod stdio;

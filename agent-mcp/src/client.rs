@@ -1,0 +1,321 @@
+//! MCP tools for agents: the client side. A server's tools become [`Tool`]s an agent's model
+//! calls like any other, with each tool's contract enforced both ways:
+//!
+//! - the tool's `inputSchema` is compiled once into a [`Contract`] (the validator path of
+//!   agent contracts, the same [`Limits`]); a model's arguments that break it never reach the
+//!   server: the model gets the structured retry error as the tool result and calls again;
+//! - a result that carries `structuredContent` is checked against the tool's `outputSchema`;
+//!   a result that breaks it, an `isError` result, a call that takes longer than the timeout
+//!   and a server that went away are each a tool result that says so (`"success": false`), and
+//!   the run goes on.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), agent_mcp::client::ClientError> {
+//! use agent_mcp::client::{McpServer, ToolSettings};
+//!
+//! let server = McpServer::http("agents", "http://127.0.0.1:8080/mcp", Some("a-long-token")).await?;
+//! let tools = server.tools(ToolSettings::default()).await?; // Vec<Arc<dyn agent_core::Tool>>
+//! # Ok(()) }
+//! ```
+
+use agent_core::{BoxFuture, Contract, ContractKind, Limits, Tool, ToolDefinition};
+use rmcp::ServiceExt as _;
+use rmcp::model::{CallToolRequestParams, ContentBlock, JsonObject};
+use rmcp::service::{Peer, RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use serde_json::{Value, json};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a tool call may take by default before the model is told it timed out.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Why a server could not be reached or its tools not read.
+#[derive(Debug)]
+pub enum ClientError {
+    /// The server could not be started or connected to.
+    Connect {
+        /// The server's name.
+        server: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The server did not list its tools.
+    ListTools {
+        /// The server's name.
+        server: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A tool's `inputSchema` or `outputSchema` does not compile.
+    Schema {
+        /// The server's name.
+        server: String,
+        /// The tool's name.
+        tool: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Connect { server, reason } => {
+                write!(f, "cannot connect to the MCP server `{server}`: {reason}")
+            }
+            Self::ListTools { server, reason } => {
+                write!(
+                    f,
+                    "the MCP server `{server}` did not list its tools: {reason}"
+                )
+            }
+            Self::Schema {
+                server,
+                tool,
+                reason,
+            } => write!(
+                f,
+                "the tool `{tool}` of the MCP server `{server}` has a schema that does not compile: {reason}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+/// How the tools of a server are called.
+#[derive(Clone, Debug)]
+pub struct ToolSettings {
+    /// The bounds of the arguments' and results' checks, as for agent contracts.
+    pub limits: Limits,
+    /// How long a call may take before the model is told it timed out.
+    pub timeout: Duration,
+}
+
+impl Default for ToolSettings {
+    fn default() -> Self {
+        Self {
+            limits: Limits::default(),
+            timeout: DEFAULT_TOOL_TIMEOUT,
+        }
+    }
+}
+
+/// A connection to one MCP server.
+pub struct McpServer {
+    name: String,
+    service: RunningService<RoleClient, ()>,
+}
+
+impl McpServer {
+    /// Starts `command` and talks to it over its stdin and stdout.
+    pub async fn stdio(
+        name: impl Into<String>,
+        command: tokio::process::Command,
+    ) -> Result<Self, ClientError> {
+        let name = name.into();
+        let connect = |reason: String| ClientError::Connect {
+            server: name.clone(),
+            reason,
+        };
+        let transport = TokioChildProcess::new(command).map_err(|e| connect(e.to_string()))?;
+        let service = ().serve(transport).await.map_err(|e| connect(e.to_string()))?;
+        Ok(Self { name, service })
+    }
+
+    /// Connects to a streamable HTTP endpoint, with `Authorization: Bearer <token>` when a
+    /// token is given (it is never shown in errors).
+    pub async fn http(
+        name: impl Into<String>,
+        url: &str,
+        bearer: Option<&str>,
+    ) -> Result<Self, ClientError> {
+        let name = name.into();
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        if let Some(token) = bearer {
+            config = config.auth_header(token.to_owned());
+        }
+        let transport = StreamableHttpClientTransport::from_config(config);
+        let service =
+            ().serve(transport)
+                .await
+                .map_err(|e| ClientError::Connect {
+                    server: name.clone(),
+                    // The error names the URL at most; the token is in no error rmcp writes.
+                    reason: e.to_string(),
+                })?;
+        Ok(Self { name, service })
+    }
+
+    /// The server's name, as its tools' errors say it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The server's tools, each with its contracts compiled, for an agent's model.
+    pub async fn tools(&self, settings: ToolSettings) -> Result<Vec<Arc<dyn Tool>>, ClientError> {
+        let listed = self
+            .service
+            .list_all_tools()
+            .await
+            .map_err(|e| ClientError::ListTools {
+                server: self.name.clone(),
+                reason: e.to_string(),
+            })?;
+        listed
+            .into_iter()
+            .map(|tool| {
+                McpTool::new(
+                    &self.name,
+                    self.service.peer().clone(),
+                    tool,
+                    settings.clone(),
+                )
+                .map(|tool| Arc::new(tool) as Arc<dyn Tool>)
+            })
+            .collect()
+    }
+}
+
+/// One tool of an MCP server, as an agent's [`Tool`].
+pub struct McpTool {
+    server: String,
+    peer: Peer<RoleClient>,
+    definition: ToolDefinition,
+    input: Contract,
+    output: Option<Contract>,
+    settings: ToolSettings,
+}
+
+impl McpTool {
+    fn new(
+        server: &str,
+        peer: Peer<RoleClient>,
+        tool: rmcp::model::Tool,
+        settings: ToolSettings,
+    ) -> Result<Self, ClientError> {
+        let name = tool.name.to_string();
+        let schema_error = |reason: String| ClientError::Schema {
+            server: server.to_owned(),
+            tool: name.clone(),
+            reason,
+        };
+        let parameters = Value::Object((*tool.input_schema).clone());
+        let input = Contract::new(&name, ContractKind::Input, parameters.clone())
+            .map_err(|e| schema_error(e.to_string()))?;
+        let output = tool
+            .output_schema
+            .as_ref()
+            .map(|schema| {
+                Contract::new(
+                    &name,
+                    ContractKind::Output,
+                    Value::Object((**schema).clone()),
+                )
+            })
+            .transpose()
+            .map_err(|e| schema_error(e.to_string()))?;
+        Ok(Self {
+            server: server.to_owned(),
+            peer,
+            definition: ToolDefinition {
+                name,
+                description: tool.description.map(|d| d.to_string()).unwrap_or_default(),
+                parameters,
+            },
+            input,
+            output,
+            settings,
+        })
+    }
+
+    /// A tool result that says the call failed, and why.
+    fn failed(&self, error: String) -> Value {
+        json!({"success": false, "tool": self.definition.name, "error": error})
+    }
+
+    async fn call_checked(&self, arguments: &str) -> Value {
+        let limits = &self.settings.limits;
+        if arguments.len() > limits.max_bytes {
+            return self.failed(format!(
+                "the arguments are {} bytes; at most {} are taken",
+                arguments.len(),
+                limits.max_bytes
+            ));
+        }
+        let arguments: Value = match serde_json::from_str(arguments) {
+            Ok(value) => value,
+            Err(e) => return self.failed(format!("the arguments are not JSON: {e}")),
+        };
+        // A broken call never reaches the server: the model gets the retry error.
+        if let Err(retry) = self.input.check(&arguments, limits) {
+            return retry.to_json();
+        }
+        let Value::Object(map) = arguments else {
+            return self.failed("the arguments must be one JSON object".into());
+        };
+        let params = CallToolRequestParams::new(self.definition.name.clone())
+            .with_arguments(map as JsonObject);
+        let answered =
+            tokio::time::timeout(self.settings.timeout, self.peer.call_tool(params)).await;
+        let result = match answered {
+            Err(_) => {
+                return self.failed(format!(
+                    "the MCP server `{}` did not answer within {} s",
+                    self.server,
+                    self.settings.timeout.as_secs_f64()
+                ));
+            }
+            Ok(Err(e)) => {
+                return self.failed(format!(
+                    "the MCP server `{}` could not be called: {e}",
+                    self.server
+                ));
+            }
+            Ok(Ok(result)) => result,
+        };
+        let text: Vec<String> = result
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(text) => Some(text.text.clone()),
+                _ => None,
+            })
+            .collect();
+        if result.is_error == Some(true) {
+            return match result.structured_content {
+                // A structured error (an agent's retry error, say) reaches the model whole.
+                Some(structured) => structured,
+                None => self.failed(text.join("\n")),
+            };
+        }
+        match result.structured_content {
+            Some(structured) => match &self.output {
+                Some(contract) => match contract.check(&structured, limits) {
+                    Ok(()) => structured,
+                    Err(retry) => json!({
+                        "success": false,
+                        "tool": self.definition.name,
+                        "error": "the tool's result breaks its outputSchema",
+                        "violations": retry.to_json(),
+                    }),
+                },
+                None => structured,
+            },
+            None => Value::String(text.join("\n")),
+        }
+    }
+}
+
+impl Tool for McpTool {
+    fn definition(&self) -> ToolDefinition {
+        self.definition.clone()
+    }
+
+    fn call<'a>(&'a self, arguments: &'a str) -> BoxFuture<'a, Value> {
+        Box::pin(self.call_checked(arguments))
+    }
+}
