@@ -236,3 +236,58 @@ async fn a_result_outside_its_output_schema_and_an_is_error_result_are_said_to_t
         json!({"success": false, "tool": "fail", "error": "the disk is full"})
     );
 }
+
+/// Whether this machine's Python has the official MCP SDK (`.ci/run` installs it).
+fn python_sdk() -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", "import mcp.server.fastmcp"])
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+#[tokio::test]
+async fn a_server_of_the_official_python_sdk_gets_only_the_corrected_call() {
+    if !python_sdk() {
+        eprintln!("skipped: python3 has no `mcp` package (pip install mcp; .ci/run does)");
+        return;
+    }
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/python_mcp/server.py"
+    );
+    let mut command = tokio::process::Command::new("python3");
+    command.arg(script).stderr(std::process::Stdio::null());
+    let server = McpServer::stdio("python", command).await.unwrap();
+    let tools = server.tools(ToolSettings::default()).await.unwrap();
+    let add = tools[0].clone();
+    assert_eq!(add.definition().name, "add");
+
+    let model = Arc::new(ScriptedModel::default().script(
+        "discovery_agent",
+        [
+            tool_calls([("add", r#"{"a": "two", "b": 3}"#)]),
+            tool_calls([("add", r#"{"a": 2, "b": 3}"#)]),
+            Message::assistant(ANSWER),
+        ],
+    ));
+    let workflow = Workflow::new("uses_python")
+        .agent(Member::from(&DiscoveryAgent).tool(add))
+        .goal([("discovery_agent", "Add two numbers")]);
+    let outcome = workflow
+        .runner(model.clone())
+        .start_with_kwargs(r#"{"task": "Add them", "target_url": "https://a.example"}"#)
+        .await
+        .unwrap();
+    assert!(matches!(outcome, WorkflowOutcome::Finished { .. }));
+    let requests = model.requests_of("discovery_agent");
+    let tool_result = |request: usize| -> Value {
+        let message = requests[request].messages.last().unwrap();
+        serde_json::from_str(&message.content).unwrap()
+    };
+    // The broken call got the retry error of the tool's inputSchema, here...
+    let refused = tool_result(1);
+    assert_eq!(refused["success"], false);
+    assert_eq!(refused["path"], json!(["a"]), "{refused}");
+    // ...and the corrected one was the server's first: its structured result reached the model.
+    assert_eq!(tool_result(2), json!({"sum": 5, "calls": 1}));
+}
