@@ -49,6 +49,11 @@ pub enum ClientError {
         /// What went wrong.
         reason: String,
     },
+    /// An `mcpServers` file that cannot be read.
+    Config {
+        /// What is wrong, and where.
+        reason: String,
+    },
     /// A tool's `inputSchema` or `outputSchema` does not compile.
     Schema {
         /// The server's name.
@@ -66,6 +71,7 @@ impl fmt::Display for ClientError {
             Self::Connect { server, reason } => {
                 write!(f, "cannot connect to the MCP server `{server}`: {reason}")
             }
+            Self::Config { reason } => write!(f, "the mcpServers file: {reason}"),
             Self::ListTools { server, reason } => {
                 write!(
                     f,
@@ -177,6 +183,141 @@ impl McpServer {
                 .map(|tool| Arc::new(tool) as Arc<dyn Tool>)
             })
             .collect()
+    }
+}
+
+/// The servers of an `mcpServers` file, the format MCP hosts write (Claude Desktop, Cursor,
+/// VS Code): each entry either starts a command (`command`, `args`, `env`) or reaches a URL
+/// (`url`, and `headers` with at most an `Authorization: Bearer <token>`).
+///
+/// ```
+/// use agent_mcp::client::{ServerSpec, server_specs};
+///
+/// let specs = server_specs(r#"{"mcpServers": {
+///     "agents": {"url": "http://127.0.0.1:8080/mcp", "headers": {"Authorization": "Bearer t0ken-t0ken"}},
+///     "sums": {"command": "python3", "args": ["server.py"], "env": {"LOG": "1"}}
+/// }}"#).unwrap();
+/// assert_eq!(specs[0].0, "agents");
+/// assert!(matches!(&specs[1].1, ServerSpec::Command { program, .. } if program == "python3"));
+/// ```
+pub fn server_specs(text: &str) -> Result<Vec<(String, ServerSpec)>, ClientError> {
+    let config = |reason: String| ClientError::Config { reason };
+    let file: Value = serde_json::from_str(text).map_err(|e| config(format!("not JSON: {e}")))?;
+    let Some(servers) = file.get("mcpServers").and_then(Value::as_object) else {
+        return Err(config("no `mcpServers` object".into()));
+    };
+    servers
+        .iter()
+        .map(|(name, entry)| {
+            let at = |what: &str| config(format!("`mcpServers.{name}`: {what}"));
+            let strings = |key: &str| -> Result<Vec<String>, ClientError> {
+                match entry.get(key) {
+                    None => Ok(Vec::new()),
+                    Some(Value::Array(items)) => items
+                        .iter()
+                        .map(|item| {
+                            item.as_str()
+                                .map(str::to_owned)
+                                .ok_or_else(|| at(&format!("`{key}` must be an array of strings")))
+                        })
+                        .collect(),
+                    Some(_) => Err(at(&format!("`{key}` must be an array of strings"))),
+                }
+            };
+            let pairs = |key: &str| -> Result<Vec<(String, String)>, ClientError> {
+                match entry.get(key) {
+                    None => Ok(Vec::new()),
+                    Some(Value::Object(map)) => map
+                        .iter()
+                        .map(|(k, v)| {
+                            v.as_str()
+                                .map(|v| (k.clone(), v.to_owned()))
+                                .ok_or_else(|| at(&format!("`{key}.{k}` must be a string")))
+                        })
+                        .collect(),
+                    Some(_) => Err(at(&format!("`{key}` must be an object of strings"))),
+                }
+            };
+            let spec = match (entry.get("command"), entry.get("url")) {
+                (Some(Value::String(program)), None) => ServerSpec::Command {
+                    program: program.clone(),
+                    args: strings("args")?,
+                    env: pairs("env")?,
+                },
+                (None, Some(Value::String(url))) => {
+                    let mut bearer = None;
+                    for (header, value) in pairs("headers")? {
+                        match (header.eq_ignore_ascii_case("authorization"), value.strip_prefix("Bearer ")) {
+                            (true, Some(token)) => bearer = Some(token.to_owned()),
+                            _ => {
+                                return Err(at(&format!(
+                                    "the header `{header}` is not supported: only `Authorization: Bearer <token>`"
+                                )));
+                            }
+                        }
+                    }
+                    ServerSpec::Url {
+                        url: url.clone(),
+                        bearer,
+                    }
+                }
+                _ => return Err(at("give either `command` or `url`, as a string")),
+            };
+            Ok((name.clone(), spec))
+        })
+        .collect()
+}
+
+/// How to reach one server of an `mcpServers` file.
+#[derive(Clone, PartialEq, Eq)]
+pub enum ServerSpec {
+    /// A command to start, talked to over its stdin and stdout.
+    Command {
+        /// The program.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Variables added to its environment.
+        env: Vec<(String, String)>,
+    },
+    /// A streamable HTTP endpoint.
+    Url {
+        /// The endpoint.
+        url: String,
+        /// The bearer token, if any (never shown: see `Debug`).
+        bearer: Option<String>,
+    },
+}
+
+impl fmt::Debug for ServerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Command { program, args, env } => f
+                .debug_struct("Command")
+                .field("program", program)
+                .field("args", args)
+                .field("env", &env.iter().map(|(k, _)| k).collect::<Vec<_>>())
+                .finish(),
+            Self::Url { url, bearer } => f
+                .debug_struct("Url")
+                .field("url", url)
+                .field("bearer", &bearer.as_ref().map(|_| "***"))
+                .finish(),
+        }
+    }
+}
+
+impl McpServer {
+    /// Connects to the server `spec` describes.
+    pub async fn connect(name: &str, spec: &ServerSpec) -> Result<Self, ClientError> {
+        match spec {
+            ServerSpec::Command { program, args, env } => {
+                let mut command = tokio::process::Command::new(program);
+                command.args(args).envs(env.iter().map(|(k, v)| (k, v)));
+                Self::stdio(name, command).await
+            }
+            ServerSpec::Url { url, bearer } => Self::http(name, url, bearer.as_deref()).await,
+        }
     }
 }
 
@@ -317,5 +458,47 @@ impl Tool for McpTool {
 
     fn call<'a>(&'a self, arguments: &'a str) -> BoxFuture<'a, Value> {
         Box::pin(self.call_checked(arguments))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(text: &str) -> String {
+        server_specs(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn an_mcp_servers_file_is_read_as_hosts_write_it_and_refused_where_it_is_wrong() {
+        let specs = server_specs(
+            r#"{"mcpServers": {"a": {"url": "http://h/mcp", "headers": {"authorization": "Bearer s3cret-token"}}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            specs[0].1,
+            ServerSpec::Url {
+                url: "http://h/mcp".into(),
+                bearer: Some("s3cret-token".into())
+            }
+        );
+        assert!(!format!("{specs:?}").contains("s3cret"));
+        assert_eq!(
+            refusal("[1"),
+            "the mcpServers file: not JSON: EOF while parsing a list at line 1 column 2"
+        );
+        assert_eq!(refusal("{}"), "the mcpServers file: no `mcpServers` object");
+        assert_eq!(
+            refusal(r#"{"mcpServers": {"x": {"command": "a", "url": "b"}}}"#),
+            "the mcpServers file: `mcpServers.x`: give either `command` or `url`, as a string"
+        );
+        assert_eq!(
+            refusal(r#"{"mcpServers": {"x": {"command": "a", "args": [1]}}}"#),
+            "the mcpServers file: `mcpServers.x`: `args` must be an array of strings"
+        );
+        assert_eq!(
+            refusal(r#"{"mcpServers": {"x": {"url": "u", "headers": {"X-Key": "k"}}}}"#),
+            "the mcpServers file: `mcpServers.x`: the header `X-Key` is not supported: only `Authorization: Bearer <token>`"
+        );
     }
 }
