@@ -20,6 +20,7 @@ use crate::ids::{ContextId, ContextIdGenerator};
 use crate::model::{BoxFuture, ChatModel, ChatRequest, Message, ToolCallRequest};
 use crate::output::AgentOutput;
 use crate::rerun::PreviousAttempt;
+use crate::tool::Tool;
 use crate::transcript::{Event, Transcript};
 use crate::upstream::UpstreamContext;
 use agent_contract::Agent;
@@ -111,6 +112,8 @@ pub struct Runtime {
     transcript: Transcript,
     context_ids: Arc<ContextIdGenerator>,
     contributors: ContributorRegistry,
+    /// Plain tools every [`Runtime::run_loop`] offers beside its agents.
+    tools: Vec<Arc<dyn Tool>>,
 }
 
 impl Runtime {
@@ -128,6 +131,7 @@ impl Runtime {
             transcript: Transcript::default(),
             context_ids: Arc::new(ContextIdGenerator::fresh()),
             contributors: ContributorRegistry::default(),
+            tools: Vec::new(),
         }
     }
 
@@ -142,6 +146,14 @@ impl Runtime {
     /// [`ContributorRegistry::default`].
     pub fn with_contributors(mut self, contributors: ContributorRegistry) -> Self {
         self.contributors = contributors;
+        self
+    }
+
+    /// Offers `tool` (a database query, an HTTP API, an MCP server's tool) to the model of every
+    /// [`Runtime::run_loop`], beside the agents the loop is given. Its calls go through the
+    /// same dispatch as the agents' (concurrency, the turn bound, the transcript).
+    pub fn with_tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.tools.push(tool);
         self
     }
 
@@ -182,7 +194,8 @@ impl Runtime {
     }
 
     /// Runs `agent` (a name for routing and the transcript, and the agent type of the loop's
-    /// context ID) with `tools` until it answers without calling a tool.
+    /// context ID) with `tools` (and the runtime's plain tools, [`Runtime::with_tool`]) until it
+    /// answers without calling a tool.
     ///
     /// The system prompt is `system`, then the parts of the contributors that apply to
     /// `agent` (the standard ones add nothing to a loop: it is not a contract agent). The tool
@@ -236,7 +249,11 @@ impl Runtime {
                 agent,
             })
             .collect();
-        let tools: Vec<&dyn Dispatch> = adapters.iter().map(|t| t as &dyn Dispatch).collect();
+        let tools: Vec<&dyn Dispatch> = adapters
+            .iter()
+            .map(|t| t as &dyn Dispatch)
+            .chain(self.tools.iter().map(|t| t as &dyn Dispatch))
+            .collect();
         let definitions: Vec<_> = tools.iter().map(|t| t.definition()).collect();
         let mut failures: BTreeMap<String, u32> = BTreeMap::new();
         let mut outputs = Vec::new();

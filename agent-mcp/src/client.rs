@@ -21,7 +21,7 @@
 use agent_core::{BoxFuture, Contract, ContractKind, Limits, Tool, ToolDefinition};
 use rmcp::ServiceExt as _;
 use rmcp::model::{CallToolRequestParams, ContentBlock, JsonObject};
-use rmcp::service::{Peer, RoleClient, RunningService};
+use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Value, json};
@@ -110,10 +110,11 @@ impl Default for ToolSettings {
     }
 }
 
-/// A connection to one MCP server.
+/// A connection to one MCP server. Its tools share it: it closes when the server and every
+/// tool of it are dropped.
 pub struct McpServer {
     name: String,
-    service: RunningService<RoleClient, ()>,
+    service: Arc<RunningService<RoleClient, ()>>,
 }
 
 impl McpServer {
@@ -129,7 +130,10 @@ impl McpServer {
         };
         let transport = TokioChildProcess::new(command).map_err(|e| connect(e.to_string()))?;
         let service = ().serve(transport).await.map_err(|e| connect(e.to_string()))?;
-        Ok(Self { name, service })
+        Ok(Self {
+            name,
+            service: Arc::new(service),
+        })
     }
 
     /// Connects to a streamable HTTP endpoint, with `Authorization: Bearer <token>` when a
@@ -153,7 +157,10 @@ impl McpServer {
                     // The error names the URL at most; the token is in no error rmcp writes.
                     reason: e.to_string(),
                 })?;
-        Ok(Self { name, service })
+        Ok(Self {
+            name,
+            service: Arc::new(service),
+        })
     }
 
     /// The server's name, as its tools' errors say it.
@@ -174,13 +181,8 @@ impl McpServer {
         listed
             .into_iter()
             .map(|tool| {
-                McpTool::new(
-                    &self.name,
-                    self.service.peer().clone(),
-                    tool,
-                    settings.clone(),
-                )
-                .map(|tool| Arc::new(tool) as Arc<dyn Tool>)
+                McpTool::new(&self.name, self.service.clone(), tool, settings.clone())
+                    .map(|tool| Arc::new(tool) as Arc<dyn Tool>)
             })
             .collect()
     }
@@ -324,7 +326,7 @@ impl McpServer {
 /// One tool of an MCP server, as an agent's [`Tool`].
 pub struct McpTool {
     server: String,
-    peer: Peer<RoleClient>,
+    service: Arc<RunningService<RoleClient, ()>>,
     definition: ToolDefinition,
     input: Contract,
     output: Option<Contract>,
@@ -334,7 +336,7 @@ pub struct McpTool {
 impl McpTool {
     fn new(
         server: &str,
-        peer: Peer<RoleClient>,
+        service: Arc<RunningService<RoleClient, ()>>,
         tool: rmcp::model::Tool,
         settings: ToolSettings,
     ) -> Result<Self, ClientError> {
@@ -361,7 +363,7 @@ impl McpTool {
             .map_err(|e| schema_error(e.to_string()))?;
         Ok(Self {
             server: server.to_owned(),
-            peer,
+            service,
             definition: ToolDefinition {
                 name,
                 description: tool.description.map(|d| d.to_string()).unwrap_or_default(),
@@ -401,7 +403,8 @@ impl McpTool {
         let params = CallToolRequestParams::new(self.definition.name.clone())
             .with_arguments(map as JsonObject);
         let answered =
-            tokio::time::timeout(self.settings.timeout, self.peer.call_tool(params)).await;
+            tokio::time::timeout(self.settings.timeout, self.service.peer().call_tool(params))
+                .await;
         let result = match answered {
             Err(_) => {
                 return self.failed(format!(

@@ -131,18 +131,22 @@ async fn a_slow_server_times_out_as_a_tool_result() {
 }
 
 #[tokio::test]
-async fn a_server_that_is_gone_is_a_tool_result_not_a_failed_run() {
-    let url = serve(Counted::default()).await;
-    let server = McpServer::http("agents", &url, None).await.unwrap();
+async fn a_server_that_dies_mid_call_is_a_tool_result_not_a_failed_run() {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/python_mcp/dies.py"
+    );
+    let mut command = tokio::process::Command::new("python3");
+    command.arg(script);
+    let server = McpServer::stdio("dies", command).await.unwrap();
     let tool = server
         .tools(ToolSettings::default())
         .await
         .unwrap()
         .remove(0);
-    drop(server);
-    let result = tool
-        .call(r#"{"task": "Scan", "target_url": "https://a.example"}"#)
-        .await;
+    let result = tokio::time::timeout(Duration::from_secs(10), tool.call("{}"))
+        .await
+        .expect("the call ends when the server does");
     assert_eq!(result["success"], false, "{result}");
     assert!(
         result["error"]

@@ -28,6 +28,11 @@ struct Args {
     /// agent's tool calling.
     #[arg(long, conflicts_with = "model")]
     declared: bool,
+    /// An `mcpServers` file (the format MCP hosts use: `command`/`args`/`env` or
+    /// `url`/`headers`): the main agent gets those servers' tools beside its sub-agents, each
+    /// tool's schemas checked on the way in and out
+    #[arg(long = "mcp-config", value_name = "FILE", conflicts_with = "declared")]
+    mcp_config: Option<std::path::PathBuf>,
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -47,7 +52,17 @@ async fn main() -> ExitCode {
         }
     };
     print!("{line}");
-    let (runtime, outcome) = pipeline::run(model).await;
+    let tools = match &args.mcp_config {
+        Some(path) => match mcp_tools(path).await {
+            Ok(tools) => tools,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        None => Vec::new(),
+    };
+    let (runtime, outcome) = pipeline::run_with(model, tools).await;
     print!("{}", runtime.transcript());
     print!("{}", report::summary(runtime.transcript()));
     match outcome {
@@ -60,6 +75,27 @@ async fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The tools of every server of the `mcpServers` file at `path`.
+async fn mcp_tools(path: &std::path::Path) -> Result<Vec<Arc<dyn agent_core::Tool>>, String> {
+    use agent_mcp::client::{McpServer, ToolSettings, server_specs};
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut tools = Vec::new();
+    for (name, spec) in server_specs(&text).map_err(|e| format!("{}: {e}", path.display()))? {
+        let server = McpServer::connect(&name, &spec)
+            .await
+            .map_err(|e| e.to_string())?;
+        let offered = server
+            .tools(ToolSettings::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        println!("=== MCP server `{name}`: {} tools ===", offered.len());
+        // Each tool keeps the connection open as long as it lives.
+        tools.extend(offered);
+    }
+    Ok(tools)
 }
 
 /// The declared pipeline: no main agent; the workflow routes each step and collects the

@@ -338,3 +338,50 @@ fn render_reads_a_users_agent_at_run_time_with_the_default_prompt() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["missing_fields"], serde_json::json!(["query"]));
 }
+
+#[test]
+fn plan_pipeline_offers_the_tools_of_an_mcp_servers_file() {
+    let dir = std::env::temp_dir().join(format!("plan-pipeline-mcp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("mcp.json");
+    let server = serde_json::json!({"mcpServers": {"agents": {
+        "command": env!("CARGO_BIN_EXE_agent-contract"),
+        "args": ["mcp"],
+    }}});
+    std::fs::write(&config, server.to_string()).unwrap();
+    let out = Command::cargo_bin("plan-pipeline")
+        .unwrap()
+        .arg("--mcp-config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    // The served agents and the workflow's two tools, offered to the main agent.
+    let tools = agent_examples::agents::AGENTS.len() + 2;
+    assert!(
+        text.contains(&format!("=== MCP server `agents`: {tools} tools ===")),
+        "{text}"
+    );
+    assert!(text.contains("=== done ===\nThe crawl plan is written to"));
+    // A file that is not an mcpServers file: said, with its path.
+    std::fs::write(&config, "{}").unwrap();
+    let out = Command::cargo_bin("plan-pipeline")
+        .unwrap()
+        .arg("--mcp-config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("mcp.json: the mcpServers file: no `mcpServers` object"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
