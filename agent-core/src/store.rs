@@ -185,8 +185,10 @@ pub trait CheckpointStore: Send + Sync {
     /// The stored run.
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunRecord, StoreError>>;
 
-    /// Every stored run, oldest first.
-    fn list(&self) -> BoxFuture<'_, Result<Vec<RunRecord>, StoreError>>;
+    /// Every stored run, oldest first. A row that cannot be read is its
+    /// [`StoreError::Corrupt`] in its place, so one bad row neither hides the others nor goes
+    /// unnamed; the outer error is the backend's.
+    fn list(&self) -> BoxFuture<'_, Result<Vec<Result<RunRecord, StoreError>>, StoreError>>;
 
     /// Deletes a run; [`StoreError::NotFound`] if there is none.
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
@@ -337,11 +339,11 @@ impl CheckpointStore for MemoryStore {
         })
     }
 
-    fn list(&self) -> BoxFuture<'_, Result<Vec<RunRecord>, StoreError>> {
+    fn list(&self) -> BoxFuture<'_, Result<Vec<Result<RunRecord, StoreError>>, StoreError>> {
         Box::pin(async move {
             let mut all: Vec<RunRecord> = self.runs().values().cloned().collect();
             all.sort_by_key(|r| (r.created_ms, r.run_id.clone()));
-            Ok(all)
+            Ok(all.into_iter().map(Ok).collect())
         })
     }
 

@@ -103,20 +103,30 @@ impl CheckpointStore for FileStore {
         Box::pin(async move { self.read(run_id)?.ok_or_else(|| not_found(run_id)) })
     }
 
-    fn list(&self) -> BoxFuture<'_, Result<Vec<RunRecord>, StoreError>> {
+    fn list(&self) -> BoxFuture<'_, Result<Vec<Result<RunRecord, StoreError>>, StoreError>> {
         Box::pin(async move {
             let mut all = Vec::new();
             for entry in std::fs::read_dir(&self.dir).map_err(StoreError::backend)? {
                 let name = entry.map_err(StoreError::backend)?.file_name();
                 let name = name.to_string_lossy();
-                if let Some(run_id) = name.strip_suffix(".run.json")
-                    && let Some(record) = self.read(run_id)?
-                {
-                    all.push(record);
+                let Some(run_id) = name.strip_suffix(".run.json") else {
+                    continue;
+                };
+                match self.read(run_id) {
+                    Ok(Some(record)) => {
+                        all.push((record.created_ms, run_id.to_owned(), Ok(record)))
+                    }
+                    // Deleted since the folder was read.
+                    Ok(None) => {}
+                    // A corrupt file is listed as such, last; an I/O failure fails the list.
+                    Err(e @ StoreError::Corrupt { .. }) => {
+                        all.push((u64::MAX, run_id.to_owned(), Err(e)))
+                    }
+                    Err(e) => return Err(e),
                 }
             }
-            all.sort_by_key(|r| (r.created_ms, r.run_id.clone()));
-            Ok(all)
+            all.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+            Ok(all.into_iter().map(|(_, _, r)| r).collect())
         })
     }
 

@@ -12,7 +12,10 @@
 //! # async fn demo() -> Result<(), agent_core::StoreError> {
 //! let store = agent_store::open("sqlite:runs.db").await?;
 //! for run in store.list().await? {
-//!     println!("{} {}", run.run_id, run.status);
+//!     match run {
+//!         Ok(run) => println!("{} {}", run.run_id, run.status),
+//!         Err(corrupt) => eprintln!("skipped: {corrupt}"),
+//!     }
 //! }
 //! # Ok(()) }
 //! ```
@@ -35,19 +38,99 @@ pub use file::FileStore;
 /// The schema version this crate writes.
 pub const SCHEMA_VERSION: i64 = 1;
 
-/// Opens the store a URL names: `sqlite:PATH`, `postgres://...` or `file:DIR`.
+/// Opens the store a URL names: `sqlite:PATH`, `postgres://...` or `file:DIR`. No error
+/// carries the URL's password (see [`redact_url`]).
 pub async fn open(url: &str) -> Result<Arc<dyn CheckpointStore>, StoreError> {
-    if let Some(dir) = url.strip_prefix("file:") {
-        Ok(Arc::new(FileStore::open(dir)?))
-    } else if url.starts_with("sqlite:") {
-        Ok(Arc::new(SqliteStore::open(url).await?))
-    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        Ok(Arc::new(PostgresStore::connect(url).await?))
-    } else {
-        Err(StoreError::backend(format!(
-            "store url `{url}` is none of `sqlite:PATH`, `postgres://...` and `file:DIR`"
-        )))
+    let opened: Result<Arc<dyn CheckpointStore>, StoreError> =
+        if let Some(dir) = url.strip_prefix("file:") {
+            FileStore::open(dir).map(|s| Arc::new(s) as _)
+        } else if url.starts_with("sqlite:") {
+            SqliteStore::open(url).await.map(|s| Arc::new(s) as _)
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            PostgresStore::connect(url).await.map(|s| Arc::new(s) as _)
+        } else {
+            Err(StoreError::backend(format!(
+                "store url `{}` is none of `sqlite:PATH`, `postgres://...` and `file:DIR`",
+                redact_url(url)
+            )))
+        };
+    opened.map_err(|e| scrub(e, url))
+}
+
+/// `url` with its password, in the user part (`user:PASSWORD@host`) or a query parameter
+/// whose name holds `password`, replaced by `***`: the form to print or log.
+///
+/// ```
+/// assert_eq!(
+///     agent_store::redact_url("postgres://app:s3cret@db:5432/runs?sslpassword=k&sslmode=require"),
+///     "postgres://app:***@db:5432/runs?sslpassword=***&sslmode=require"
+/// );
+/// assert_eq!(agent_store::redact_url("sqlite:runs.db"), "sqlite:runs.db");
+/// ```
+pub fn redact_url(url: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
+    };
+    let mut out = match (base.find("://"), base.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let user = &base[scheme + 3..at];
+            match user.split_once(':') {
+                Some((name, _)) => format!("{}{name}:***{}", &base[..scheme + 3], &base[at..]),
+                None => base.to_owned(),
+            }
+        }
+        _ => base.to_owned(),
+    };
+    if let Some(query) = query {
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((key, _)) if key.to_ascii_lowercase().contains("password") => {
+                    format!("{key}=***")
+                }
+                _ => pair.to_owned(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&pairs.join("&"));
     }
+    out
+}
+
+/// The secrets `url` holds, as written: the user part's password and `*password*` parameters.
+fn secrets(url: &str) -> Vec<&str> {
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let mut found = Vec::new();
+    if let (Some(scheme), Some(at)) = (base.find("://"), base.rfind('@'))
+        && at > scheme
+        && let Some((_, password)) = base[scheme + 3..at].split_once(':')
+    {
+        found.push(password);
+    }
+    for pair in query.split('&') {
+        if let Some((key, value)) = pair.split_once('=')
+            && key.to_ascii_lowercase().contains("password")
+        {
+            found.push(value);
+        }
+    }
+    found.retain(|s| !s.is_empty());
+    found
+}
+
+/// `error` with every secret of `url` it might quote (a driver's message may hold the URL)
+/// replaced by `***`.
+fn scrub(error: StoreError, url: &str) -> StoreError {
+    let secrets = secrets(url);
+    let text = error.to_string();
+    if !secrets.iter().any(|s| text.contains(s)) {
+        return error;
+    }
+    let clean = secrets
+        .iter()
+        .fold(text, |text, secret| text.replace(secret, "***"));
+    StoreError::backend(clean)
 }
 
 /// The statements of one backend, with its table names and placeholders.
@@ -288,7 +371,22 @@ fn is_identifier(s: &str) -> bool {
 
 /// The trait's body, the same text for both pools: sqlx's query API is.
 macro_rules! checkpoint_store {
-    ($store:ty) => {
+    ($store:ty, $row:ty) => {
+        impl $store {
+            /// A row as read, checked: a value of the wrong type (SQLite keeps any) is
+            /// [`StoreError::Corrupt`] naming the run, like a value out of range.
+            fn decode(row: &$row) -> Result<RunRecord, StoreError> {
+                match sqlx::FromRow::from_row(row) {
+                    Ok(decoded) => into_record(decoded),
+                    Err(e) => Err(StoreError::Corrupt {
+                        run_id: sqlx::Row::try_get::<String, _>(row, 0)
+                            .map_or_else(|_| "?".into(), |id| id.chars().take(128).collect()),
+                        reason: format!("its row does not decode: {e}"),
+                    }),
+                }
+            }
+        }
+
         impl CheckpointStore for $store {
             fn save<'a>(&'a self, record: &'a RunRecord) -> BoxFuture<'a, Result<u64, StoreError>> {
                 Box::pin(async move {
@@ -326,13 +424,13 @@ macro_rules! checkpoint_store {
 
             fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
                 Box::pin(async move {
-                    let row: Option<Row> = sqlx::query_as(&self.sql.select)
+                    let row = sqlx::query(&self.sql.select)
                         .bind(run_id)
                         .fetch_optional(&self.pool)
                         .await
                         .map_err(backend)?;
                     match row {
-                        Some(row) => into_record(row),
+                        Some(row) => Self::decode(&row),
                         None => Err(StoreError::NotFound {
                             run_id: run_id.chars().take(128).collect(),
                         }),
@@ -340,13 +438,17 @@ macro_rules! checkpoint_store {
                 })
             }
 
-            fn list(&self) -> BoxFuture<'_, Result<Vec<RunRecord>, StoreError>> {
+            fn list(
+                &self,
+            ) -> BoxFuture<'_, Result<Vec<Result<RunRecord, StoreError>>, StoreError>> {
                 Box::pin(async move {
-                    let rows: Vec<Row> = sqlx::query_as(&self.sql.list)
+                    let rows = sqlx::query(&self.sql.list)
                         .fetch_all(&self.pool)
                         .await
                         .map_err(backend)?;
-                    rows.into_iter().map(into_record).collect()
+                    // Decoded row by row: a value of the wrong type (SQLite keeps any) is that
+                    // row's error, not the list's.
+                    Ok(rows.iter().map(Self::decode).collect())
                 })
             }
 
@@ -372,14 +474,18 @@ macro_rules! checkpoint_store {
                 sequence: u64,
             ) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
                 Box::pin(async move {
-                    let row: Option<Row> = sqlx::query_as(&self.sql.claim)
+                    let mut tx = self.pool.begin().await.map_err(backend)?;
+                    let rows: Vec<Row> = sqlx::query_as(&self.sql.claim)
                         .bind(run_id)
                         .bind(int(sequence))
                         .bind(int(agent_core::__private::now_ms()))
-                        .fetch_optional(&self.pool)
+                        .fetch_all(&mut *tx)
                         .await
                         .map_err(backend)?;
-                    if let Some(row) = row {
+                    // The row comes back before the commit: the claim is won only once the
+                    // commit succeeded (a full disk fails it), so two resumers never both pass.
+                    tx.commit().await.map_err(backend)?;
+                    if let Some(row) = rows.into_iter().next() {
                         return into_record(row);
                     }
                     let stored = self.load(run_id).await?;
@@ -394,5 +500,5 @@ macro_rules! checkpoint_store {
     };
 }
 
-checkpoint_store!(SqliteStore);
-checkpoint_store!(PostgresStore);
+checkpoint_store!(SqliteStore, sqlx::sqlite::SqliteRow);
+checkpoint_store!(PostgresStore, sqlx::postgres::PgRow);

@@ -66,6 +66,51 @@ impl Durable {
     }
 }
 
+/// While a durable run is driven: if its future is dropped before it ends (a cancelled MCP
+/// call, a timeout), a claimed paused run is put back to paused, so the answer can be given
+/// again. Drop cannot wait, so the save is spawned on the current Tokio runtime; without one,
+/// or if that save fails, the run's lease expiring makes it runnable again.
+pub(crate) struct RestoreOnDrop<'a> {
+    pub(crate) durable: &'a Durable,
+    pub(crate) workflow: &'a str,
+    pub(crate) run_id: String,
+    pub(crate) armed: bool,
+}
+
+impl Drop for RestoreOnDrop<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        // A run between steps stays running: its last checkpoint is a running one, which the
+        // lease hands to the next worker.
+        let Some(last) = self
+            .durable
+            .cursor(&self.run_id)
+            .filter(|c| c.resting == RunStatus::Paused)
+        else {
+            return;
+        };
+        let mut record = RunRecord::new(&last.run_id, self.workflow, RunStatus::Paused, last.state);
+        record.sequence = last.sequence;
+        record.created_ms = last.created_ms;
+        let store = self.durable.store.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if let Err(e) = store.save(&record).await {
+                        tracing::warn!(run_id = record.run_id, error = %e, "could not put a dropped run back to paused");
+                    }
+                });
+            }
+            Err(_) => tracing::warn!(
+                run_id = last.run_id,
+                "a dropped run stays running until its lease expires: no runtime to save it on"
+            ),
+        }
+    }
+}
+
 /// A paused run as a resume handle names it: the run, and the sequence number of the checkpoint
 /// it paused at, so a handle answers that one question and no later one of the same run.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Running a workflow: routing from step to step, each step asked through the shared
 //! agent-call loop, handoffs checked between them, pauses for the user, and the synthesis.
 
-use super::checkpoint::{Durable, PausedRun};
+use super::checkpoint::{Durable, PausedRun, RestoreOnDrop};
 use super::definition::{Member, USER, Workflow};
 use super::state::{HumanFeedbackRequest, Phase, Step, WorkflowState};
 use crate::call::{Ask, Engine, Policy, Refusal, Refused, Reply};
@@ -222,7 +222,16 @@ impl<'w> Runner<'w> {
         ids: Arc<ContextIdGenerator>,
     ) -> Result<WorkflowOutcome, Error> {
         let run_id = state.run_id.clone();
+        let guard = self.durable.as_ref().map(|durable| RestoreOnDrop {
+            durable,
+            workflow: &self.workflow.name,
+            run_id: run_id.clone(),
+            armed: true,
+        });
         let result = self.drive_steps(state, ids).await;
+        if let Some(mut guard) = guard {
+            guard.armed = false;
+        }
         self.checkpoint_failure(&run_id, &result).await;
         result
     }

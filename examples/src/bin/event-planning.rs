@@ -110,8 +110,12 @@ async fn durable(args: &Args, url: &str) -> ExitCode {
     if args.list {
         return match store.list().await {
             Ok(runs) => {
+                // A corrupt row is named and skipped: the others still list.
                 for run in runs {
-                    println!("{}  {}  {}", run.run_id, run.status, run.workflow);
+                    match run {
+                        Ok(run) => println!("{}  {}  {}", run.run_id, run.status, run.workflow),
+                        Err(e) => eprintln!("skipped: {e}"),
+                    }
                 }
                 ExitCode::SUCCESS
             }
@@ -146,7 +150,8 @@ async fn durable(args: &Args, url: &str) -> ExitCode {
             );
             println!("run {} is saved, paused", state.run_id);
             println!(
-                "resume with: event-planning --store {url} --resume {} --answer TEXT",
+                "resume with: event-planning --store {} --resume {} --answer TEXT",
+                agent_store::redact_url(url),
                 state.run_id
             );
             ExitCode::SUCCESS

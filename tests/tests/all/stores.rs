@@ -354,7 +354,7 @@ async fn crash_resumes_from_last_completed_step(open: Opener) {
     assert!(crashed.await.is_err(), "the run should hang at catering");
     drop(runner);
 
-    let runs = open().await.list().await.unwrap();
+    let runs = listed(&*open().await).await;
     assert_eq!(runs.len(), 1);
     let stored = &runs[0];
     assert_eq!(stored.status, RunStatus::Running);
@@ -423,7 +423,7 @@ async fn transient_errors_lose_nothing(open: Opener) {
     };
     let runner = workflow.runner(Arc::new(model)).with_store(open().await);
     assert!(runner.start(REQUEST).await.is_err());
-    let runs = open().await.list().await.unwrap();
+    let runs = listed(&*open().await).await;
     let stored = runs.iter().find(|r| r.run_id != id).unwrap();
     assert_eq!(stored.status, RunStatus::Running);
     let question = agent_core::Message::assistant(
@@ -459,6 +459,8 @@ async fn raw_rows(
 ) {
     let record = RunRecord::new("raw-run", "event_planning", RunStatus::Paused, "{}");
     store.save(&record).await.unwrap();
+    let good = RunRecord::new("good-run", "event_planning", RunStatus::Paused, "{}");
+    store.save(&good).await.unwrap();
     let edits = [
         ("status = 'bogus'", "its status `bogus` is not a run status"),
         (
@@ -473,11 +475,25 @@ async fn raw_rows(
             refused.to_string(),
             format!("stored run `raw-run` is corrupt: {reason}")
         );
-        assert!(matches!(
-            store.list().await,
-            Err(StoreError::Corrupt { .. })
-        ));
+        // Listed in its place, named, beside the good rows.
+        let runs = store.list().await.unwrap();
+        assert_eq!(runs.len(), 2);
+        let bad: Vec<String> = runs
+            .iter()
+            .filter_map(|r| r.as_ref().err().map(ToString::to_string))
+            .collect();
+        assert_eq!(bad, [format!("stored run `raw-run` is corrupt: {reason}")]);
+        assert!(
+            runs.iter()
+                .any(|r| matches!(r, Ok(r) if r.run_id == "good-run"))
+        );
     }
+}
+
+/// Every stored run, all readable.
+async fn listed(store: &dyn CheckpointStore) -> Vec<RunRecord> {
+    let runs = store.list().await.unwrap();
+    runs.into_iter().map(Result::unwrap).collect()
 }
 
 #[tokio::test]
@@ -494,6 +510,57 @@ async fn sqlite_raw_rows_are_refused() {
         })
     })
     .await;
+    // SQLite keeps a value of any type: one that does not decode is that row's error too.
+    sqlx::query("UPDATE agent_runs SET sequence = 'seven' WHERE run_id = 'raw-run'")
+        .execute(store.pool())
+        .await
+        .unwrap();
+    let refused = store.load("raw-run").await.unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .starts_with("stored run `raw-run` is corrupt: its row does not decode: "),
+        "{refused}"
+    );
+    let runs = store.list().await.unwrap();
+    assert!(
+        matches!(&runs[..], [Err(StoreError::Corrupt { run_id, .. }), Ok(_)] | [Ok(_), Err(StoreError::Corrupt { run_id, .. })] if run_id == "raw-run")
+    );
+    store.pool().close().await;
+    remove_dir(dir)().await;
+}
+
+/// A claim whose commit fails (a full disk; here a deferred constraint, checked at commit)
+/// is not won, although the `UPDATE ... RETURNING` handed the row back: the run stays paused.
+#[tokio::test]
+async fn sqlite_claim_is_not_won_when_its_commit_fails() {
+    let dir = temp_dir("commit");
+    let url = format!("sqlite:{}", dir.join("runs.db").display());
+    let store = SqliteStore::open(&url).await.unwrap();
+    let record = RunRecord::new("claimed-run", "event_planning", RunStatus::Paused, "{}");
+    store.save(&record).await.unwrap();
+    for ddl in [
+        "CREATE TABLE parent (id INTEGER PRIMARY KEY)",
+        "CREATE TABLE child (pid INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)",
+        "CREATE TRIGGER fail_commit AFTER UPDATE ON agent_runs BEGIN INSERT INTO child VALUES (1); END",
+    ] {
+        sqlx::query(ddl).execute(store.pool()).await.unwrap();
+    }
+    let failed = store.claim("claimed-run", 1).await.unwrap_err();
+    assert!(failed.is_retryable(), "{failed}");
+    assert!(
+        failed.to_string().contains("FOREIGN KEY constraint failed"),
+        "{failed}"
+    );
+    let stored = store.load("claimed-run").await.unwrap();
+    assert_eq!((stored.status, stored.sequence), (RunStatus::Paused, 1));
+
+    sqlx::query("DROP TRIGGER fail_commit")
+        .execute(store.pool())
+        .await
+        .unwrap();
+    let claimed = store.claim("claimed-run", 1).await.unwrap();
+    assert_eq!((claimed.status, claimed.sequence), (RunStatus::Running, 2));
     store.pool().close().await;
     remove_dir(dir)().await;
 }
@@ -524,6 +591,36 @@ async fn postgres_raw_rows_are_refused() {
     drop_schema(url, schema)().await;
 }
 
+/// A resume whose future is dropped mid-step (a cancelled call, a timeout) puts the run back
+/// to paused, so the answer can be given again.
+async fn dropped_resume_goes_back_to_paused(open: Opener) {
+    let state = pause(open().await).await;
+    let workflow = event_planning::workflow();
+    let model = Stuck {
+        inner: event_planning::script_after_question(ScriptedModel::default()),
+        stuck_agent: "catering_agent",
+        status: None,
+    };
+    let runner = workflow.runner(Arc::new(model)).with_store(open().await);
+    let resumed = runner.resume_run(&state.run_id, HUMAN_ANSWER);
+    let dropped = tokio::time::timeout(std::time::Duration::from_millis(200), resumed).await;
+    assert!(dropped.is_err(), "the resume should hang at catering");
+    let store = open().await;
+    let mut status = RunStatus::Running;
+    for _ in 0..100 {
+        status = store.load(&state.run_id).await.unwrap().status;
+        if status == RunStatus::Paused {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(status, RunStatus::Paused);
+    assert!(matches!(
+        resume(open().await, &state.run_id).await,
+        Ok(WorkflowOutcome::Finished { .. })
+    ));
+}
+
 macro_rules! suite {
     ($($backend:ident),*) => {$(
         mod $backend {
@@ -547,6 +644,7 @@ macro_rules! suite {
             case!(bad_rows_are_refused);
             case!(crash_resumes_from_last_completed_step);
             case!(transient_errors_lose_nothing);
+            case!(dropped_resume_goes_back_to_paused);
         }
     )*};
 }
