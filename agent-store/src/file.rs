@@ -1,8 +1,9 @@
 //! Runs as files in one folder: a checkpoint store with no database, for one process.
 
 use agent_core::__private::{check_claim, check_save, next_record, not_found, now_ms};
+use agent_core::__private::{renew_lease, take};
 use agent_core::BoxFuture;
-use agent_core::{CheckpointStore, RunRecord, RunStatus, StoreError};
+use agent_core::{CheckpointStore, Lease, RunRecord, StoreError};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -144,16 +145,61 @@ impl CheckpointStore for FileStore {
         &'a self,
         run_id: &'a str,
         sequence: u64,
+        lease: &'a Lease,
     ) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
         Box::pin(async move {
             self.locked(|| {
                 let mut stored = self.read(run_id)?.ok_or_else(|| not_found(run_id))?;
                 check_claim(&stored, sequence)?;
-                stored.status = RunStatus::Running;
-                stored.sequence += 1;
-                stored.updated_ms = now_ms();
+                take(&mut stored, lease, now_ms());
                 self.write(&stored)?;
                 Ok(stored)
+            })
+        })
+    }
+
+    fn claim_next<'a>(
+        &'a self,
+        workflow: &'a str,
+        lease: &'a Lease,
+    ) -> BoxFuture<'a, Result<Option<RunRecord>, StoreError>> {
+        Box::pin(async move {
+            let runs = self.list().await?;
+            self.locked(|| {
+                let now = now_ms();
+                // Listed before the lock: each candidate is read again under it.
+                let mut candidates: Vec<RunRecord> = runs
+                    .into_iter()
+                    .flatten()
+                    .filter(|r| r.workflow == workflow)
+                    .collect();
+                candidates
+                    .sort_by(|a, b| (a.updated_ms, &a.run_id).cmp(&(b.updated_ms, &b.run_id)));
+                for candidate in candidates {
+                    let Some(mut stored) = self.read(&candidate.run_id)? else {
+                        continue;
+                    };
+                    if stored.workflow == workflow && stored.is_runnable(now) {
+                        take(&mut stored, lease, now);
+                        self.write(&stored)?;
+                        return Ok(Some(stored));
+                    }
+                }
+                Ok(None)
+            })
+        })
+    }
+
+    fn renew<'a>(
+        &'a self,
+        run_id: &'a str,
+        lease: &'a Lease,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.locked(|| {
+                let mut stored = self.read(run_id)?.ok_or_else(|| not_found(run_id))?;
+                renew_lease(&mut stored, lease, now_ms())?;
+                self.write(&stored)
             })
         })
     }

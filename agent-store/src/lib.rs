@@ -25,7 +25,7 @@
 
 use agent_core::__private::check_claim;
 use agent_core::BoxFuture;
-use agent_core::{CheckpointStore, RunRecord, RunStatus, StoreError};
+use agent_core::{CheckpointStore, Lease, RunRecord, RunStatus, StoreError};
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use std::str::FromStr as _;
@@ -36,7 +36,7 @@ mod file;
 pub use file::FileStore;
 
 /// The schema version this crate writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Opens the store a URL names: `sqlite:PATH`, `postgres://...` or `file:DIR`. No error
 /// carries the URL's password (see [`redact_url`]).
@@ -142,9 +142,12 @@ struct Sql {
     list: String,
     delete: String,
     claim: String,
+    claim_next: String,
+    renew: String,
 }
 
-const COLUMNS: &str = "run_id, workflow, status, sequence, state, created_ms, updated_ms";
+const COLUMNS: &str = "run_id, workflow, status, sequence, state, created_ms, updated_ms, \
+                       owner, lease_until_ms, takeovers, answer";
 
 impl Sql {
     /// `prefix` qualifies the tables (`schema.` or nothing); `$n` placeholders become `?n` on
@@ -152,26 +155,47 @@ impl Sql {
     fn new(prefix: &str, sqlite: bool) -> Self {
         let t = format!("{prefix}agent_runs");
         let fix = |s: String| if sqlite { s.replace('$', "?") } else { s };
+        // PostgreSQL lets racing workers skip each other's candidate row; SQLite has one
+        // writer at a time, so its single statement is exclusive as it is.
+        let skip_locked = if sqlite {
+            ""
+        } else {
+            " FOR UPDATE SKIP LOCKED"
+        };
         Self {
             insert: fix(format!(
-                "INSERT INTO {t} ({COLUMNS}) VALUES ($1, $2, $3, 1, $4, $5, $5) \
+                "INSERT INTO {t} ({COLUMNS}) VALUES ($1, $2, $3, 1, $4, $5, $5, $6, $7, 0, $8) \
                  ON CONFLICT (run_id) DO NOTHING"
             )),
             update: fix(format!(
                 "UPDATE {t} SET workflow = $2, status = $3, sequence = sequence + 1, state = $4, \
-                 updated_ms = $5 WHERE run_id = $1 AND sequence = $6"
+                 updated_ms = $5, owner = $6, lease_until_ms = $7, answer = $8 \
+                 WHERE run_id = $1 AND sequence = $9"
             )),
             select: fix(format!("SELECT {COLUMNS} FROM {t} WHERE run_id = $1")),
             list: format!("SELECT {COLUMNS} FROM {t} ORDER BY created_ms, run_id"),
             delete: fix(format!("DELETE FROM {t} WHERE run_id = $1")),
             claim: fix(format!(
-                "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = $3 \
+                "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = $3, \
+                 owner = $4, lease_until_ms = $5 \
                  WHERE run_id = $1 AND sequence = $2 AND status = 'paused' RETURNING {COLUMNS}"
+            )),
+            claim_next: fix(format!(
+                "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = $2, \
+                 owner = $3, lease_until_ms = $4, \
+                 takeovers = takeovers + CASE WHEN status = 'running' THEN 1 ELSE 0 END \
+                 WHERE run_id = (SELECT run_id FROM {t} WHERE workflow = $1 AND \
+                 (status IN ('queued', 'answered') OR (status = 'running' AND lease_until_ms <= $2)) \
+                 ORDER BY updated_ms, run_id LIMIT 1{skip_locked}) RETURNING {COLUMNS}"
+            )),
+            renew: fix(format!(
+                "UPDATE {t} SET lease_until_ms = $3 \
+                 WHERE run_id = $1 AND owner = $2 AND status = 'running'"
             )),
         }
     }
 
-    fn schema(prefix: &str) -> [String; 2] {
+    fn schema(prefix: &str) -> [String; 3] {
         [
             format!(
                 "CREATE TABLE IF NOT EXISTS {prefix}agent_store_schema (version BIGINT NOT NULL)"
@@ -179,17 +203,66 @@ impl Sql {
             format!(
                 "CREATE TABLE IF NOT EXISTS {prefix}agent_runs (run_id TEXT PRIMARY KEY, \
                  workflow TEXT NOT NULL, status TEXT NOT NULL, sequence BIGINT NOT NULL, \
-                 state TEXT NOT NULL, created_ms BIGINT NOT NULL, updated_ms BIGINT NOT NULL)"
+                 state TEXT NOT NULL, created_ms BIGINT NOT NULL, updated_ms BIGINT NOT NULL, \
+                 owner TEXT, lease_until_ms BIGINT NOT NULL DEFAULT 0, \
+                 takeovers BIGINT NOT NULL DEFAULT 0, answer TEXT)"
+            ),
+            // What a worker's claim looks for, in the order it takes it.
+            format!(
+                "CREATE INDEX IF NOT EXISTS agent_runs_runnable ON {prefix}agent_runs \
+                 (workflow, status, updated_ms)"
             ),
         ]
+    }
+
+    /// The statements that bring a store at schema version `from` (`None`: just created) to
+    /// [`SCHEMA_VERSION`]: version 2 added the lease columns and the recorded answer.
+    ///
+    /// Each added column has a default, so a build of version 1 still reads and writes the
+    /// table; PostgreSQL adds them only if missing (SQLite cannot say so, and needs not: its
+    /// file has one writer of the schema at a time).
+    fn upgrade(prefix: &str, from: Option<i64>, sqlite: bool) -> Vec<String> {
+        let t = format!("{prefix}agent_runs");
+        let if_missing = if sqlite { "" } else { "IF NOT EXISTS " };
+        let mut statements = Vec::new();
+        if from == Some(1) {
+            for column in [
+                "owner TEXT",
+                "lease_until_ms BIGINT NOT NULL DEFAULT 0",
+                "takeovers BIGINT NOT NULL DEFAULT 0",
+                "answer TEXT",
+            ] {
+                statements.push(format!("ALTER TABLE {t} ADD COLUMN {if_missing}{column}"));
+            }
+        }
+        if from != Some(SCHEMA_VERSION) {
+            statements.push(format!(
+                "INSERT INTO {prefix}agent_store_schema (version) VALUES ({SCHEMA_VERSION})"
+            ));
+        }
+        statements
     }
 }
 
 /// A row as stored: untrusted until [`into_record`] checked it.
-type Row = (String, String, String, i64, String, i64, i64);
+type Row = (
+    String,
+    String,
+    String,
+    i64,
+    String,
+    i64,
+    i64,
+    Option<String>,
+    i64,
+    i64,
+    Option<String>,
+);
 
 fn into_record(row: Row) -> Result<RunRecord, StoreError> {
-    let (run_id, workflow, status, sequence, state, created, updated) = row;
+    let (run_id, workflow, status, sequence, state, created, updated) =
+        (row.0, row.1, row.2, row.3, row.4, row.5, row.6);
+    let (owner, lease_until, takeovers, answer) = (row.7, row.8, row.9, row.10);
     let corrupt = |reason: String| StoreError::Corrupt {
         run_id: run_id.chars().take(128).collect(),
         reason,
@@ -207,10 +280,14 @@ fn into_record(row: Row) -> Result<RunRecord, StoreError> {
         sequence: number(sequence, "sequence")?,
         created_ms: number(created, "creation time")?,
         updated_ms: number(updated, "update time")?,
+        lease_until_ms: number(lease_until, "lease end")?,
+        takeovers: number(takeovers, "takeover count")?,
         run_id,
         workflow,
         status,
         state,
+        owner,
+        answer,
     })
 }
 
@@ -264,9 +341,8 @@ impl SqliteStore {
                 .await
                 .map_err(backend)?;
         checked_version(version)?;
-        if version.is_none() {
-            sqlx::query("INSERT INTO agent_store_schema (version) VALUES (?1)")
-                .bind(SCHEMA_VERSION)
+        for statement in Sql::upgrade("", version, true) {
+            sqlx::query(&statement)
                 .execute(&mut *tx)
                 .await
                 .map_err(backend)?;
@@ -339,14 +415,11 @@ impl PostgresStore {
         .await
         .map_err(backend)?;
         checked_version(version)?;
-        if version.is_none() {
-            sqlx::query(&format!(
-                "INSERT INTO {prefix}agent_store_schema (version) VALUES ($1)"
-            ))
-            .bind(SCHEMA_VERSION)
-            .execute(&mut *tx)
-            .await
-            .map_err(backend)?;
+        for statement in Sql::upgrade(&prefix, version, false) {
+            sqlx::query(&statement)
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
         }
         tx.commit().await.map_err(backend)?;
         Ok(Self {
@@ -401,7 +474,10 @@ macro_rules! checkpoint_store {
                         .bind(&record.workflow)
                         .bind(record.status.to_string())
                         .bind(&record.state)
-                        .bind(now);
+                        .bind(now)
+                        .bind(&record.owner)
+                        .bind(int(record.lease_until_ms))
+                        .bind(&record.answer);
                     if record.sequence != 0 {
                         query = query.bind(int(record.sequence));
                     }
@@ -472,13 +548,17 @@ macro_rules! checkpoint_store {
                 &'a self,
                 run_id: &'a str,
                 sequence: u64,
+                lease: &'a Lease,
             ) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
                 Box::pin(async move {
+                    let now = agent_core::__private::now_ms();
                     let mut tx = self.pool.begin().await.map_err(backend)?;
                     let rows: Vec<Row> = sqlx::query_as(&self.sql.claim)
                         .bind(run_id)
                         .bind(int(sequence))
-                        .bind(int(agent_core::__private::now_ms()))
+                        .bind(int(now))
+                        .bind(&lease.owner)
+                        .bind(int(lease.until_ms(now)))
                         .fetch_all(&mut *tx)
                         .await
                         .map_err(backend)?;
@@ -494,6 +574,51 @@ macro_rules! checkpoint_store {
                     Err(StoreError::AlreadyClaimed {
                         run_id: stored.run_id,
                     })
+                })
+            }
+
+            fn claim_next<'a>(
+                &'a self,
+                workflow: &'a str,
+                lease: &'a Lease,
+            ) -> BoxFuture<'a, Result<Option<RunRecord>, StoreError>> {
+                Box::pin(async move {
+                    let now = agent_core::__private::now_ms();
+                    let mut tx = self.pool.begin().await.map_err(backend)?;
+                    let rows = sqlx::query(&self.sql.claim_next)
+                        .bind(workflow)
+                        .bind(int(now))
+                        .bind(&lease.owner)
+                        .bind(int(lease.until_ms(now)))
+                        .fetch_all(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    // Won only once committed, as `claim`.
+                    tx.commit().await.map_err(backend)?;
+                    rows.first().map(Self::decode).transpose()
+                })
+            }
+
+            fn renew<'a>(
+                &'a self,
+                run_id: &'a str,
+                lease: &'a Lease,
+            ) -> BoxFuture<'a, Result<(), StoreError>> {
+                Box::pin(async move {
+                    let now = agent_core::__private::now_ms();
+                    let done = sqlx::query(&self.sql.renew)
+                        .bind(run_id)
+                        .bind(&lease.owner)
+                        .bind(int(lease.until_ms(now)))
+                        .execute(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                    if done.rows_affected() == 1 {
+                        return Ok(());
+                    }
+                    // Not found stays not found; a run held by another or ended is lost.
+                    self.load(run_id).await?;
+                    Err(agent_core::__private::lease_lost(run_id, lease))
                 })
             }
         }

@@ -171,14 +171,13 @@ async fn store_url_passwords_never_print() {
         "error: store backend failed: store url `mysql://app:***@db/runs` is none of `sqlite:PATH`, `postgres://...` and `file:DIR`\n"
     );
 
-    let Ok(url) = std::env::var("DATABASE_URL") else {
-        println!("skipped: PostgreSQL tests need DATABASE_URL");
+    let Some((url, schema)) = own_schema("secrets").await else {
         return;
     };
     // The server refuses an unknown role at once (an unreachable host would be retried for
     // the pool's acquire timeout).
     let (_, host) = url.split_once('@').unwrap();
-    let unknown_role = format!("postgres://no_such_role:s3cret-pw@{host}?password=s3cret-pw");
+    let unknown_role = format!("postgres://no_such_role:s3cret-pw@{host}&password=s3cret-pw");
     let refused = run(&["--store", &unknown_role]);
     assert_eq!(refused.status.code(), Some(1));
     let stderr = text(&refused.stderr);
@@ -205,13 +204,48 @@ async fn store_url_passwords_never_print() {
         .await
         .unwrap();
     assert!(!format!("{store:?}").contains("s3cret-pw"));
+    store.pool().close().await;
+    drop_schema(&schema).await;
+}
+
+/// A schema of its own on the `DATABASE_URL` server, and a URL whose connections use it
+/// (`search_path`), so tests neither see nor change the tables of other runs; `None` without
+/// `DATABASE_URL`. Drop the schema with [`drop_schema`].
+pub(crate) async fn own_schema(tag: &str) -> Option<(String, String)> {
+    let Ok(url) = std::env::var("DATABASE_URL") else {
+        println!("skipped: PostgreSQL tests need DATABASE_URL");
+        return None;
+    };
+    let schema = format!(
+        "{tag}_{}_{}",
+        std::process::id(),
+        agent_core::__private::now_ms()
+    );
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let sql = format!("CREATE SCHEMA {schema}");
+    sqlx::query(&sql).execute(&pool).await.unwrap();
+    pool.close().await;
+    let join = if url.contains('?') { '&' } else { '?' };
+    Some((
+        format!("{url}{join}options=-c%20search_path%3D{schema}"),
+        schema,
+    ))
+}
+
+/// Drops a schema [`own_schema`] made.
+pub(crate) async fn drop_schema(schema: &str) {
+    let url = std::env::var("DATABASE_URL").unwrap();
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let sql = format!("DROP SCHEMA IF EXISTS {schema} CASCADE");
+    sqlx::query(&sql).execute(&pool).await.unwrap();
+    pool.close().await;
 }
 
 #[tokio::test]
 async fn postgres_flow() {
-    let Ok(url) = std::env::var("DATABASE_URL") else {
-        println!("skipped: PostgreSQL tests need DATABASE_URL");
+    let Some((url, schema)) = own_schema("flow").await else {
         return;
     };
     flow(&url).await;
+    drop_schema(&schema).await;
 }
