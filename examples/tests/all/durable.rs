@@ -60,6 +60,17 @@ async fn flow(url: &str) {
         text(&again.stderr),
         format!("error: run `{run_id}` is finished, not paused: there is nothing to resume\n")
     );
+    let answer_done = run(&["--store", url, "--submit-answer", &run_id, "--answer", "x"]);
+    assert_eq!(
+        text(&answer_done.stderr),
+        format!("error: run `{run_id}` is finished, not paused: there is nothing to resume\n")
+    );
+    let lonely = run(&["--store", url, "--answer", "x"]);
+    assert_eq!(
+        lonely.status.code(),
+        Some(2),
+        "`--answer` needs a run to answer"
+    );
     let unknown = resume(url, "no-such-run");
     assert_eq!(unknown.status.code(), Some(1));
     assert_eq!(
