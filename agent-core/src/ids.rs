@@ -564,7 +564,7 @@ impl Default for ContextIdGenerator {
 
 /// `run-<UTC time>-<8 hex digits>`: the digits mix the clock, the process and a counter
 /// through std's randomly keyed hasher, so two runs started in the same second differ.
-fn new_run_id() -> String {
+pub(crate) fn new_run_id() -> String {
     static RUNS: AtomicU64 = AtomicU64::new(0);
     let now = Timestamp::now();
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();

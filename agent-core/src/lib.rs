@@ -38,7 +38,7 @@ pub use model::{
 pub use output::AgentOutput;
 pub use rerun::PreviousAttempt;
 pub use runtime::{CallOptions, Outcome, Runtime};
-pub use store::{CheckpointStore, MemoryStore, RunRecord, RunStatus, StoreError};
+pub use store::{CheckpointStore, Lease, MemoryStore, RunRecord, RunStatus, StoreError};
 pub use tool::Tool;
 pub use transcript::{Counts, Event, Transcript};
 pub use upstream::{Upstream, UpstreamContext, UpstreamError};
@@ -52,6 +52,7 @@ pub mod __private {
     pub use agent_contract::__private::*;
 
     pub use crate::rerun::describe_retry_error;
-    pub use crate::store::{check_claim, check_save, next_record, not_found, now_ms};
+    pub use crate::store::{check_claim, check_save, lease_lost, next_record, not_found, now_ms};
+    pub use crate::store::{renew_lease, take};
     pub use crate::workflow::Feeds;
 }

@@ -6,6 +6,11 @@
 //!   [`StoreError::Conflict`].
 //! - Resuming claims a paused run ([`CheckpointStore::claim`]): of two racing resumers exactly
 //!   one gets the run, the other [`StoreError::AlreadyClaimed`].
+//! - A claimed run is leased ([`Lease`]): it records its owner and when the lease ends, the
+//!   owner renews it while it works ([`CheckpointStore::renew`]), and a run whose lease ended is
+//!   runnable again. [`CheckpointStore::claim_next`] hands a worker the next runnable run: a
+//!   queued one, an answered one, or a running one whose lease expired (a takeover, counted).
+//!   Every claim bumps the sequence, so a stale owner's later saves are refused.
 //! - A stored run is untrusted: the runner always reloads its state through
 //!   [`Workflow::parse_state`](crate::Workflow::parse_state), and a tampered, truncated or
 //!   foreign row is [`StoreError::Corrupt`], never a panic.
@@ -19,16 +24,21 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Mutex;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Where a stored run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
-    /// A worker is running it (or crashed while running it).
+    /// Created and not run yet: a worker's [`CheckpointStore::claim_next`] starts it.
+    Queued,
+    /// A worker is running it (or crashed while running it: its lease tells).
     Running,
     /// It waits for the user's answer.
     Paused,
+    /// Its answer is recorded ([`RunRecord::answer`]): a worker's
+    /// [`CheckpointStore::claim_next`] resumes it.
+    Answered,
     /// It finished.
     Finished,
     /// It stopped with an error.
@@ -36,11 +46,13 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
-    /// The status as stored: `running`, `paused`, `finished` or `failed`.
+    /// The status as stored: `queued`, `running`, `paused`, `answered`, `finished` or `failed`.
     pub(crate) fn as_str(self) -> &'static str {
         match self {
+            Self::Queued => "queued",
             Self::Running => "running",
             Self::Paused => "paused",
+            Self::Answered => "answered",
             Self::Finished => "finished",
             Self::Failed => "failed",
         }
@@ -70,6 +82,21 @@ pub struct RunRecord {
     pub created_ms: u64,
     /// When it was last saved, in milliseconds since the Unix epoch.
     pub updated_ms: u64,
+    /// Who holds the run while it runs ([`Lease::owner`]); `None` when no one does.
+    #[serde(default)]
+    pub owner: Option<String>,
+    /// When the owner's lease ends, in milliseconds since the Unix epoch (0: no lease). A
+    /// running run whose lease ended is runnable again.
+    #[serde(default)]
+    pub lease_until_ms: u64,
+    /// How many times a worker took the run over after its owner's lease expired. Kept by the
+    /// store: a save does not change it.
+    #[serde(default)]
+    pub takeovers: u64,
+    /// The answer recorded for an [`RunStatus::Answered`] run, until a worker's first save
+    /// after resuming it.
+    #[serde(default)]
+    pub answer: Option<String>,
 }
 
 impl RunRecord {
@@ -89,7 +116,55 @@ impl RunRecord {
             state: state.into(),
             created_ms: now,
             updated_ms: now,
+            owner: None,
+            lease_until_ms: 0,
+            takeovers: 0,
+            answer: None,
         }
+    }
+
+    /// Whether a worker may claim it now (at `now_ms`): queued, answered, or running with its
+    /// lease ended.
+    pub fn is_runnable(&self, now_ms: u64) -> bool {
+        match self.status {
+            RunStatus::Queued | RunStatus::Answered => true,
+            RunStatus::Running => self.lease_until_ms <= now_ms,
+            _ => false,
+        }
+    }
+}
+
+/// A worker's hold on the runs it claims: its name, and how long a claim or a renewal lasts.
+/// Every durable [`Runner`](crate::Runner) holds one (a unique owner and 30 seconds unless
+/// given one with [`Runner::with_lease`](crate::Runner::with_lease)) and renews it while it
+/// drives a run, every third of its duration.
+///
+/// ```
+/// use agent_core::Lease;
+/// let lease = Lease::new("worker-7", std::time::Duration::from_secs(10));
+/// assert_eq!(lease.until_ms(1_000), 11_000);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The owner's name, stored in the runs it holds.
+    pub owner: String,
+    /// How long a claim or a renewal holds a run.
+    pub duration: Duration,
+}
+
+impl Lease {
+    /// A lease of `owner` for `duration` at a time.
+    pub fn new(owner: impl Into<String>, duration: Duration) -> Self {
+        Self {
+            owner: owner.into(),
+            duration,
+        }
+    }
+
+    /// When a lease taken at `now_ms` ends.
+    pub fn until_ms(&self, now_ms: u64) -> u64 {
+        let millis = u64::try_from(self.duration.as_millis()).unwrap_or(u64::MAX);
+        now_ms.saturating_add(millis)
     }
 }
 
@@ -145,6 +220,21 @@ pub enum StoreError {
         /// What is wrong.
         reason: String,
     },
+    /// The worker's lease on the run ended and another worker took it over (or it ended):
+    /// this worker must stop, its writes would be refused.
+    #[error("run `{run_id}` is no longer leased to `{owner}`: another worker took it over")]
+    LeaseLost {
+        /// The run.
+        run_id: String,
+        /// The worker that lost it.
+        owner: String,
+    },
+    /// The store cannot do this (a store written before leases).
+    #[error("this store cannot {operation}")]
+    Unsupported {
+        /// What was asked.
+        operation: &'static str,
+    },
     /// The backend failed (I/O, database); a retry may help.
     #[error("store backend failed: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -165,16 +255,21 @@ impl StoreError {
 /// Keeps workflow runs. Object safe: use it as `Arc<dyn CheckpointStore>`.
 ///
 /// ```
-/// use agent_core::{CheckpointStore, MemoryStore, RunRecord, RunStatus, StoreError};
+/// use agent_core::{CheckpointStore, Lease, MemoryStore, RunRecord, RunStatus, StoreError};
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let store = MemoryStore::default();
 /// let record = RunRecord::new("run-1", "venues", RunStatus::Paused, "{}");
 /// assert_eq!(store.save(&record).await?, 1);
 /// // A stale writer (it read sequence 0) loses.
 /// assert!(matches!(store.save(&record).await, Err(StoreError::Conflict { .. })));
-/// let claimed = store.claim("run-1", 1).await?;
+/// let lease = Lease::new("worker-1", std::time::Duration::from_secs(30));
+/// let claimed = store.claim("run-1", 1, &lease).await?;
 /// assert_eq!((claimed.status, claimed.sequence), (RunStatus::Running, 2));
-/// assert!(matches!(store.claim("run-1", 1).await, Err(StoreError::AlreadyClaimed { .. })));
+/// assert_eq!(claimed.owner.as_deref(), Some("worker-1"));
+/// let refused = store.claim("run-1", 1, &lease).await;
+/// assert!(matches!(refused, Err(StoreError::AlreadyClaimed { .. })));
+/// // Nothing else is runnable: the claimed run's lease holds.
+/// assert_eq!(store.claim_next("venues", &lease).await?, None);
 /// # Ok::<(), StoreError>(()) }).unwrap();
 /// ```
 pub trait CheckpointStore: Send + Sync {
@@ -185,8 +280,10 @@ pub trait CheckpointStore: Send + Sync {
     /// The stored run.
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunRecord, StoreError>>;
 
-    /// Every stored run, oldest first.
-    fn list(&self) -> BoxFuture<'_, Result<Vec<RunRecord>, StoreError>>;
+    /// Every stored run, oldest first. A row that cannot be read is its
+    /// [`StoreError::Corrupt`] in its place, so one bad row neither hides the others nor goes
+    /// unnamed; the outer error is the backend's.
+    fn list(&self) -> BoxFuture<'_, Result<Vec<Result<RunRecord, StoreError>>, StoreError>>;
 
     /// Deletes a run; [`StoreError::NotFound`] if there is none.
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
@@ -198,7 +295,74 @@ pub trait CheckpointStore: Send + Sync {
         &'a self,
         run_id: &'a str,
         sequence: u64,
+        lease: &'a Lease,
     ) -> BoxFuture<'a, Result<RunRecord, StoreError>>;
+
+    /// Claims the next runnable run of `workflow` for `lease`'s owner, least recently saved
+    /// first: a queued
+    /// run, an answered one, or a running one whose lease ended (a takeover: its `takeovers`
+    /// goes up). It becomes running at the next sequence, held until `lease` ends; `None`
+    /// when nothing is runnable. Of racing workers each gets a different run.
+    fn claim_next<'a>(
+        &'a self,
+        workflow: &'a str,
+        lease: &'a Lease,
+    ) -> BoxFuture<'a, Result<Option<RunRecord>, StoreError>> {
+        let _ = (workflow, lease);
+        Box::pin(async {
+            Err(StoreError::Unsupported {
+                operation: "hand out runs",
+            })
+        })
+    }
+
+    /// Extends `lease`'s hold on a running run it owns to `lease.duration` from now; a run
+    /// it no longer holds is [`StoreError::LeaseLost`].
+    fn renew<'a>(
+        &'a self,
+        run_id: &'a str,
+        lease: &'a Lease,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let _ = (run_id, lease);
+        Box::pin(async {
+            Err(StoreError::Unsupported {
+                operation: "renew leases",
+            })
+        })
+    }
+}
+
+/// The claim of a runnable `stored` run by `lease` at `now`: running at the next sequence,
+/// held by the lease; a takeover when it was running.
+#[doc(hidden)]
+pub fn take(stored: &mut RunRecord, lease: &Lease, now: u64) {
+    if stored.status == RunStatus::Running {
+        stored.takeovers += 1;
+    }
+    stored.status = RunStatus::Running;
+    stored.sequence += 1;
+    stored.owner = Some(lease.owner.clone());
+    stored.lease_until_ms = lease.until_ms(now);
+    stored.updated_ms = now;
+}
+
+/// The renewal rule, shared by the stores that check it in Rust.
+#[doc(hidden)]
+pub fn renew_lease(stored: &mut RunRecord, lease: &Lease, now: u64) -> Result<(), StoreError> {
+    if stored.status != RunStatus::Running || stored.owner.as_deref() != Some(&lease.owner) {
+        return Err(lease_lost(&stored.run_id, lease));
+    }
+    stored.lease_until_ms = lease.until_ms(now);
+    Ok(())
+}
+
+/// The error for a run `lease` no longer holds.
+#[doc(hidden)]
+pub fn lease_lost(run_id: &str, lease: &Lease) -> StoreError {
+    StoreError::LeaseLost {
+        run_id: agent_contract::__private::truncate(run_id, 128).into_owned(),
+        owner: agent_contract::__private::truncate(&lease.owner, 128).into_owned(),
+    }
 }
 
 /// The claim rule, shared by the stores that check it in Rust: `stored` must be paused at
@@ -233,13 +397,14 @@ pub fn check_save(stored: Option<&RunRecord>, record: &RunRecord) -> Result<u64,
 }
 
 /// The record as written: the next sequence, now as its update time, and the first save's
-/// creation time.
+/// creation time and the store's takeover count.
 #[doc(hidden)]
 pub fn next_record(stored: Option<&RunRecord>, record: &RunRecord, sequence: u64) -> RunRecord {
     RunRecord {
         sequence,
         updated_ms: now_ms(),
         created_ms: stored.map_or(record.created_ms, |s| s.created_ms),
+        takeovers: stored.map_or(0, |s| s.takeovers),
         ..record.clone()
     }
 }
@@ -337,11 +502,11 @@ impl CheckpointStore for MemoryStore {
         })
     }
 
-    fn list(&self) -> BoxFuture<'_, Result<Vec<RunRecord>, StoreError>> {
+    fn list(&self) -> BoxFuture<'_, Result<Vec<Result<RunRecord, StoreError>>, StoreError>> {
         Box::pin(async move {
             let mut all: Vec<RunRecord> = self.runs().values().cloned().collect();
             all.sort_by_key(|r| (r.created_ms, r.run_id.clone()));
-            Ok(all)
+            Ok(all.into_iter().map(Ok).collect())
         })
     }
 
@@ -358,15 +523,45 @@ impl CheckpointStore for MemoryStore {
         &'a self,
         run_id: &'a str,
         sequence: u64,
+        lease: &'a Lease,
     ) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
         Box::pin(async move {
             let mut runs = self.runs();
             let stored = runs.get_mut(run_id).ok_or_else(|| not_found(run_id))?;
             check_claim(stored, sequence)?;
-            stored.status = RunStatus::Running;
-            stored.sequence += 1;
-            stored.updated_ms = now_ms();
+            take(stored, lease, now_ms());
             Ok(stored.clone())
+        })
+    }
+
+    fn claim_next<'a>(
+        &'a self,
+        workflow: &'a str,
+        lease: &'a Lease,
+    ) -> BoxFuture<'a, Result<Option<RunRecord>, StoreError>> {
+        Box::pin(async move {
+            let now = now_ms();
+            let mut runs = self.runs();
+            let next = runs
+                .values_mut()
+                .filter(|r| r.workflow == workflow && r.is_runnable(now))
+                .min_by(|a, b| (a.updated_ms, &a.run_id).cmp(&(b.updated_ms, &b.run_id)));
+            Ok(next.map(|stored| {
+                take(stored, lease, now);
+                stored.clone()
+            }))
+        })
+    }
+
+    fn renew<'a>(
+        &'a self,
+        run_id: &'a str,
+        lease: &'a Lease,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut runs = self.runs();
+            let stored = runs.get_mut(run_id).ok_or_else(|| not_found(run_id))?;
+            renew_lease(stored, lease, now_ms())
         })
     }
 }

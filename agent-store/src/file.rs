@@ -1,8 +1,9 @@
 //! Runs as files in one folder: a checkpoint store with no database, for one process.
 
 use agent_core::__private::{check_claim, check_save, next_record, not_found, now_ms};
+use agent_core::__private::{renew_lease, take};
 use agent_core::BoxFuture;
-use agent_core::{CheckpointStore, RunRecord, RunStatus, StoreError};
+use agent_core::{CheckpointStore, Lease, RunRecord, StoreError};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -103,20 +104,30 @@ impl CheckpointStore for FileStore {
         Box::pin(async move { self.read(run_id)?.ok_or_else(|| not_found(run_id)) })
     }
 
-    fn list(&self) -> BoxFuture<'_, Result<Vec<RunRecord>, StoreError>> {
+    fn list(&self) -> BoxFuture<'_, Result<Vec<Result<RunRecord, StoreError>>, StoreError>> {
         Box::pin(async move {
             let mut all = Vec::new();
             for entry in std::fs::read_dir(&self.dir).map_err(StoreError::backend)? {
                 let name = entry.map_err(StoreError::backend)?.file_name();
                 let name = name.to_string_lossy();
-                if let Some(run_id) = name.strip_suffix(".run.json")
-                    && let Some(record) = self.read(run_id)?
-                {
-                    all.push(record);
+                let Some(run_id) = name.strip_suffix(".run.json") else {
+                    continue;
+                };
+                match self.read(run_id) {
+                    Ok(Some(record)) => {
+                        all.push((record.created_ms, run_id.to_owned(), Ok(record)))
+                    }
+                    // Deleted since the folder was read.
+                    Ok(None) => {}
+                    // A corrupt file is listed as such, last; an I/O failure fails the list.
+                    Err(e @ StoreError::Corrupt { .. }) => {
+                        all.push((u64::MAX, run_id.to_owned(), Err(e)))
+                    }
+                    Err(e) => return Err(e),
                 }
             }
-            all.sort_by_key(|r| (r.created_ms, r.run_id.clone()));
-            Ok(all)
+            all.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+            Ok(all.into_iter().map(|(_, _, r)| r).collect())
         })
     }
 
@@ -134,16 +145,61 @@ impl CheckpointStore for FileStore {
         &'a self,
         run_id: &'a str,
         sequence: u64,
+        lease: &'a Lease,
     ) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
         Box::pin(async move {
             self.locked(|| {
                 let mut stored = self.read(run_id)?.ok_or_else(|| not_found(run_id))?;
                 check_claim(&stored, sequence)?;
-                stored.status = RunStatus::Running;
-                stored.sequence += 1;
-                stored.updated_ms = now_ms();
+                take(&mut stored, lease, now_ms());
                 self.write(&stored)?;
                 Ok(stored)
+            })
+        })
+    }
+
+    fn claim_next<'a>(
+        &'a self,
+        workflow: &'a str,
+        lease: &'a Lease,
+    ) -> BoxFuture<'a, Result<Option<RunRecord>, StoreError>> {
+        Box::pin(async move {
+            let runs = self.list().await?;
+            self.locked(|| {
+                let now = now_ms();
+                // Listed before the lock: each candidate is read again under it.
+                let mut candidates: Vec<RunRecord> = runs
+                    .into_iter()
+                    .flatten()
+                    .filter(|r| r.workflow == workflow)
+                    .collect();
+                candidates
+                    .sort_by(|a, b| (a.updated_ms, &a.run_id).cmp(&(b.updated_ms, &b.run_id)));
+                for candidate in candidates {
+                    let Some(mut stored) = self.read(&candidate.run_id)? else {
+                        continue;
+                    };
+                    if stored.workflow == workflow && stored.is_runnable(now) {
+                        take(&mut stored, lease, now);
+                        self.write(&stored)?;
+                        return Ok(Some(stored));
+                    }
+                }
+                Ok(None)
+            })
+        })
+    }
+
+    fn renew<'a>(
+        &'a self,
+        run_id: &'a str,
+        lease: &'a Lease,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.locked(|| {
+                let mut stored = self.read(run_id)?.ok_or_else(|| not_found(run_id))?;
+                renew_lease(&mut stored, lease, now_ms())?;
+                self.write(&stored)
             })
         })
     }

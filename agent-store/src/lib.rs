@@ -12,7 +12,10 @@
 //! # async fn demo() -> Result<(), agent_core::StoreError> {
 //! let store = agent_store::open("sqlite:runs.db").await?;
 //! for run in store.list().await? {
-//!     println!("{} {}", run.run_id, run.status);
+//!     match run {
+//!         Ok(run) => println!("{} {}", run.run_id, run.status),
+//!         Err(corrupt) => eprintln!("skipped: {corrupt}"),
+//!     }
 //! }
 //! # Ok(()) }
 //! ```
@@ -22,7 +25,7 @@
 
 use agent_core::__private::check_claim;
 use agent_core::BoxFuture;
-use agent_core::{CheckpointStore, RunRecord, RunStatus, StoreError};
+use agent_core::{CheckpointStore, Lease, RunRecord, RunStatus, StoreError};
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use std::str::FromStr as _;
@@ -33,21 +36,101 @@ mod file;
 pub use file::FileStore;
 
 /// The schema version this crate writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
-/// Opens the store a URL names: `sqlite:PATH`, `postgres://...` or `file:DIR`.
+/// Opens the store a URL names: `sqlite:PATH`, `postgres://...` or `file:DIR`. No error
+/// carries the URL's password (see [`redact_url`]).
 pub async fn open(url: &str) -> Result<Arc<dyn CheckpointStore>, StoreError> {
-    if let Some(dir) = url.strip_prefix("file:") {
-        Ok(Arc::new(FileStore::open(dir)?))
-    } else if url.starts_with("sqlite:") {
-        Ok(Arc::new(SqliteStore::open(url).await?))
-    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        Ok(Arc::new(PostgresStore::connect(url).await?))
-    } else {
-        Err(StoreError::backend(format!(
-            "store url `{url}` is none of `sqlite:PATH`, `postgres://...` and `file:DIR`"
-        )))
+    let opened: Result<Arc<dyn CheckpointStore>, StoreError> =
+        if let Some(dir) = url.strip_prefix("file:") {
+            FileStore::open(dir).map(|s| Arc::new(s) as _)
+        } else if url.starts_with("sqlite:") {
+            SqliteStore::open(url).await.map(|s| Arc::new(s) as _)
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            PostgresStore::connect(url).await.map(|s| Arc::new(s) as _)
+        } else {
+            Err(StoreError::backend(format!(
+                "store url `{}` is none of `sqlite:PATH`, `postgres://...` and `file:DIR`",
+                redact_url(url)
+            )))
+        };
+    opened.map_err(|e| scrub(e, url))
+}
+
+/// `url` with its password, in the user part (`user:PASSWORD@host`) or a query parameter
+/// whose name holds `password`, replaced by `***`: the form to print or log.
+///
+/// ```
+/// assert_eq!(
+///     agent_store::redact_url("postgres://app:s3cret@db:5432/runs?sslpassword=k&sslmode=require"),
+///     "postgres://app:***@db:5432/runs?sslpassword=***&sslmode=require"
+/// );
+/// assert_eq!(agent_store::redact_url("sqlite:runs.db"), "sqlite:runs.db");
+/// ```
+pub fn redact_url(url: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
+    };
+    let mut out = match (base.find("://"), base.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let user = &base[scheme + 3..at];
+            match user.split_once(':') {
+                Some((name, _)) => format!("{}{name}:***{}", &base[..scheme + 3], &base[at..]),
+                None => base.to_owned(),
+            }
+        }
+        _ => base.to_owned(),
+    };
+    if let Some(query) = query {
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((key, _)) if key.to_ascii_lowercase().contains("password") => {
+                    format!("{key}=***")
+                }
+                _ => pair.to_owned(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&pairs.join("&"));
     }
+    out
+}
+
+/// The secrets `url` holds, as written: the user part's password and `*password*` parameters.
+fn secrets(url: &str) -> Vec<&str> {
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let mut found = Vec::new();
+    if let (Some(scheme), Some(at)) = (base.find("://"), base.rfind('@'))
+        && at > scheme
+        && let Some((_, password)) = base[scheme + 3..at].split_once(':')
+    {
+        found.push(password);
+    }
+    for pair in query.split('&') {
+        if let Some((key, value)) = pair.split_once('=')
+            && key.to_ascii_lowercase().contains("password")
+        {
+            found.push(value);
+        }
+    }
+    found.retain(|s| !s.is_empty());
+    found
+}
+
+/// `error` with every secret of `url` it might quote (a driver's message may hold the URL)
+/// replaced by `***`.
+fn scrub(error: StoreError, url: &str) -> StoreError {
+    let secrets = secrets(url);
+    let text = error.to_string();
+    if !secrets.iter().any(|s| text.contains(s)) {
+        return error;
+    }
+    let clean = secrets
+        .iter()
+        .fold(text, |text, secret| text.replace(secret, "***"));
+    StoreError::backend(clean)
 }
 
 /// The statements of one backend, with its table names and placeholders.
@@ -59,9 +142,12 @@ struct Sql {
     list: String,
     delete: String,
     claim: String,
+    claim_next: String,
+    renew: String,
 }
 
-const COLUMNS: &str = "run_id, workflow, status, sequence, state, created_ms, updated_ms";
+const COLUMNS: &str = "run_id, workflow, status, sequence, state, created_ms, updated_ms, \
+                       owner, lease_until_ms, takeovers, answer";
 
 impl Sql {
     /// `prefix` qualifies the tables (`schema.` or nothing); `$n` placeholders become `?n` on
@@ -69,26 +155,47 @@ impl Sql {
     fn new(prefix: &str, sqlite: bool) -> Self {
         let t = format!("{prefix}agent_runs");
         let fix = |s: String| if sqlite { s.replace('$', "?") } else { s };
+        // PostgreSQL lets racing workers skip each other's candidate row; SQLite has one
+        // writer at a time, so its single statement is exclusive as it is.
+        let skip_locked = if sqlite {
+            ""
+        } else {
+            " FOR UPDATE SKIP LOCKED"
+        };
         Self {
             insert: fix(format!(
-                "INSERT INTO {t} ({COLUMNS}) VALUES ($1, $2, $3, 1, $4, $5, $5) \
+                "INSERT INTO {t} ({COLUMNS}) VALUES ($1, $2, $3, 1, $4, $5, $5, $6, $7, 0, $8) \
                  ON CONFLICT (run_id) DO NOTHING"
             )),
             update: fix(format!(
                 "UPDATE {t} SET workflow = $2, status = $3, sequence = sequence + 1, state = $4, \
-                 updated_ms = $5 WHERE run_id = $1 AND sequence = $6"
+                 updated_ms = $5, owner = $6, lease_until_ms = $7, answer = $8 \
+                 WHERE run_id = $1 AND sequence = $9"
             )),
             select: fix(format!("SELECT {COLUMNS} FROM {t} WHERE run_id = $1")),
             list: format!("SELECT {COLUMNS} FROM {t} ORDER BY created_ms, run_id"),
             delete: fix(format!("DELETE FROM {t} WHERE run_id = $1")),
             claim: fix(format!(
-                "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = $3 \
+                "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = $3, \
+                 owner = $4, lease_until_ms = $5 \
                  WHERE run_id = $1 AND sequence = $2 AND status = 'paused' RETURNING {COLUMNS}"
+            )),
+            claim_next: fix(format!(
+                "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = $2, \
+                 owner = $3, lease_until_ms = $4, \
+                 takeovers = takeovers + CASE WHEN status = 'running' THEN 1 ELSE 0 END \
+                 WHERE run_id = (SELECT run_id FROM {t} WHERE workflow = $1 AND \
+                 (status IN ('queued', 'answered') OR (status = 'running' AND lease_until_ms <= $2)) \
+                 ORDER BY updated_ms, run_id LIMIT 1{skip_locked}) RETURNING {COLUMNS}"
+            )),
+            renew: fix(format!(
+                "UPDATE {t} SET lease_until_ms = $3 \
+                 WHERE run_id = $1 AND owner = $2 AND status = 'running'"
             )),
         }
     }
 
-    fn schema(prefix: &str) -> [String; 2] {
+    fn schema(prefix: &str) -> [String; 3] {
         [
             format!(
                 "CREATE TABLE IF NOT EXISTS {prefix}agent_store_schema (version BIGINT NOT NULL)"
@@ -96,17 +203,66 @@ impl Sql {
             format!(
                 "CREATE TABLE IF NOT EXISTS {prefix}agent_runs (run_id TEXT PRIMARY KEY, \
                  workflow TEXT NOT NULL, status TEXT NOT NULL, sequence BIGINT NOT NULL, \
-                 state TEXT NOT NULL, created_ms BIGINT NOT NULL, updated_ms BIGINT NOT NULL)"
+                 state TEXT NOT NULL, created_ms BIGINT NOT NULL, updated_ms BIGINT NOT NULL, \
+                 owner TEXT, lease_until_ms BIGINT NOT NULL DEFAULT 0, \
+                 takeovers BIGINT NOT NULL DEFAULT 0, answer TEXT)"
+            ),
+            // What a worker's claim looks for, in the order it takes it.
+            format!(
+                "CREATE INDEX IF NOT EXISTS agent_runs_runnable ON {prefix}agent_runs \
+                 (workflow, status, updated_ms)"
             ),
         ]
+    }
+
+    /// The statements that bring a store at schema version `from` (`None`: just created) to
+    /// [`SCHEMA_VERSION`]: version 2 added the lease columns and the recorded answer.
+    ///
+    /// Each added column has a default, so a build of version 1 still reads and writes the
+    /// table; PostgreSQL adds them only if missing (SQLite cannot say so, and needs not: its
+    /// file has one writer of the schema at a time).
+    fn upgrade(prefix: &str, from: Option<i64>, sqlite: bool) -> Vec<String> {
+        let t = format!("{prefix}agent_runs");
+        let if_missing = if sqlite { "" } else { "IF NOT EXISTS " };
+        let mut statements = Vec::new();
+        if from == Some(1) {
+            for column in [
+                "owner TEXT",
+                "lease_until_ms BIGINT NOT NULL DEFAULT 0",
+                "takeovers BIGINT NOT NULL DEFAULT 0",
+                "answer TEXT",
+            ] {
+                statements.push(format!("ALTER TABLE {t} ADD COLUMN {if_missing}{column}"));
+            }
+        }
+        if from != Some(SCHEMA_VERSION) {
+            statements.push(format!(
+                "INSERT INTO {prefix}agent_store_schema (version) VALUES ({SCHEMA_VERSION})"
+            ));
+        }
+        statements
     }
 }
 
 /// A row as stored: untrusted until [`into_record`] checked it.
-type Row = (String, String, String, i64, String, i64, i64);
+type Row = (
+    String,
+    String,
+    String,
+    i64,
+    String,
+    i64,
+    i64,
+    Option<String>,
+    i64,
+    i64,
+    Option<String>,
+);
 
 fn into_record(row: Row) -> Result<RunRecord, StoreError> {
-    let (run_id, workflow, status, sequence, state, created, updated) = row;
+    let (run_id, workflow, status, sequence, state, created, updated) =
+        (row.0, row.1, row.2, row.3, row.4, row.5, row.6);
+    let (owner, lease_until, takeovers, answer) = (row.7, row.8, row.9, row.10);
     let corrupt = |reason: String| StoreError::Corrupt {
         run_id: run_id.chars().take(128).collect(),
         reason,
@@ -124,10 +280,14 @@ fn into_record(row: Row) -> Result<RunRecord, StoreError> {
         sequence: number(sequence, "sequence")?,
         created_ms: number(created, "creation time")?,
         updated_ms: number(updated, "update time")?,
+        lease_until_ms: number(lease_until, "lease end")?,
+        takeovers: number(takeovers, "takeover count")?,
         run_id,
         workflow,
         status,
         state,
+        owner,
+        answer,
     })
 }
 
@@ -181,9 +341,8 @@ impl SqliteStore {
                 .await
                 .map_err(backend)?;
         checked_version(version)?;
-        if version.is_none() {
-            sqlx::query("INSERT INTO agent_store_schema (version) VALUES (?1)")
-                .bind(SCHEMA_VERSION)
+        for statement in Sql::upgrade("", version, true) {
+            sqlx::query(&statement)
                 .execute(&mut *tx)
                 .await
                 .map_err(backend)?;
@@ -256,14 +415,11 @@ impl PostgresStore {
         .await
         .map_err(backend)?;
         checked_version(version)?;
-        if version.is_none() {
-            sqlx::query(&format!(
-                "INSERT INTO {prefix}agent_store_schema (version) VALUES ($1)"
-            ))
-            .bind(SCHEMA_VERSION)
-            .execute(&mut *tx)
-            .await
-            .map_err(backend)?;
+        for statement in Sql::upgrade(&prefix, version, false) {
+            sqlx::query(&statement)
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
         }
         tx.commit().await.map_err(backend)?;
         Ok(Self {
@@ -288,7 +444,22 @@ fn is_identifier(s: &str) -> bool {
 
 /// The trait's body, the same text for both pools: sqlx's query API is.
 macro_rules! checkpoint_store {
-    ($store:ty) => {
+    ($store:ty, $row:ty) => {
+        impl $store {
+            /// A row as read, checked: a value of the wrong type (SQLite keeps any) is
+            /// [`StoreError::Corrupt`] naming the run, like a value out of range.
+            fn decode(row: &$row) -> Result<RunRecord, StoreError> {
+                match sqlx::FromRow::from_row(row) {
+                    Ok(decoded) => into_record(decoded),
+                    Err(e) => Err(StoreError::Corrupt {
+                        run_id: sqlx::Row::try_get::<String, _>(row, 0)
+                            .map_or_else(|_| "?".into(), |id| id.chars().take(128).collect()),
+                        reason: format!("its row does not decode: {e}"),
+                    }),
+                }
+            }
+        }
+
         impl CheckpointStore for $store {
             fn save<'a>(&'a self, record: &'a RunRecord) -> BoxFuture<'a, Result<u64, StoreError>> {
                 Box::pin(async move {
@@ -303,7 +474,10 @@ macro_rules! checkpoint_store {
                         .bind(&record.workflow)
                         .bind(record.status.to_string())
                         .bind(&record.state)
-                        .bind(now);
+                        .bind(now)
+                        .bind(&record.owner)
+                        .bind(int(record.lease_until_ms))
+                        .bind(&record.answer);
                     if record.sequence != 0 {
                         query = query.bind(int(record.sequence));
                     }
@@ -326,13 +500,13 @@ macro_rules! checkpoint_store {
 
             fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
                 Box::pin(async move {
-                    let row: Option<Row> = sqlx::query_as(&self.sql.select)
+                    let row = sqlx::query(&self.sql.select)
                         .bind(run_id)
                         .fetch_optional(&self.pool)
                         .await
                         .map_err(backend)?;
                     match row {
-                        Some(row) => into_record(row),
+                        Some(row) => Self::decode(&row),
                         None => Err(StoreError::NotFound {
                             run_id: run_id.chars().take(128).collect(),
                         }),
@@ -340,13 +514,17 @@ macro_rules! checkpoint_store {
                 })
             }
 
-            fn list(&self) -> BoxFuture<'_, Result<Vec<RunRecord>, StoreError>> {
+            fn list(
+                &self,
+            ) -> BoxFuture<'_, Result<Vec<Result<RunRecord, StoreError>>, StoreError>> {
                 Box::pin(async move {
-                    let rows: Vec<Row> = sqlx::query_as(&self.sql.list)
+                    let rows = sqlx::query(&self.sql.list)
                         .fetch_all(&self.pool)
                         .await
                         .map_err(backend)?;
-                    rows.into_iter().map(into_record).collect()
+                    // Decoded row by row: a value of the wrong type (SQLite keeps any) is that
+                    // row's error, not the list's.
+                    Ok(rows.iter().map(Self::decode).collect())
                 })
             }
 
@@ -370,16 +548,24 @@ macro_rules! checkpoint_store {
                 &'a self,
                 run_id: &'a str,
                 sequence: u64,
+                lease: &'a Lease,
             ) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
                 Box::pin(async move {
-                    let row: Option<Row> = sqlx::query_as(&self.sql.claim)
+                    let now = agent_core::__private::now_ms();
+                    let mut tx = self.pool.begin().await.map_err(backend)?;
+                    let rows: Vec<Row> = sqlx::query_as(&self.sql.claim)
                         .bind(run_id)
                         .bind(int(sequence))
-                        .bind(int(agent_core::__private::now_ms()))
-                        .fetch_optional(&self.pool)
+                        .bind(int(now))
+                        .bind(&lease.owner)
+                        .bind(int(lease.until_ms(now)))
+                        .fetch_all(&mut *tx)
                         .await
                         .map_err(backend)?;
-                    if let Some(row) = row {
+                    // The row comes back before the commit: the claim is won only once the
+                    // commit succeeded (a full disk fails it), so two resumers never both pass.
+                    tx.commit().await.map_err(backend)?;
+                    if let Some(row) = rows.into_iter().next() {
                         return into_record(row);
                     }
                     let stored = self.load(run_id).await?;
@@ -390,9 +576,54 @@ macro_rules! checkpoint_store {
                     })
                 })
             }
+
+            fn claim_next<'a>(
+                &'a self,
+                workflow: &'a str,
+                lease: &'a Lease,
+            ) -> BoxFuture<'a, Result<Option<RunRecord>, StoreError>> {
+                Box::pin(async move {
+                    let now = agent_core::__private::now_ms();
+                    let mut tx = self.pool.begin().await.map_err(backend)?;
+                    let rows = sqlx::query(&self.sql.claim_next)
+                        .bind(workflow)
+                        .bind(int(now))
+                        .bind(&lease.owner)
+                        .bind(int(lease.until_ms(now)))
+                        .fetch_all(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    // Won only once committed, as `claim`.
+                    tx.commit().await.map_err(backend)?;
+                    rows.first().map(Self::decode).transpose()
+                })
+            }
+
+            fn renew<'a>(
+                &'a self,
+                run_id: &'a str,
+                lease: &'a Lease,
+            ) -> BoxFuture<'a, Result<(), StoreError>> {
+                Box::pin(async move {
+                    let now = agent_core::__private::now_ms();
+                    let done = sqlx::query(&self.sql.renew)
+                        .bind(run_id)
+                        .bind(&lease.owner)
+                        .bind(int(lease.until_ms(now)))
+                        .execute(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                    if done.rows_affected() == 1 {
+                        return Ok(());
+                    }
+                    // Not found stays not found; a run held by another or ended is lost.
+                    self.load(run_id).await?;
+                    Err(agent_core::__private::lease_lost(run_id, lease))
+                })
+            }
         }
     };
 }
 
-checkpoint_store!(SqliteStore);
-checkpoint_store!(PostgresStore);
+checkpoint_store!(SqliteStore, sqlx::sqlite::SqliteRow);
+checkpoint_store!(PostgresStore, sqlx::postgres::PgRow);

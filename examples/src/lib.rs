@@ -18,3 +18,4 @@ pub mod event_planning;
 pub mod pipeline;
 pub mod report;
 pub mod user_contracts;
+pub mod worker;

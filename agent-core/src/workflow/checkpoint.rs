@@ -2,13 +2,25 @@
 //! record this runner saved, which the next save must find unchanged. Below the runner, which
 //! holds one, and its durable methods (`run/durable.rs`), which use it.
 
-use crate::store::{CheckpointStore, RunRecord, RunStatus, StoreError};
+use crate::store::{CheckpointStore, Lease, RunRecord, RunStatus, StoreError};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-/// The store and where this runner's run stands in it.
+/// The store, the lease this runner holds runs with, and where its run stands in the store.
 pub(crate) struct Durable {
     pub(crate) store: Arc<dyn CheckpointStore>,
+    pub(crate) lease: Lease,
     pub(crate) cursor: Mutex<Option<Cursor>>,
+}
+
+/// How long a runner's lease lasts unless it is given one: long enough that renewing it every
+/// third (10 s) costs nothing, short enough that a dead worker's run waits half a minute.
+pub(crate) const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+/// A lease with an owner name no other runner has.
+pub(crate) fn default_lease() -> Lease {
+    let owner = format!("worker-{}-{}", std::process::id(), crate::ids::new_run_id());
+    Lease::new(owner, DEFAULT_LEASE)
 }
 
 /// The last record this runner saved (or claimed): the next save must find it unchanged.
@@ -21,6 +33,9 @@ pub(crate) struct Cursor {
     /// The status the run goes back to when a transient error stops this runner: paused for
     /// a claimed paused run (answer it again), running after a completed step (recover it).
     pub(crate) resting: RunStatus,
+    /// The recorded answer a claimed answered run goes back with (its resting status is then
+    /// answered).
+    pub(crate) answer: Option<String>,
 }
 
 impl Durable {
@@ -40,7 +55,7 @@ impl Durable {
     }
 
     /// Saves `state` with `status` over the last record this runner saved of the run (none:
-    /// a new run).
+    /// a new run). A running run is leased to this runner from now; any other status frees it.
     pub(crate) async fn save(
         &self,
         workflow: &str,
@@ -53,6 +68,13 @@ impl Durable {
         if let Some(last) = &last {
             record.sequence = last.sequence;
             record.created_ms = last.created_ms;
+            if status == RunStatus::Answered {
+                record.answer.clone_from(&last.answer);
+            }
+        }
+        if status == RunStatus::Running {
+            record.owner = Some(self.lease.owner.clone());
+            record.lease_until_ms = self.lease.until_ms(crate::store::now_ms());
         }
         let sequence = self.store.save(&record).await?;
         self.set(Cursor {
@@ -61,8 +83,74 @@ impl Durable {
             state: record.state,
             created_ms: record.created_ms,
             resting: status,
+            answer: record.answer,
         });
         Ok(())
+    }
+
+    /// Renews this runner's lease on the run every third of its duration, for as long as it
+    /// is polled; ends only when the lease is lost (another worker took the run over), so the
+    /// runner stops before it does a step twice. A run not saved yet has nothing to renew, a
+    /// backend failure is tried again at the next tick, and a store without leases is left be.
+    pub(crate) async fn keep_leased(&self, run_id: &str) -> StoreError {
+        let every = (self.lease.duration / 3).max(Duration::from_millis(10));
+        loop {
+            tokio::time::sleep(every).await;
+            match self.store.renew(run_id, &self.lease).await {
+                Ok(()) | Err(StoreError::NotFound { .. }) => {}
+                Err(StoreError::Unsupported { .. }) => std::future::pending::<()>().await,
+                Err(e) if e.is_retryable() => {
+                    tracing::warn!(run_id, error = %e, "could not renew the lease");
+                }
+                Err(lost) => return lost,
+            }
+        }
+    }
+}
+
+/// While a durable run is driven: if its future is dropped before it ends (a cancelled MCP
+/// call, a timeout), a claimed paused run is put back to paused, so the answer can be given
+/// again (a claimed answered run back to answered, with its answer). Drop cannot wait, so the save is spawned on the current Tokio runtime; without one,
+/// or if that save fails, the run's lease expiring makes it runnable again.
+pub(crate) struct RestoreOnDrop<'a> {
+    pub(crate) durable: &'a Durable,
+    pub(crate) workflow: &'a str,
+    pub(crate) run_id: String,
+    pub(crate) armed: bool,
+}
+
+impl Drop for RestoreOnDrop<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        // A run between steps stays running: its last checkpoint is a running one, which the
+        // lease hands to the next worker.
+        let Some(last) = self
+            .durable
+            .cursor(&self.run_id)
+            .filter(|c| matches!(c.resting, RunStatus::Paused | RunStatus::Answered))
+        else {
+            return;
+        };
+        let mut record = RunRecord::new(&last.run_id, self.workflow, last.resting, last.state);
+        record.sequence = last.sequence;
+        record.created_ms = last.created_ms;
+        record.answer = last.answer;
+        let store = self.durable.store.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if let Err(e) = store.save(&record).await {
+                        tracing::warn!(run_id = record.run_id, error = %e, "could not put a dropped run back");
+                    }
+                });
+            }
+            Err(_) => tracing::warn!(
+                run_id = last.run_id,
+                "a dropped run stays running until its lease expires: no runtime to save it on"
+            ),
+        }
     }
 }
 

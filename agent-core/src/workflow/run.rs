@@ -1,7 +1,7 @@
 //! Running a workflow: routing from step to step, each step asked through the shared
 //! agent-call loop, handoffs checked between them, pauses for the user, and the synthesis.
 
-use super::checkpoint::{Durable, PausedRun};
+use super::checkpoint::{Durable, PausedRun, RestoreOnDrop};
 use super::definition::{Member, USER, Workflow};
 use super::state::{HumanFeedbackRequest, Phase, Step, WorkflowState};
 use crate::call::{Ask, Engine, Policy, Refusal, Refused, Reply};
@@ -151,24 +151,34 @@ impl<'w> Runner<'w> {
         ids: Arc<ContextIdGenerator>,
     ) -> Result<WorkflowOutcome, Error> {
         self.workflow.check()?;
-        let first = Message::user(request);
-        self.engine().record("user", &first);
-        let state = WorkflowState {
+        let state = self.initial_state(request, input, &ids);
+        self.engine().record("user", &state.conversation[0]);
+        self.drive(state, ids).await
+    }
+
+    /// A new run's state, before its first step: the request is the conversation's first
+    /// message.
+    fn initial_state(
+        &self,
+        request: &str,
+        input: RawObject,
+        ids: &ContextIdGenerator,
+    ) -> WorkflowState {
+        WorkflowState {
             workflow: self.workflow.name.clone(),
             run_id: ids.run_id().to_owned(),
             issued: BTreeMap::new(),
             input,
             upstream: UpstreamContext::default(),
             current_call: None,
-            conversation: vec![first],
+            conversation: vec![Message::user(request)],
             current: self.workflow.steps.first().cloned(),
             step_index: (!self.workflow.steps.is_empty()).then_some(0),
             phase: Phase::Routing,
             retries: BTreeMap::new(),
             hops: 0,
             pending: None,
-        };
-        self.drive(state, ids).await
+        }
     }
 
     /// Resumes a paused run with the user's answer: it is appended to the conversation and the
@@ -222,7 +232,25 @@ impl<'w> Runner<'w> {
         ids: Arc<ContextIdGenerator>,
     ) -> Result<WorkflowOutcome, Error> {
         let run_id = state.run_id.clone();
-        let result = self.drive_steps(state, ids).await;
+        let guard = self.durable.as_ref().map(|durable| RestoreOnDrop {
+            durable,
+            workflow: &self.workflow.name,
+            run_id: run_id.clone(),
+            armed: true,
+        });
+        let steps = self.drive_steps(state, ids);
+        // The lease is renewed while the steps run; if another worker took the run over, the
+        // steps stop here, before a save that would be refused anyway.
+        let result = match &self.durable {
+            Some(durable) => tokio::select! {
+                result = steps => result,
+                lost = durable.keep_leased(&run_id) => Err(lost.into()),
+            },
+            None => steps.await,
+        };
+        if let Some(mut guard) = guard {
+            guard.armed = false;
+        }
         self.checkpoint_failure(&run_id, &result).await;
         result
     }

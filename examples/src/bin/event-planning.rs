@@ -6,11 +6,17 @@
 //!
 //! `--store sqlite:PATH` (or `postgres://...`) runs without the scripted human: the run pauses
 //! at the question, is saved, and `--resume RUN_ID --answer TEXT` continues it in a new
-//! process; `--list` shows the stored runs.
+//! process; `--list` shows the stored runs (`--json`: as a JSON array).
+//!
+//! Any number of processes drain one store: `--enqueue N` saves N queued runs and prints their
+//! IDs, `--worker [--concurrency C] [--lease-secs S] [--delay-ms D]` claims and drives runnable
+//! runs until it is stopped (D: the canned model's delay per answer), and `--submit-answer
+//! RUN_ID --answer TEXT` records a paused run's answer for a worker to resume it.
 
-use agent_core::WorkflowOutcome;
+use agent_core::{CheckpointStore, WorkflowOutcome};
+use agent_examples::worker::{self, WorkerSettings};
 use agent_examples::{event_planning, report};
-use clap::Parser;
+use clap::{ArgGroup, Parser};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -20,6 +26,7 @@ use std::sync::Arc;
     version,
     about = "Runs the event-planning workflow and prints its transcript"
 )]
+#[command(group(ArgGroup::new("answered").args(["resume", "submit_answer"])))]
 struct Args {
     /// `openai:<model>` or `anthropic:<model>`, or a comma-separated list tried in order
     /// (`openai:gpt-4o,anthropic:claude-sonnet-4-5`); the scripted model when left out.
@@ -32,11 +39,35 @@ struct Args {
     #[arg(long, requires_all = ["store", "answer"])]
     resume: Option<String>,
     /// The user's answer to the stored run's question.
-    #[arg(long, requires = "resume")]
+    #[arg(long, requires = "answered")]
     answer: Option<String>,
     /// Lists the stored runs with their status.
     #[arg(long, requires = "store", conflicts_with = "resume")]
     list: bool,
+    /// With `--list`: a JSON array of runs (`id`, `status`, `owner`, `takeovers`, `steps`,
+    /// `output`).
+    #[arg(long, requires = "list")]
+    json: bool,
+    /// Saves this many queued runs, without running them, and prints their IDs.
+    #[arg(long, requires = "store", conflicts_with_all = ["resume", "list"])]
+    enqueue: Option<u32>,
+    /// Claims and drives runnable runs (queued, answered, or whose worker's lease ended)
+    /// until stopped.
+    #[arg(long, requires = "store", conflicts_with_all = ["resume", "list", "enqueue"])]
+    worker: bool,
+    /// With `--worker`: how many runs it drives at once.
+    #[arg(long, requires = "worker", default_value_t = 1)]
+    concurrency: usize,
+    /// With `--worker`: how long a claim holds a run, in seconds (renewed while it runs).
+    #[arg(long, requires = "worker", default_value_t = 30.0)]
+    lease_secs: f64,
+    /// With `--worker`: the canned model's delay per answer, in milliseconds.
+    #[arg(long, requires = "worker", default_value_t = 0)]
+    delay_ms: u64,
+    /// Records the answer (`--answer`) to the stored paused run with this ID, without running
+    /// it: a worker resumes it.
+    #[arg(long, requires_all = ["store", "answer"], conflicts_with_all = ["resume", "list", "enqueue", "worker"])]
+    submit_answer: Option<String>,
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -107,11 +138,43 @@ async fn durable(args: &Args, url: &str) -> ExitCode {
         Ok(store) => store,
         Err(e) => return fail(&e),
     };
+    if let Some(code) = queue_flows(args, &store).await {
+        return code;
+    }
+    if args.worker {
+        let Ok(lease) = std::time::Duration::try_from_secs_f64(args.lease_secs) else {
+            return fail(&"`--lease-secs` must be a number of seconds");
+        };
+        let settings = WorkerSettings {
+            concurrency: args.concurrency,
+            lease,
+            delay: std::time::Duration::from_millis(args.delay_ms),
+        };
+        worker::work(store, settings).await;
+        return ExitCode::SUCCESS;
+    }
+    if args.list && args.json {
+        return match store.list().await {
+            Ok(runs) => {
+                let (listed, skipped) = worker::list_json(runs);
+                for e in skipped {
+                    eprintln!("skipped: {e}");
+                }
+                println!("{listed}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(&e),
+        };
+    }
     if args.list {
         return match store.list().await {
             Ok(runs) => {
+                // A corrupt row is named and skipped: the others still list.
                 for run in runs {
-                    println!("{}  {}  {}", run.run_id, run.status, run.workflow);
+                    match run {
+                        Ok(run) => println!("{}  {}  {}", run.run_id, run.status, run.workflow),
+                        Err(e) => eprintln!("skipped: {e}"),
+                    }
                 }
                 ExitCode::SUCCESS
             }
@@ -146,7 +209,8 @@ async fn durable(args: &Args, url: &str) -> ExitCode {
             );
             println!("run {} is saved, paused", state.run_id);
             println!(
-                "resume with: event-planning --store {url} --resume {} --answer TEXT",
+                "resume with: event-planning --store {} --resume {} --answer TEXT",
+                agent_store::redact_url(url),
                 state.run_id
             );
             ExitCode::SUCCESS
@@ -158,6 +222,34 @@ async fn durable(args: &Args, url: &str) -> ExitCode {
         }
         Err(e) => fail(&e),
     }
+}
+
+/// `--enqueue` and `--submit-answer`: runs saved or answered without running them.
+async fn queue_flows(args: &Args, store: &Arc<dyn CheckpointStore>) -> Option<ExitCode> {
+    let workflow = event_planning::workflow();
+    // Nothing is run: the model is never asked.
+    let runner = workflow
+        .runner(agent_core::ScriptedModel::default())
+        .with_store(store.clone());
+    if let Some(count) = args.enqueue {
+        for _ in 0..count {
+            match runner.enqueue(event_planning::REQUEST).await {
+                Ok(run_id) => println!("{run_id}"),
+                Err(e) => return Some(fail(&e)),
+            }
+        }
+        return Some(ExitCode::SUCCESS);
+    }
+    let (Some(run_id), Some(answer)) = (&args.submit_answer, &args.answer) else {
+        return None;
+    };
+    Some(match runner.submit_answer(run_id, answer).await {
+        Ok(()) => {
+            println!("run {run_id} is answered: a worker resumes it");
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
+    })
 }
 
 fn fail(error: &dyn std::fmt::Display) -> ExitCode {

@@ -1,6 +1,7 @@
 //! `event-planning --store`: the run pauses and is saved in one process and resumes in
 //! another, on SQLite and (when `DATABASE_URL` is set) PostgreSQL.
 
+use agent_core::CheckpointStore as _;
 use agent_examples::event_planning::{HUMAN_ANSWER, PLAN};
 use std::process::{Command, Output};
 
@@ -58,6 +59,17 @@ async fn flow(url: &str) {
     assert_eq!(
         text(&again.stderr),
         format!("error: run `{run_id}` is finished, not paused: there is nothing to resume\n")
+    );
+    let answer_done = run(&["--store", url, "--submit-answer", &run_id, "--answer", "x"]);
+    assert_eq!(
+        text(&answer_done.stderr),
+        format!("error: run `{run_id}` is finished, not paused: there is nothing to resume\n")
+    );
+    let lonely = run(&["--store", url, "--answer", "x"]);
+    assert_eq!(
+        lonely.status.code(),
+        Some(2),
+        "`--answer` needs a run to answer"
     );
     let unknown = resume(url, "no-such-run");
     assert_eq!(unknown.status.code(), Some(1));
@@ -137,13 +149,114 @@ async fn sqlite_flow() {
     std::fs::create_dir_all(&dir).unwrap();
     let url = format!("sqlite:{}", dir.join("runs.db").display());
     flow(&url).await;
+
+    // One corrupt row: `--list` names it on stderr and still lists every other run.
+    let store = agent_store::SqliteStore::open(&url).await.unwrap();
+    let runs = store.list().await.unwrap();
+    let victim = runs[0].as_ref().unwrap().run_id.clone();
+    sqlx::query("UPDATE agent_runs SET status = 'bogus' WHERE run_id = ?1")
+        .bind(&victim)
+        .execute(store.pool())
+        .await
+        .unwrap();
+    let listed = run(&["--store", &url, "--list"]);
+    assert!(listed.status.success());
+    assert_eq!(
+        text(&listed.stderr),
+        format!(
+            "skipped: stored run `{victim}` is corrupt: its status `bogus` is not a run status\n"
+        )
+    );
+    let stdout = text(&listed.stdout);
+    assert_eq!(stdout.lines().count(), runs.len() - 1, "{stdout}");
+    assert!(!stdout.contains(&victim));
+}
+
+/// A store URL's password never prints: not in a connection error, not in the resume hint,
+/// not in a store's `Debug`.
+#[tokio::test]
+async fn store_url_passwords_never_print() {
+    let unknown = run(&["--store", "mysql://app:s3cret-pw@db/runs", "--list"]);
+    assert_eq!(
+        text(&unknown.stderr),
+        "error: store backend failed: store url `mysql://app:***@db/runs` is none of `sqlite:PATH`, `postgres://...` and `file:DIR`\n"
+    );
+
+    let Some((url, schema)) = own_schema("secrets").await else {
+        return;
+    };
+    // The server refuses an unknown role at once (an unreachable host would be retried for
+    // the pool's acquire timeout).
+    let (_, host) = url.split_once('@').unwrap();
+    let unknown_role = format!("postgres://no_such_role:s3cret-pw@{host}&password=s3cret-pw");
+    let refused = run(&["--store", &unknown_role]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = text(&refused.stderr);
+    assert!(
+        stderr.starts_with("error: store backend failed: "),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("s3cret-pw"), "{stderr}");
+    // The test server trusts every local user: any password connects.
+    let with_password = url.replacen("://postgres@", "://postgres:s3cret-pw@", 1);
+    assert_ne!(
+        with_password, url,
+        "DATABASE_URL should be postgres://postgres@..."
+    );
+    let out = run(&["--store", &with_password]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("resume with: event-planning --store postgres://postgres:***@"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("s3cret-pw") && !text(&out.stderr).contains("s3cret-pw"));
+    let store = agent_store::PostgresStore::connect(&with_password)
+        .await
+        .unwrap();
+    assert!(!format!("{store:?}").contains("s3cret-pw"));
+    store.pool().close().await;
+    drop_schema(&schema).await;
+}
+
+/// A schema of its own on the `DATABASE_URL` server, and a URL whose connections use it
+/// (`search_path`), so tests neither see nor change the tables of other runs; `None` without
+/// `DATABASE_URL`. Drop the schema with [`drop_schema`].
+pub(crate) async fn own_schema(tag: &str) -> Option<(String, String)> {
+    let Ok(url) = std::env::var("DATABASE_URL") else {
+        println!("skipped: PostgreSQL tests need DATABASE_URL");
+        return None;
+    };
+    let schema = format!(
+        "{tag}_{}_{}",
+        std::process::id(),
+        agent_core::__private::now_ms()
+    );
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let sql = format!("CREATE SCHEMA {schema}");
+    sqlx::query(&sql).execute(&pool).await.unwrap();
+    pool.close().await;
+    let join = if url.contains('?') { '&' } else { '?' };
+    Some((
+        format!("{url}{join}options=-c%20search_path%3D{schema}"),
+        schema,
+    ))
+}
+
+/// Drops a schema [`own_schema`] made.
+pub(crate) async fn drop_schema(schema: &str) {
+    let url = std::env::var("DATABASE_URL").unwrap();
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let sql = format!("DROP SCHEMA IF EXISTS {schema} CASCADE");
+    sqlx::query(&sql).execute(&pool).await.unwrap();
+    pool.close().await;
 }
 
 #[tokio::test]
 async fn postgres_flow() {
-    let Ok(url) = std::env::var("DATABASE_URL") else {
-        println!("skipped: PostgreSQL tests need DATABASE_URL");
+    let Some((url, schema)) = own_schema("flow").await else {
         return;
     };
     flow(&url).await;
+    drop_schema(&schema).await;
 }

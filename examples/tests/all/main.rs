@@ -10,3 +10,4 @@ mod mcp_instances;
 mod mcp_stdio;
 mod pipeline;
 mod real_model;
+mod workers;

@@ -3,14 +3,16 @@
 
 use agent_core::{BoxFuture, ChatRequest, ChatResponse, ModelError};
 use agent_core::{ChatModel, Error, ScriptedModel};
-use agent_core::{CheckpointStore, MemoryStore, RunRecord, RunStatus, StoreError};
+use agent_core::{CheckpointStore, Lease, MemoryStore, RunRecord, RunStatus, StoreError};
 use agent_core::{WorkflowOutcome, WorkflowState};
 use agent_examples::event_planning::{self, HUMAN_ANSWER, PLAN, REQUEST};
 use agent_store::FileStore;
 use agent_store::{PostgresStore, SqliteStore};
 use std::path::PathBuf;
+use std::str::FromStr as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
 /// Opens a fresh backend, and another instance on the same data ("another process").
 type Opener = Box<dyn Fn() -> BoxFuture<'static, Arc<dyn CheckpointStore>> + Send + Sync>;
@@ -354,7 +356,7 @@ async fn crash_resumes_from_last_completed_step(open: Opener) {
     assert!(crashed.await.is_err(), "the run should hang at catering");
     drop(runner);
 
-    let runs = open().await.list().await.unwrap();
+    let runs = listed(&*open().await).await;
     assert_eq!(runs.len(), 1);
     let stored = &runs[0];
     assert_eq!(stored.status, RunStatus::Running);
@@ -423,7 +425,7 @@ async fn transient_errors_lose_nothing(open: Opener) {
     };
     let runner = workflow.runner(Arc::new(model)).with_store(open().await);
     assert!(runner.start(REQUEST).await.is_err());
-    let runs = open().await.list().await.unwrap();
+    let runs = listed(&*open().await).await;
     let stored = runs.iter().find(|r| r.run_id != id).unwrap();
     assert_eq!(stored.status, RunStatus::Running);
     let question = agent_core::Message::assistant(
@@ -459,6 +461,8 @@ async fn raw_rows(
 ) {
     let record = RunRecord::new("raw-run", "event_planning", RunStatus::Paused, "{}");
     store.save(&record).await.unwrap();
+    let good = RunRecord::new("good-run", "event_planning", RunStatus::Paused, "{}");
+    store.save(&good).await.unwrap();
     let edits = [
         ("status = 'bogus'", "its status `bogus` is not a run status"),
         (
@@ -473,11 +477,25 @@ async fn raw_rows(
             refused.to_string(),
             format!("stored run `raw-run` is corrupt: {reason}")
         );
-        assert!(matches!(
-            store.list().await,
-            Err(StoreError::Corrupt { .. })
-        ));
+        // Listed in its place, named, beside the good rows.
+        let runs = store.list().await.unwrap();
+        assert_eq!(runs.len(), 2);
+        let bad: Vec<String> = runs
+            .iter()
+            .filter_map(|r| r.as_ref().err().map(ToString::to_string))
+            .collect();
+        assert_eq!(bad, [format!("stored run `raw-run` is corrupt: {reason}")]);
+        assert!(
+            runs.iter()
+                .any(|r| matches!(r, Ok(r) if r.run_id == "good-run"))
+        );
     }
+}
+
+/// Every stored run, all readable.
+async fn listed(store: &dyn CheckpointStore) -> Vec<RunRecord> {
+    let runs = store.list().await.unwrap();
+    runs.into_iter().map(Result::unwrap).collect()
 }
 
 #[tokio::test]
@@ -494,6 +512,102 @@ async fn sqlite_raw_rows_are_refused() {
         })
     })
     .await;
+    // SQLite keeps a value of any type: one that does not decode is that row's error too.
+    sqlx::query("UPDATE agent_runs SET sequence = 'seven' WHERE run_id = 'raw-run'")
+        .execute(store.pool())
+        .await
+        .unwrap();
+    let refused = store.load("raw-run").await.unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .starts_with("stored run `raw-run` is corrupt: its row does not decode: "),
+        "{refused}"
+    );
+    let runs = store.list().await.unwrap();
+    assert!(
+        matches!(&runs[..], [Err(StoreError::Corrupt { run_id, .. }), Ok(_)] | [Ok(_), Err(StoreError::Corrupt { run_id, .. })] if run_id == "raw-run")
+    );
+    store.pool().close().await;
+    remove_dir(dir)().await;
+}
+
+/// A SQLite file of schema version 1 (before leases) is upgraded in place: its runs keep
+/// their data and gain no owner, no lease and no takeover.
+#[tokio::test]
+async fn sqlite_version_1_is_upgraded() {
+    let dir = temp_dir("upgrade");
+    let url = format!("sqlite:{}", dir.join("runs.db").display());
+    let options = sqlx::sqlite::SqliteConnectOptions::from_str(&url)
+        .unwrap()
+        .create_if_missing(true);
+    let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+    for ddl in [
+        "CREATE TABLE agent_store_schema (version BIGINT NOT NULL)",
+        "INSERT INTO agent_store_schema (version) VALUES (1)",
+        "CREATE TABLE agent_runs (run_id TEXT PRIMARY KEY, workflow TEXT NOT NULL, \
+         status TEXT NOT NULL, sequence BIGINT NOT NULL, state TEXT NOT NULL, \
+         created_ms BIGINT NOT NULL, updated_ms BIGINT NOT NULL)",
+        "INSERT INTO agent_runs VALUES ('old-run', 'event_planning', 'paused', 3, '{}', 5, 6)",
+    ] {
+        sqlx::query(ddl).execute(&pool).await.unwrap();
+    }
+    pool.close().await;
+    let store = SqliteStore::open(&url).await.unwrap();
+    let old = store.load("old-run").await.unwrap();
+    assert_eq!(
+        (old.status, old.sequence, old.created_ms),
+        (RunStatus::Paused, 3, 5)
+    );
+    assert_eq!(
+        (old.owner, old.lease_until_ms, old.takeovers, old.answer),
+        (None, 0, 0, None)
+    );
+    let versions: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM agent_store_schema ORDER BY version")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(versions, [1, agent_store::SCHEMA_VERSION]);
+    store.pool().close().await;
+    // Opened again, nothing is added twice.
+    let again = SqliteStore::open(&url).await.unwrap();
+    assert_eq!(again.load("old-run").await.unwrap().sequence, 3);
+    again.pool().close().await;
+    remove_dir(dir)().await;
+}
+
+/// A claim whose commit fails (a full disk; here a deferred constraint, checked at commit)
+/// is not won, although the `UPDATE ... RETURNING` handed the row back: the run stays paused.
+#[tokio::test]
+async fn sqlite_claim_is_not_won_when_its_commit_fails() {
+    let dir = temp_dir("commit");
+    let url = format!("sqlite:{}", dir.join("runs.db").display());
+    let store = SqliteStore::open(&url).await.unwrap();
+    let record = RunRecord::new("claimed-run", "event_planning", RunStatus::Paused, "{}");
+    store.save(&record).await.unwrap();
+    for ddl in [
+        "CREATE TABLE parent (id INTEGER PRIMARY KEY)",
+        "CREATE TABLE child (pid INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)",
+        "CREATE TRIGGER fail_commit AFTER UPDATE ON agent_runs BEGIN INSERT INTO child VALUES (1); END",
+    ] {
+        sqlx::query(ddl).execute(store.pool()).await.unwrap();
+    }
+    let failed = store.claim("claimed-run", 1, &lease()).await.unwrap_err();
+    assert!(failed.is_retryable(), "{failed}");
+    assert!(
+        failed.to_string().contains("FOREIGN KEY constraint failed"),
+        "{failed}"
+    );
+    let stored = store.load("claimed-run").await.unwrap();
+    assert_eq!((stored.status, stored.sequence), (RunStatus::Paused, 1));
+
+    sqlx::query("DROP TRIGGER fail_commit")
+        .execute(store.pool())
+        .await
+        .unwrap();
+    let claimed = store.claim("claimed-run", 1, &lease()).await.unwrap();
+    assert_eq!((claimed.status, claimed.sequence), (RunStatus::Running, 2));
     store.pool().close().await;
     remove_dir(dir)().await;
 }
@@ -524,6 +638,324 @@ async fn postgres_raw_rows_are_refused() {
     drop_schema(url, schema)().await;
 }
 
+/// A resume whose future is dropped mid-step (a cancelled call, a timeout) puts the run back
+/// to paused, so the answer can be given again.
+async fn dropped_resume_goes_back_to_paused(open: Opener) {
+    let state = pause(open().await).await;
+    let workflow = event_planning::workflow();
+    let model = Stuck {
+        inner: event_planning::script_after_question(ScriptedModel::default()),
+        stuck_agent: "catering_agent",
+        status: None,
+    };
+    let runner = workflow.runner(Arc::new(model)).with_store(open().await);
+    let resumed = runner.resume_run(&state.run_id, HUMAN_ANSWER);
+    let dropped = tokio::time::timeout(std::time::Duration::from_millis(200), resumed).await;
+    assert!(dropped.is_err(), "the resume should hang at catering");
+    let store = open().await;
+    let mut status = RunStatus::Running;
+    for _ in 0..100 {
+        status = store.load(&state.run_id).await.unwrap().status;
+        if status == RunStatus::Paused {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(status, RunStatus::Paused);
+    assert!(matches!(
+        resume(open().await, &state.run_id).await,
+        Ok(WorkflowOutcome::Finished { .. })
+    ));
+}
+
+fn lease() -> Lease {
+    Lease::new("test-worker", Duration::from_secs(60))
+}
+
+/// Store level: a claimed run is held by its lease; once the lease ends another worker takes
+/// it over (counted), and the stale owner's renewals and saves are refused.
+async fn leases_expire_and_runs_are_taken_over(open: Opener) {
+    let store = open().await;
+    let queued = RunRecord::new("leased-run", "event_planning", RunStatus::Queued, "{}");
+    store.save(&queued).await.unwrap();
+    let other = RunRecord::new("other-workflow", "payroll", RunStatus::Queued, "{}");
+    store.save(&other).await.unwrap();
+    let a = Lease::new("worker-a", Duration::from_millis(300));
+    let b = Lease::new("worker-b", Duration::from_millis(300));
+
+    let held = store
+        .claim_next("event_planning", &a)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(held.run_id, "leased-run");
+    assert_eq!(
+        (held.status, held.sequence, held.takeovers),
+        (RunStatus::Running, 2, 0)
+    );
+    assert_eq!(held.owner.as_deref(), Some("worker-a"));
+    assert!(held.lease_until_ms >= agent_core::__private::now_ms() + 200);
+    assert_eq!(store.claim_next("event_planning", &b).await.unwrap(), None);
+    store.renew("leased-run", &a).await.unwrap();
+    let refused = store.renew("leased-run", &b).await.unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "run `leased-run` is no longer leased to `worker-b`: another worker took it over"
+    );
+
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let taken = store
+        .claim_next("event_planning", &b)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((taken.sequence, taken.takeovers), (3, 1));
+    assert_eq!(taken.owner.as_deref(), Some("worker-b"));
+    assert!(matches!(
+        store.renew("leased-run", &a).await,
+        Err(StoreError::LeaseLost { .. })
+    ));
+    let stale = RunRecord {
+        status: RunStatus::Finished,
+        ..held
+    };
+    assert!(matches!(
+        store.save(&stale).await,
+        Err(StoreError::Conflict {
+            expected: 2,
+            found: 3,
+            ..
+        })
+    ));
+    // A save keeps the takeover count; a finished run is held by no one and is not runnable.
+    let done = RunRecord {
+        status: RunStatus::Finished,
+        owner: None,
+        lease_until_ms: 0,
+        ..taken
+    };
+    store.save(&done).await.unwrap();
+    let stored = store.load("leased-run").await.unwrap();
+    assert_eq!(
+        (stored.status, stored.takeovers, stored.owner),
+        (RunStatus::Finished, 1, None)
+    );
+    assert!(matches!(
+        store.renew("no-such-run", &a).await,
+        Err(StoreError::NotFound { .. })
+    ));
+    assert_eq!(store.claim_next("event_planning", &b).await.unwrap(), None);
+    assert_eq!(
+        store
+            .claim_next("payroll", &b)
+            .await
+            .unwrap()
+            .unwrap()
+            .run_id,
+        "other-workflow"
+    );
+}
+
+/// 16 workers race on `claim_next` over 40 queued runs: every run is claimed exactly once.
+async fn racing_workers_claim_each_run_once(open: Opener) {
+    let store = open().await;
+    for n in 0..40 {
+        let record = RunRecord::new(
+            format!("race-{n:02}"),
+            "event_planning",
+            RunStatus::Queued,
+            "{}",
+        );
+        store.save(&record).await.unwrap();
+    }
+    let barrier = Arc::new(tokio::sync::Barrier::new(16));
+    let mut tasks = Vec::new();
+    for worker in 0..16 {
+        let (store, barrier) = (open().await, barrier.clone());
+        tasks.push(tokio::spawn(async move {
+            let lease = Lease::new(format!("worker-{worker}"), Duration::from_secs(60));
+            barrier.wait().await;
+            let mut won = Vec::new();
+            while let Some(run) = store.claim_next("event_planning", &lease).await.unwrap() {
+                assert_eq!(run.owner.as_deref(), Some(lease.owner.as_str()));
+                won.push(run.run_id);
+            }
+            won
+        }));
+    }
+    let mut claimed = Vec::new();
+    for task in tasks {
+        claimed.extend(task.await.unwrap());
+    }
+    claimed.sort();
+    let expected: Vec<String> = (0..40).map(|n| format!("race-{n:02}")).collect();
+    assert_eq!(claimed, expected);
+}
+
+/// A worker that dies mid-step (its future dropped, its lease no longer renewed) leaves its
+/// run to the next worker, which goes on from the last completed step; the answer is
+/// submitted without running the run, and a worker finishes it.
+async fn a_dead_workers_run_is_finished_by_another(open: Opener) {
+    let workflow = event_planning::workflow();
+    let short = || Lease::new("w", Duration::from_millis(300));
+    let queue = workflow
+        .runner(ScriptedModel::default())
+        .with_store(open().await);
+    let run_id = queue.enqueue(REQUEST).await.unwrap();
+    assert_eq!(
+        open().await.load(&run_id).await.unwrap().status,
+        RunStatus::Queued
+    );
+
+    let stuck = Stuck {
+        inner: event_planning::scripted_model(),
+        stuck_agent: "catering_agent",
+        status: None,
+    };
+    let dying = workflow
+        .runner(stuck)
+        .with_store(open().await)
+        .with_lease(Lease::new("dying", Duration::from_millis(300)));
+    let died = tokio::time::timeout(Duration::from_millis(400), dying.run_next()).await;
+    assert!(died.is_err(), "the worker should hang at catering");
+    drop(dying);
+    let stranded = open().await.load(&run_id).await.unwrap();
+    assert_eq!(
+        (stranded.status, stranded.owner.as_deref()),
+        (RunStatus::Running, Some("dying"))
+    );
+
+    let question = agent_core::Message::assistant(
+        r#"{"user_input_needed": true, "user_prompt": "Do any guests have dietary restrictions?"}"#,
+    );
+    let model = Arc::new(ScriptedModel::default().script("catering_agent", [question]));
+    let next = workflow
+        .runner(model.clone())
+        .with_store(open().await)
+        .with_lease(short());
+    let mut outcome = None;
+    for _ in 0..50 {
+        outcome = next.run_next().await.unwrap();
+        if outcome.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        matches!(outcome, Some(WorkflowOutcome::NeedsInput { .. })),
+        "{outcome:?}"
+    );
+    assert!(model.requests_of("venue_agent").is_empty());
+    let paused = open().await.load(&run_id).await.unwrap();
+    assert_eq!(
+        (paused.status, paused.takeovers, paused.owner),
+        (RunStatus::Paused, 1, None)
+    );
+
+    let answering = workflow
+        .runner(ScriptedModel::default())
+        .with_store(open().await);
+    answering
+        .submit_answer(&run_id, HUMAN_ANSWER)
+        .await
+        .unwrap();
+    let again = answering.submit_answer(&run_id, HUMAN_ANSWER).await;
+    assert!(
+        matches!(
+            again,
+            Err(Error::Store(StoreError::NotPaused {
+                status: RunStatus::Answered,
+                ..
+            }))
+        ),
+        "{again:?}"
+    );
+    let answered = open().await.load(&run_id).await.unwrap();
+    assert_eq!(answered.answer.as_deref(), Some(HUMAN_ANSWER));
+    let model = event_planning::script_after_question(ScriptedModel::default());
+    let finisher = workflow
+        .runner(model)
+        .with_store(open().await)
+        .with_lease(short());
+    let Some(WorkflowOutcome::Finished { output, state }) = finisher.run_next().await.unwrap()
+    else {
+        panic!("expected the plan");
+    };
+    assert_eq!(output, PLAN);
+    let steps: Vec<&str> = (&state.upstream)
+        .into_iter()
+        .map(|p| p.producer.as_str())
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "venue_agent",
+            "budget_agent",
+            "catering_agent",
+            "logistics_agent"
+        ]
+    );
+    let done = open().await.load(&run_id).await.unwrap();
+    assert_eq!(
+        (done.status, done.takeovers, done.answer),
+        (RunStatus::Finished, 1, None)
+    );
+    assert!(finisher.run_next().await.unwrap().is_none());
+}
+
+/// A worker whose run was taken from it (here: rewritten by another writer) stops at its next
+/// lease renewal with `LeaseLost`, and its late writes change nothing.
+async fn a_stale_owner_stops(open: Opener) {
+    let workflow = event_planning::workflow();
+    let queue = workflow
+        .runner(ScriptedModel::default())
+        .with_store(open().await);
+    let run_id = queue.enqueue(REQUEST).await.unwrap();
+    let stuck = Stuck {
+        inner: event_planning::scripted_model(),
+        stuck_agent: "catering_agent",
+        status: None,
+    };
+    let slow = workflow
+        .runner(stuck)
+        .with_store(open().await)
+        .with_lease(Lease::new("slow", Duration::from_millis(150)));
+    let store = open().await;
+    let intruder = async {
+        // Once the slow worker saved its first steps, someone else takes the run.
+        loop {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let stored = store.load(&run_id).await.unwrap();
+            let state = workflow.parse_state(&stored.state).unwrap();
+            if (&state.upstream)
+                .into_iter()
+                .any(|p| p.producer == "budget_agent")
+            {
+                let taken = RunRecord {
+                    owner: Some("intruder".into()),
+                    ..stored
+                };
+                store.save(&taken).await.unwrap();
+                return taken.sequence + 1;
+            }
+        }
+    };
+    let (result, taken_at) = tokio::join!(
+        tokio::time::timeout(Duration::from_secs(5), slow.run_next()),
+        intruder
+    );
+    let lost = result.expect("the stale owner should stop, not hang");
+    assert!(
+        matches!(&lost, Err(Error::Store(StoreError::LeaseLost { owner, .. })) if owner == "slow"),
+        "{lost:?}"
+    );
+    let stored = store.load(&run_id).await.unwrap();
+    assert_eq!(
+        (stored.sequence, stored.owner.as_deref()),
+        (taken_at, Some("intruder"))
+    );
+}
+
 macro_rules! suite {
     ($($backend:ident),*) => {$(
         mod $backend {
@@ -547,6 +979,11 @@ macro_rules! suite {
             case!(bad_rows_are_refused);
             case!(crash_resumes_from_last_completed_step);
             case!(transient_errors_lose_nothing);
+            case!(dropped_resume_goes_back_to_paused);
+            case!(leases_expire_and_runs_are_taken_over);
+            case!(racing_workers_claim_each_run_once);
+            case!(a_dead_workers_run_is_finished_by_another);
+            case!(a_stale_owner_stops);
         }
     )*};
 }

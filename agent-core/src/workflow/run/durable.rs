@@ -4,9 +4,9 @@
 use super::{Runner, WorkflowOutcome};
 use crate::error::Error;
 use crate::ids::ContextIdGenerator;
-use crate::store::{CheckpointStore, RunRecord, RunStatus, StoreError, check_claim};
+use crate::store::{CheckpointStore, Lease, RunRecord, RunStatus, StoreError, check_claim};
 use crate::workflow::PausedRun;
-use crate::workflow::checkpoint::{Cursor, Durable};
+use crate::workflow::checkpoint::{Cursor, Durable, default_lease};
 use crate::workflow::state::{Phase, WorkflowState};
 use std::sync::{Arc, Mutex};
 
@@ -47,10 +47,28 @@ impl<'w> Runner<'w> {
     /// # Ok::<(), agent_core::Error>(()) }).unwrap();
     /// ```
     pub fn with_store(mut self, store: Arc<dyn CheckpointStore>) -> Self {
+        let lease = match self.durable.take() {
+            Some(durable) => durable.lease,
+            None => default_lease(),
+        };
         self.durable = Some(Durable {
             store,
+            lease,
             cursor: Mutex::new(None),
         });
+        self
+    }
+
+    /// Holds the runs this runner claims or saves running with `lease` (after
+    /// [`with_store`](Self::with_store); before it, it does nothing): its owner is stored in
+    /// them, and it is renewed every third of its duration while the runner drives a run. A
+    /// worker that dies stops renewing, so its run is runnable again once the lease ends. A
+    /// step that outlives a lost lease is not saved: the runner stops with
+    /// [`StoreError::LeaseLost`].
+    pub fn with_lease(mut self, lease: Lease) -> Self {
+        if let Some(durable) = &mut self.durable {
+            durable.lease = lease;
+        }
         self
     }
 
@@ -100,15 +118,145 @@ impl<'w> Runner<'w> {
                 "the paused run has no pending question".into(),
             ));
         }
-        let claimed = durable.store.claim(run_id, sequence).await?;
+        let claimed = durable
+            .store
+            .claim(run_id, sequence, &durable.lease)
+            .await?;
         durable.set(Cursor {
             run_id: claimed.run_id,
             sequence: claimed.sequence,
             state: claimed.state,
             created_ms: claimed.created_ms,
             resting: RunStatus::Paused,
+            answer: None,
         });
         self.resume(state, feedback).await
+    }
+
+    /// Saves a new run of `request` as queued, without running it, and returns its ID: a
+    /// worker's [`run_next`](Self::run_next) starts it.
+    pub async fn enqueue(&self, request: &str) -> Result<String, Error> {
+        let durable = self.durable()?;
+        self.workflow.check()?;
+        let ids = ContextIdGenerator::fresh();
+        let state = self.initial_state(request, Default::default(), &ids);
+        let record = RunRecord::new(
+            &state.run_id,
+            &self.workflow.name,
+            RunStatus::Queued,
+            to_text(&state)?,
+        );
+        durable.store.save(&record).await?;
+        Ok(state.run_id)
+    }
+
+    /// Records the answer to a stored paused run's question without running it: the run
+    /// becomes answered, and a worker's [`run_next`](Self::run_next) resumes it. A run that is
+    /// not paused is refused as [`resume_run`](Self::resume_run) refuses it, and one answered
+    /// meanwhile is [`StoreError::Conflict`].
+    pub async fn submit_answer(&self, run_id: &str, answer: &str) -> Result<(), Error> {
+        let durable = self.durable()?;
+        let record = durable.store.load(run_id).await?;
+        check_claim(&record, record.sequence)?;
+        let state = self.stored_state(&record)?;
+        if state.pending.is_none() {
+            return Err(corrupt(
+                &record,
+                "the paused run has no pending question".into(),
+            ));
+        }
+        let answered = RunRecord {
+            status: RunStatus::Answered,
+            answer: Some(answer.to_owned()),
+            owner: None,
+            lease_until_ms: 0,
+            ..record
+        };
+        durable.store.save(&answered).await?;
+        Ok(())
+    }
+
+    /// Claims the next runnable run of this workflow (see [`CheckpointStore::claim_next`]) and
+    /// drives it until it pauses, ends or fails; `None` when no run is runnable. A queued run
+    /// starts, an answered one resumes with its answer, and a run whose worker's lease ended
+    /// goes on from its last checkpoint (a step that worker did not save is done again). A
+    /// taken-over run that was resumed without a recorded answer goes back to paused, its
+    /// question to be answered again. A claimed row that does not load is marked failed, so
+    /// no worker claims it again, and is returned as [`StoreError::Corrupt`].
+    pub async fn run_next(&self) -> Result<Option<WorkflowOutcome>, Error> {
+        let durable = self.durable()?;
+        let store = &durable.store;
+        let Some(record) = store
+            .claim_next(&self.workflow.name, &durable.lease)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let mut cursor = Cursor {
+            run_id: record.run_id.clone(),
+            sequence: record.sequence,
+            state: record.state.clone(),
+            created_ms: record.created_ms,
+            resting: RunStatus::Running,
+            answer: None,
+        };
+        let name = &self.workflow.name;
+        let state = match self.stored_state(&record) {
+            Ok(state) => state,
+            Err(error) => {
+                durable.set(cursor);
+                let run_id = &record.run_id;
+                durable
+                    .save(name, &record.state, RunStatus::Failed, run_id)
+                    .await?;
+                return Err(error);
+            }
+        };
+        match (&state.pending, record.answer.clone()) {
+            (Some(_), Some(answer)) => {
+                cursor.resting = RunStatus::Answered;
+                cursor.answer = Some(answer.clone());
+                durable.set(cursor);
+                self.resume(state, &answer).await.map(Some)
+            }
+            (Some(pending), None) => {
+                durable.set(cursor);
+                let run_id = &record.run_id;
+                durable
+                    .save(name, &record.state, RunStatus::Paused, run_id)
+                    .await?;
+                let request = crate::workflow::HumanFeedbackRequest {
+                    conversation: state.conversation.clone(),
+                    ..pending.clone()
+                };
+                let checkpoint = durable.cursor(run_id).map(|c| PausedRun {
+                    run_id: c.run_id,
+                    sequence: c.sequence,
+                });
+                Ok(Some(WorkflowOutcome::NeedsInput {
+                    request,
+                    state,
+                    checkpoint,
+                }))
+            }
+            (None, _) if state.phase != Phase::Routing => {
+                durable.set(cursor);
+                let error = corrupt(&record, "the running run stopped inside a step".into());
+                let run_id = &record.run_id;
+                durable
+                    .save(name, &record.state, RunStatus::Failed, run_id)
+                    .await?;
+                Err(error)
+            }
+            (None, _) => {
+                durable.set(cursor);
+                let ids = Arc::new(ContextIdGenerator::resume(
+                    state.run_id.clone(),
+                    state.issued.clone(),
+                )?);
+                self.drive(state, ids).await.map(Some)
+            }
+        }
     }
 
     /// Continues a run whose worker stopped while running it (a crash): from the last
@@ -137,6 +285,7 @@ impl<'w> Runner<'w> {
             state: record.state.clone(),
             created_ms: record.created_ms,
             resting: RunStatus::Running,
+            answer: None,
         });
         durable
             .save(
