@@ -404,7 +404,7 @@ impl Engine<'_> {
         ask: &Ask<'_, C>,
         content: &str,
     ) -> Result<Checked<C::Output>, RetryError> {
-        let (value, text) = match extract_json_text(content, &self.config.limits) {
+        let (mut value, mut text) = match extract_json_text(content, &self.config.limits) {
             Ok(found) => found,
             Err(_)
                 if matches!(ask.policy, Policy::Step { .. })
@@ -414,6 +414,14 @@ impl Engine<'_> {
             }
             Err(e) => return Err(e),
         };
+        // A strict provider answers `null` for the optional properties the rewrite it was
+        // sent made nullable: gone, the answer is checked against the contract as written,
+        // and the model's text, which no longer matches it, is not kept.
+        if let Some(contract) = ask.agent.output_contract()
+            && contract.remove_strict_nulls(&mut value)
+        {
+            text = "";
+        }
         // The output keeps the text the model wrote, to be shown again as written.
         Ok(match self.check_value(ask, value)? {
             Checked::Output(output) if !text.is_empty() => {

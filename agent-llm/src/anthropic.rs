@@ -11,12 +11,14 @@
 use crate::http::{
     ConfigError, Http, Settings, header_value, malformed, process_env, settings_methods, var,
 };
+use crate::strict::{StructuredOutput, output_schema, tool_is_strict};
 use agent_core::BoxFuture;
 use agent_core::ToolDefinition;
 use agent_core::{
     ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelOptions, Role, Thinking,
     ToolCallRequest, ToolChoice, Usage,
 };
+use agent_schema::strict::Dialect;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -44,6 +46,7 @@ const DEFAULT_MAX_TOKENS: u32 = 4096;
 pub struct AnthropicModel {
     http: Arc<Http>,
     thinking: Option<u32>,
+    structured_output: StructuredOutput,
 }
 
 /// Builds an [`AnthropicModel`].
@@ -53,6 +56,7 @@ pub struct AnthropicBuilder {
     settings: Settings,
     thinking: Option<u32>,
     betas: Vec<String>,
+    structured_output: StructuredOutput,
 }
 
 /// The smallest thinking budget the API takes.
@@ -65,6 +69,7 @@ impl AnthropicModel {
             settings: Settings::new(model.into(), DEFAULT_BASE_URL),
             thinking: None,
             betas: Vec::new(),
+            structured_output: StructuredOutput::Auto,
         }
     }
 
@@ -165,8 +170,11 @@ impl AnthropicModel {
         if !system.is_empty() {
             head.insert("system".into(), system.join("\n\n").into());
         }
+        if let Some(format) = self.output_format(request) {
+            head.insert("output_config".into(), json!({"format": format}));
+        }
         if !request.tools.is_empty() {
-            let tools = request.tools.iter().map(tool_json);
+            let tools = request.tools.iter().map(|tool| self.wire_tool(tool));
             head.insert("tools".into(), tools.collect());
             if let Some(choice) = tool_choice(&options) {
                 head.insert("tool_choice".into(), choice);
@@ -181,8 +189,40 @@ impl AnthropicModel {
     }
 }
 
+impl AnthropicModel {
+    /// Native structured output: `{"type": "json_schema", "schema": ...}` with the output
+    /// contract's strict form, when it has one.
+    fn output_format(&self, request: &ChatRequest) -> Option<Value> {
+        if self.structured_output != StructuredOutput::Auto {
+            return None;
+        }
+        let schema = output_schema(request.output_schema.as_ref()?, Dialect::Anthropic)?;
+        Some(json!({"type": "json_schema", "schema": schema}))
+    }
+
+    /// A tool, `strict: true` when its parameters fit the strict subset as written.
+    fn wire_tool(&self, tool: &ToolDefinition) -> Value {
+        let mut json = tool_json(tool);
+        if self.structured_output == StructuredOutput::Auto
+            && tool_is_strict(tool, Dialect::Anthropic)
+        {
+            json["strict"] = true.into();
+        }
+        json
+    }
+}
+
 impl AnthropicBuilder {
     settings_methods!();
+
+    /// Whether requests ask for native structured output (`output_config.format` from the
+    /// output contract's strict form) and mark strict tools (default
+    /// [`StructuredOutput::Auto`]). Models before the Claude 4.5 family and gateways
+    /// without the feature refuse both: [`StructuredOutput::Off`] leaves them out.
+    pub fn structured_output(mut self, mode: StructuredOutput) -> Self {
+        self.structured_output = mode;
+        self
+    }
 
     /// Extended thinking with a budget of `budget_tokens` (at least 1024): the request
     /// carries `thinking: {"type": "enabled", "budget_tokens": ...}`, and `max_tokens`, when
@@ -224,6 +264,7 @@ impl AnthropicBuilder {
         Ok(AnthropicModel {
             http: Arc::new(Http::new(self.settings)?),
             thinking: self.thinking,
+            structured_output: self.structured_output,
         })
     }
 }

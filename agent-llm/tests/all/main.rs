@@ -9,3 +9,4 @@ mod anthropic;
 mod layers;
 mod openai;
 mod round_trip;
+mod structured;

@@ -309,3 +309,16 @@ fn mcp_refuses_a_signing_key_too_regular_to_be_secret() {
     assert!(stderr.contains("AGENT_CONTRACT_MCP_KEY"), "{stderr}");
     assert!(stderr.contains("1 distinct byte values"), "{stderr}");
 }
+
+/// The strict-output table of the project's schemas, pinned: which provider gets which
+/// contract strict, rewritten how, or why not.
+#[test]
+fn check_providers_prints_the_strict_output_table() {
+    let out = cli()
+        .args(["check", "--providers", "../schemas"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let expected = include_str!("../../../tests/fixtures/providers/strict_table.txt");
+    assert_eq!(stdout(&out), expected);
+}
