@@ -315,8 +315,33 @@ impl Engine<'_> {
                     });
                 }
             }
+            self.keep_cost_budget(&request.agent, response.model.as_deref())?;
         }
         Ok(response.message)
+    }
+
+    /// Stops a run with a cost budget that passed it, or whose last call (answered by
+    /// `model`) the price table cannot price.
+    fn keep_cost_budget(&self, agent: &str, model: Option<&str>) -> Result<(), Error> {
+        let Some(budget) = self.config.cost_budget else {
+            return Ok(());
+        };
+        let prices = &self.config.prices;
+        if model.and_then(|m| prices.price(m)).is_none() {
+            return Err(Error::Unpriced {
+                agent: agent.to_owned(),
+                model: model.map(str::to_owned),
+            });
+        }
+        let spent = self.transcript.cost(prices);
+        if spent > budget {
+            return Err(Error::CostBudget {
+                agent: agent.to_owned(),
+                spent,
+                budget,
+            });
+        }
+        Ok(())
     }
 
     /// Runs `work` unless the run is cancelled first.

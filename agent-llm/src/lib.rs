@@ -17,7 +17,7 @@ mod strict;
 mod trace;
 
 #[cfg(feature = "anthropic")]
-pub use anthropic::{AnthropicBuilder, AnthropicModel};
+pub use anthropic::{AnthropicBuilder, AnthropicModel, PromptCaching};
 pub use fallback::Fallback;
 pub use http::ConfigError;
 #[cfg(feature = "openai")]

@@ -6,6 +6,7 @@ mod common;
 
 mod accounts;
 mod anthropic;
+mod cost;
 mod layers;
 mod openai;
 mod round_trip;
