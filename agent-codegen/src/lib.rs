@@ -46,6 +46,9 @@ pub mod workflow {
     pub use crate::derive::workflow::derive_workflow;
 }
 
+/// The verdicts of [`AgentCheck::strict`]: the providers' strict subsets and the rewrite into
+/// them (defined in `agent-schema`, which the runtime shares).
+pub use agent_schema::strict::{Dialect, Rewrite, Strictness};
 pub use build::{AgentCheck, BuildError, Builder};
 
 // The schema -> types core on its own, for this crate's tests and benchmark and the

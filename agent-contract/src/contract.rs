@@ -71,6 +71,9 @@ pub struct Contract {
     text: Option<crate::json::RawJson>,
     validator: Validator,
     required: Vec<String>,
+    /// The forms providers' strict modes take, as the code generator computed them at build
+    /// time; `None` for a contract built at run time.
+    strict: Option<Box<agent_schema::strict::StrictForms>>,
 }
 
 impl Contract {
@@ -143,6 +146,7 @@ impl Contract {
             text: None,
             validator,
             required,
+            strict: None,
         }
     }
 
@@ -162,6 +166,31 @@ impl Contract {
         let mut contract = Self::new(name.clone(), kind, schema)?;
         contract.text = Some(crate::json::RawJson::from(raw));
         Ok(contract)
+    }
+
+    /// Keeps the strict forms the code generator computed for this contract.
+    pub(crate) fn with_strict(mut self, forms: agent_schema::strict::StrictForms) -> Self {
+        self.strict = Some(Box::new(forms));
+        self
+    }
+
+    /// The schema to send to a provider's strict mode (`dialect`), when the build found the
+    /// contract fits it as written or after a lossless rewrite; `None` otherwise, and for a
+    /// contract built at run time.
+    #[doc(hidden)]
+    pub fn strict_schema(&self, dialect: crate::Dialect) -> Option<&Value> {
+        self.strict.as_ref()?.schema(dialect)
+    }
+
+    /// Removes from `answer` the `null`s a strict rewrite of this contract let stand for
+    /// absent optional properties; whether it removed any. Runs before the contract check,
+    /// so the answer a strict model writes passes the contract as written.
+    #[doc(hidden)]
+    pub fn remove_strict_nulls(&self, answer: &mut Value) -> bool {
+        match &self.strict {
+            Some(forms) => agent_schema::strict::remove_nulls(answer, &forms.nulls),
+            None => false,
+        }
     }
 
     /// The contract's name (the agent's name).

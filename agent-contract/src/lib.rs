@@ -34,6 +34,9 @@ mod truncate;
 /// The shape check every contract passes when it is built (defined in `agent-schema`, which the
 /// code generator runs too).
 pub use agent_schema::shape::{SchemaShapeError, check_schema};
+/// A provider's strict subset of JSON Schema (defined in `agent-schema`, where the code
+/// generator decides which contracts fit which).
+pub use agent_schema::strict::Dialect;
 
 pub use agent::{Agent, AgentInput, Checked, CheckedOutput, check_call, check_output};
 pub use checks::ContractChecks;
@@ -112,6 +115,16 @@ pub mod __private {
         match Contract::from_json_str(name, kind, schema) {
             Ok(contract) => contract,
             Err(e) => panic!("contract checked at build time failed to compile: {e}"),
+        }
+    }
+
+    /// An output contract with the strict forms the codegen computed from it at build time
+    /// (`strict`, [`StrictForms`](agent_schema::strict::StrictForms)'s JSON text).
+    pub fn output_contract(name: &str, schema: &str, strict: &str) -> Contract {
+        let contract = contract(name, ContractKind::Output, schema);
+        match agent_schema::strict::StrictForms::from_json(strict) {
+            Some(forms) => contract.with_strict(forms),
+            None => panic!("strict forms written at build time failed to parse"),
         }
     }
 

@@ -315,8 +315,33 @@ impl Engine<'_> {
                     });
                 }
             }
+            self.keep_cost_budget(&request.agent, response.model.as_deref())?;
         }
         Ok(response.message)
+    }
+
+    /// Stops a run with a cost budget that passed it, or whose last call (answered by
+    /// `model`) the price table cannot price.
+    fn keep_cost_budget(&self, agent: &str, model: Option<&str>) -> Result<(), Error> {
+        let Some(budget) = self.config.cost_budget else {
+            return Ok(());
+        };
+        let prices = &self.config.prices;
+        if model.and_then(|m| prices.price(m)).is_none() {
+            return Err(Error::Unpriced {
+                agent: agent.to_owned(),
+                model: model.map(str::to_owned),
+            });
+        }
+        let spent = self.transcript.cost(prices);
+        if spent > budget {
+            return Err(Error::CostBudget {
+                agent: agent.to_owned(),
+                spent,
+                budget,
+            });
+        }
+        Ok(())
     }
 
     /// Runs `work` unless the run is cancelled first.
@@ -404,7 +429,7 @@ impl Engine<'_> {
         ask: &Ask<'_, C>,
         content: &str,
     ) -> Result<Checked<C::Output>, RetryError> {
-        let (value, text) = match extract_json_text(content, &self.config.limits) {
+        let (mut value, mut text) = match extract_json_text(content, &self.config.limits) {
             Ok(found) => found,
             Err(_)
                 if matches!(ask.policy, Policy::Step { .. })
@@ -414,6 +439,14 @@ impl Engine<'_> {
             }
             Err(e) => return Err(e),
         };
+        // A strict provider answers `null` for the optional properties the rewrite it was
+        // sent made nullable: gone, the answer is checked against the contract as written,
+        // and the model's text, which no longer matches it, is not kept.
+        if let Some(contract) = ask.agent.output_contract()
+            && contract.remove_strict_nulls(&mut value)
+        {
+            text = "";
+        }
         // The output keeps the text the model wrote, to be shown again as written.
         Ok(match self.check_value(ask, value)? {
             Checked::Output(output) if !text.is_empty() => {

@@ -1,6 +1,7 @@
 //! The one settings object of a run: the bounds the runtime and workflows keep, the limits
 //! every contract check applies, and the token that cancels a run.
 
+use crate::cost::Prices;
 use agent_contract::Limits;
 pub use tokio_util::sync::CancellationToken;
 
@@ -39,6 +40,14 @@ pub struct Config {
     /// run stops with [`Error::TokenBudget`](crate::Error::TokenBudget). `None` (the default)
     /// sets no budget.
     pub token_budget: Option<u64>,
+    /// What each model costs, for [`Transcript::cost`](crate::Transcript::cost) and the cost
+    /// budget (empty by default: prices differ per account and change).
+    pub prices: Prices,
+    /// Most US dollars a run may spend, priced by [`Config::prices`]; past it the run stops
+    /// with [`Error::CostBudget`](crate::Error::CostBudget), and a call whose model has no
+    /// price stops it with [`Error::Unpriced`](crate::Error::Unpriced), so a budget is never
+    /// silently unenforced. `None` (the default) sets no budget.
+    pub cost_budget: Option<f64>,
     /// Cancels the run: the next model or tool call it reaches ends the run with
     /// [`Error::Cancelled`](crate::Error::Cancelled); the transcript is kept.
     pub cancel: CancellationToken,
@@ -53,6 +62,8 @@ impl Default for Config {
             max_concurrency: 4,
             limits: Limits::default(),
             token_budget: None,
+            prices: Prices::default(),
+            cost_budget: None,
             cancel: CancellationToken::new(),
         }
     }

@@ -122,6 +122,26 @@ pub enum Error {
         /// The budget.
         budget: u64,
     },
+    /// The run spent more than its cost budget.
+    #[error(
+        "the run spent ${spent:.6}, past its budget of ${budget:.6}, when `{agent}` was answered"
+    )]
+    CostBudget {
+        /// The agent whose model call passed the budget.
+        agent: String,
+        /// US dollars spent so far.
+        spent: f64,
+        /// The budget, in US dollars.
+        budget: f64,
+    },
+    /// A run with a cost budget called a model its price table does not name.
+    #[error("`{agent}` was answered by {}, which the price table does not name; the cost budget cannot be kept", model.as_deref().map_or("an unnamed model".to_owned(), |m| format!("`{m}`")))]
+    Unpriced {
+        /// The agent that asked.
+        agent: String,
+        /// The model that answered, as the response named it.
+        model: Option<String>,
+    },
     /// The model failed.
     #[error(transparent)]
     Model(#[from] crate::model::ModelError),

@@ -5,6 +5,7 @@
 mod call;
 mod config;
 mod contributor;
+mod cost;
 mod error;
 mod ids;
 mod model;
@@ -29,6 +30,7 @@ pub use contributor::{
     AssemblyError, ContextIdContributor, ContributorError, ContributorRegistry,
     EpisodicMemoryContributor, PromptContext, PromptContributor,
 };
+pub use cost::{Price, Prices};
 pub use error::{Error, Side};
 pub use ids::{ContextId, ContextIdError, ContextIdGenerator, Segment, Timestamp};
 pub use model::{

@@ -225,6 +225,11 @@ pub struct OutputSchema {
     pub name: String,
     /// The schema.
     pub schema: serde_json::Value,
+    /// The schema a provider's strict mode takes, per dialect, as the build decided it (the
+    /// contract as written, or its lossless rewrite); empty for a contract built at run time.
+    /// The runtime removes the `null`s a rewrite lets in before the contract check.
+    #[serde(skip)]
+    pub strict: Vec<(agent_contract::Dialect, serde_json::Value)>,
 }
 
 impl OutputSchema {
@@ -240,9 +245,16 @@ impl OutputSchema {
             })
             .take(64)
             .collect();
+        let strict = agent_contract::Dialect::ALL
+            .into_iter()
+            .filter_map(|dialect| {
+                let schema = contract.strict_schema(dialect)?;
+                Some((dialect, schema.clone()))
+            });
         Self {
             name,
             schema: contract.schema().clone(),
+            strict: strict.collect(),
         }
     }
 }
@@ -644,6 +656,7 @@ mod tests {
         let expected = OutputSchema {
             name: "plan_generator_v2".into(),
             schema,
+            strict: Vec::new(),
         };
         assert_eq!(output, Some(expected));
     }

@@ -96,6 +96,26 @@ impl Transcript {
             .sum()
     }
 
+    /// What the run's model calls cost so far, in US dollars, priced by `prices` (a call
+    /// whose model the table does not name counts nothing; a cost budget refuses such calls).
+    ///
+    /// ```
+    /// # use agent_core::{Prices, Transcript};
+    /// assert_eq!(Transcript::default().cost(&Prices::default()), 0.0);
+    /// ```
+    pub fn cost(&self, prices: &crate::cost::Prices) -> f64 {
+        let events = self.lock();
+        let priced = events.iter().filter_map(|e| match e {
+            Event::Usage {
+                usage,
+                model: Some(model),
+                ..
+            } => prices.price(model).map(|price| price.cost(usage)),
+            _ => None,
+        });
+        priced.sum()
+    }
+
     /// How many model calls and output retries the run made so far.
     pub fn counts(&self) -> Counts {
         let mut counts = Counts::default();

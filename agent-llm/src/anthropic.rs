@@ -11,12 +11,14 @@
 use crate::http::{
     ConfigError, Http, Settings, header_value, malformed, process_env, settings_methods, var,
 };
+use crate::strict::{StructuredOutput, output_schema, tool_is_strict};
 use agent_core::BoxFuture;
 use agent_core::ToolDefinition;
 use agent_core::{
     ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelOptions, Role, Thinking,
     ToolCallRequest, ToolChoice, Usage,
 };
+use agent_schema::strict::Dialect;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -44,6 +46,8 @@ const DEFAULT_MAX_TOKENS: u32 = 4096;
 pub struct AnthropicModel {
     http: Arc<Http>,
     thinking: Option<u32>,
+    structured_output: StructuredOutput,
+    caching: PromptCaching,
 }
 
 /// Builds an [`AnthropicModel`].
@@ -53,6 +57,32 @@ pub struct AnthropicBuilder {
     settings: Settings,
     thinking: Option<u32>,
     betas: Vec<String>,
+    structured_output: StructuredOutput,
+    caching: PromptCaching,
+}
+
+/// Prompt caching: `cache_control` breakpoints after the tools and after the system prompt,
+/// the prefix every call of an agent repeats, so later calls read it from the cache (billed
+/// at a tenth of the input price) after one write (billed above it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PromptCaching {
+    /// No breakpoints.
+    #[default]
+    Off,
+    /// Breakpoints kept for 5 minutes after each use (`{"type": "ephemeral"}`).
+    FiveMinutes,
+    /// Breakpoints kept for an hour (`"ttl": "1h"`; writes cost more).
+    OneHour,
+}
+
+impl PromptCaching {
+    fn cache_control(self) -> Option<Value> {
+        match self {
+            Self::Off => None,
+            Self::FiveMinutes => Some(json!({"type": "ephemeral"})),
+            Self::OneHour => Some(json!({"type": "ephemeral", "ttl": "1h"})),
+        }
+    }
 }
 
 /// The smallest thinking budget the API takes.
@@ -65,6 +95,8 @@ impl AnthropicModel {
             settings: Settings::new(model.into(), DEFAULT_BASE_URL),
             thinking: None,
             betas: Vec::new(),
+            structured_output: StructuredOutput::Auto,
+            caching: PromptCaching::Off,
         }
     }
 
@@ -162,12 +194,24 @@ impl AnthropicModel {
             .filter(|m| m.role == Role::System)
             .map(|m| m.content.as_str())
             .collect();
+        let cache_control = self.caching.cache_control();
         if !system.is_empty() {
-            head.insert("system".into(), system.join("\n\n").into());
+            let text = system.join("\n\n");
+            let system = match &cache_control {
+                None => text.into(),
+                Some(cc) => json!([{"type": "text", "text": text, "cache_control": cc}]),
+            };
+            head.insert("system".into(), system);
+        }
+        if let Some(format) = self.output_format(request) {
+            head.insert("output_config".into(), json!({"format": format}));
         }
         if !request.tools.is_empty() {
-            let tools = request.tools.iter().map(tool_json);
-            head.insert("tools".into(), tools.collect());
+            let mut tools: Vec<Value> = request.tools.iter().map(|t| self.wire_tool(t)).collect();
+            if let (Some(last), Some(cc)) = (tools.last_mut(), &cache_control) {
+                last["cache_control"] = cc.clone();
+            }
+            head.insert("tools".into(), tools.into());
             if let Some(choice) = tool_choice(&options) {
                 head.insert("tool_choice".into(), choice);
             }
@@ -181,8 +225,40 @@ impl AnthropicModel {
     }
 }
 
+impl AnthropicModel {
+    /// Native structured output: `{"type": "json_schema", "schema": ...}` with the output
+    /// contract's strict form, when it has one.
+    fn output_format(&self, request: &ChatRequest) -> Option<Value> {
+        if self.structured_output != StructuredOutput::Auto {
+            return None;
+        }
+        let schema = output_schema(request.output_schema.as_ref()?, Dialect::Anthropic)?;
+        Some(json!({"type": "json_schema", "schema": schema}))
+    }
+
+    /// A tool, `strict: true` when its parameters fit the strict subset as written.
+    fn wire_tool(&self, tool: &ToolDefinition) -> Value {
+        let mut json = tool_json(tool);
+        if self.structured_output == StructuredOutput::Auto
+            && tool_is_strict(tool, Dialect::Anthropic)
+        {
+            json["strict"] = true.into();
+        }
+        json
+    }
+}
+
 impl AnthropicBuilder {
     settings_methods!();
+
+    /// Whether requests ask for native structured output (`output_config.format` from the
+    /// output contract's strict form) and mark strict tools (default
+    /// [`StructuredOutput::Auto`]). Models before the Claude 4.5 family and gateways
+    /// without the feature refuse both: [`StructuredOutput::Off`] leaves them out.
+    pub fn structured_output(mut self, mode: StructuredOutput) -> Self {
+        self.structured_output = mode;
+        self
+    }
 
     /// Extended thinking with a budget of `budget_tokens` (at least 1024): the request
     /// carries `thinking: {"type": "enabled", "budget_tokens": ...}`, and `max_tokens`, when
@@ -197,6 +273,13 @@ impl AnthropicBuilder {
     /// the key; kept out of `Debug`, logs and errors like the key.
     pub fn auth_token(mut self, token: impl Into<crate::ApiKey>) -> Self {
         self.settings.auth_token = Some(token.into());
+        self
+    }
+
+    /// `cache_control` breakpoints on the tools and the system prompt (default
+    /// [`PromptCaching::Off`]); cache reads and writes are counted in each call's `Usage`.
+    pub fn prompt_caching(mut self, caching: PromptCaching) -> Self {
+        self.caching = caching;
         self
     }
 
@@ -224,6 +307,8 @@ impl AnthropicBuilder {
         Ok(AnthropicModel {
             http: Arc::new(Http::new(self.settings)?),
             thinking: self.thinking,
+            structured_output: self.structured_output,
+            caching: self.caching,
         })
     }
 }

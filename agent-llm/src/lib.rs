@@ -17,15 +17,15 @@ mod strict;
 mod trace;
 
 #[cfg(feature = "anthropic")]
-pub use anthropic::{AnthropicBuilder, AnthropicModel};
+pub use anthropic::{AnthropicBuilder, AnthropicModel, PromptCaching};
 pub use fallback::Fallback;
 pub use http::ConfigError;
 #[cfg(feature = "openai")]
-pub use openai::{OpenAiBuilder, OpenAiModel, ReasoningEffort, StructuredOutput};
+pub use openai::{OpenAiBuilder, OpenAiModel, ReasoningEffort};
 /// Header names and values, for the builders' `header` (re-exported from reqwest).
 pub use reqwest::header::{HeaderName, HeaderValue};
 pub use retry::{Clock, ManualClock, RetryPolicy, Retrying, SystemClock, retry_after};
 pub use router::Router;
 pub use secret::ApiKey;
 pub use spec::{REQUEST_TIMEOUT_ENV, from_spec, from_spec_with};
-pub use strict::is_strict_compatible;
+pub use strict::{StructuredOutput, is_strict_compatible};

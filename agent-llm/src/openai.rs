@@ -8,13 +8,14 @@
 use crate::http::{
     ConfigError, Http, Settings, header_value, malformed, process_env, settings_methods, var,
 };
-use crate::strict::is_strict_compatible;
+use crate::strict::{StructuredOutput, output_schema, tool_is_strict};
 use agent_core::BoxFuture;
 use agent_core::ToolDefinition;
 use agent_core::{
     ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelOptions, Role, ToolCallRequest,
     ToolChoice, Usage,
 };
+use agent_schema::strict::Dialect;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -25,19 +26,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 const PROVIDER: &str = "openai";
 /// The base URL when none is configured.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
-
-/// Whether a request with an output schema asks the server for native structured output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum StructuredOutput {
-    /// `response_format` with `strict: true` when the schema meets OpenAI's strict subset,
-    /// `strict: false` otherwise.
-    #[default]
-    Auto,
-    /// `response_format` with `strict: false` always.
-    NonStrict,
-    /// No `response_format`: the output contract alone checks the answer.
-    Off,
-}
 
 /// How hard a reasoning model thinks before it answers (`reasoning_effort`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,7 +217,7 @@ impl OpenAiModel {
         let messages = request.messages.iter().map(wire_message).collect();
         body.insert("messages".into(), Value::Array(messages));
         if !request.tools.is_empty() {
-            let tools = request.tools.iter().map(tool_json);
+            let tools = request.tools.iter().map(|tool| self.wire_tool(tool));
             body.insert("tools".into(), tools.collect());
             if let Some(choice) = &options.tool_choice {
                 body.insert("tool_choice".into(), tool_choice(choice));
@@ -246,17 +234,32 @@ impl OpenAiModel {
         body
     }
 
+    /// The output contract's strict form with `strict: true` when it has one; otherwise the
+    /// schema as written, `strict: false`.
     fn response_format(&self, request: &ChatRequest) -> Option<Value> {
-        let schema = request.output_schema.as_ref()?;
-        let strict = match self.structured_output {
+        let output = request.output_schema.as_ref()?;
+        let (schema, strict) = match self.structured_output {
             StructuredOutput::Off => return None,
-            StructuredOutput::NonStrict => false,
-            StructuredOutput::Auto => is_strict_compatible(&schema.schema),
+            StructuredOutput::NonStrict => (&output.schema, false),
+            StructuredOutput::Auto => match output_schema(output, Dialect::OpenAi) {
+                Some(schema) => (schema, true),
+                None => (&output.schema, false),
+            },
         };
         Some(json!({
             "type": "json_schema",
-            "json_schema": {"name": schema.name, "schema": schema.schema, "strict": strict},
+            "json_schema": {"name": output.name, "schema": schema, "strict": strict},
         }))
+    }
+
+    /// A tool, `strict: true` when its parameters fit the strict subset as written.
+    fn wire_tool(&self, tool: &ToolDefinition) -> Value {
+        let mut json = tool_json(tool);
+        if self.structured_output == StructuredOutput::Auto && tool_is_strict(tool, Dialect::OpenAi)
+        {
+            json["function"]["strict"] = true.into();
+        }
+        json
     }
 }
 

@@ -1,97 +1,62 @@
-//! OpenAI's strict subset of JSON Schema: a schema meeting it can be sent with
-//! `"strict": true`, so the server's sampler can only produce matching answers.
+//! Native structured output: which schema a provider's strict mode is sent.
 //!
-//! The rules checked: every object lists all its properties in `required` and sets
-//! `additionalProperties: false`; the root is an object; no keyword outside the subset
-//! appears (composition other than `anyOf`, conditionals, pattern properties, ...).
+//! An agent's output contract comes with the strict forms the code generator decided at build
+//! time ([`OutputSchema::strict`]): the contract as written, or its lossless rewrite (optional
+//! properties required and nullable, objects closed, keywords the provider refuses dropped),
+//! whose `null`s the runtime removes before the contract check. A contract built at run time,
+//! and a tool's parameters, are sent strict only when they fit as written. The rules live in
+//! `agent_schema::strict`, shared with the code generator.
 
+use agent_core::{OutputSchema, ToolDefinition};
+use agent_schema::strict::{Dialect, Strictness, strict_form};
 use serde_json::Value;
 
-/// Keywords the strict mode refuses.
-const UNSUPPORTED: &[&str] = &[
-    "allOf",
-    "oneOf",
-    "not",
-    "if",
-    "then",
-    "else",
-    "dependentRequired",
-    "dependentSchemas",
-    "patternProperties",
-    "propertyNames",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "contains",
-    "minContains",
-    "maxContains",
-    "uniqueItems",
-];
+/// Whether a request with an output schema asks the server for native structured output, and
+/// tools whose parameters fit the provider's strict subset are marked `strict: true`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StructuredOutput {
+    /// The strict form when the contract has one (as written or rewritten), and strict
+    /// tools: OpenAI's `response_format` with `strict: true` (`strict: false` with the schema
+    /// as written when there is none); Anthropic's `output_config.format` (nothing when there
+    /// is none: it has no non-strict mode).
+    #[default]
+    Auto,
+    /// OpenAI: `response_format` with the schema as written and `strict: false`, no strict
+    /// tools. Anthropic: as [`StructuredOutput::Off`].
+    NonStrict,
+    /// Neither: the output contract alone checks the answer (servers and models without
+    /// structured output).
+    Off,
+}
 
-/// Whether `schema` meets the strict subset.
+/// Whether `schema` meets OpenAI's strict subset as written.
+///
+/// ```
+/// let schema = serde_json::json!({"type": "object", "properties": {"a": {"type": "string"}},
+///     "required": ["a"], "additionalProperties": false});
+/// assert!(agent_llm::is_strict_compatible(&schema));
+/// ```
 pub fn is_strict_compatible(schema: &Value) -> bool {
-    schema.get("type").and_then(Value::as_str) == Some("object")
-        && schema.get("anyOf").is_none()
-        && node_ok(schema, 0)
+    fits_as_written(schema, Dialect::OpenAi)
 }
 
-fn node_ok(node: &Value, depth: usize) -> bool {
-    // OpenAI allows 10 levels of nesting; deeper schemas are sent without `strict`.
-    if depth > 10 {
-        return false;
-    }
-    let Some(map) = node.as_object() else {
-        return node.is_boolean() && depth > 0;
-    };
-    if UNSUPPORTED.iter().any(|k| map.contains_key(*k)) {
-        return false;
-    }
-    if let Some(props) = map.get("properties") {
-        let Some(props) = props.as_object() else {
-            return false;
-        };
-        let required: Vec<&str> = map
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        if props.keys().any(|k| !required.contains(&k.as_str()))
-            || map.get("additionalProperties") != Some(&Value::Bool(false))
-            || !props.values().all(|p| node_ok(p, depth + 1))
-        {
-            return false;
-        }
-    } else if is_object_type(map) && map.get("additionalProperties") != Some(&Value::Bool(false)) {
-        return false;
-    }
-    children_ok(map, depth)
+fn fits_as_written(schema: &Value, dialect: Dialect) -> bool {
+    strict_form(schema, dialect) == Strictness::AsWritten
 }
 
-fn is_object_type(map: &serde_json::Map<String, Value>) -> bool {
-    match map.get("type") {
-        Some(Value::String(t)) => t == "object",
-        Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
-        _ => false,
+/// The schema `dialect`'s strict mode is sent for `output`, if any.
+pub(crate) fn output_schema(output: &OutputSchema, dialect: Dialect) -> Option<&Value> {
+    let decided = output.strict.iter().find(|(d, _)| *d == dialect);
+    match decided {
+        Some((_, schema)) => Some(schema),
+        None => fits_as_written(&output.schema, dialect).then_some(&output.schema),
     }
 }
 
-fn children_ok(map: &serde_json::Map<String, Value>, depth: usize) -> bool {
-    let single = ["items", "additionalProperties"]
-        .iter()
-        .filter_map(|k| map.get(*k))
-        .filter(|v| v.is_object());
-    let lists = map
-        .get("anyOf")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten();
-    let defs = ["$defs", "definitions"]
-        .iter()
-        .filter_map(|k| map.get(*k).and_then(Value::as_object))
-        .flat_map(|d| d.values());
-    single
-        .chain(lists)
-        .chain(defs)
-        .all(|child| node_ok(child, depth + 1))
+/// Whether `tool` is sent with `strict: true`: its parameters fit as written (its arguments
+/// reach the input contract as the model wrote them, so no rewrite can be undone there).
+pub(crate) fn tool_is_strict(tool: &ToolDefinition, dialect: Dialect) -> bool {
+    fits_as_written(&tool.parameters, dialect)
 }
 
 #[cfg(test)]
@@ -100,29 +65,12 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn a_closed_object_with_every_property_required_is_strict() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "a": {"type": "string"},
-                "b": {"type": "array", "items": {"$ref": "#/$defs/item"}},
-                "c": {"anyOf": [{"type": "string"}, {"type": "null"}]}
-            },
-            "required": ["a", "b", "c"],
-            "additionalProperties": false,
-            "$defs": {"item": {"type": "object", "properties": {"x": {"type": "number"}},
-                "required": ["x"], "additionalProperties": false}}
-        });
-        assert!(is_strict_compatible(&schema));
-    }
-
-    #[test]
-    fn optional_properties_open_objects_and_other_keywords_are_not() {
+    fn optional_properties_open_objects_and_other_keywords_are_not_strict_as_written() {
         let optional = json!({"type": "object", "properties": {"a": {"type": "string"}},
             "required": [], "additionalProperties": false});
         let open = json!({"type": "object", "properties": {"a": {"type": "string"}},
             "required": ["a"]});
-        let one_of = json!({"type": "object", "properties": {"a": {"oneOf": [{"type": "string"}]}},
+        let one_of = json!({"type": "object", "properties": {"a": {"allOf": [{"type": "string"}]}},
             "required": ["a"], "additionalProperties": false});
         let nested_open = json!({"type": "object", "properties": {"a": {"type": "object"}},
             "required": ["a"], "additionalProperties": false});

@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 
 pub mod shape;
+pub mod strict;
 
 /// Which side of an agent a contract guards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

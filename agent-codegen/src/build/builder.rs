@@ -64,6 +64,12 @@ pub struct AgentCheck {
     pub errors: Vec<String>,
     /// What the typing dropped (a `default` its schema refuses), located.
     pub warnings: Vec<String>,
+    /// Per provider, whether the output contract fits its strict mode as written, after the
+    /// lossless rewrite that is sent, or not (and why); empty without an output contract.
+    pub strict: Vec<(
+        agent_schema::strict::Dialect,
+        agent_schema::strict::Strictness,
+    )>,
 }
 
 impl Builder {
@@ -212,11 +218,15 @@ impl Builder {
                 name,
                 errors: Vec::new(),
                 warnings: Vec::new(),
+                strict: Vec::new(),
             };
             match self.load(&dir, &mut Vec::new()) {
                 Err(errors) => check.errors = errors,
                 Ok(def) => match contract_module(&def) {
                     Ok(code) => {
+                        if let Some(output) = &def.output {
+                            check.strict = crate::emit::strict::verdicts(&output.text);
+                        }
                         check.warnings = code.warnings.iter().map(ToString::to_string).collect();
                         check.errors = crate::emit::prompt::prompt_errors(&def, &code, &self.root)
                             .into_iter()

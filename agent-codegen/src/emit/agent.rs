@@ -159,12 +159,20 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
                 .map(|o| o.text.as_str())
                 .unwrap_or_default(),
         );
+        let strict = crate::emit::strict::forms_text(
+            def.output
+                .as_ref()
+                .map(|o| o.text.as_str())
+                .unwrap_or_default(),
+        );
         items.push(types_module(runtime, "output", o));
         items.extend(glue(quote! {
             pub use self::output::#ident;
             #fingerprint
             /// The output contract's schema, as written.
             pub const OUTPUT_SCHEMA: &str = #schema;
+            /// The schemas providers' strict modes are sent, decided at build time.
+            pub const OUTPUT_STRICT: &str = #strict;
         }));
         quote!(#module_ident::#ident)
     });
@@ -274,7 +282,7 @@ pub fn agent_impl(def: &AgentDef, code: &AgentCode, agent: &TokenStream) -> Toke
                 static CONTRACT: #runtime::__private::OnceLock<#runtime::Contract> =
                     #runtime::__private::OnceLock::new();
                 ::core::option::Option::Some(CONTRACT.get_or_init(|| {
-                    #runtime::__private::contract(#name, #runtime::ContractKind::Output, #module::OUTPUT_SCHEMA)
+                    #runtime::__private::output_contract(#name, #module::OUTPUT_SCHEMA, #module::OUTPUT_STRICT)
                 }))
             },
         ),

@@ -12,4 +12,5 @@ pub(crate) mod agent;
 pub(crate) mod checks;
 pub(crate) mod fingerprint;
 pub(crate) mod prompt;
+pub(crate) mod strict;
 pub(crate) mod types;

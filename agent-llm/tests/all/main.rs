@@ -6,6 +6,8 @@ mod common;
 
 mod accounts;
 mod anthropic;
+mod cost;
 mod layers;
 mod openai;
 mod round_trip;
+mod structured;

@@ -388,6 +388,7 @@ async fn an_output_schema_asks_for_json_schema_strict_only_in_the_subset() {
             output_schema: Some(OutputSchema {
                 name: "plan".into(),
                 schema: schema.clone(),
+                strict: Vec::new(),
             }),
             ..request()
         };

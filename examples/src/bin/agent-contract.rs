@@ -38,6 +38,11 @@ enum Command {
         /// The crate folder whose `askama.toml` (or `templates/`) holds the prompt templates
         #[arg(long, default_value = ".")]
         root: PathBuf,
+        /// Print instead, per output contract and provider, whether it fits the provider's
+        /// strict structured output as written, after the lossless rewrite that is sent, or
+        /// not (and why)
+        #[arg(long)]
+        providers: bool,
     },
     /// Print an agent's tool definition as JSON
     Tool {
@@ -185,7 +190,11 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Check { dir, root } => check(&dir, &root),
+        Command::Check {
+            dir,
+            root,
+            providers,
+        } => check(&dir, &root, providers),
         Command::Mcp {
             model,
             http,
@@ -320,8 +329,9 @@ fn verdict(result: Result<(), agent_core::RetryError>) -> ExitCode {
     }
 }
 
-/// `check DIR`: one line per agent, `ok <name>` or `error <name>` followed by its problems.
-fn check(dir: &Path, root: &Path) -> Result<ExitCode, Usage> {
+/// `check DIR`: one line per agent, `ok <name>` or `error <name>` followed by its problems;
+/// with `--providers`, the strict-output table.
+fn check(dir: &Path, root: &Path, providers: bool) -> Result<ExitCode, Usage> {
     let absolute =
         |p: &Path| std::path::absolute(p).map_err(|e| Usage(format!("{}: {e}", p.display())));
     let builder = agent_codegen::Builder::new(absolute(dir)?).manifest_dir(absolute(root)?);
@@ -331,6 +341,10 @@ fn check(dir: &Path, root: &Path) -> Result<ExitCode, Usage> {
             "no agent folder (with an `input.schema.json`) in {}",
             dir.display()
         )));
+    }
+    if providers {
+        print!("{}", strict_table(&checks));
+        return Ok(ExitCode::SUCCESS);
     }
     let mut failed = false;
     for agent in checks {
@@ -353,6 +367,43 @@ fn check(dir: &Path, root: &Path) -> Result<ExitCode, Usage> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// One line per output contract and provider: `as written`, `rewritten` with what the rewrite
+/// does, or `no` with what prevents it; agents with problems say so.
+fn strict_table(checks: &[agent_codegen::AgentCheck]) -> String {
+    use agent_codegen::Strictness;
+    let width = checks
+        .iter()
+        .map(|c| c.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(15);
+    let mut out = format!(
+        "{:width$}  provider   strict     how, or why not\n",
+        "output contract"
+    );
+    for agent in checks {
+        let name = &agent.name;
+        if !agent.errors.is_empty() {
+            out.push_str(&format!(
+                "{name:width$}  -          error      see `check`\n"
+            ));
+        } else if agent.strict.is_empty() {
+            out.push_str(&format!("{name:width$}  -          no output contract\n"));
+        }
+        for (dialect, verdict) in &agent.strict {
+            let (kind, detail) = match verdict {
+                Strictness::AsWritten => ("as written", String::new()),
+                Strictness::Rewritten(rewrite) => ("rewritten", rewrite.summary()),
+                Strictness::Not(reasons) => ("no", reasons.join("; ")),
+            };
+            let line = format!("{name:width$}  {:9}  {kind:10} {detail}", dialect.name());
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+    }
+    out
 }
 
 fn run_bench(

@@ -385,3 +385,16 @@ fn plan_pipeline_offers_the_tools_of_an_mcp_servers_file() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The strict-output table of the project's schemas, pinned: which provider gets which
+/// contract strict, rewritten how, or why not.
+#[test]
+fn check_providers_prints_the_strict_output_table() {
+    let out = cli()
+        .args(["check", "--providers", "../schemas"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let expected = include_str!("../../../tests/fixtures/providers/strict_table.txt");
+    assert_eq!(stdout(&out), expected);
+}
