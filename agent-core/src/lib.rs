@@ -34,7 +34,7 @@ pub use cost::{Price, Prices};
 pub use error::{Error, Side};
 pub use ids::{ContextId, ContextIdError, ContextIdGenerator, Segment, Timestamp};
 pub use model::{
-    BoxFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelOptions,
+    BoxFuture, ChatModel, ChatRequest, ChatResponse, Image, Message, ModelError, ModelOptions,
     OutputSchema, Role, ScriptedModel, Thinking, ToolCallRequest, ToolChoice, Usage, tool_calls,
 };
 pub use output::AgentOutput;

@@ -64,6 +64,30 @@ pub enum Thinking {
     },
 }
 
+/// An image a user message shows the model, beside its text.
+///
+/// ```
+/// use agent_core::{Image, Message};
+/// let message = Message {
+///     images: vec![Image::Url("https://example.com/floor-plan.png".into())],
+///     ..Message::user("Does the hall fit 80 guests?")
+/// };
+/// assert_eq!(message.content, "Does the hall fit 80 guests?");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Image {
+    /// An image the provider fetches.
+    Url(String),
+    /// An image sent inline.
+    Base64 {
+        /// Its type (`image/png`, `image/jpeg`, `image/gif`, `image/webp`).
+        media_type: String,
+        /// The bytes, base64-encoded.
+        data: String,
+    },
+}
+
 /// One message of a conversation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
@@ -75,6 +99,9 @@ pub struct Message {
     pub thinking: Vec<Thinking>,
     /// Its text.
     pub content: String,
+    /// Images a user message shows, after its text (providers take them on user turns).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
     /// Tool calls an assistant message asks for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCallRequest>,
@@ -89,6 +116,7 @@ impl Message {
             role,
             thinking: Vec::new(),
             content: content.into(),
+            images: Vec::new(),
             tool_calls: Vec::new(),
             tool_call_id: None,
         }

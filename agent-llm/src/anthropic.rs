@@ -15,7 +15,7 @@ use crate::strict::{StructuredOutput, output_schema, tool_is_strict};
 use agent_core::BoxFuture;
 use agent_core::ToolDefinition;
 use agent_core::{
-    ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelOptions, Role, Thinking,
+    ChatModel, ChatRequest, ChatResponse, Image, Message, ModelError, ModelOptions, Role, Thinking,
     ToolCallRequest, ToolChoice, Usage,
 };
 use agent_schema::strict::Dialect;
@@ -362,6 +362,9 @@ enum Block {
     Text {
         text: String,
     },
+    Image {
+        source: Value,
+    },
     ToolUse {
         id: String,
         name: String,
@@ -386,7 +389,7 @@ fn turns(messages: &[Message]) -> Vec<Turn> {
     for message in messages {
         let (role, blocks) = match message.role {
             Role::System => continue,
-            Role::User => ("user", text_block(&message.content).into_iter().collect()),
+            Role::User => ("user", user_blocks(message)),
             Role::Tool => ("user", vec![tool_result(message)]),
             Role::Assistant => ("assistant", assistant_blocks(message)),
         };
@@ -415,6 +418,22 @@ fn text_block(text: &str) -> Option<Block> {
     (!text.is_empty()).then(|| Block::Text {
         text: text.to_owned(),
     })
+}
+
+/// The text, then the images.
+fn user_blocks(message: &Message) -> Vec<Block> {
+    let images = message.images.iter().map(|image| Block::Image {
+        source: match image {
+            Image::Url(url) => json!({"type": "url", "url": url}),
+            Image::Base64 { media_type, data } => {
+                json!({"type": "base64", "media_type": media_type, "data": data})
+            }
+        },
+    });
+    text_block(&message.content)
+        .into_iter()
+        .chain(images)
+        .collect()
 }
 
 /// Thinking first, then text, then tool calls: the order the API answers in.

@@ -12,8 +12,8 @@ use crate::strict::{StructuredOutput, output_schema, tool_is_strict};
 use agent_core::BoxFuture;
 use agent_core::ToolDefinition;
 use agent_core::{
-    ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelOptions, Role, ToolCallRequest,
-    ToolChoice, Usage,
+    ChatModel, ChatRequest, ChatResponse, Image, Message, ModelError, ModelOptions, Role,
+    ToolCallRequest, ToolChoice, Usage,
 };
 use agent_schema::strict::Dialect;
 use serde::Deserialize;
@@ -363,7 +363,23 @@ fn tool_choice(choice: &ToolChoice) -> Value {
 fn wire_message(message: &Message) -> Value {
     match message.role {
         Role::System => json!({"role": "system", "content": message.content}),
-        Role::User => json!({"role": "user", "content": message.content}),
+        Role::User if message.images.is_empty() => {
+            json!({"role": "user", "content": message.content})
+        }
+        Role::User => {
+            let text = json!({"type": "text", "text": message.content});
+            let images = message.images.iter().map(|image| {
+                let url = match image {
+                    Image::Url(url) => url.clone(),
+                    Image::Base64 { media_type, data } => {
+                        format!("data:{media_type};base64,{data}")
+                    }
+                };
+                json!({"type": "image_url", "image_url": {"url": url}})
+            });
+            let parts: Vec<Value> = std::iter::once(text).chain(images).collect();
+            json!({"role": "user", "content": parts})
+        }
         Role::Tool => json!({
             "role": "tool",
             "tool_call_id": message.tool_call_id.clone().unwrap_or_default(),

@@ -7,6 +7,7 @@ mod common;
 mod accounts;
 mod anthropic;
 mod cost;
+mod images;
 mod layers;
 mod openai;
 mod round_trip;
