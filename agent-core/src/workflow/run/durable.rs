@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex};
 impl<'w> Runner<'w> {
     /// Saves the run in `store` at every pause, after every completed step and at its end, so
     /// [`resume_run`](Self::resume_run) answers a paused run and
-    /// [`recover_run`](Self::recover_run) continues a crashed one, in any process.
+    /// [`recover_run`](Self::recover_run) continues a crashed one, in any process. While it
+    /// drives a run it renews its lease on a timer, so it needs a tokio runtime with time
+    /// enabled (`#[tokio::main]` has it).
     ///
     /// ```
     /// use agent_core::{CheckpointStore, MemoryStore, RunStatus};
@@ -33,7 +35,7 @@ impl<'w> Runner<'w> {
     ///     Message::assistant(r#"{"venue_name": "Loft", "capacity": 60, "cost_usd": 1500, "notes": "ok"}"#),
     /// ]);
     /// let store = Arc::new(MemoryStore::default());
-    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let model = Arc::new(model);
     /// let runner = workflow.runner(model.clone()).with_store(store.clone());
     /// let WorkflowOutcome::NeedsInput { state, .. } = runner.start("A party").await? else {
