@@ -2,8 +2,10 @@
 //! driver (sqlx), and a folder of files.
 //!
 //! - [`FileStore`] keeps each run in a file of one folder (`file:DIR`), for one process.
-//! - [`SqliteStore`] is the embedded default: `sqlite:runs.db`, created if missing.
-//! - [`PostgresStore`] lets several workers share runs: saves are optimistic on the sequence
+//! - `SqliteStore` (feature `sqlite`) is the embedded default: `sqlite:runs.db`, created if
+//!   missing.
+//! - `PostgresStore` (feature `postgres`; `rustls` adds TLS, `sslmode=require` and the
+//!   `verify-*` modes) lets several workers share runs: saves are optimistic on the sequence
 //!   number and a claim is one conditional `UPDATE`, so two workers never resume one run.
 //! - Each store creates its table on first use and records its schema version.
 //! - The state is `TEXT`, never `jsonb`: its key order and number text survive.
@@ -22,14 +24,23 @@
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// With neither database feature only the file store is built: the SQL helpers go unused.
+#![cfg_attr(
+    not(any(feature = "sqlite", feature = "postgres")),
+    allow(dead_code, unused_imports, unused_macros)
+)]
 
 use agent_core::__private::check_claim;
 use agent_core::BoxFuture;
 use agent_core::{CheckpointStore, Lease, RunRecord, RunStatus, StoreError};
+#[cfg(feature = "postgres")]
 use sqlx::postgres::{PgPool, PgPoolOptions};
+#[cfg(feature = "sqlite")]
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+#[cfg(feature = "sqlite")]
 use std::str::FromStr as _;
 use std::sync::Arc;
+#[cfg(feature = "sqlite")]
 use std::time::Duration;
 
 mod file;
@@ -45,9 +56,9 @@ pub async fn open(url: &str) -> Result<Arc<dyn CheckpointStore>, StoreError> {
         if let Some(dir) = url.strip_prefix("file:") {
             FileStore::open(dir).map(|s| Arc::new(s) as _)
         } else if url.starts_with("sqlite:") {
-            SqliteStore::open(url).await.map(|s| Arc::new(s) as _)
+            open_sqlite(url).await
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            PostgresStore::connect(url).await.map(|s| Arc::new(s) as _)
+            open_postgres(url).await
         } else {
             Err(StoreError::backend(format!(
                 "store url `{}` is none of `sqlite:PATH`, `postgres://...` and `file:DIR`",
@@ -55,6 +66,30 @@ pub async fn open(url: &str) -> Result<Arc<dyn CheckpointStore>, StoreError> {
             )))
         };
     opened.map_err(|e| scrub(e, url))
+}
+
+#[cfg(feature = "sqlite")]
+async fn open_sqlite(url: &str) -> Result<Arc<dyn CheckpointStore>, StoreError> {
+    Ok(Arc::new(SqliteStore::open(url).await?))
+}
+
+#[cfg(not(feature = "sqlite"))]
+async fn open_sqlite(_: &str) -> Result<Arc<dyn CheckpointStore>, StoreError> {
+    Err(StoreError::Unsupported {
+        operation: "open `sqlite:` URLs: this agent-store is built without its `sqlite` feature",
+    })
+}
+
+#[cfg(feature = "postgres")]
+async fn open_postgres(url: &str) -> Result<Arc<dyn CheckpointStore>, StoreError> {
+    Ok(Arc::new(PostgresStore::connect(url).await?))
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn open_postgres(_: &str) -> Result<Arc<dyn CheckpointStore>, StoreError> {
+    Err(StoreError::Unsupported {
+        operation: "open `postgres://` URLs: this agent-store is built without its `postgres` feature",
+    })
 }
 
 /// `url` with its password, in the user part (`user:PASSWORD@host`) or a query parameter
@@ -309,12 +344,14 @@ fn checked_version(found: Option<i64>) -> Result<(), StoreError> {
 }
 
 /// Runs in a SQLite file: the embedded default.
+#[cfg(feature = "sqlite")]
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
     sql: Arc<Sql>,
 }
 
+#[cfg(feature = "sqlite")]
 impl SqliteStore {
     /// Opens (creating if missing) the database at `url` (`sqlite:PATH`), and its tables.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
@@ -361,12 +398,14 @@ impl SqliteStore {
 }
 
 /// Runs in PostgreSQL, shared by any number of workers.
+#[cfg(feature = "postgres")]
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
     pool: PgPool,
     sql: Arc<Sql>,
 }
 
+#[cfg(feature = "postgres")]
 impl PostgresStore {
     /// Connects to `url` and creates the tables in the default schema.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
@@ -434,6 +473,7 @@ impl PostgresStore {
     }
 }
 
+#[cfg(feature = "postgres")]
 fn is_identifier(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 63
@@ -625,5 +665,7 @@ macro_rules! checkpoint_store {
     };
 }
 
+#[cfg(feature = "sqlite")]
 checkpoint_store!(SqliteStore, sqlx::sqlite::SqliteRow);
+#[cfg(feature = "postgres")]
 checkpoint_store!(PostgresStore, sqlx::postgres::PgRow);

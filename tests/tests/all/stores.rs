@@ -989,3 +989,54 @@ macro_rules! suite {
 }
 
 suite!(memory, file, sqlite, postgres);
+
+/// `sslmode=require` connects over TLS (the `rustls` feature) when the server offers it, and
+/// an `sslmode` that is none is refused with the reason, before any connection.
+#[tokio::test]
+async fn postgres_over_tls() {
+    let Ok(url) = std::env::var("DATABASE_URL") else {
+        println!("skipped: PostgreSQL tests need DATABASE_URL");
+        return;
+    };
+    let join = if url.contains('?') { '&' } else { '?' };
+    let bogus = agent_store::open(&format!("{url}{join}sslmode=sometimes")).await;
+    let refused = bogus
+        .err()
+        .expect("an unknown sslmode is refused")
+        .to_string();
+    assert!(refused.contains("sometimes"), "{refused}");
+
+    let plain = sqlx::PgPool::connect(&url).await.unwrap();
+    let ssl: String = sqlx::query_scalar("SHOW ssl")
+        .fetch_one(&plain)
+        .await
+        .unwrap();
+    plain.close().await;
+    if ssl != "on" {
+        println!("skipped: the server at DATABASE_URL does not offer TLS");
+        return;
+    }
+    let schema = format!(
+        "tls{}_{}",
+        std::process::id(),
+        agent_core::__private::now_ms()
+    );
+    let tls = format!("{url}{join}sslmode=require");
+    let store = PostgresStore::connect_in_schema(&tls, Some(&schema))
+        .await
+        .unwrap();
+    let encrypted: bool =
+        sqlx::query_scalar("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    assert!(encrypted);
+    let record = RunRecord::new("tls-run", "event_planning", RunStatus::Queued, "{}");
+    store.save(&record).await.unwrap();
+    assert_eq!(
+        store.load("tls-run").await.unwrap().status,
+        RunStatus::Queued
+    );
+    store.pool().close().await;
+    drop_schema(url, schema)().await;
+}
