@@ -316,6 +316,30 @@ pub trait CheckpointStore: Send + Sync {
         })
     }
 
+    /// Deletes the finished and failed runs last saved more than `age` ago, and returns how
+    /// many; queued, paused, answered and running runs are kept whatever their age. The
+    /// default lists and deletes one by one (an unreadable row is kept); the SQL stores do it
+    /// in one statement.
+    fn prune(&self, age: Duration) -> BoxFuture<'_, Result<u64, StoreError>> {
+        Box::pin(async move {
+            let before =
+                now_ms().saturating_sub(u64::try_from(age.as_millis()).unwrap_or(u64::MAX));
+            let mut pruned = 0;
+            for run in self.list().await?.into_iter().flatten() {
+                let ended = matches!(run.status, RunStatus::Finished | RunStatus::Failed);
+                if ended && run.updated_ms < before {
+                    match self.delete(&run.run_id).await {
+                        Ok(()) => pruned += 1,
+                        // Deleted meanwhile by another pruner.
+                        Err(StoreError::NotFound { .. }) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+            Ok(pruned)
+        })
+    }
+
     /// Extends `lease`'s hold on a running run it owns to `lease.duration` from now; a run
     /// it no longer holds is [`StoreError::LeaseLost`].
     fn renew<'a>(

@@ -179,6 +179,7 @@ struct Sql {
     claim: String,
     claim_next: String,
     renew: String,
+    prune: String,
 }
 
 const COLUMNS: &str = "run_id, workflow, status, sequence, state, created_ms, updated_ms, \
@@ -226,6 +227,9 @@ impl Sql {
             renew: fix(format!(
                 "UPDATE {t} SET lease_until_ms = $3 \
                  WHERE run_id = $1 AND owner = $2 AND status = 'running'"
+            )),
+            prune: fix(format!(
+                "DELETE FROM {t} WHERE status IN ('finished', 'failed') AND updated_ms < $1"
             )),
         }
     }
@@ -353,7 +357,8 @@ pub struct SqliteStore {
 
 #[cfg(feature = "sqlite")]
 impl SqliteStore {
-    /// Opens (creating if missing) the database at `url` (`sqlite:PATH`), and its tables.
+    /// Opens (creating if missing) the database at `url` (`sqlite:PATH`), and creates or
+    /// upgrades its tables ([`migrate`](Self::migrate)).
     pub async fn open(url: &str) -> Result<Self, StoreError> {
         let options = SqliteConnectOptions::from_str(url)
             .map_err(backend)?
@@ -365,7 +370,24 @@ impl SqliteStore {
             .connect_with(options)
             .await
             .map_err(backend)?;
-        let mut tx = pool.begin().await.map_err(backend)?;
+        let store = Self::from_pool(pool);
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// A store on the application's own pool. Nothing is created: the tables must be there
+    /// ([`migrate`](Self::migrate), once, by whoever has the rights to create them).
+    pub fn from_pool(pool: SqlitePool) -> Self {
+        Self {
+            pool,
+            sql: Arc::new(Sql::new("", true)),
+        }
+    }
+
+    /// Creates the tables, or upgrades them to [`SCHEMA_VERSION`], in one transaction; a
+    /// store of a newer version is refused. Safe to run again.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await.map_err(backend)?;
         for statement in Sql::schema("") {
             sqlx::query(&statement)
                 .execute(&mut *tx)
@@ -384,11 +406,7 @@ impl SqliteStore {
                 .await
                 .map_err(backend)?;
         }
-        tx.commit().await.map_err(backend)?;
-        Ok(Self {
-            pool,
-            sql: Arc::new(Sql::new("", true)),
-        })
+        tx.commit().await.map_err(backend)
     }
 
     /// The connection pool, for tools that inspect the table.
@@ -403,6 +421,8 @@ impl SqliteStore {
 pub struct PostgresStore {
     pool: PgPool,
     sql: Arc<Sql>,
+    /// Where the tables are (`None`: the search path).
+    schema: Option<String>,
 }
 
 #[cfg(feature = "postgres")]
@@ -413,29 +433,57 @@ impl PostgresStore {
     }
 
     /// Connects to `url` and keeps the tables in `schema` (created if missing; `a-z 0-9 _`),
-    /// so that several deployments or test runs share a database without colliding.
+    /// so that several deployments or test runs share a database without colliding; creates
+    /// or upgrades the tables ([`migrate`](Self::migrate)).
     pub async fn connect_in_schema(url: &str, schema: Option<&str>) -> Result<Self, StoreError> {
-        let prefix = match schema {
-            Some(s) if is_identifier(s) => format!("{s}."),
-            Some(s) => {
-                return Err(StoreError::backend(format!(
-                    "schema `{s}` is not made of `a-z 0-9 _`"
-                )));
-            }
-            None => String::new(),
-        };
         let pool = PgPoolOptions::new()
             .max_connections(8)
             .connect(url)
             .await
             .map_err(backend)?;
-        let mut tx = pool.begin().await.map_err(backend)?;
-        // Workers starting together create the tables once.
+        let store = Self::from_pool(pool, schema)?;
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// A store on the application's own pool, its tables in `schema` (`a-z 0-9 _`; `None`:
+    /// the connection's search path). Nothing is created: the tables must be there
+    /// ([`migrate`](Self::migrate), once, by whoever has the rights to create them).
+    pub fn from_pool(pool: PgPool, schema: Option<&str>) -> Result<Self, StoreError> {
+        let schema = match schema {
+            Some(s) if is_identifier(s) => Some(s.to_owned()),
+            Some(s) => {
+                return Err(StoreError::backend(format!(
+                    "schema `{}` is not made of `a-z 0-9 _`",
+                    s.chars().take(64).collect::<String>()
+                )));
+            }
+            None => None,
+        };
+        let prefix = schema
+            .as_ref()
+            .map_or_else(String::new, |s| format!("{s}."));
+        Ok(Self {
+            pool,
+            sql: Arc::new(Sql::new(&prefix, false)),
+            schema,
+        })
+    }
+
+    /// Creates the schema and tables, or upgrades them to [`SCHEMA_VERSION`], in one
+    /// transaction under an advisory lock (workers starting together migrate once); a store
+    /// of a newer version is refused. Safe to run again.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        let prefix = self
+            .schema
+            .as_ref()
+            .map_or_else(String::new, |s| format!("{s}."));
+        let mut tx = self.pool.begin().await.map_err(backend)?;
         sqlx::query("SELECT pg_advisory_xact_lock(4242013)")
             .execute(&mut *tx)
             .await
             .map_err(backend)?;
-        if let Some(schema) = schema {
+        if let Some(schema) = &self.schema {
             sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
                 .execute(&mut *tx)
                 .await
@@ -460,11 +508,7 @@ impl PostgresStore {
                 .await
                 .map_err(backend)?;
         }
-        tx.commit().await.map_err(backend)?;
-        Ok(Self {
-            pool,
-            sql: Arc::new(Sql::new(&prefix, false)),
-        })
+        tx.commit().await.map_err(backend)
     }
 
     /// The connection pool, for tools that inspect the table.
@@ -636,6 +680,19 @@ macro_rules! checkpoint_store {
                     // Won only once committed, as `claim`.
                     tx.commit().await.map_err(backend)?;
                     rows.first().map(Self::decode).transpose()
+                })
+            }
+
+            fn prune(&self, age: std::time::Duration) -> BoxFuture<'_, Result<u64, StoreError>> {
+                Box::pin(async move {
+                    let age = u64::try_from(age.as_millis()).unwrap_or(u64::MAX);
+                    let before = agent_core::__private::now_ms().saturating_sub(age);
+                    let done = sqlx::query(&self.sql.prune)
+                        .bind(int(before))
+                        .execute(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                    Ok(done.rows_affected())
                 })
             }
 

@@ -956,6 +956,39 @@ async fn a_stale_owner_stops(open: Opener) {
     );
 }
 
+/// Pruning deletes only ended runs older than the age it is given.
+async fn prune_deletes_old_ended_runs(open: Opener) {
+    let store = open().await;
+    for (id, status) in [
+        ("old-finished", RunStatus::Finished),
+        ("old-failed", RunStatus::Failed),
+        ("old-paused", RunStatus::Paused),
+        ("old-queued", RunStatus::Queued),
+    ] {
+        store
+            .save(&RunRecord::new(id, "event_planning", status, "{}"))
+            .await
+            .unwrap();
+    }
+    assert_eq!(store.prune(Duration::from_secs(3600)).await.unwrap(), 0);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let young = RunRecord::new(
+        "young-finished",
+        "event_planning",
+        RunStatus::Finished,
+        "{}",
+    );
+    store.save(&young).await.unwrap();
+    assert_eq!(store.prune(Duration::from_millis(10)).await.unwrap(), 2);
+    let mut kept: Vec<String> = listed(&*store)
+        .await
+        .into_iter()
+        .map(|r| r.run_id)
+        .collect();
+    kept.sort();
+    assert_eq!(kept, ["old-paused", "old-queued", "young-finished"]);
+}
+
 macro_rules! suite {
     ($($backend:ident),*) => {$(
         mod $backend {
@@ -984,6 +1017,7 @@ macro_rules! suite {
             case!(racing_workers_claim_each_run_once);
             case!(a_dead_workers_run_is_finished_by_another);
             case!(a_stale_owner_stops);
+            case!(prune_deletes_old_ended_runs);
         }
     )*};
 }
@@ -1038,5 +1072,48 @@ async fn postgres_over_tls() {
         RunStatus::Queued
     );
     store.pool().close().await;
+    drop_schema(url, schema)().await;
+}
+
+/// A store on the application's own pool creates nothing until `migrate` is called.
+#[tokio::test]
+async fn stores_from_pools_migrate_explicitly() {
+    let dir = temp_dir("from-pool");
+    let url = format!("sqlite:{}", dir.join("runs.db").display());
+    let options = sqlx::sqlite::SqliteConnectOptions::from_str(&url)
+        .unwrap()
+        .create_if_missing(true);
+    let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+    let store = SqliteStore::from_pool(pool.clone());
+    let missing = store.load("any").await.unwrap_err();
+    assert!(missing.to_string().contains("no such table"), "{missing}");
+    store.migrate().await.unwrap();
+    store.migrate().await.unwrap();
+    let record = RunRecord::new("pooled", "event_planning", RunStatus::Queued, "{}");
+    store.save(&record).await.unwrap();
+    assert_eq!(
+        store.load("pooled").await.unwrap().status,
+        RunStatus::Queued
+    );
+    pool.close().await;
+    remove_dir(dir)().await;
+
+    let Ok(url) = std::env::var("DATABASE_URL") else {
+        println!("skipped: PostgreSQL tests need DATABASE_URL");
+        return;
+    };
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    assert!(PostgresStore::from_pool(pool.clone(), Some("no-dashes")).is_err());
+    let schema = format!(
+        "pool{}_{}",
+        std::process::id(),
+        agent_core::__private::now_ms()
+    );
+    let store = PostgresStore::from_pool(pool.clone(), Some(&schema)).unwrap();
+    assert!(store.load("any").await.unwrap_err().is_retryable());
+    store.migrate().await.unwrap();
+    store.save(&record).await.unwrap();
+    assert_eq!(store.load("pooled").await.unwrap().sequence, 1);
+    pool.close().await;
     drop_schema(url, schema)().await;
 }
