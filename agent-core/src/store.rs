@@ -176,6 +176,36 @@ pub fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// Which runs [`CheckpointStore::list_page`] gives: those of one status (or all), from just
+/// after the last run of the previous page, at most `limit`, oldest first (by creation time,
+/// then ID, the order of [`CheckpointStore::list`]).
+///
+/// ```
+/// use agent_core::{RunPage, RunStatus};
+/// let first = RunPage { status: Some(RunStatus::Paused), ..RunPage::first(50) };
+/// assert_eq!((first.limit, first.after), (50, None));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunPage {
+    /// Only runs of this status; every run when `None`.
+    pub status: Option<RunStatus>,
+    /// The previous page's last run, as its creation time and ID: the page starts after it.
+    pub after: Option<(u64, String)>,
+    /// At most this many runs.
+    pub limit: usize,
+}
+
+impl RunPage {
+    /// The first page of every run, at most `limit` long.
+    pub fn first(limit: usize) -> Self {
+        Self {
+            status: None,
+            after: None,
+            limit,
+        }
+    }
+}
+
 /// Why a store refused or failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -284,6 +314,26 @@ pub trait CheckpointStore: Send + Sync {
     /// [`StoreError::Corrupt`] in its place, so one bad row neither hides the others nor goes
     /// unnamed; the outer error is the backend's.
     fn list(&self) -> BoxFuture<'_, Result<Vec<Result<RunRecord, StoreError>>, StoreError>>;
+
+    /// One page of the stored runs ([`RunPage`]), each as [`list`](Self::list) gives it. The
+    /// default filters [`list`](Self::list); the SQL stores ask the database for the page.
+    fn list_page<'a>(
+        &'a self,
+        page: &'a RunPage,
+    ) -> BoxFuture<'a, Result<Vec<Result<RunRecord, StoreError>>, StoreError>> {
+        Box::pin(async move {
+            let after = |r: &RunRecord| match &page.after {
+                Some((created, id)) => (r.created_ms, &r.run_id) > (*created, id),
+                None => true,
+            };
+            let listed = self.list().await?.into_iter().filter(|run| match run {
+                Ok(r) => page.status.is_none_or(|s| s == r.status) && after(r),
+                // An unreadable row has no status to filter on: in unfiltered pages only.
+                Err(_) => page.status.is_none() && page.after.is_none(),
+            });
+            Ok(listed.take(page.limit).collect())
+        })
+    }
 
     /// Deletes a run; [`StoreError::NotFound`] if there is none.
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;

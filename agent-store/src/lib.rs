@@ -180,6 +180,10 @@ struct Sql {
     claim_next: String,
     renew: String,
     prune: String,
+    /// `$` (PostgreSQL) or `?` (SQLite).
+    placeholder: char,
+    /// The page query: `{status}` and `{after}` are replaced by the filters a page has.
+    page: String,
 }
 
 const COLUMNS: &str = "run_id, workflow, status, sequence, state, created_ms, updated_ms, \
@@ -199,6 +203,7 @@ impl Sql {
             " FOR UPDATE SKIP LOCKED"
         };
         Self {
+            placeholder: if sqlite { '?' } else { '$' },
             insert: fix(format!(
                 "INSERT INTO {t} ({COLUMNS}) VALUES ($1, $2, $3, 1, $4, $5, $5, $6, $7, 0, $8) \
                  ON CONFLICT (run_id) DO NOTHING"
@@ -228,6 +233,10 @@ impl Sql {
                 "UPDATE {t} SET lease_until_ms = $3 \
                  WHERE run_id = $1 AND owner = $2 AND status = 'running'"
             )),
+            page: format!(
+                "SELECT {COLUMNS} FROM {t} WHERE TRUE{{status}}{{after}} \
+                 ORDER BY created_ms, run_id LIMIT {{limit}}"
+            ),
             prune: fix(format!(
                 "DELETE FROM {t} WHERE status IN ('finished', 'failed') AND updated_ms < $1"
             )),
@@ -281,6 +290,29 @@ impl Sql {
         }
         statements
     }
+}
+
+/// The page query of `template` for `page`: its filters, numbered in bind order.
+fn page_sql(template: &str, page: &agent_core::RunPage, placeholder: char) -> String {
+    let mut n = 0;
+    let mut next = || {
+        n += 1;
+        format!("{placeholder}{n}")
+    };
+    let status = match page.status {
+        Some(_) => format!(" AND status = {}", next()),
+        None => String::new(),
+    };
+    let after = match page.after {
+        Some(_) => format!(" AND (created_ms, run_id) > ({}, {})", next(), next()),
+        None => String::new(),
+    };
+    // The limit is a number, never text: it is written in, not bound.
+    let limit = i64::try_from(page.limit).unwrap_or(i64::MAX);
+    template
+        .replace("{status}", &status)
+        .replace("{after}", &after)
+        .replace("{limit}", &limit.to_string())
 }
 
 /// A row as stored: untrusted until [`into_record`] checked it.
@@ -680,6 +712,24 @@ macro_rules! checkpoint_store {
                     // Won only once committed, as `claim`.
                     tx.commit().await.map_err(backend)?;
                     rows.first().map(Self::decode).transpose()
+                })
+            }
+
+            fn list_page<'a>(
+                &'a self,
+                page: &'a agent_core::RunPage,
+            ) -> BoxFuture<'a, Result<Vec<Result<RunRecord, StoreError>>, StoreError>> {
+                Box::pin(async move {
+                    let sql = page_sql(&self.sql.page, page, self.sql.placeholder);
+                    let mut query = sqlx::query(&sql);
+                    if let Some(status) = page.status {
+                        query = query.bind(status.to_string());
+                    }
+                    if let Some((created, id)) = &page.after {
+                        query = query.bind(int(*created)).bind(id);
+                    }
+                    let rows = query.fetch_all(&self.pool).await.map_err(backend)?;
+                    Ok(rows.iter().map(Self::decode).collect())
                 })
             }
 

@@ -989,6 +989,62 @@ async fn prune_deletes_old_ended_runs(open: Opener) {
     assert_eq!(kept, ["old-paused", "old-queued", "young-finished"]);
 }
 
+/// Pages of runs, filtered by status, in the order of `list`.
+async fn pages_of_runs(open: Opener) {
+    let store = open().await;
+    for n in 0..7 {
+        let status = if n % 2 == 0 {
+            RunStatus::Paused
+        } else {
+            RunStatus::Queued
+        };
+        let record = RunRecord::new(format!("page-{n}"), "event_planning", status, "{}");
+        store.save(&record).await.unwrap();
+    }
+    let ids = |runs: Vec<Result<RunRecord, StoreError>>| -> Vec<String> {
+        runs.into_iter().map(|r| r.unwrap().run_id).collect()
+    };
+    let mut page = agent_core::RunPage::first(3);
+    let mut seen = Vec::new();
+    loop {
+        let runs = store.list_page(&page).await.unwrap();
+        let Some(Ok(last)) = runs.last() else { break };
+        page.after = Some((last.created_ms, last.run_id.clone()));
+        seen.extend(ids(runs));
+    }
+    let all: Vec<String> = listed(&*store)
+        .await
+        .into_iter()
+        .map(|r| r.run_id)
+        .collect();
+    assert_eq!(seen, all);
+    assert_eq!(seen.len(), 7);
+    let paused = agent_core::RunPage {
+        status: Some(RunStatus::Paused),
+        ..agent_core::RunPage::first(10)
+    };
+    assert_eq!(
+        ids(store.list_page(&paused).await.unwrap()),
+        ["page-0", "page-2", "page-4", "page-6"]
+    );
+    let page_2 = store.load("page-2").await.unwrap();
+    let after = agent_core::RunPage {
+        after: Some((page_2.created_ms, page_2.run_id)),
+        ..paused
+    };
+    assert_eq!(
+        ids(store.list_page(&after).await.unwrap()),
+        ["page-4", "page-6"]
+    );
+    assert!(
+        store
+            .list_page(&agent_core::RunPage::first(0))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
 macro_rules! suite {
     ($($backend:ident),*) => {$(
         mod $backend {
@@ -1018,6 +1074,7 @@ macro_rules! suite {
             case!(a_dead_workers_run_is_finished_by_another);
             case!(a_stale_owner_stops);
             case!(prune_deletes_old_ended_runs);
+            case!(pages_of_runs);
         }
     )*};
 }

@@ -15,6 +15,10 @@ impl<'w> Runner<'w> {
     /// [`resume_run`](Self::resume_run) answers a paused run and
     /// [`recover_run`](Self::recover_run) continues a crashed one, in any process.
     ///
+    /// While it drives a run, the runner renews its lease on Tokio's timer, so it needs a
+    /// runtime with timers: `#[tokio::main]` and `#[tokio::test]` have them, a runtime built by
+    /// hand needs `enable_time()` (or `enable_all()`).
+    ///
     /// ```
     /// use agent_core::{CheckpointStore, MemoryStore, RunStatus};
     /// use agent_core::{Workflow, WorkflowOutcome};
@@ -33,7 +37,8 @@ impl<'w> Runner<'w> {
     ///     Message::assistant(r#"{"venue_name": "Loft", "capacity": 60, "cost_usd": 1500, "notes": "ok"}"#),
     /// ]);
     /// let store = Arc::new(MemoryStore::default());
-    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// // The lease is renewed on Tokio's timer: a runtime built by hand enables it.
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let model = Arc::new(model);
     /// let runner = workflow.runner(model.clone()).with_store(store.clone());
     /// let WorkflowOutcome::NeedsInput { state, .. } = runner.start("A party").await? else {
