@@ -338,8 +338,9 @@ pub trait CheckpointStore: Send + Sync {
     /// Deletes a run; [`StoreError::NotFound`] if there is none.
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
 
-    /// Claims a paused run at `sequence` for one resumer: it becomes running at the next
-    /// sequence, which is returned with it. A run already claimed is
+    /// Claims a paused run at `sequence` for one resumer (or a running one at `sequence` whose
+    /// lease ended: its resumer died, a takeover): it becomes running at the next sequence,
+    /// held by `lease`, and is returned. A run already claimed is
     /// [`StoreError::AlreadyClaimed`], a finished or failed one [`StoreError::NotPaused`].
     fn claim<'a>(
         &'a self,
@@ -440,12 +441,14 @@ pub fn lease_lost(run_id: &str, lease: &Lease) -> StoreError {
 }
 
 /// The claim rule, shared by the stores that check it in Rust: `stored` must be paused at
-/// `sequence`.
+/// `sequence`, or running at it with its lease ended at `now` (its resumer died after its
+/// claim: the run is taken over).
 #[doc(hidden)]
-pub fn check_claim(stored: &RunRecord, sequence: u64) -> Result<(), StoreError> {
+pub fn check_claim(stored: &RunRecord, sequence: u64, now: u64) -> Result<(), StoreError> {
     let run_id = stored.run_id.clone();
     match stored.status {
         RunStatus::Paused if stored.sequence == sequence => Ok(()),
+        RunStatus::Running if stored.lease_until_ms <= now && stored.sequence == sequence => Ok(()),
         RunStatus::Paused => Err(StoreError::Conflict {
             run_id,
             expected: sequence,
@@ -602,8 +605,9 @@ impl CheckpointStore for MemoryStore {
         Box::pin(async move {
             let mut runs = self.runs();
             let stored = runs.get_mut(run_id).ok_or_else(|| not_found(run_id))?;
-            check_claim(stored, sequence)?;
-            take(stored, lease, now_ms());
+            let now = now_ms();
+            check_claim(stored, sequence, now)?;
+            take(stored, lease, now);
             Ok(stored.clone())
         })
     }

@@ -218,8 +218,10 @@ impl Sql {
             delete: fix(format!("DELETE FROM {t} WHERE run_id = $1")),
             claim: fix(format!(
                 "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = $3, \
-                 owner = $4, lease_until_ms = $5 \
-                 WHERE run_id = $1 AND sequence = $2 AND status = 'paused' RETURNING {COLUMNS}"
+                 owner = $4, lease_until_ms = $5, \
+                 takeovers = takeovers + CASE WHEN status = 'running' THEN 1 ELSE 0 END \
+                 WHERE run_id = $1 AND sequence = $2 AND (status = 'paused' OR \
+                 (status = 'running' AND lease_until_ms <= $3)) RETURNING {COLUMNS}"
             )),
             claim_next: fix(format!(
                 "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = $2, \
@@ -685,7 +687,7 @@ macro_rules! checkpoint_store {
                         return into_record(row);
                     }
                     let stored = self.load(run_id).await?;
-                    check_claim(&stored, sequence)?;
+                    check_claim(&stored, sequence, now)?;
                     // Paused at `sequence` now, but not when the update ran: it moved on.
                     Err(StoreError::AlreadyClaimed {
                         run_id: stored.run_id,

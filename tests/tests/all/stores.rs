@@ -1045,6 +1045,29 @@ async fn pages_of_runs(open: Opener) {
     );
 }
 
+/// A resumer killed right after its claim leaves the run running; once its lease ended,
+/// `resume_run` (the CLI's `--resume`) takes it over instead of saying it is claimed.
+async fn a_dead_resumers_run_is_resumed_again(open: Opener) {
+    let state = pause(open().await).await;
+    let store = open().await;
+    let paused = store.load(&state.run_id).await.unwrap();
+    let dead = Lease::new("dead-resumer", Duration::from_millis(300));
+    store
+        .claim(&state.run_id, paused.sequence, &dead)
+        .await
+        .unwrap();
+    let held = store_error(resume(open().await, &state.run_id).await);
+    assert!(matches!(held, StoreError::AlreadyClaimed { .. }), "{held}");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let Ok(WorkflowOutcome::Finished { output, .. }) = resume(open().await, &state.run_id).await
+    else {
+        panic!("expected the plan");
+    };
+    assert_eq!(output, PLAN);
+    let done = store.load(&state.run_id).await.unwrap();
+    assert_eq!((done.status, done.takeovers), (RunStatus::Finished, 1));
+}
+
 macro_rules! suite {
     ($($backend:ident),*) => {$(
         mod $backend {
@@ -1075,6 +1098,7 @@ macro_rules! suite {
             case!(a_stale_owner_stops);
             case!(prune_deletes_old_ended_runs);
             case!(pages_of_runs);
+            case!(a_dead_resumers_run_is_resumed_again);
         }
     )*};
 }

@@ -115,8 +115,15 @@ impl<'w> Runner<'w> {
     ) -> Result<WorkflowOutcome, Error> {
         let durable = self.durable()?;
         let run_id = record.run_id.as_str();
-        check_claim(&record, sequence)?;
+        check_claim(&record, sequence, crate::store::now_ms())?;
         let state = self.stored_state(&record)?;
+        if state.pending.is_none() && record.status == RunStatus::Running {
+            // Its worker died between steps: not a question to answer, a run to take over.
+            return Err(StoreError::AlreadyClaimed {
+                run_id: record.run_id,
+            }
+            .into());
+        }
         if state.pending.is_none() {
             return Err(corrupt(
                 &record,
@@ -162,7 +169,7 @@ impl<'w> Runner<'w> {
     pub async fn submit_answer(&self, run_id: &str, answer: &str) -> Result<(), Error> {
         let durable = self.durable()?;
         let record = durable.store.load(run_id).await?;
-        check_claim(&record, record.sequence)?;
+        check_claim(&record, record.sequence, crate::store::now_ms())?;
         let state = self.stored_state(&record)?;
         if state.pending.is_none() {
             return Err(corrupt(
