@@ -40,7 +40,7 @@ pub use model::{
 pub use output::AgentOutput;
 pub use rerun::PreviousAttempt;
 pub use runtime::{CallOptions, Outcome, Runtime};
-pub use store::{CheckpointStore, Lease, MemoryStore, RunRecord, RunStatus, StoreError};
+pub use store::{CheckpointStore, Lease, MemoryStore, RunPage, RunRecord, RunStatus, StoreError};
 pub use tool::Tool;
 pub use transcript::{Counts, Event, Transcript};
 pub use upstream::{Upstream, UpstreamContext, UpstreamError};

@@ -176,6 +176,36 @@ pub fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// Which runs [`CheckpointStore::list_page`] gives: those of one status (or all), from just
+/// after the last run of the previous page, at most `limit`, oldest first (by creation time,
+/// then ID, the order of [`CheckpointStore::list`]).
+///
+/// ```
+/// use agent_core::{RunPage, RunStatus};
+/// let first = RunPage { status: Some(RunStatus::Paused), ..RunPage::first(50) };
+/// assert_eq!((first.limit, first.after), (50, None));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunPage {
+    /// Only runs of this status; every run when `None`.
+    pub status: Option<RunStatus>,
+    /// The previous page's last run, as its creation time and ID: the page starts after it.
+    pub after: Option<(u64, String)>,
+    /// At most this many runs.
+    pub limit: usize,
+}
+
+impl RunPage {
+    /// The first page of every run, at most `limit` long.
+    pub fn first(limit: usize) -> Self {
+        Self {
+            status: None,
+            after: None,
+            limit,
+        }
+    }
+}
+
 /// Why a store refused or failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -285,11 +315,32 @@ pub trait CheckpointStore: Send + Sync {
     /// unnamed; the outer error is the backend's.
     fn list(&self) -> BoxFuture<'_, Result<Vec<Result<RunRecord, StoreError>>, StoreError>>;
 
+    /// One page of the stored runs ([`RunPage`]), each as [`list`](Self::list) gives it. The
+    /// default filters [`list`](Self::list); the SQL stores ask the database for the page.
+    fn list_page<'a>(
+        &'a self,
+        page: &'a RunPage,
+    ) -> BoxFuture<'a, Result<Vec<Result<RunRecord, StoreError>>, StoreError>> {
+        Box::pin(async move {
+            let after = |r: &RunRecord| match &page.after {
+                Some((created, id)) => (r.created_ms, &r.run_id) > (*created, id),
+                None => true,
+            };
+            let listed = self.list().await?.into_iter().filter(|run| match run {
+                Ok(r) => page.status.is_none_or(|s| s == r.status) && after(r),
+                // An unreadable row has no status to filter on: in unfiltered pages only.
+                Err(_) => page.status.is_none() && page.after.is_none(),
+            });
+            Ok(listed.take(page.limit).collect())
+        })
+    }
+
     /// Deletes a run; [`StoreError::NotFound`] if there is none.
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
 
-    /// Claims a paused run at `sequence` for one resumer: it becomes running at the next
-    /// sequence, which is returned with it. A run already claimed is
+    /// Claims a paused run at `sequence` for one resumer (or a running one at `sequence` whose
+    /// lease ended: its resumer died, a takeover): it becomes running at the next sequence,
+    /// held by `lease`, and is returned. A run already claimed is
     /// [`StoreError::AlreadyClaimed`], a finished or failed one [`StoreError::NotPaused`].
     fn claim<'a>(
         &'a self,
@@ -313,6 +364,30 @@ pub trait CheckpointStore: Send + Sync {
             Err(StoreError::Unsupported {
                 operation: "hand out runs",
             })
+        })
+    }
+
+    /// Deletes the finished and failed runs last saved more than `age` ago, and returns how
+    /// many; queued, paused, answered and running runs are kept whatever their age. The
+    /// default lists and deletes one by one (an unreadable row is kept); the SQL stores do it
+    /// in one statement.
+    fn prune(&self, age: Duration) -> BoxFuture<'_, Result<u64, StoreError>> {
+        Box::pin(async move {
+            let before =
+                now_ms().saturating_sub(u64::try_from(age.as_millis()).unwrap_or(u64::MAX));
+            let mut pruned = 0;
+            for run in self.list().await?.into_iter().flatten() {
+                let ended = matches!(run.status, RunStatus::Finished | RunStatus::Failed);
+                if ended && run.updated_ms < before {
+                    match self.delete(&run.run_id).await {
+                        Ok(()) => pruned += 1,
+                        // Deleted meanwhile by another pruner.
+                        Err(StoreError::NotFound { .. }) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+            Ok(pruned)
         })
     }
 
@@ -366,12 +441,14 @@ pub fn lease_lost(run_id: &str, lease: &Lease) -> StoreError {
 }
 
 /// The claim rule, shared by the stores that check it in Rust: `stored` must be paused at
-/// `sequence`.
+/// `sequence`, or running at it with its lease ended at `now` (its resumer died after its
+/// claim: the run is taken over).
 #[doc(hidden)]
-pub fn check_claim(stored: &RunRecord, sequence: u64) -> Result<(), StoreError> {
+pub fn check_claim(stored: &RunRecord, sequence: u64, now: u64) -> Result<(), StoreError> {
     let run_id = stored.run_id.clone();
     match stored.status {
         RunStatus::Paused if stored.sequence == sequence => Ok(()),
+        RunStatus::Running if stored.lease_until_ms <= now && stored.sequence == sequence => Ok(()),
         RunStatus::Paused => Err(StoreError::Conflict {
             run_id,
             expected: sequence,
@@ -528,8 +605,9 @@ impl CheckpointStore for MemoryStore {
         Box::pin(async move {
             let mut runs = self.runs();
             let stored = runs.get_mut(run_id).ok_or_else(|| not_found(run_id))?;
-            check_claim(stored, sequence)?;
-            take(stored, lease, now_ms());
+            let now = now_ms();
+            check_claim(stored, sequence, now)?;
+            take(stored, lease, now);
             Ok(stored.clone())
         })
     }

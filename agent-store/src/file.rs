@@ -150,8 +150,9 @@ impl CheckpointStore for FileStore {
         Box::pin(async move {
             self.locked(|| {
                 let mut stored = self.read(run_id)?.ok_or_else(|| not_found(run_id))?;
-                check_claim(&stored, sequence)?;
-                take(&mut stored, lease, now_ms());
+                let now = now_ms();
+                check_claim(&stored, sequence, now)?;
+                take(&mut stored, lease, now);
                 self.write(&stored)?;
                 Ok(stored)
             })

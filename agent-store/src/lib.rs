@@ -2,8 +2,10 @@
 //! driver (sqlx), and a folder of files.
 //!
 //! - [`FileStore`] keeps each run in a file of one folder (`file:DIR`), for one process.
-//! - [`SqliteStore`] is the embedded default: `sqlite:runs.db`, created if missing.
-//! - [`PostgresStore`] lets several workers share runs: saves are optimistic on the sequence
+//! - `SqliteStore` (feature `sqlite`) is the embedded default: `sqlite:runs.db`, created if
+//!   missing.
+//! - `PostgresStore` (feature `postgres`; `rustls` adds TLS, `sslmode=require` and the
+//!   `verify-*` modes) lets several workers share runs: saves are optimistic on the sequence
 //!   number and a claim is one conditional `UPDATE`, so two workers never resume one run.
 //! - Each store creates its table on first use and records its schema version.
 //! - The state is `TEXT`, never `jsonb`: its key order and number text survive.
@@ -22,14 +24,23 @@
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// With neither database feature only the file store is built: the SQL helpers go unused.
+#![cfg_attr(
+    not(any(feature = "sqlite", feature = "postgres")),
+    allow(dead_code, unused_imports, unused_macros)
+)]
 
 use agent_core::__private::check_claim;
 use agent_core::BoxFuture;
 use agent_core::{CheckpointStore, Lease, RunRecord, RunStatus, StoreError};
+#[cfg(feature = "postgres")]
 use sqlx::postgres::{PgPool, PgPoolOptions};
+#[cfg(feature = "sqlite")]
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+#[cfg(feature = "sqlite")]
 use std::str::FromStr as _;
 use std::sync::Arc;
+#[cfg(feature = "sqlite")]
 use std::time::Duration;
 
 mod file;
@@ -45,9 +56,9 @@ pub async fn open(url: &str) -> Result<Arc<dyn CheckpointStore>, StoreError> {
         if let Some(dir) = url.strip_prefix("file:") {
             FileStore::open(dir).map(|s| Arc::new(s) as _)
         } else if url.starts_with("sqlite:") {
-            SqliteStore::open(url).await.map(|s| Arc::new(s) as _)
+            open_sqlite(url).await
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            PostgresStore::connect(url).await.map(|s| Arc::new(s) as _)
+            open_postgres(url).await
         } else {
             Err(StoreError::backend(format!(
                 "store url `{}` is none of `sqlite:PATH`, `postgres://...` and `file:DIR`",
@@ -55,6 +66,30 @@ pub async fn open(url: &str) -> Result<Arc<dyn CheckpointStore>, StoreError> {
             )))
         };
     opened.map_err(|e| scrub(e, url))
+}
+
+#[cfg(feature = "sqlite")]
+async fn open_sqlite(url: &str) -> Result<Arc<dyn CheckpointStore>, StoreError> {
+    Ok(Arc::new(SqliteStore::open(url).await?))
+}
+
+#[cfg(not(feature = "sqlite"))]
+async fn open_sqlite(_: &str) -> Result<Arc<dyn CheckpointStore>, StoreError> {
+    Err(StoreError::Unsupported {
+        operation: "open `sqlite:` URLs: this agent-store is built without its `sqlite` feature",
+    })
+}
+
+#[cfg(feature = "postgres")]
+async fn open_postgres(url: &str) -> Result<Arc<dyn CheckpointStore>, StoreError> {
+    Ok(Arc::new(PostgresStore::connect(url).await?))
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn open_postgres(_: &str) -> Result<Arc<dyn CheckpointStore>, StoreError> {
+    Err(StoreError::Unsupported {
+        operation: "open `postgres://` URLs: this agent-store is built without its `postgres` feature",
+    })
 }
 
 /// `url` with its password, in the user part (`user:PASSWORD@host`) or a query parameter
@@ -144,6 +179,11 @@ struct Sql {
     claim: String,
     claim_next: String,
     renew: String,
+    prune: String,
+    /// `$` (PostgreSQL) or `?` (SQLite).
+    placeholder: char,
+    /// The page query: `{status}` and `{after}` are replaced by the filters a page has.
+    page: String,
 }
 
 const COLUMNS: &str = "run_id, workflow, status, sequence, state, created_ms, updated_ms, \
@@ -163,6 +203,7 @@ impl Sql {
             " FOR UPDATE SKIP LOCKED"
         };
         Self {
+            placeholder: if sqlite { '?' } else { '$' },
             insert: fix(format!(
                 "INSERT INTO {t} ({COLUMNS}) VALUES ($1, $2, $3, 1, $4, $5, $5, $6, $7, 0, $8) \
                  ON CONFLICT (run_id) DO NOTHING"
@@ -177,8 +218,10 @@ impl Sql {
             delete: fix(format!("DELETE FROM {t} WHERE run_id = $1")),
             claim: fix(format!(
                 "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = $3, \
-                 owner = $4, lease_until_ms = $5 \
-                 WHERE run_id = $1 AND sequence = $2 AND status = 'paused' RETURNING {COLUMNS}"
+                 owner = $4, lease_until_ms = $5, \
+                 takeovers = takeovers + CASE WHEN status = 'running' THEN 1 ELSE 0 END \
+                 WHERE run_id = $1 AND sequence = $2 AND (status = 'paused' OR \
+                 (status = 'running' AND lease_until_ms <= $3)) RETURNING {COLUMNS}"
             )),
             claim_next: fix(format!(
                 "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = $2, \
@@ -191,6 +234,13 @@ impl Sql {
             renew: fix(format!(
                 "UPDATE {t} SET lease_until_ms = $3 \
                  WHERE run_id = $1 AND owner = $2 AND status = 'running'"
+            )),
+            page: format!(
+                "SELECT {COLUMNS} FROM {t} WHERE TRUE{{status}}{{after}} \
+                 ORDER BY created_ms, run_id LIMIT {{limit}}"
+            ),
+            prune: fix(format!(
+                "DELETE FROM {t} WHERE status IN ('finished', 'failed') AND updated_ms < $1"
             )),
         }
     }
@@ -242,6 +292,29 @@ impl Sql {
         }
         statements
     }
+}
+
+/// The page query of `template` for `page`: its filters, numbered in bind order.
+fn page_sql(template: &str, page: &agent_core::RunPage, placeholder: char) -> String {
+    let mut n = 0;
+    let mut next = || {
+        n += 1;
+        format!("{placeholder}{n}")
+    };
+    let status = match page.status {
+        Some(_) => format!(" AND status = {}", next()),
+        None => String::new(),
+    };
+    let after = match page.after {
+        Some(_) => format!(" AND (created_ms, run_id) > ({}, {})", next(), next()),
+        None => String::new(),
+    };
+    // The limit is a number, never text: it is written in, not bound.
+    let limit = i64::try_from(page.limit).unwrap_or(i64::MAX);
+    template
+        .replace("{status}", &status)
+        .replace("{after}", &after)
+        .replace("{limit}", &limit.to_string())
 }
 
 /// A row as stored: untrusted until [`into_record`] checked it.
@@ -309,14 +382,17 @@ fn checked_version(found: Option<i64>) -> Result<(), StoreError> {
 }
 
 /// Runs in a SQLite file: the embedded default.
+#[cfg(feature = "sqlite")]
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
     sql: Arc<Sql>,
 }
 
+#[cfg(feature = "sqlite")]
 impl SqliteStore {
-    /// Opens (creating if missing) the database at `url` (`sqlite:PATH`), and its tables.
+    /// Opens (creating if missing) the database at `url` (`sqlite:PATH`), and creates or
+    /// upgrades its tables ([`migrate`](Self::migrate)).
     pub async fn open(url: &str) -> Result<Self, StoreError> {
         let options = SqliteConnectOptions::from_str(url)
             .map_err(backend)?
@@ -328,7 +404,24 @@ impl SqliteStore {
             .connect_with(options)
             .await
             .map_err(backend)?;
-        let mut tx = pool.begin().await.map_err(backend)?;
+        let store = Self::from_pool(pool);
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// A store on the application's own pool. Nothing is created: the tables must be there
+    /// ([`migrate`](Self::migrate), once, by whoever has the rights to create them).
+    pub fn from_pool(pool: SqlitePool) -> Self {
+        Self {
+            pool,
+            sql: Arc::new(Sql::new("", true)),
+        }
+    }
+
+    /// Creates the tables, or upgrades them to [`SCHEMA_VERSION`], in one transaction; a
+    /// store of a newer version is refused. Safe to run again.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await.map_err(backend)?;
         for statement in Sql::schema("") {
             sqlx::query(&statement)
                 .execute(&mut *tx)
@@ -347,11 +440,7 @@ impl SqliteStore {
                 .await
                 .map_err(backend)?;
         }
-        tx.commit().await.map_err(backend)?;
-        Ok(Self {
-            pool,
-            sql: Arc::new(Sql::new("", true)),
-        })
+        tx.commit().await.map_err(backend)
     }
 
     /// The connection pool, for tools that inspect the table.
@@ -361,12 +450,16 @@ impl SqliteStore {
 }
 
 /// Runs in PostgreSQL, shared by any number of workers.
+#[cfg(feature = "postgres")]
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
     pool: PgPool,
     sql: Arc<Sql>,
+    /// Where the tables are (`None`: the search path).
+    schema: Option<String>,
 }
 
+#[cfg(feature = "postgres")]
 impl PostgresStore {
     /// Connects to `url` and creates the tables in the default schema.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
@@ -374,29 +467,57 @@ impl PostgresStore {
     }
 
     /// Connects to `url` and keeps the tables in `schema` (created if missing; `a-z 0-9 _`),
-    /// so that several deployments or test runs share a database without colliding.
+    /// so that several deployments or test runs share a database without colliding; creates
+    /// or upgrades the tables ([`migrate`](Self::migrate)).
     pub async fn connect_in_schema(url: &str, schema: Option<&str>) -> Result<Self, StoreError> {
-        let prefix = match schema {
-            Some(s) if is_identifier(s) => format!("{s}."),
-            Some(s) => {
-                return Err(StoreError::backend(format!(
-                    "schema `{s}` is not made of `a-z 0-9 _`"
-                )));
-            }
-            None => String::new(),
-        };
         let pool = PgPoolOptions::new()
             .max_connections(8)
             .connect(url)
             .await
             .map_err(backend)?;
-        let mut tx = pool.begin().await.map_err(backend)?;
-        // Workers starting together create the tables once.
+        let store = Self::from_pool(pool, schema)?;
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// A store on the application's own pool, its tables in `schema` (`a-z 0-9 _`; `None`:
+    /// the connection's search path). Nothing is created: the tables must be there
+    /// ([`migrate`](Self::migrate), once, by whoever has the rights to create them).
+    pub fn from_pool(pool: PgPool, schema: Option<&str>) -> Result<Self, StoreError> {
+        let schema = match schema {
+            Some(s) if is_identifier(s) => Some(s.to_owned()),
+            Some(s) => {
+                return Err(StoreError::backend(format!(
+                    "schema `{}` is not made of `a-z 0-9 _`",
+                    s.chars().take(64).collect::<String>()
+                )));
+            }
+            None => None,
+        };
+        let prefix = schema
+            .as_ref()
+            .map_or_else(String::new, |s| format!("{s}."));
+        Ok(Self {
+            pool,
+            sql: Arc::new(Sql::new(&prefix, false)),
+            schema,
+        })
+    }
+
+    /// Creates the schema and tables, or upgrades them to [`SCHEMA_VERSION`], in one
+    /// transaction under an advisory lock (workers starting together migrate once); a store
+    /// of a newer version is refused. Safe to run again.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        let prefix = self
+            .schema
+            .as_ref()
+            .map_or_else(String::new, |s| format!("{s}."));
+        let mut tx = self.pool.begin().await.map_err(backend)?;
         sqlx::query("SELECT pg_advisory_xact_lock(4242013)")
             .execute(&mut *tx)
             .await
             .map_err(backend)?;
-        if let Some(schema) = schema {
+        if let Some(schema) = &self.schema {
             sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
                 .execute(&mut *tx)
                 .await
@@ -421,11 +542,7 @@ impl PostgresStore {
                 .await
                 .map_err(backend)?;
         }
-        tx.commit().await.map_err(backend)?;
-        Ok(Self {
-            pool,
-            sql: Arc::new(Sql::new(&prefix, false)),
-        })
+        tx.commit().await.map_err(backend)
     }
 
     /// The connection pool, for tools that inspect the table.
@@ -434,6 +551,7 @@ impl PostgresStore {
     }
 }
 
+#[cfg(feature = "postgres")]
 fn is_identifier(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 63
@@ -569,7 +687,7 @@ macro_rules! checkpoint_store {
                         return into_record(row);
                     }
                     let stored = self.load(run_id).await?;
-                    check_claim(&stored, sequence)?;
+                    check_claim(&stored, sequence, now)?;
                     // Paused at `sequence` now, but not when the update ran: it moved on.
                     Err(StoreError::AlreadyClaimed {
                         run_id: stored.run_id,
@@ -599,6 +717,37 @@ macro_rules! checkpoint_store {
                 })
             }
 
+            fn list_page<'a>(
+                &'a self,
+                page: &'a agent_core::RunPage,
+            ) -> BoxFuture<'a, Result<Vec<Result<RunRecord, StoreError>>, StoreError>> {
+                Box::pin(async move {
+                    let sql = page_sql(&self.sql.page, page, self.sql.placeholder);
+                    let mut query = sqlx::query(&sql);
+                    if let Some(status) = page.status {
+                        query = query.bind(status.to_string());
+                    }
+                    if let Some((created, id)) = &page.after {
+                        query = query.bind(int(*created)).bind(id);
+                    }
+                    let rows = query.fetch_all(&self.pool).await.map_err(backend)?;
+                    Ok(rows.iter().map(Self::decode).collect())
+                })
+            }
+
+            fn prune(&self, age: std::time::Duration) -> BoxFuture<'_, Result<u64, StoreError>> {
+                Box::pin(async move {
+                    let age = u64::try_from(age.as_millis()).unwrap_or(u64::MAX);
+                    let before = agent_core::__private::now_ms().saturating_sub(age);
+                    let done = sqlx::query(&self.sql.prune)
+                        .bind(int(before))
+                        .execute(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                    Ok(done.rows_affected())
+                })
+            }
+
             fn renew<'a>(
                 &'a self,
                 run_id: &'a str,
@@ -625,5 +774,7 @@ macro_rules! checkpoint_store {
     };
 }
 
+#[cfg(feature = "sqlite")]
 checkpoint_store!(SqliteStore, sqlx::sqlite::SqliteRow);
+#[cfg(feature = "postgres")]
 checkpoint_store!(PostgresStore, sqlx::postgres::PgRow);

@@ -956,6 +956,118 @@ async fn a_stale_owner_stops(open: Opener) {
     );
 }
 
+/// Pruning deletes only ended runs older than the age it is given.
+async fn prune_deletes_old_ended_runs(open: Opener) {
+    let store = open().await;
+    for (id, status) in [
+        ("old-finished", RunStatus::Finished),
+        ("old-failed", RunStatus::Failed),
+        ("old-paused", RunStatus::Paused),
+        ("old-queued", RunStatus::Queued),
+    ] {
+        store
+            .save(&RunRecord::new(id, "event_planning", status, "{}"))
+            .await
+            .unwrap();
+    }
+    assert_eq!(store.prune(Duration::from_secs(3600)).await.unwrap(), 0);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let young = RunRecord::new(
+        "young-finished",
+        "event_planning",
+        RunStatus::Finished,
+        "{}",
+    );
+    store.save(&young).await.unwrap();
+    assert_eq!(store.prune(Duration::from_millis(10)).await.unwrap(), 2);
+    let mut kept: Vec<String> = listed(&*store)
+        .await
+        .into_iter()
+        .map(|r| r.run_id)
+        .collect();
+    kept.sort();
+    assert_eq!(kept, ["old-paused", "old-queued", "young-finished"]);
+}
+
+/// Pages of runs, filtered by status, in the order of `list`.
+async fn pages_of_runs(open: Opener) {
+    let store = open().await;
+    for n in 0..7 {
+        let status = if n % 2 == 0 {
+            RunStatus::Paused
+        } else {
+            RunStatus::Queued
+        };
+        let record = RunRecord::new(format!("page-{n}"), "event_planning", status, "{}");
+        store.save(&record).await.unwrap();
+    }
+    let ids = |runs: Vec<Result<RunRecord, StoreError>>| -> Vec<String> {
+        runs.into_iter().map(|r| r.unwrap().run_id).collect()
+    };
+    let mut page = agent_core::RunPage::first(3);
+    let mut seen = Vec::new();
+    loop {
+        let runs = store.list_page(&page).await.unwrap();
+        let Some(Ok(last)) = runs.last() else { break };
+        page.after = Some((last.created_ms, last.run_id.clone()));
+        seen.extend(ids(runs));
+    }
+    let all: Vec<String> = listed(&*store)
+        .await
+        .into_iter()
+        .map(|r| r.run_id)
+        .collect();
+    assert_eq!(seen, all);
+    assert_eq!(seen.len(), 7);
+    let paused = agent_core::RunPage {
+        status: Some(RunStatus::Paused),
+        ..agent_core::RunPage::first(10)
+    };
+    assert_eq!(
+        ids(store.list_page(&paused).await.unwrap()),
+        ["page-0", "page-2", "page-4", "page-6"]
+    );
+    let page_2 = store.load("page-2").await.unwrap();
+    let after = agent_core::RunPage {
+        after: Some((page_2.created_ms, page_2.run_id)),
+        ..paused
+    };
+    assert_eq!(
+        ids(store.list_page(&after).await.unwrap()),
+        ["page-4", "page-6"]
+    );
+    assert!(
+        store
+            .list_page(&agent_core::RunPage::first(0))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// A resumer killed right after its claim leaves the run running; once its lease ended,
+/// `resume_run` (the CLI's `--resume`) takes it over instead of saying it is claimed.
+async fn a_dead_resumers_run_is_resumed_again(open: Opener) {
+    let state = pause(open().await).await;
+    let store = open().await;
+    let paused = store.load(&state.run_id).await.unwrap();
+    let dead = Lease::new("dead-resumer", Duration::from_millis(300));
+    store
+        .claim(&state.run_id, paused.sequence, &dead)
+        .await
+        .unwrap();
+    let held = store_error(resume(open().await, &state.run_id).await);
+    assert!(matches!(held, StoreError::AlreadyClaimed { .. }), "{held}");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let Ok(WorkflowOutcome::Finished { output, .. }) = resume(open().await, &state.run_id).await
+    else {
+        panic!("expected the plan");
+    };
+    assert_eq!(output, PLAN);
+    let done = store.load(&state.run_id).await.unwrap();
+    assert_eq!((done.status, done.takeovers), (RunStatus::Finished, 1));
+}
+
 macro_rules! suite {
     ($($backend:ident),*) => {$(
         mod $backend {
@@ -984,8 +1096,105 @@ macro_rules! suite {
             case!(racing_workers_claim_each_run_once);
             case!(a_dead_workers_run_is_finished_by_another);
             case!(a_stale_owner_stops);
+            case!(prune_deletes_old_ended_runs);
+            case!(pages_of_runs);
+            case!(a_dead_resumers_run_is_resumed_again);
         }
     )*};
 }
 
 suite!(memory, file, sqlite, postgres);
+
+/// `sslmode=require` connects over TLS (the `rustls` feature) when the server offers it, and
+/// an `sslmode` that is none is refused with the reason, before any connection.
+#[tokio::test]
+async fn postgres_over_tls() {
+    let Ok(url) = std::env::var("DATABASE_URL") else {
+        println!("skipped: PostgreSQL tests need DATABASE_URL");
+        return;
+    };
+    let join = if url.contains('?') { '&' } else { '?' };
+    let bogus = agent_store::open(&format!("{url}{join}sslmode=sometimes")).await;
+    let refused = bogus
+        .err()
+        .expect("an unknown sslmode is refused")
+        .to_string();
+    assert!(refused.contains("sometimes"), "{refused}");
+
+    let plain = sqlx::PgPool::connect(&url).await.unwrap();
+    let ssl: String = sqlx::query_scalar("SHOW ssl")
+        .fetch_one(&plain)
+        .await
+        .unwrap();
+    plain.close().await;
+    if ssl != "on" {
+        println!("skipped: the server at DATABASE_URL does not offer TLS");
+        return;
+    }
+    let schema = format!(
+        "tls{}_{}",
+        std::process::id(),
+        agent_core::__private::now_ms()
+    );
+    let tls = format!("{url}{join}sslmode=require");
+    let store = PostgresStore::connect_in_schema(&tls, Some(&schema))
+        .await
+        .unwrap();
+    let encrypted: bool =
+        sqlx::query_scalar("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    assert!(encrypted);
+    let record = RunRecord::new("tls-run", "event_planning", RunStatus::Queued, "{}");
+    store.save(&record).await.unwrap();
+    assert_eq!(
+        store.load("tls-run").await.unwrap().status,
+        RunStatus::Queued
+    );
+    store.pool().close().await;
+    drop_schema(url, schema)().await;
+}
+
+/// A store on the application's own pool creates nothing until `migrate` is called.
+#[tokio::test]
+async fn stores_from_pools_migrate_explicitly() {
+    let dir = temp_dir("from-pool");
+    let url = format!("sqlite:{}", dir.join("runs.db").display());
+    let options = sqlx::sqlite::SqliteConnectOptions::from_str(&url)
+        .unwrap()
+        .create_if_missing(true);
+    let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+    let store = SqliteStore::from_pool(pool.clone());
+    let missing = store.load("any").await.unwrap_err();
+    assert!(missing.to_string().contains("no such table"), "{missing}");
+    store.migrate().await.unwrap();
+    store.migrate().await.unwrap();
+    let record = RunRecord::new("pooled", "event_planning", RunStatus::Queued, "{}");
+    store.save(&record).await.unwrap();
+    assert_eq!(
+        store.load("pooled").await.unwrap().status,
+        RunStatus::Queued
+    );
+    pool.close().await;
+    remove_dir(dir)().await;
+
+    let Ok(url) = std::env::var("DATABASE_URL") else {
+        println!("skipped: PostgreSQL tests need DATABASE_URL");
+        return;
+    };
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    assert!(PostgresStore::from_pool(pool.clone(), Some("no-dashes")).is_err());
+    let schema = format!(
+        "pool{}_{}",
+        std::process::id(),
+        agent_core::__private::now_ms()
+    );
+    let store = PostgresStore::from_pool(pool.clone(), Some(&schema)).unwrap();
+    assert!(store.load("any").await.unwrap_err().is_retryable());
+    store.migrate().await.unwrap();
+    store.save(&record).await.unwrap();
+    assert_eq!(store.load("pooled").await.unwrap().sequence, 1);
+    pool.close().await;
+    drop_schema(url, schema)().await;
+}

@@ -13,9 +13,11 @@ use std::sync::{Arc, Mutex};
 impl<'w> Runner<'w> {
     /// Saves the run in `store` at every pause, after every completed step and at its end, so
     /// [`resume_run`](Self::resume_run) answers a paused run and
-    /// [`recover_run`](Self::recover_run) continues a crashed one, in any process. While it
-    /// drives a run it renews its lease on a timer, so it needs a tokio runtime with time
-    /// enabled (`#[tokio::main]` has it).
+    /// [`recover_run`](Self::recover_run) continues a crashed one, in any process.
+    ///
+    /// While it drives a run, the runner renews its lease on Tokio's timer, so it needs a
+    /// runtime with timers: `#[tokio::main]` and `#[tokio::test]` have them, a runtime built by
+    /// hand needs `enable_time()` (or `enable_all()`).
     ///
     /// ```
     /// use agent_core::{CheckpointStore, MemoryStore, RunStatus};
@@ -35,6 +37,7 @@ impl<'w> Runner<'w> {
     ///     Message::assistant(r#"{"venue_name": "Loft", "capacity": 60, "cost_usd": 1500, "notes": "ok"}"#),
     /// ]);
     /// let store = Arc::new(MemoryStore::default());
+    /// // The lease is renewed on Tokio's timer: a runtime built by hand enables it.
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let model = Arc::new(model);
     /// let runner = workflow.runner(model.clone()).with_store(store.clone());
@@ -112,8 +115,15 @@ impl<'w> Runner<'w> {
     ) -> Result<WorkflowOutcome, Error> {
         let durable = self.durable()?;
         let run_id = record.run_id.as_str();
-        check_claim(&record, sequence)?;
+        check_claim(&record, sequence, crate::store::now_ms())?;
         let state = self.stored_state(&record)?;
+        if state.pending.is_none() && record.status == RunStatus::Running {
+            // Its worker died between steps: not a question to answer, a run to take over.
+            return Err(StoreError::AlreadyClaimed {
+                run_id: record.run_id,
+            }
+            .into());
+        }
         if state.pending.is_none() {
             return Err(corrupt(
                 &record,
@@ -159,7 +169,7 @@ impl<'w> Runner<'w> {
     pub async fn submit_answer(&self, run_id: &str, answer: &str) -> Result<(), Error> {
         let durable = self.durable()?;
         let record = durable.store.load(run_id).await?;
-        check_claim(&record, record.sequence)?;
+        check_claim(&record, record.sequence, crate::store::now_ms())?;
         let state = self.stored_state(&record)?;
         if state.pending.is_none() {
             return Err(corrupt(
