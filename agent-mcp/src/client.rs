@@ -393,8 +393,11 @@ impl McpTool {
             Ok(value) => value,
             Err(e) => return self.failed(format!("the arguments are not JSON: {e}")),
         };
-        // A broken call never reaches the server: the model gets the retry error.
-        if let Err(retry) = self.input.check(&arguments, limits) {
+        // A broken call never reaches the server: the model gets the retry error. The shape
+        // bounds (depth, number of values) are the agents' own, checked before the contract.
+        let checked = agent_core::__private::check_shape(&arguments, limits, 0)
+            .and_then(|()| self.input.check(&arguments, limits));
+        if let Err(retry) = checked {
             return retry.to_json();
         }
         let Value::Object(map) = arguments else {
@@ -438,7 +441,10 @@ impl McpTool {
         }
         match result.structured_content {
             Some(structured) => match &self.output {
-                Some(contract) => match contract.check(&structured, limits) {
+                // The server's answer is untrusted too: the same bounds, then its contract.
+                Some(contract) => match agent_core::__private::check_shape(&structured, limits, 0)
+                    .and_then(|()| contract.check(&structured, limits))
+                {
                     Ok(()) => structured,
                     Err(retry) => json!({
                         "success": false,

@@ -568,8 +568,8 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
                 }
                 continue;
             }
-            let filled = read.filled().to_vec();
-            this.scan(&filled);
+            let n = read.filled().len();
+            this.scan(&scratch[..n]);
         }
     }
 }

@@ -120,6 +120,17 @@ async fn a_slow_server_times_out_as_a_tool_result() {
             .contains("did not answer within 0.2 s"),
         "{result}"
     );
+    // Nested past the agents' depth bound: the retry error, from this side (the server's own
+    // refusal would carry the call's `context_id`).
+    let deep = format!(
+        r#"{{"task": "Scan", "target_url": "https://a.example", "x": {}1{}}}"#,
+        "[".repeat(100),
+        "]".repeat(100)
+    );
+    let result = tool.call(&deep).await;
+    assert_eq!(result["success"], false, "{result}");
+    assert!(result["validation_message"].as_str().is_some(), "{result}");
+    assert!(result.get("context_id").is_none(), "{result}");
     // Not JSON at all: said so, nothing sent.
     let result = tool.call("{not json").await;
     assert!(
