@@ -20,18 +20,37 @@ pub fn init_logs() {
 
 /// The model a `--model` flag names (`openai:<model>` or `anthropic:<model>`, configured from
 /// the environment, or a comma-separated list of them tried in order), or the scripted one
-/// without it; with the line that says which.
+/// without it; with the line that says which. `bin` names the binary, for the message that
+/// says how to build it with real models when the `models` feature is off.
 pub fn model(
+    bin: &str,
     spec: Option<&str>,
     scripted: impl FnOnce() -> Arc<dyn ChatModel>,
-) -> Result<(Arc<dyn ChatModel>, String), agent_llm::ConfigError> {
+) -> Result<(Arc<dyn ChatModel>, String), String> {
     match spec {
         None => Ok((scripted(), "=== model: scripted (offline) ===\n".to_owned())),
-        Some(spec) => Ok((
-            agent_llm::from_spec(spec)?,
-            format!("=== model: {spec} ===\n"),
-        )),
+        Some(spec) => Ok((real_model(bin, spec)?, format!("=== model: {spec} ===\n"))),
     }
+}
+
+#[cfg(feature = "models")]
+fn real_model(_bin: &str, spec: &str) -> Result<Arc<dyn ChatModel>, String> {
+    agent_llm::from_spec(spec).map_err(|e| e.to_string())
+}
+
+/// Without the `models` feature the HTTP stack is not compiled in: say how to get it.
+#[cfg(not(feature = "models"))]
+fn real_model(bin: &str, spec: &str) -> Result<Arc<dyn ChatModel>, String> {
+    Err(not_built(bin, "models", &format!("--model {spec}")))
+}
+
+/// What a binary built without `feature` says when asked for `flag`: the command that builds
+/// it with the feature.
+pub fn not_built(bin: &str, feature: &str, flag: &str) -> String {
+    format!(
+        "`{flag}` needs the `{feature}` feature, which this build of {bin} leaves out; run \
+         `cargo run -p agent-examples --features {feature} --bin {bin} -- {flag}`"
+    )
 }
 
 /// The closing summary of a run: its model calls, retries and the tokens the providers

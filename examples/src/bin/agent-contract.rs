@@ -477,8 +477,10 @@ fn mcp(
     store: Option<&str>,
     served: Served,
 ) -> Result<ExitCode, Usage> {
-    let (model, _) = report::model(model, || Arc::new(pipeline::canned_model()))
-        .map_err(|e| Usage(e.to_string()))?;
+    let (model, _) = report::model("agent-contract", model, || {
+        Arc::new(pipeline::canned_model())
+    })
+    .map_err(|e| Usage(e.to_string()))?;
     let mut server = match served {
         Served::CompiledIn => agent_mcp::AgentServer::new(agents::AGENTS.to_vec(), model)
             .workflow(event_planning::workflow(), EVENT_PLANNING)

@@ -13,8 +13,7 @@
 //! runs until it is stopped (D: the canned model's delay per answer), and `--submit-answer
 //! RUN_ID --answer TEXT` records a paused run's answer for a worker to resume it.
 
-use agent_core::{CheckpointStore, WorkflowOutcome};
-use agent_examples::worker::{self, WorkerSettings};
+use agent_core::WorkflowOutcome;
 use agent_examples::{event_planning, report};
 use clap::{ArgGroup, Parser};
 use std::process::ExitCode;
@@ -77,7 +76,7 @@ async fn main() -> ExitCode {
     if let Some(url) = &args.store {
         return durable(&args, url).await;
     }
-    let (model, line) = match report::model(args.model.as_deref(), || {
+    let (model, line) = match report::model("event-planning", args.model.as_deref(), || {
         Arc::new(event_planning::scripted_model())
     }) {
         Ok(model) => model,
@@ -132,8 +131,20 @@ async fn main() -> ExitCode {
     }
 }
 
+/// Without the `store` feature the database stack is not compiled in: say how to get it.
+#[cfg(not(feature = "store"))]
+async fn durable(_: &Args, url: &str) -> ExitCode {
+    fail(&report::not_built(
+        "event-planning",
+        "store",
+        &format!("--store {url}"),
+    ))
+}
+
 /// The `--store` flows: start and stop at the question, resume, or list.
+#[cfg(feature = "store")]
 async fn durable(args: &Args, url: &str) -> ExitCode {
+    use agent_examples::worker::{self, WorkerSettings};
     let store = match agent_store::open(url).await {
         Ok(store) => store,
         Err(e) => return fail(&e),
@@ -181,7 +192,7 @@ async fn durable(args: &Args, url: &str) -> ExitCode {
             Err(e) => fail(&e),
         };
     }
-    let (model, line) = match report::model(args.model.as_deref(), || {
+    let (model, line) = match report::model("event-planning", args.model.as_deref(), || {
         let scripted = agent_core::ScriptedModel::default();
         Arc::new(match &args.resume {
             Some(_) => event_planning::script_after_question(scripted),
@@ -225,7 +236,11 @@ async fn durable(args: &Args, url: &str) -> ExitCode {
 }
 
 /// `--enqueue` and `--submit-answer`: runs saved or answered without running them.
-async fn queue_flows(args: &Args, store: &Arc<dyn CheckpointStore>) -> Option<ExitCode> {
+#[cfg(feature = "store")]
+async fn queue_flows(
+    args: &Args,
+    store: &Arc<dyn agent_core::CheckpointStore>,
+) -> Option<ExitCode> {
     let workflow = event_planning::workflow();
     // Nothing is run: the model is never asked.
     let runner = workflow

@@ -42,7 +42,7 @@ async fn main() -> ExitCode {
     if args.declared {
         return declared().await;
     }
-    let (model, line) = match report::model(args.model.as_deref(), || {
+    let (model, line) = match report::model("plan-pipeline", args.model.as_deref(), || {
         Arc::new(pipeline::scripted_model())
     }) {
         Ok(model) => model,
@@ -77,7 +77,15 @@ async fn main() -> ExitCode {
     }
 }
 
+/// Without the `mcp` feature the MCP client is not compiled in: say how to get it.
+#[cfg(not(feature = "mcp"))]
+async fn mcp_tools(path: &std::path::Path) -> Result<Vec<Arc<dyn agent_core::Tool>>, String> {
+    let flag = format!("--mcp-config {}", path.display());
+    Err(report::not_built("plan-pipeline", "mcp", &flag))
+}
+
 /// The tools of every server of the `mcpServers` file at `path`.
+#[cfg(feature = "mcp")]
 async fn mcp_tools(path: &std::path::Path) -> Result<Vec<Arc<dyn agent_core::Tool>>, String> {
     use agent_mcp::client::{McpServer, ToolSettings, server_specs};
     let text = std::fs::read_to_string(path)

@@ -2,12 +2,24 @@
 //! file). Each module is one former test file; they run the package's binaries through
 //! `CARGO_BIN_EXE_*`, which cargo sets for every integration test of the package.
 
+//!
+//! The binaries' HTTP, MCP and database flags are behind features (`cli` turns on all of
+//! them): `cargo test --workspace` builds this package with `cli` (agent-tests asks for it);
+//! `cargo test -p agent-examples` alone runs the modules the default build can serve.
+
+#[cfg(feature = "cli")]
 mod cli;
+#[cfg(feature = "cli")]
 mod cli_bench;
+#[cfg(feature = "store")]
 mod durable;
 mod event_planning;
+#[cfg(feature = "cli")]
 mod mcp_instances;
+#[cfg(feature = "cli")]
 mod mcp_stdio;
 mod pipeline;
+#[cfg(feature = "cli")]
 mod real_model;
+#[cfg(feature = "store")]
 mod workers;

@@ -15,6 +15,7 @@ mod agent_fuzz;
 
 mod agent_input;
 mod agreement;
+mod arbitrary_precision;
 mod codegen_goldens;
 mod context_ids;
 mod contributor_derive;
