@@ -350,3 +350,15 @@ fn vertical_tabs_and_form_feeds_open_nothing() {
     assert_eq!(md(&json!({"k": "x\n-\u{b}z"})), "- **k**: x\n  \\-\u{b}z");
     assert_eq!(md(&json!({"k": "x\n#\u{c}z"})), "- **k**: x\n  \\#\u{c}z");
 }
+
+/// A key goes on the line of `- **`: a first line of only `*`s and blanks would make it a rule
+/// (`- ***`), so its first `*` is escaped; any other first line is kept as written.
+#[test]
+fn a_key_of_stars_makes_no_rule() {
+    assert_eq!(md(&json!({"*\nx": 1})), "- **\\*\n  x**: 1");
+    assert_eq!(md(&json!({"***\nx": 1})), "- **\\***\n  x**: 1");
+    assert_eq!(md(&json!({" * *\nx": 1})), "- ** \\* *\n  x**: 1");
+    assert_eq!(md(&json!({"*a\nx": 1})), "- ***a\n  x**: 1");
+    // On one line the key is inside the item's text already.
+    assert_eq!(md(&json!({"***": 1})), "- *******: 1");
+}
