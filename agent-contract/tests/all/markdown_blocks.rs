@@ -362,3 +362,82 @@ fn a_key_of_stars_makes_no_rule() {
     // On one line the key is inside the item's text already.
     assert_eq!(md(&json!({"***": 1})), "- *******: 1");
 }
+
+/// What opens no block is written as it is: no backslash where none is needed.
+#[test]
+fn lines_that_open_nothing_are_kept() {
+    for line in [
+        "#x",
+        "####### z",
+        "-x",
+        "+x",
+        "*x",
+        "1x",
+        "1.x",
+        "1)x",
+        "2024 was",
+        "1234567890. z",
+        "[x] y",
+        "<1",
+        "``x",
+        "~x",
+        "|x",
+        ":x",
+        "=x",
+        "_x",
+    ] {
+        assert_eq!(
+            md(&json!({ "k": format!("x\n{line}") })),
+            format!("- **k**: x\n  {line}"),
+            "{line:?}"
+        );
+    }
+}
+
+/// An ordered marker is escaped at its `.` or `)`, after up to nine digits.
+#[test]
+fn ordered_markers_are_escaped_at_their_delimiter() {
+    for (line, escaped) in [
+        ("1. z", "1\\. z"),
+        ("12. z", "12\\. z"),
+        ("123456789) z", "123456789\\) z"),
+        ("0.", "0\\."),
+        ("7)\tz", "7\\)\tz"),
+    ] {
+        assert_eq!(
+            md(&json!({ "k": format!("x\n{line}") })),
+            format!("- **k**: x\n  {escaped}"),
+            "{line:?}"
+        );
+    }
+}
+
+/// A link reference definition's label may go on to the next line: an open `[` is escaped,
+/// as is `[x]:`.
+#[test]
+fn link_reference_labels_are_escaped() {
+    assert_eq!(
+        md(&json!({"k": "x\n[x\n]: y"})),
+        "- **k**: x\n  \\[x\n  ]: y"
+    );
+    assert_eq!(md(&json!({"k": "x\n[x]: y"})), "- **k**: x\n  \\[x]: y");
+}
+
+/// After an item's `- ` under a header line with a `|`, a line of `|`, `:` and `-` would make
+/// the item's line a table's delimiter row: escaped at its first character.
+#[test]
+fn an_item_cannot_be_a_delimiter_row() {
+    for (item, escaped) in [
+        ("|", "\\|"),
+        (":", "\\:"),
+        ("|:", "\\|:"),
+        ("| |", "\\| |"),
+        ("|-|-", "\\|-|-"),
+    ] {
+        assert_eq!(
+            md(&json!({ "a|b": [item, "z"] })),
+            format!("- **a|b**:\n  - {escaped}\n  - z"),
+            "{item:?}"
+        );
+    }
+}
