@@ -653,3 +653,23 @@ fn the_shared_rules_at_their_bounds() {
         "w1",
     );
 }
+
+/// An I/O failure other than a missing file is the backend's, never "no such run": a run file
+/// that is a folder cannot be read or deleted.
+#[test]
+fn file_store_io_failures_are_not_missing_runs() {
+    let dir = temp_dir("io");
+    runtime().block_on(async {
+        let store = FileStore::open(&dir).unwrap();
+        std::fs::create_dir(dir.join("folder.run.json")).unwrap();
+        let read = store.load("folder").await;
+        assert!(matches!(read, Err(StoreError::Backend(_))), "{read:?}");
+        let deleted = store.delete("folder").await;
+        assert!(
+            matches!(deleted, Err(StoreError::Backend(_))),
+            "{deleted:?}"
+        );
+        assert!(dir.join("folder.run.json").is_dir());
+    });
+    std::fs::remove_dir_all(dir).unwrap();
+}
