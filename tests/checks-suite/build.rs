@@ -1,6 +1,9 @@
 //! Types every JSON-Schema-Test-Suite schema (draft 2020-12) the code generator accepts, as the
 //! one required property `x` of a contract, into `OUT_DIR/suite.rs`: a module per schema and
-//! a table of them.
+//! a table of them. The project's contracts (`schemas/*/`, those without a `$ref` to another
+//! file, which only the build script's bundling resolves), the real-world tool schemas of
+//! `tests/fixtures/realworld/` and this crate's `bounds.schema.json` (every typed keyword on
+//! every Rust type the checks know) go in the same table, as contracts of their own.
 
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -37,9 +40,63 @@ const DOES_NOT_COMPILE: &[(&str, usize, &str)] = &[
     ),
 ];
 
+/// A module and a table row for one contract; `wrapped` when the instance is `{"x": data}`.
+struct Table {
+    modules: String,
+    rows: String,
+    n: usize,
+}
+
+impl Table {
+    fn add(
+        &mut self,
+        name: &str,
+        group: usize,
+        contract: &str,
+        tests: &str,
+        wrapped: bool,
+    ) -> bool {
+        let Ok(types) = agent_codegen::generate_types(contract, name, "Root") else {
+            return false;
+        };
+        let n = self.n;
+        writeln!(
+            self.modules,
+            "#[allow(warnings, clippy::all)]\npub mod s{n} {{\n#[allow(unused_imports)]\nuse ::agent_core::__private::serde::{{Deserialize as _, Serialize as _}};\n{}\n}}",
+            types.pretty()
+        )
+        .unwrap();
+        writeln!(
+            self.rows,
+            "    Schema {{ file: {name:?}, group: {group}, contract: {contract:?}, tests: {tests:?}, unchecked: &{:?}, wrapped: {wrapped}, fast: fast::<s{n}::Root>, checks: checks::<s{n}::Root> }},",
+            types.unchecked
+        )
+        .unwrap();
+        self.n += 1;
+        true
+    }
+}
+
+/// The `*.schema.json` files of `dir`, sorted.
+fn schema_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file() && p.to_string_lossy().ends_with(".schema.json"))
+        .collect();
+    files.sort();
+    files
+}
+
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures/JSON-Schema-Test-Suite/tests/draft2020-12");
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut table = Table {
+        modules: String::new(),
+        rows: String::from("pub static SCHEMAS: &[Schema] = &[\n"),
+        n: 0,
+    };
+    let dir = manifest.join("../fixtures/JSON-Schema-Test-Suite/tests/draft2020-12");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -47,9 +104,6 @@ fn main() {
         .filter(|p| p.is_file())
         .collect();
     files.sort();
-    let mut modules = String::new();
-    let mut table = String::from("pub static SCHEMAS: &[Schema] = &[\n");
-    let mut n = 0;
     for path in files {
         let groups: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -61,26 +115,49 @@ fn main() {
                 continue;
             }
             let contract = as_contract(&group["schema"]);
-            let Ok(types) = agent_codegen::generate_types(&contract, &name, "Root") else {
-                continue;
-            };
             let tests = serde_json::to_string(&group["tests"]).unwrap();
-            writeln!(
-                modules,
-                "#[allow(warnings, clippy::all)]\npub mod s{n} {{\n#[allow(unused_imports)]\nuse ::agent_core::__private::serde::{{Deserialize as _, Serialize as _}};\n{}\n}}",
-                types.pretty()
-            )
-            .unwrap();
-            writeln!(
-                table,
-                "    Schema {{ file: {name:?}, group: {i}, contract: {contract:?}, tests: {tests:?}, unchecked: &{:?}, fast: fast::<s{n}::Root> }},",
-                types.unchecked
-            )
-            .unwrap();
-            n += 1;
+            table.add(&name, i, &contract, &tests, true);
         }
     }
-    table.push_str("];\n");
+    // The project's contracts: every agent's input and output.
+    let mut agents: Vec<_> = std::fs::read_dir(manifest.join("../../schemas"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    agents.sort();
+    for agent in agents {
+        for path in schema_files(&agent) {
+            let text = std::fs::read_to_string(&path).unwrap();
+            if text.contains("\"$ref\": \".") {
+                continue;
+            }
+            let name = format!(
+                "schemas/{}/{}",
+                agent.file_name().unwrap().to_string_lossy(),
+                path.file_name().unwrap().to_string_lossy()
+            );
+            assert!(
+                table.add(&name, 0, &text, "[]", false),
+                "{name} is not typed"
+            );
+        }
+    }
+    // The real-world tool schemas, and this crate's bounds.
+    let realworld = manifest.join("../fixtures/realworld");
+    for path in schema_files(&realworld)
+        .into_iter()
+        .chain([manifest.join("bounds.schema.json")])
+    {
+        println!("cargo:rerun-if-changed={}", path.display());
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            table.add(&name, 0, &text, "[]", false),
+            "{name} is not typed"
+        );
+    }
+    table.rows.push_str("];\n");
     let out = Path::new(&std::env::var("OUT_DIR").unwrap()).join("suite.rs");
-    std::fs::write(out, modules + &table).unwrap();
+    std::fs::write(out, table.modules + &table.rows).unwrap();
 }

@@ -1,5 +1,6 @@
-//! The JSON-Schema-Test-Suite schemas the code generator types, compiled with their generated
-//! contract checks (see `build.rs`), for the differential test in `tests/`.
+//! The JSON-Schema-Test-Suite schemas the code generator types, the project's contracts, the
+//! real-world tool schemas and `bounds.schema.json`, compiled with their generated contract
+//! checks (see `build.rs`), for the differential tests in `tests/`.
 
 use agent_core::ContractChecks;
 use serde_json::Value;
@@ -16,8 +17,14 @@ pub struct Schema {
     pub tests: &'static str,
     /// The nodes the generated checks leave to the validator.
     pub unchecked: &'static [&'static str],
+    /// Whether an instance is the suite's data as the property `x` (`{"x": data}`), rather than
+    /// the data itself (a contract of its own).
+    pub wrapped: bool,
     /// The fast path's verdict on an instance of the contract.
     pub fast: fn(&Value) -> bool,
+    /// The generated checks' verdict on an instance that deserialized as they assume; `None`
+    /// when it did not.
+    pub checks: fn(&Value) -> Option<bool>,
 }
 
 /// Deserialized as the checks assume, and the checks pass.
@@ -27,6 +34,16 @@ where
 {
     agent_core::__private::deserialize_strict::<T, _>(instance)
         .is_ok_and(|t| t.satisfies_contract())
+}
+
+/// The checks alone, on what deserialized.
+fn checks<T>(instance: &Value) -> Option<bool>
+where
+    T: for<'de> agent_core::__private::serde::Deserialize<'de> + ContractChecks,
+{
+    agent_core::__private::deserialize_strict::<T, _>(instance)
+        .ok()
+        .map(|t| t.satisfies_contract())
 }
 
 include!(concat!(env!("OUT_DIR"), "/suite.rs"));

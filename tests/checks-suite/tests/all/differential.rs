@@ -114,7 +114,11 @@ struct Tally {
 
 impl Tally {
     fn record(&mut self, schema: &Schema, contract: &Contract, data: &Value, what: &str) {
-        let instance = json!({ "x": data });
+        let instance = if schema.wrapped {
+            json!({ "x": data })
+        } else {
+            data.clone()
+        };
         let valid = contract
             .check(&instance, &agent_core::Limits::default())
             .is_ok();

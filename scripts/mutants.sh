@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Mutation testing of issue 33's decision points, one file at a time, each mutant run against
+# the tests of the crates that pin that file (unit and integration tests; doc tests are left
+# out, see `.cargo/mutants.toml`). See TESTING.md for the rates.
+#
+#   scripts/mutants.sh [NAME...]    # NAME: markdown contract-checks codegen-checks compat
+#                                   #       core-store file-store sql-store (default: all)
+#
+# Environment: MUTANTS_DIR (the tree to mutate, default this checkout), MUTANTS_OUT (where the
+# `mutants.out` of each NAME goes, default ./mutants), MUTANTS_ALL=1 to test every mutant of
+# the file rather than those of its decision points, and CARGO_TARGET_DIR (shared by every
+# mutant's build: point it at a warm target dir to skip a cold build per run).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+dir="${MUTANTS_DIR:-$root}"
+out="${MUTANTS_OUT:-$root/mutants}"
+
+# NAME|file|test packages|extra cargo test args|decision points (a regex on the mutant's name)
+table=(
+  "markdown|agent-contract/src/markdown.rs|agent-contract|--tests|(block_opening|leading_width|ordered_marker|first_line_opening|delimiter_after_dash|text_after_prefix|stars_only_first_line|delimiter_row|is_blank)"
+  "contract-checks|agent-contract/src/checks.rs|agent-contract|--tests|support::(compare|exact|bound|equal|multiple_of|chars|unique|raw_type|raw_number|raw_len|raw_str)"
+  "codegen-checks|agent-codegen/src/emit/checks.rs|agent-checks-suite|--tests|(Walk<'_>::bound|minLength|663:32|Held::Int \\| Held::Float in Walk<'_>::one_of_values|match arm \"(multipleOf|items)\")"
+  "compat|agent-codegen/src/flow/compat.rs|agent-codegen|--lib|(::(items|values)\$|same_value)"
+  "core-store|agent-core/src/store.rs|agent-core,agent-store|--tests|(check_claim|check_save|next_record|renew_lease|is_runnable|make_room|take|MemoryStore>::claim_next)"
+  "file-store|agent-store/src/file.rs|agent-store|--tests|FileStore"
+  "sql-store|agent-store/src/lib.rs|agent-store|--tests|(into_record|checked_version|page_sql|is_identifier|int -> |Sql::upgrade)"
+)
+
+names=("$@")
+if [ ${#names[@]} -eq 0 ]; then
+  names=(markdown contract-checks codegen-checks compat core-store file-store sql-store)
+fi
+for name in "${names[@]}"; do
+  found=0
+  for row in "${table[@]}"; do
+    IFS='|' read -r key file packages args re <<<"$row"
+    [ "$key" = "$name" ] || continue
+    found=1
+    filter=(--re "$re")
+    [ "${MUTANTS_ALL:-0}" = 1 ] && filter=()
+    mkdir -p "$out/$key"
+    # --no-config: the file, the test packages and the test arguments are this row's.
+    (cd "$dir" && cargo mutants --no-config -j 1 --file "$file" "${filter[@]}" \
+      --test-package "$packages" --cargo-test-arg="$args" \
+      --minimum-test-timeout 120 --output "$out/$key") || true
+  done
+  [ "$found" = 1 ] || { echo "unknown NAME: $name" >&2; exit 2; }
+done
