@@ -18,19 +18,32 @@ pub fn init_logs() {
         .try_init();
 }
 
-/// The model a `--model` flag names (`openai:<model>` or `anthropic:<model>`, configured from
-/// the environment, or a comma-separated list of them tried in order), or the scripted one
-/// without it; with the line that says which.
+/// The model a `--model` flag names (`openai:<model>`, `azure:<deployment>` or
+/// `anthropic:<model>`, configured from the environment, or a comma-separated list of them
+/// tried in order), or the scripted one without it; with the line that says which. Either is
+/// traced ([`agent_llm::Traced`]): each call a `chat` span, its retries' warnings inside it,
+/// shown by the log [`init_logs`] installs.
 pub fn model(
     spec: Option<&str>,
     scripted: impl FnOnce() -> Arc<dyn ChatModel>,
 ) -> Result<(Arc<dyn ChatModel>, String), agent_llm::ConfigError> {
     match spec {
-        None => Ok((scripted(), "=== model: scripted (offline) ===\n".to_owned())),
-        Some(spec) => Ok((
-            agent_llm::from_spec(spec)?,
-            format!("=== model: {spec} ===\n"),
-        )),
+        None => {
+            let traced = agent_llm::Traced::new(scripted()).provider("scripted");
+            Ok((
+                Arc::new(traced),
+                "=== model: scripted (offline) ===\n".to_owned(),
+            ))
+        }
+        Some(spec) => {
+            let mut traced = agent_llm::Traced::new(agent_llm::from_spec(spec)?);
+            // One `provider:model` names both; a list names the models it may try.
+            traced = match spec.split_once(':').filter(|_| !spec.contains(',')) {
+                Some((provider, model)) => traced.provider(provider).request_model(model),
+                None => traced.request_model(spec),
+            };
+            Ok((Arc::new(traced), format!("=== model: {spec} ===\n")))
+        }
     }
 }
 
