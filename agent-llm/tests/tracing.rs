@@ -178,4 +178,29 @@ async fn a_model_call_records_the_gen_ai_fields() {
         Some("http_status")
     );
     assert!(!fields.any_value_contains(KEY), "the key is never traced");
+
+    // A stream: its deltas counted on the span; a reader's stop is recorded, not warned.
+    let scripted = agent_core::ScriptedModel::default()
+        .chunk_size(2)
+        .script("main_agent", ["abcdef"]);
+    let mut seen = 0;
+    let mut sink = |_: agent_core::StreamDelta<'_>| {
+        seen += 1;
+        if seen == 2 {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    };
+    let stopped = Traced::new(scripted).stream(&request(), &mut sink).await;
+    assert!(
+        matches!(stopped, Err(ModelError::Stopped { .. })),
+        "{stopped:?}"
+    );
+    let chat = fields.of("chat");
+    assert_eq!(
+        chat.get("gen_ai.response.chunks").map(String::as_str),
+        Some("2")
+    );
+    assert_eq!(chat.get("error.type").map(String::as_str), Some("stopped"));
 }

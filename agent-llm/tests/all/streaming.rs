@@ -582,3 +582,38 @@ async fn scripted_answers_stream_in_chunks_through_the_layers() {
     assert_eq!(seen.0, ["text:01234", "text:56789", "text:ab"]);
     assert_eq!(response.message.content, "0123456789ab");
 }
+
+#[tokio::test]
+async fn an_event_or_a_stream_past_its_bound_is_an_error() {
+    let big_event = format!(
+        "data: {}\n\n",
+        chunk(json!({"content": "x".repeat(1024 * 1024)}), None)
+    );
+    let piece = format!(
+        "data: {}\n\n",
+        chunk(json!({"content": "y".repeat(100 * 1024)}), None)
+    );
+    let long_stream = piece.repeat(170);
+    assert!(long_stream.len() > 16 * 1024 * 1024);
+    let server = serve(OPENAI_PATH, vec![sse(big_event), sse(long_stream)]).await;
+    let model = openai_builder(&server).build().expect("a model");
+    let mut deltas = 0usize;
+    let mut sink = |_: StreamDelta<'_>| {
+        deltas += 1;
+        ControlFlow::Continue(())
+    };
+    let error = model.stream(&request(), &mut sink).await.err();
+    assert!(
+        matches!(&error, Some(ModelError::Malformed(m)) if m == "an event carries more than 1048576 bytes of data"),
+        "{error:?}"
+    );
+    let error = model.stream(&request(), &mut sink).await.err();
+    assert!(
+        matches!(&error, Some(ModelError::Malformed(m)) if m == "the event stream is larger than 16777216 bytes"),
+        "{error:?}"
+    );
+    assert!(
+        deltas > 100,
+        "the stream was read up to its bound: {deltas}"
+    );
+}
