@@ -886,6 +886,70 @@ mod tests {
         assert_eq!(output, Some(expected));
     }
 
+    /// A model with only `complete`: it streams through the default.
+    struct Whole;
+
+    impl ChatModel for Whole {
+        fn complete<'a>(
+            &'a self,
+            _: &'a ChatRequest,
+        ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+            Box::pin(async { Ok(ChatResponse::from("all of it")) })
+        }
+    }
+
+    fn block_on<T>(future: impl Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .map(|rt| rt.block_on(future))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_default_stream_hands_over_the_whole_text_once() {
+        let request = ChatRequest::new("a", Vec::new(), Vec::new());
+        let mut seen = Vec::new();
+        let mut sink = |delta: StreamDelta<'_>| {
+            seen.push(format!("{delta:?}"));
+            ControlFlow::Continue(())
+        };
+        let reply = block_on(Whole.stream(&request, &mut sink));
+        assert_eq!(
+            reply.map(|r| r.message.content).ok().as_deref(),
+            Some("all of it")
+        );
+        assert_eq!(seen, [r#"Text("all of it")"#]);
+        let mut stop = |_: StreamDelta<'_>| ControlFlow::Break(());
+        let stopped = block_on(std::sync::Arc::new(Whole).stream(&request, &mut stop));
+        let Err(ModelError::Stopped { partial }) = stopped else {
+            panic!("{stopped:?}")
+        };
+        assert_eq!(partial.message.content, "all of it");
+    }
+
+    #[test]
+    fn scripted_chunks_are_whole_characters() {
+        let model = ScriptedModel::default()
+            .chunk_size(2)
+            .script("a", ["héllo", ""]);
+        let request = ChatRequest::new("a", Vec::new(), Vec::new());
+        let mut seen = Vec::new();
+        let mut sink = |delta: StreamDelta<'_>| {
+            if let StreamDelta::Text(text) = delta {
+                seen.push(text.to_owned());
+            }
+            ControlFlow::Continue(())
+        };
+        let reply = block_on(model.stream(&request, &mut sink));
+        assert_eq!(
+            reply.map(|r| r.message.content).ok().as_deref(),
+            Some("héllo")
+        );
+        let empty = block_on(model.stream(&request, &mut sink));
+        assert!(empty.is_ok());
+        assert_eq!(seen, ["hé", "ll", "o"], "an empty answer sends no delta");
+    }
+
     #[test]
     fn scripted_responses_carry_usage() {
         let usage = Usage {
