@@ -35,7 +35,8 @@ pub use error::{Error, Side};
 pub use ids::{ContextId, ContextIdError, ContextIdGenerator, Segment, Timestamp};
 pub use model::{
     BoxFuture, ChatModel, ChatRequest, ChatResponse, Image, Message, ModelError, ModelOptions,
-    OutputSchema, Role, ScriptedModel, Thinking, ToolCallRequest, ToolChoice, Usage, tool_calls,
+    OutputSchema, Role, ScriptedModel, StreamDelta, StreamSink, Thinking, ToolCallRequest,
+    ToolChoice, Usage, tool_calls,
 };
 pub use output::AgentOutput;
 pub use rerun::PreviousAttempt;

@@ -5,6 +5,7 @@ use agent_contract::ToolDefinition;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
+use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -405,10 +406,12 @@ pub enum ModelError {
         request: usize,
     },
     /// The provider refused the request for its rate limit (HTTP 429).
-    #[error("the provider rate-limited the request{}", retry_after_text(.retry_after))]
+    #[error("the provider rate-limited the request{}{}", retry_after_text(.retry_after), message_text(.message))]
     RateLimited {
         /// How long the provider asked to wait, if it said.
         retry_after: Option<Duration>,
+        /// What the provider said (its error body's `error.message`, or the start of the body).
+        message: Option<String>,
     },
     /// The provider answered with an error status.
     #[error("the provider answered HTTP {status}: {body}")]
@@ -443,6 +446,34 @@ pub enum ModelError {
     /// Any other failure.
     #[error("model failed: {0}")]
     Other(String),
+    /// A retrying layer gave up: `last` is the error of the last of `attempts` attempts.
+    /// Retryable when `last` is, so a fallback moves on to its next model.
+    #[error("{last} (after {attempts} attempts)")]
+    GaveUp {
+        /// The attempts made, the first included.
+        attempts: u32,
+        /// The last attempt's error.
+        last: Box<ModelError>,
+    },
+    /// The reader of a stream ([`StreamSink`]) stopped it: the answer could no longer pass.
+    /// `partial` holds the text received so far and the usage the provider had reported by
+    /// then (input tokens for Anthropic; none for OpenAI, which reports usage at the end).
+    ///
+    /// An error, not a response: a caller that does not handle it fails loudly instead of
+    /// taking a cut-off answer for an answer; and no layer retries it or falls back (the
+    /// same request would be stopped again: the caller retries with a new prompt).
+    #[error("the stream was stopped by its reader after {} bytes of text", .partial.message.content.len())]
+    Stopped {
+        /// What was received before the stop.
+        partial: Box<ChatResponse>,
+    },
+}
+
+fn message_text(message: &Option<String>) -> String {
+    message
+        .as_deref()
+        .map(|m| format!(": {m}"))
+        .unwrap_or_default()
 }
 
 fn output_tokens_text(output_tokens: &Option<u64>) -> String {
@@ -470,10 +501,12 @@ impl ModelError {
                 should_retry,
                 ..
             } => should_retry.unwrap_or(matches!(status, 408 | 409 | 429 | 500..=599)),
+            Self::GaveUp { last, .. } => last.is_retryable(),
             Self::ScriptExhausted { .. }
             | Self::MaxTokens { .. }
             | Self::Malformed(_)
-            | Self::Other(_) => false,
+            | Self::Other(_)
+            | Self::Stopped { .. } => false,
         }
     }
 }
@@ -505,6 +538,91 @@ pub trait ChatModel: Send + Sync {
         &'a self,
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatResponse, ModelError>>;
+
+    /// Answers one request, handing `sink` the answer's text as it arrives, and ends with the
+    /// whole response, as [`complete`](Self::complete) would. When the sink answers
+    /// [`ControlFlow::Break`], the model stops at once (a provider closes the connection) and
+    /// returns [`ModelError::Stopped`] with what it had received.
+    ///
+    /// The default answers with `complete` and hands the whole text over as one delta: every
+    /// model streams, the providers in the provider's own chunks. A layer (retries, fallback,
+    /// tracing) forwards it to the model it wraps.
+    ///
+    /// ```
+    /// use agent_core::{ChatModel, ChatRequest, ModelError, ScriptedModel, StreamDelta};
+    /// use std::ops::ControlFlow;
+    /// let model = ScriptedModel::default().chunk_size(4).script("a", [r#"{"n": 12345}"#]);
+    /// let request = ChatRequest::new("a", vec![], vec![]);
+    /// let mut seen = Vec::new();
+    /// let mut sink = |delta: StreamDelta<'_>| {
+    ///     if let StreamDelta::Text(text) = delta {
+    ///         seen.push(text.to_owned());
+    ///     }
+    ///     // Stops once the answer can no longer pass (here: after its second chunk).
+    ///     if seen.len() == 2 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+    /// };
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let stopped = model.stream(&request, &mut sink).await;
+    /// let Err(ModelError::Stopped { partial }) = stopped else { panic!("{stopped:?}") };
+    /// assert_eq!(partial.message.content, r#"{"n": 12"#);
+    /// # });
+    /// assert_eq!(seen, [r#"{"n""#, ": 12"]);
+    /// ```
+    ///
+    /// [`ControlFlow::Break`]: std::ops::ControlFlow::Break
+    fn stream<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        sink: &'a mut dyn StreamSink,
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+        Box::pin(async move {
+            let response = self.complete(request).await?;
+            deliver_whole(response, sink)
+        })
+    }
+}
+
+/// `response` handed to `sink` as one delta: the response, or [`ModelError::Stopped`] with it
+/// when the sink stops.
+fn deliver_whole(
+    response: ChatResponse,
+    sink: &mut dyn StreamSink,
+) -> Result<ChatResponse, ModelError> {
+    let content = response.message.content.as_str();
+    if !content.is_empty() && sink.delta(StreamDelta::Text(content)).is_break() {
+        return Err(ModelError::Stopped {
+            partial: Box::new(response),
+        });
+    }
+    Ok(response)
+}
+
+/// A piece of an answer as it streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StreamDelta<'a> {
+    /// Text of the answer, to append to what came before.
+    Text(&'a str),
+    /// Reasoning text (Anthropic's `thinking_delta`): shown, never part of the answer.
+    Thinking(&'a str),
+}
+
+/// The reader of a streamed answer ([`ChatModel::stream`]). Tool calls are not handed over:
+/// the model reassembles them and returns them whole in its response.
+///
+/// Any `FnMut(StreamDelta<'_>) -> ControlFlow<()>` closure is a sink.
+pub trait StreamSink: Send {
+    /// Receives the next delta; [`ControlFlow::Break`] stops the stream: the answer can no
+    /// longer pass.
+    ///
+    /// [`ControlFlow::Break`]: std::ops::ControlFlow::Break
+    fn delta(&mut self, delta: StreamDelta<'_>) -> ControlFlow<()>;
+}
+
+impl<F: FnMut(StreamDelta<'_>) -> ControlFlow<()> + Send> StreamSink for F {
+    fn delta(&mut self, delta: StreamDelta<'_>) -> ControlFlow<()> {
+        self(delta)
+    }
 }
 
 /// A shared model is a model: a runtime takes `Arc<dyn ChatModel>` as well as a model itself.
@@ -514,6 +632,14 @@ impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
         (**self).complete(request)
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        sink: &'a mut dyn StreamSink,
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+        (**self).stream(request, sink)
     }
 }
 
@@ -536,13 +662,36 @@ impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
 /// assert_eq!(model.requests_of("search_agent").len(), 2);
 /// # });
 /// ```
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ScriptedModel {
     scripts: Mutex<BTreeMap<String, VecDeque<ChatResponse>>>,
     requests: Mutex<Vec<ChatRequest>>,
+    chunk_size: usize,
 }
 
+impl Default for ScriptedModel {
+    fn default() -> Self {
+        Self {
+            scripts: Mutex::default(),
+            requests: Mutex::default(),
+            chunk_size: DEFAULT_CHUNK_CHARS,
+        }
+    }
+}
+
+/// The characters of a scripted answer per streamed delta, unless set: a few tokens' worth,
+/// as providers send them.
+const DEFAULT_CHUNK_CHARS: usize = 16;
+
 impl ScriptedModel {
+    /// Streams each answer in deltas of `chars` characters (default 16; at least 1), through
+    /// the same sink path as the providers ([`ChatModel::stream`]).
+    #[must_use]
+    pub fn chunk_size(mut self, chars: usize) -> Self {
+        self.chunk_size = chars.max(1);
+        self
+    }
+
     /// Appends replies for `agent`: an answer's text (`&str`), a [`Message`] (tool calls), or a
     /// whole [`ChatResponse`] with usage, finish reason and ids as given.
     pub fn script<R: Into<ChatResponse>>(
@@ -590,24 +739,66 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+impl ScriptedModel {
+    /// The next reply for `request`'s agent, the request recorded.
+    fn reply(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let mut requests = lock(&self.requests);
+        requests.push(request.clone());
+        let count = requests.iter().filter(|r| r.agent == request.agent).count();
+        lock(&self.scripts)
+            .get_mut(&request.agent)
+            .and_then(VecDeque::pop_front)
+            .ok_or_else(|| ModelError::ScriptExhausted {
+                agent: request.agent.clone(),
+                request: count,
+            })
+    }
+}
+
 impl ChatModel for ScriptedModel {
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
-        let reply = {
-            let mut requests = lock(&self.requests);
-            requests.push(request.clone());
-            let count = requests.iter().filter(|r| r.agent == request.agent).count();
-            lock(&self.scripts)
-                .get_mut(&request.agent)
-                .and_then(VecDeque::pop_front)
-                .ok_or_else(|| ModelError::ScriptExhausted {
-                    agent: request.agent.clone(),
-                    request: count,
-                })
-        };
+        let reply = self.reply(request);
         Box::pin(async move { reply })
+    }
+
+    /// The reply's text in deltas of [`chunk_size`](Self::chunk_size) characters. A stopped
+    /// reply keeps the text sent so far and no usage (a script knows no partial count).
+    fn stream<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        sink: &'a mut dyn StreamSink,
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+        let reply = self.reply(request);
+        Box::pin(async move {
+            let response = reply?;
+            let text = response.message.content.as_str();
+            let mut sent = 0;
+            for (end, _) in text
+                .char_indices()
+                .skip(self.chunk_size)
+                .step_by(self.chunk_size)
+                .chain([(text.len(), ' ')])
+            {
+                if end == sent {
+                    continue;
+                }
+                if sink.delta(StreamDelta::Text(&text[sent..end])).is_break() {
+                    let partial = ChatResponse {
+                        message: Message::assistant(&text[..end]),
+                        usage: None,
+                        ..response.clone()
+                    };
+                    return Err(ModelError::Stopped {
+                        partial: Box::new(partial),
+                    });
+                }
+                sent = end;
+            }
+            Ok(response)
+        })
     }
 }
 
@@ -635,7 +826,13 @@ mod tests {
             assert!(!status_error(status).is_retryable(), "{status}");
         }
         assert!(ModelError::Timeout.is_retryable());
-        assert!(ModelError::RateLimited { retry_after: None }.is_retryable());
+        assert!(
+            ModelError::RateLimited {
+                retry_after: None,
+                message: None
+            }
+            .is_retryable()
+        );
         assert!(!ModelError::Malformed("x".into()).is_retryable());
         let told = |status, should_retry| ModelError::Status {
             status,
@@ -687,6 +884,70 @@ mod tests {
             strict: Vec::new(),
         };
         assert_eq!(output, Some(expected));
+    }
+
+    /// A model with only `complete`: it streams through the default.
+    struct Whole;
+
+    impl ChatModel for Whole {
+        fn complete<'a>(
+            &'a self,
+            _: &'a ChatRequest,
+        ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+            Box::pin(async { Ok(ChatResponse::from("all of it")) })
+        }
+    }
+
+    fn block_on<T>(future: impl Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .map(|rt| rt.block_on(future))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_default_stream_hands_over_the_whole_text_once() {
+        let request = ChatRequest::new("a", Vec::new(), Vec::new());
+        let mut seen = Vec::new();
+        let mut sink = |delta: StreamDelta<'_>| {
+            seen.push(format!("{delta:?}"));
+            ControlFlow::Continue(())
+        };
+        let reply = block_on(Whole.stream(&request, &mut sink));
+        assert_eq!(
+            reply.map(|r| r.message.content).ok().as_deref(),
+            Some("all of it")
+        );
+        assert_eq!(seen, [r#"Text("all of it")"#]);
+        let mut stop = |_: StreamDelta<'_>| ControlFlow::Break(());
+        let stopped = block_on(std::sync::Arc::new(Whole).stream(&request, &mut stop));
+        let Err(ModelError::Stopped { partial }) = stopped else {
+            panic!("{stopped:?}")
+        };
+        assert_eq!(partial.message.content, "all of it");
+    }
+
+    #[test]
+    fn scripted_chunks_are_whole_characters() {
+        let model = ScriptedModel::default()
+            .chunk_size(2)
+            .script("a", ["héllo", ""]);
+        let request = ChatRequest::new("a", Vec::new(), Vec::new());
+        let mut seen = Vec::new();
+        let mut sink = |delta: StreamDelta<'_>| {
+            if let StreamDelta::Text(text) = delta {
+                seen.push(text.to_owned());
+            }
+            ControlFlow::Continue(())
+        };
+        let reply = block_on(model.stream(&request, &mut sink));
+        assert_eq!(
+            reply.map(|r| r.message.content).ok().as_deref(),
+            Some("héllo")
+        );
+        let empty = block_on(model.stream(&request, &mut sink));
+        assert!(empty.is_ok());
+        assert_eq!(seen, ["hé", "ll", "o"], "an empty answer sends no delta");
     }
 
     #[test]

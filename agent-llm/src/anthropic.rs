@@ -8,24 +8,22 @@
 //! unchanged, before the turn's text and tool calls, as the API requires of a thinking model
 //! that calls tools.
 
-use crate::http::{
-    ConfigError, Http, Settings, header_value, malformed, process_env, settings_methods, var,
-};
+use crate::http::{ConfigError, Http, Settings, malformed};
+use crate::model_error::stopped;
+use crate::sse::{EventReader, malformed_event};
 use crate::strict::{StructuredOutput, output_schema, tool_is_strict};
-use agent_core::BoxFuture;
 use agent_core::ToolDefinition;
 use agent_core::{
-    ChatModel, ChatRequest, ChatResponse, Image, Message, ModelError, ModelOptions, Role, Thinking,
-    ToolCallRequest, ToolChoice, Usage,
+    ChatRequest, ChatResponse, Image, Message, ModelError, ModelOptions, Role, StreamDelta,
+    StreamSink, Thinking, ToolCallRequest, ToolChoice, Usage,
 };
 use agent_schema::strict::Dialect;
+use reqwest::header::HeaderMap;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
-use std::sync::Arc;
-
-/// The provider's name in traces.
-const PROVIDER: &str = "anthropic";
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 /// The base URL when none is configured.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 /// The API version this client speaks.
@@ -33,30 +31,10 @@ const API_VERSION: &str = "2023-06-01";
 /// `max_tokens` is required by the API; this is sent when no option sets it.
 const DEFAULT_MAX_TOKENS: u32 = 4096;
 
-/// A chat model behind the Anthropic Messages API.
-///
-/// ```no_run
-/// use agent_llm::AnthropicModel;
-/// # fn main() -> Result<(), agent_llm::ConfigError> {
-/// // ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL, like the official SDKs:
-/// let model = AnthropicModel::from_env("claude-sonnet-4-5")?;
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone)]
-pub struct AnthropicModel {
-    http: Arc<Http>,
+/// The Messages wire format and its settings.
+#[derive(Debug)]
+pub(crate) struct Wire {
     thinking: Option<u32>,
-    structured_output: StructuredOutput,
-    caching: PromptCaching,
-}
-
-/// Builds an [`AnthropicModel`].
-#[derive(Debug, Clone)]
-#[must_use]
-pub struct AnthropicBuilder {
-    settings: Settings,
-    thinking: Option<u32>,
-    betas: Vec<String>,
     structured_output: StructuredOutput,
     caching: PromptCaching,
 }
@@ -88,96 +66,73 @@ impl PromptCaching {
 /// The smallest thinking budget the API takes.
 const MIN_THINKING_BUDGET: u32 = 1024;
 
-impl AnthropicModel {
-    /// A builder for `model` at [`DEFAULT_BASE_URL`], without a key.
-    pub fn builder(model: impl Into<String>) -> AnthropicBuilder {
-        AnthropicBuilder {
-            settings: Settings::new(model.into(), DEFAULT_BASE_URL),
-            thinking: None,
-            betas: Vec::new(),
-            structured_output: StructuredOutput::Auto,
-            caching: PromptCaching::Off,
+/// The endpoint: `v1/messages` under the base URL.
+pub(crate) fn url(http: &Http) -> reqwest::Url {
+    http.url(&["v1", "messages"])
+}
+
+/// The key (`x-api-key`), a bearer token, and the API version.
+pub(crate) fn headers(settings: &Settings) -> Result<HeaderMap, ModelError> {
+    let mut headers = HeaderMap::new();
+    if let Some(key) = &settings.api_key {
+        headers.insert("x-api-key", Http::secret_header(key.expose())?);
+    }
+    if let Some(token) = &settings.auth_token {
+        let value = Http::secret_header(&format!("Bearer {}", token.expose()))?;
+        headers.insert(reqwest::header::AUTHORIZATION, value);
+    }
+    headers.insert(
+        "anthropic-version",
+        reqwest::header::HeaderValue::from_static(API_VERSION),
+    );
+    Ok(headers)
+}
+
+impl Wire {
+    /// The wire format; a thinking budget below the API's minimum is refused.
+    pub fn new(
+        thinking: Option<u32>,
+        structured_output: StructuredOutput,
+        caching: PromptCaching,
+    ) -> Result<Self, ConfigError> {
+        if let Some(budget) = thinking.filter(|b| *b < MIN_THINKING_BUDGET) {
+            return Err(ConfigError::Invalid {
+                setting: "thinking",
+                reason: format!(
+                    "a budget of {budget} tokens is below the API's minimum of {MIN_THINKING_BUDGET}"
+                ),
+            });
         }
+        Ok(Self {
+            thinking,
+            structured_output,
+            caching,
+        })
     }
 
-    /// A builder for `model` from the environment, like the official SDK:
-    /// `ANTHROPIC_API_KEY` (sent as `x-api-key`) or `ANTHROPIC_AUTH_TOKEN` (sent as
-    /// `Authorization: Bearer`, for gateways), one of them required, and
-    /// `ANTHROPIC_BASE_URL`.
-    pub fn builder_from_env(model: impl Into<String>) -> Result<AnthropicBuilder, ConfigError> {
-        Self::builder_from_env_with(model, process_env)
-    }
-
-    /// [`builder_from_env`](Self::builder_from_env) reading the variables from `env`.
-    ///
-    /// ```
-    /// let env = |name: &str| (name == "ANTHROPIC_AUTH_TOKEN").then(|| "gateway-token".to_owned());
-    /// assert!(agent_llm::AnthropicModel::builder_from_env_with("claude-sonnet-4-5", env).is_ok());
-    /// ```
-    pub fn builder_from_env_with(
-        model: impl Into<String>,
-        env: impl Fn(&str) -> Option<String>,
-    ) -> Result<AnthropicBuilder, ConfigError> {
-        let mut builder = Self::builder(model);
-        let key = var(&env, "ANTHROPIC_API_KEY");
-        let token = var(&env, "ANTHROPIC_AUTH_TOKEN");
-        if key.is_none() && token.is_none() {
-            return Err(ConfigError::MissingEnv("ANTHROPIC_API_KEY"));
+    /// The request body, `stream: true` when streaming.
+    pub fn body(
+        &self,
+        settings: &Settings,
+        request: &ChatRequest,
+        stream: bool,
+    ) -> Result<Vec<u8>, ModelError> {
+        let mut head = self.head(settings, request);
+        if stream {
+            head.insert("stream".into(), true.into());
         }
-        builder.settings.api_key = key.map(Into::into);
-        builder.settings.auth_token = token.map(Into::into);
-        if let Some(url) = var(&env, "ANTHROPIC_BASE_URL") {
-            builder = builder.base_url(url);
-        }
-        Ok(builder)
-    }
-
-    /// The model `model`, configured from the environment.
-    pub fn from_env(model: impl Into<String>) -> Result<Self, ConfigError> {
-        Self::builder_from_env(model)?.build()
-    }
-
-    /// The same client (connections, key, retries) for another model.
-    pub fn with_model(&self, model: impl Into<String>) -> Self {
-        let mut http = (*self.http).clone();
-        http.settings.model = model.into();
-        Self {
-            http: Arc::new(http),
-            ..self.clone()
-        }
-    }
-
-    async fn call(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        let settings = &self.http.settings;
         let body = Body {
-            head: self.head(request),
+            head,
             messages: turns(&request.messages),
         };
-        let body = serde_json::to_vec(&body).map_err(|e| ModelError::Other(e.to_string()))?;
-        let mut headers = reqwest::header::HeaderMap::new();
-        if let Some(key) = &settings.api_key {
-            headers.insert("x-api-key", Http::secret_header(key.expose())?);
-        }
-        if let Some(token) = &settings.auth_token {
-            let value = Http::secret_header(&format!("Bearer {}", token.expose()))?;
-            headers.insert(reqwest::header::AUTHORIZATION, value);
-        }
-        headers.insert(
-            "anthropic-version",
-            reqwest::header::HeaderValue::from_static(API_VERSION),
-        );
-        let bytes = self
-            .http
-            .post(self.http.url("v1/messages"), headers, body)
-            .await?;
-        parse_response(&bytes)
+        serde_json::to_vec(&body).map_err(|e| ModelError::Other(e.to_string()))
     }
 
     /// Everything but the messages: model, system, tools, options, then the extras.
-    fn head(&self, request: &ChatRequest) -> Map<String, Value> {
-        let options = self.http.settings.options_for(request);
+    fn head(&self, settings: &Settings, request: &ChatRequest) -> Map<String, Value> {
+        let options = settings.options_for(request);
         let mut head = Map::new();
-        head.insert("model".into(), self.http.settings.model.clone().into());
+        head.insert("model".into(), settings.model.clone().into());
         // The thinking budget is part of `max_tokens`: the default leaves the answer its room.
         let budget = self.thinking.unwrap_or(0);
         let max_tokens = options
@@ -223,9 +178,7 @@ impl AnthropicModel {
         head.remove("messages");
         head
     }
-}
 
-impl AnthropicModel {
     /// Native structured output: `{"type": "json_schema", "schema": ...}` with the output
     /// contract's strict form, when it has one.
     fn output_format(&self, request: &ChatRequest) -> Option<Value> {
@@ -245,85 +198,6 @@ impl AnthropicModel {
             json["strict"] = true.into();
         }
         json
-    }
-}
-
-impl AnthropicBuilder {
-    settings_methods!();
-
-    /// Whether requests ask for native structured output (`output_config.format` from the
-    /// output contract's strict form) and mark strict tools (default
-    /// [`StructuredOutput::Auto`]). Models before the Claude 4.5 family and gateways
-    /// without the feature refuse both: [`StructuredOutput::Off`] leaves them out.
-    pub fn structured_output(mut self, mode: StructuredOutput) -> Self {
-        self.structured_output = mode;
-        self
-    }
-
-    /// Extended thinking with a budget of `budget_tokens` (at least 1024): the request
-    /// carries `thinking: {"type": "enabled", "budget_tokens": ...}`, and `max_tokens`, when
-    /// no option sets it, grows by the budget. The thinking blocks come back on each message
-    /// and are replayed unchanged.
-    pub fn thinking(mut self, budget_tokens: u32) -> Self {
-        self.thinking = Some(budget_tokens);
-        self
-    }
-
-    /// A bearer token sent as `Authorization: Bearer` (a gateway's), with or in place of
-    /// the key; kept out of `Debug`, logs and errors like the key.
-    pub fn auth_token(mut self, token: impl Into<crate::ApiKey>) -> Self {
-        self.settings.auth_token = Some(token.into());
-        self
-    }
-
-    /// `cache_control` breakpoints on the tools and the system prompt (default
-    /// [`PromptCaching::Off`]); cache reads and writes are counted in each call's `Usage`.
-    pub fn prompt_caching(mut self, caching: PromptCaching) -> Self {
-        self.caching = caching;
-        self
-    }
-
-    /// Turns on a beta feature (`anthropic-beta`, e.g. `interleaved-thinking-2025-05-14`);
-    /// betas add up, sent comma-separated.
-    pub fn beta(mut self, name: impl Into<String>) -> Self {
-        self.betas.push(name.into());
-        self
-    }
-
-    /// The model.
-    pub fn build(mut self) -> Result<AnthropicModel, ConfigError> {
-        if !self.betas.is_empty() {
-            let value = header_value("beta", &self.betas.join(","))?;
-            self.settings.headers.insert("anthropic-beta", value);
-        }
-        if let Some(budget) = self.thinking.filter(|b| *b < MIN_THINKING_BUDGET) {
-            return Err(ConfigError::Invalid {
-                setting: "thinking",
-                reason: format!(
-                    "a budget of {budget} tokens is below the API's minimum of {MIN_THINKING_BUDGET}"
-                ),
-            });
-        }
-        Ok(AnthropicModel {
-            http: Arc::new(Http::new(self.settings)?),
-            thinking: self.thinking,
-            structured_output: self.structured_output,
-            caching: self.caching,
-        })
-    }
-}
-
-impl ChatModel for AnthropicModel {
-    fn complete<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
-        Box::pin(crate::trace::traced(
-            PROVIDER,
-            &self.http.settings,
-            request,
-            self.call(request),
-        ))
     }
 }
 
@@ -497,7 +371,7 @@ struct ReplyBlock {
     data: Option<String>,
 }
 
-fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ModelError> {
+pub(crate) fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ModelError> {
     let reply: Reply = serde_json::from_slice(bytes)
         .map_err(|e| malformed(&format!("the body is not a message ({e})"), bytes))?;
     let blocks = reply
@@ -542,6 +416,280 @@ fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ModelError> {
         model: reply.model,
         id: reply.id,
     })
+}
+
+/// A streamed message: `message_start`, `content_block_start`/`_delta`/`_stop` per block,
+/// `message_delta` (the stop reason and the output tokens), `message_stop`; `ping` skipped;
+/// an `error` event the error it stands for. Text and thinking deltas go to `sink` as they
+/// come; tool inputs (`input_json_delta`) and signatures (`signature_delta`) are put
+/// together, and the blocks come out as [`parse_response`] makes them.
+pub(crate) async fn read_stream(
+    events: &mut EventReader,
+    sink: &mut dyn StreamSink,
+) -> Result<ChatResponse, ModelError> {
+    let mut message = StreamedMessage::default();
+    while let Some(event) = events.next().await? {
+        let data = event.data.as_deref().unwrap_or_default();
+        let parsed: StreamEvent = serde_json::from_str(data).map_err(|e| {
+            malformed_event(&format!("an event is not a message event ({e})"), data)
+        })?;
+        match message.take(parsed, sink)? {
+            Step::Next => {}
+            Step::Stopped => return Err(stopped(message.partial())),
+            Step::End => return message.finish(),
+        }
+    }
+    Err(events.cut("`message_stop`"))
+}
+
+/// The parts of a stream event this crate reads.
+#[derive(Deserialize)]
+struct StreamEvent {
+    #[serde(rename = "type")]
+    kind: String,
+    index: Option<u64>,
+    message: Option<StartMessage>,
+    content_block: Option<ReplyBlock>,
+    delta: Option<EventDelta>,
+    usage: Option<Map<String, Value>>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct StartMessage {
+    id: Option<String>,
+    model: Option<String>,
+    usage: Option<Map<String, Value>>,
+}
+
+#[derive(Deserialize)]
+struct EventDelta {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    text: Option<String>,
+    partial_json: Option<String>,
+    thinking: Option<String>,
+    signature: Option<String>,
+    stop_reason: Option<String>,
+}
+
+/// A content block as it streams in.
+enum Streaming {
+    Text(String),
+    ToolUse {
+        id: String,
+        name: String,
+        input: String,
+    },
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
+    Redacted(String),
+    /// A block that is not part of the answer (server tool results, ...).
+    Other,
+}
+
+#[derive(Default)]
+struct StreamedMessage {
+    id: Option<String>,
+    model: Option<String>,
+    blocks: BTreeMap<u64, Streaming>,
+    /// `message_start`'s usage, updated by each `message_delta`'s.
+    usage: Option<Map<String, Value>>,
+    stop_reason: Option<String>,
+}
+
+/// What an event leads to.
+enum Step {
+    Next,
+    Stopped,
+    End,
+}
+
+impl StreamedMessage {
+    fn take(&mut self, event: StreamEvent, sink: &mut dyn StreamSink) -> Result<Step, ModelError> {
+        match event.kind.as_str() {
+            "message_start" => {
+                let start = event
+                    .message
+                    .ok_or_else(|| missing("message_start", "message"))?;
+                (self.id, self.model, self.usage) = (start.id, start.model, start.usage);
+            }
+            "content_block_start" => {
+                let index = event
+                    .index
+                    .ok_or_else(|| missing("content_block_start", "index"))?;
+                let block = event
+                    .content_block
+                    .ok_or_else(|| missing("content_block_start", "content_block"))?;
+                self.blocks.insert(index, started(block, index));
+            }
+            "content_block_delta" => {
+                let index = event
+                    .index
+                    .ok_or_else(|| missing("content_block_delta", "index"))?;
+                let delta = event
+                    .delta
+                    .ok_or_else(|| missing("content_block_delta", "delta"))?;
+                let block = self.blocks.get_mut(&index).ok_or_else(|| {
+                    ModelError::Malformed(format!("a delta for block {index}, which never started"))
+                })?;
+                if apply(block, delta, sink).is_break() {
+                    return Ok(Step::Stopped);
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = event.delta.and_then(|d| d.stop_reason) {
+                    self.stop_reason = Some(reason);
+                }
+                if let Some(usage) = event.usage {
+                    self.usage.get_or_insert_default().extend(usage);
+                }
+            }
+            "message_stop" => return Ok(Step::End),
+            "error" => {
+                let error = event.error.unwrap_or_default();
+                return Err(stream_error(&error));
+            }
+            // `ping`, `content_block_stop`, and events added later.
+            _ => {}
+        }
+        Ok(Step::Next)
+    }
+
+    fn usage(&self) -> Option<Usage> {
+        self.usage.clone().map(|map| usage(&Value::Object(map)))
+    }
+
+    /// What was received before a stop: the text so far, the usage known.
+    fn partial(self) -> ChatResponse {
+        let usage = self.usage();
+        let text = self
+            .blocks
+            .into_values()
+            .filter_map(|block| match block {
+                Streaming::Text(text) => Some(text),
+                _ => None,
+            })
+            .collect::<String>();
+        ChatResponse {
+            message: Message::assistant(text),
+            usage,
+            finish_reason: None,
+            model: self.model,
+            id: self.id,
+        }
+    }
+
+    fn finish(self) -> Result<ChatResponse, ModelError> {
+        let usage = self.usage();
+        if self.stop_reason.as_deref() == Some("max_tokens") {
+            return Err(crate::model_error::cut_off(usage.as_ref()));
+        }
+        let mut text = String::new();
+        let mut tool_calls = Vec::new();
+        let mut thinking = Vec::new();
+        for block in self.blocks.into_values() {
+            match block {
+                Streaming::Text(t) => text.push_str(&t),
+                Streaming::ToolUse { id, name, input } => tool_calls.push(ToolCallRequest {
+                    id,
+                    name,
+                    arguments: if input.is_empty() { "{}".into() } else { input },
+                }),
+                Streaming::Thinking {
+                    thinking: t,
+                    signature,
+                } => thinking.push(Thinking::Thinking {
+                    thinking: t,
+                    signature,
+                }),
+                Streaming::Redacted(data) => thinking.push(Thinking::RedactedThinking { data }),
+                Streaming::Other => {}
+            }
+        }
+        Ok(ChatResponse {
+            message: Message {
+                thinking,
+                tool_calls,
+                ..Message::assistant(text)
+            },
+            usage,
+            finish_reason: self.stop_reason.filter(|r| !r.is_empty()),
+            model: self.model,
+            id: self.id,
+        })
+    }
+}
+
+/// A block as `content_block_start` opens it (its text or input comes in deltas).
+fn started(block: ReplyBlock, index: u64) -> Streaming {
+    match block.kind.as_str() {
+        "text" => Streaming::Text(block.text.unwrap_or_default()),
+        "tool_use" => Streaming::ToolUse {
+            id: block.id.unwrap_or_else(|| format!("toolu_{index}")),
+            name: block.name.unwrap_or_default(),
+            input: String::new(),
+        },
+        "thinking" => Streaming::Thinking {
+            thinking: block.thinking.unwrap_or_default(),
+            signature: block.signature.unwrap_or_default(),
+        },
+        "redacted_thinking" => Streaming::Redacted(block.data.unwrap_or_default()),
+        _ => Streaming::Other,
+    }
+}
+
+/// One delta applied to its block; text and thinking handed to `sink`.
+fn apply(block: &mut Streaming, delta: EventDelta, sink: &mut dyn StreamSink) -> ControlFlow<()> {
+    match (block, delta.kind.as_deref()) {
+        (Streaming::Text(text), Some("text_delta")) => {
+            let piece = delta.text.unwrap_or_default();
+            text.push_str(&piece);
+            sink.delta(StreamDelta::Text(&piece))
+        }
+        (Streaming::ToolUse { input, .. }, Some("input_json_delta")) => {
+            input.push_str(delta.partial_json.as_deref().unwrap_or_default());
+            ControlFlow::Continue(())
+        }
+        (Streaming::Thinking { thinking, .. }, Some("thinking_delta")) => {
+            let piece = delta.thinking.unwrap_or_default();
+            thinking.push_str(&piece);
+            sink.delta(StreamDelta::Thinking(&piece))
+        }
+        (Streaming::Thinking { signature, .. }, Some("signature_delta")) => {
+            signature.push_str(delta.signature.as_deref().unwrap_or_default());
+            ControlFlow::Continue(())
+        }
+        // A delta of another kind (citations, ...) is not part of the answer.
+        _ => ControlFlow::Continue(()),
+    }
+}
+
+fn missing(event: &str, field: &str) -> ModelError {
+    ModelError::Malformed(format!("a `{event}` event without its `{field}`"))
+}
+
+/// An `error` event (`{"type": "overloaded_error", "message": ...}`) as the status the API
+/// documents for its type.
+fn stream_error(error: &Value) -> ModelError {
+    let text = |key: &str| error.get(key).and_then(Value::as_str).unwrap_or_default();
+    let status = match text("type") {
+        "invalid_request_error" => 400,
+        "authentication_error" => 401,
+        "permission_error" => 403,
+        "not_found_error" => 404,
+        "request_too_large" => 413,
+        "rate_limit_error" => 429,
+        "overloaded_error" => 529,
+        _ => 500,
+    };
+    let message = match text("message") {
+        "" => "no message".to_owned(),
+        message => message.to_owned(),
+    };
+    crate::model_error::stream_error(status, message)
 }
 
 /// Anthropic counts cache reads and writes apart from `input_tokens`; the input total adds

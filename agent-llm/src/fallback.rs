@@ -1,8 +1,9 @@
 //! A list of models tried in order: when one fails with an error a later try could fix
 //! (after its own retries, when it is a [`Retrying`](crate::Retrying)), the next one answers.
 
+use crate::retry::Watched;
 use agent_core::BoxFuture;
-use agent_core::{ChatModel, ChatRequest, ChatResponse, ModelError};
+use agent_core::{ChatModel, ChatRequest, ChatResponse, ModelError, StreamSink};
 use std::fmt;
 use std::sync::Arc;
 
@@ -63,23 +64,58 @@ impl ChatModel for Fallback {
                     unreachable!("a Fallback has at least one model")
                 };
                 let error = match model.complete(request).await {
-                    Ok(mut response) => {
-                        response.model.get_or_insert_with(|| name.clone());
-                        return Ok(response);
-                    }
+                    Ok(response) => return Ok(answered(response, name)),
                     Err(error) => error,
                 };
-                match models.peek() {
-                    Some((next, _)) if error.is_retryable() => tracing::warn!(
-                        error.type = crate::model_error::error_type(&error),
-                        error = %error,
-                        model = %name,
-                        next = %next,
-                        "model failed, falling back to the next"
-                    ),
-                    _ => return Err(error),
-                }
+                falls_back(error, name, models.peek().map(|(next, _)| next))?;
             }
         })
+    }
+
+    /// Falls back only while no delta reached the sink: once the reader has seen one
+    /// model's text, another model's answer cannot follow it.
+    fn stream<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        sink: &'a mut dyn StreamSink,
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+        Box::pin(async move {
+            let mut models = self.models.iter().peekable();
+            loop {
+                let Some((name, model)) = models.next() else {
+                    unreachable!("a Fallback has at least one model")
+                };
+                let mut watched = Watched::new(&mut *sink);
+                let error = match model.stream(request, &mut watched).await {
+                    Ok(response) => return Ok(answered(response, name)),
+                    Err(error) if watched.delivered => return Err(error),
+                    Err(error) => error,
+                };
+                falls_back(error, name, models.peek().map(|(next, _)| next))?;
+            }
+        })
+    }
+}
+
+/// The response, named after the model that answered when the provider did not name it.
+fn answered(mut response: ChatResponse, name: &str) -> ChatResponse {
+    response.model.get_or_insert_with(|| name.to_owned());
+    response
+}
+
+/// `Ok` (warned about) when the next model is to be asked after `error`, else the error.
+fn falls_back(error: ModelError, name: &str, next: Option<&String>) -> Result<(), ModelError> {
+    match next {
+        Some(next) if error.is_retryable() => {
+            tracing::warn!(
+                error.type = crate::model_error::error_type(&error),
+                error = %error,
+                model = %name,
+                next = %next,
+                "model failed, falling back to the next"
+            );
+            Ok(())
+        }
+        _ => Err(error),
     }
 }

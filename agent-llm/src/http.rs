@@ -1,6 +1,6 @@
-//! What both providers share: their settings, one POST (retries are a layer above, see
-//! [`Retrying`](crate::Retrying)), and the mapping of transport failures, HTTP statuses and
-//! the server's retry headers to [`ModelError`].
+//! What the providers share: their settings, one POST (retries are a layer above, see
+//! [`Retrying`](crate::Retrying)), and the mapping of transport failures (naming the URL
+//! without its credentials), HTTP statuses and the server's retry headers to [`ModelError`].
 
 use crate::retry::retry_after;
 use crate::secret::ApiKey;
@@ -17,7 +17,7 @@ pub enum ConfigError {
     MissingEnv(&'static str),
     /// A model spec that is not `provider:model`.
     #[error(
-        "`{0}` is not a model spec: expected `openai:<model>` or `anthropic:<model>`, or a comma-separated list of them"
+        "`{0}` is not a model spec: expected `openai:<model>`, `azure:<deployment>` or `anthropic:<model>`, or a comma-separated list of them"
     )]
     BadSpec(String),
     /// A provider this build does not have.
@@ -36,13 +36,13 @@ pub enum ConfigError {
     Client(String),
 }
 
-/// Settings common to both providers; each provider's builder sets them.
+/// Settings common to the providers; the builder sets them.
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
     pub model: String,
     pub base_url: String,
     pub api_key: Option<ApiKey>,
-    /// A bearer token in place of the key (Anthropic's gateways).
+    /// A bearer token in place of the key (Anthropic's gateways, Azure's Entra ID).
     pub auth_token: Option<ApiKey>,
     /// Sent with every request: account ids, betas, the user's own; values marked
     /// sensitive, so `Debug` never shows them.
@@ -50,7 +50,6 @@ pub(crate) struct Settings {
     pub timeout: Duration,
     pub connect_timeout: Duration,
     pub options: ModelOptions,
-    pub capture_content: bool,
 }
 
 impl Settings {
@@ -64,7 +63,6 @@ impl Settings {
             timeout: Duration::from_secs(600),
             connect_timeout: Duration::from_secs(10),
             options: ModelOptions::default(),
-            capture_content: false,
         }
     }
 
@@ -98,57 +96,6 @@ pub(crate) fn header_value(
     Ok(value)
 }
 
-/// The generated builder methods shared by the providers' builders, whose `settings` field is
-/// a [`Settings`].
-macro_rules! settings_methods {
-    () => {
-        /// The API key (default: from the environment, with `from_env`).
-        pub fn api_key(mut self, key: impl Into<$crate::ApiKey>) -> Self {
-            self.settings.api_key = Some(key.into());
-            self
-        }
-        /// The base URL of the API.
-        pub fn base_url(mut self, url: impl Into<String>) -> Self {
-            self.settings.base_url = url.into();
-            self
-        }
-        /// A header sent with every request (a gateway's, a tenant's); its value never
-        /// shows in `Debug` output. The provider's own headers (key, version) win over it.
-        pub fn header(
-            mut self,
-            name: ::reqwest::header::HeaderName,
-            mut value: ::reqwest::header::HeaderValue,
-        ) -> Self {
-            value.set_sensitive(true);
-            self.settings.headers.append(name, value);
-            self
-        }
-        /// The longest one attempt may take (default 10 minutes; the CLIs read
-        /// [`REQUEST_TIMEOUT_ENV`](crate::REQUEST_TIMEOUT_ENV)).
-        pub fn timeout(mut self, timeout: ::std::time::Duration) -> Self {
-            self.settings.timeout = timeout;
-            self
-        }
-        /// The longest a connection may take to open (default 10 seconds).
-        pub fn connect_timeout(mut self, timeout: ::std::time::Duration) -> Self {
-            self.settings.connect_timeout = timeout;
-            self
-        }
-        /// Options for every request; a request's own options win field by field.
-        pub fn options(mut self, options: ::agent_core::ModelOptions) -> Self {
-            self.settings.options = options;
-            self
-        }
-        /// Records message contents in the tracing events (off by default: prompts may
-        /// hold personal data).
-        pub fn capture_content(mut self, capture: bool) -> Self {
-            self.settings.capture_content = capture;
-            self
-        }
-    };
-}
-pub(crate) use settings_methods;
-
 /// An HTTP client bound to one provider's settings.
 #[derive(Debug, Clone)]
 pub(crate) struct Http {
@@ -173,11 +120,12 @@ impl Http {
         })
     }
 
-    /// The endpoint `path` (segments joined by `/`) under the base URL, its query kept.
-    pub fn url(&self, path: &str) -> reqwest::Url {
+    /// The endpoint under the base URL, its path `segments` appended (each escaped as one
+    /// segment), its query kept.
+    pub fn url(&self, segments: &[&str]) -> reqwest::Url {
         let mut url = self.base.clone();
-        if let Ok(mut segments) = url.path_segments_mut() {
-            segments.pop_if_empty().extend(path.split('/'));
+        if let Ok(mut path) = url.path_segments_mut() {
+            path.pop_if_empty().extend(segments);
         }
         url
     }
@@ -190,6 +138,20 @@ impl Http {
         headers: HeaderMap,
         body: Vec<u8>,
     ) -> Result<Vec<u8>, ModelError> {
+        let shown = self.shown(&url);
+        let response = self.send(url, headers, body).await?;
+        read_body(response, &shown).await
+    }
+
+    /// POSTs `body` to `url` once: the response of a success status, whose body is still to
+    /// read (a stream); an error status read and mapped to its [`ModelError`].
+    pub async fn send(
+        &self,
+        url: reqwest::Url,
+        headers: HeaderMap,
+        body: Vec<u8>,
+    ) -> Result<reqwest::Response, ModelError> {
+        let shown = self.shown(&url);
         let response = self
             .client
             .post(url)
@@ -200,26 +162,40 @@ impl Http {
             .body(body)
             .send()
             .await
-            .map_err(transport_error)?;
+            .map_err(|e| transport_error(e, &shown))?;
         let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
         let wait = retry_after(response.headers(), std::time::SystemTime::now());
         let should_retry = should_retry(response.headers());
-        let bytes = read_body(response).await?;
-        if status.is_success() {
-            return Ok(bytes);
-        }
-        let mut text = String::from_utf8_lossy(&bytes).into_owned();
-        let secrets = [&self.settings.api_key, &self.settings.auth_token];
-        for secret in secrets.into_iter().flatten() {
-            text = secret.scrub(&text);
-        }
+        let bytes = read_body(response, &shown).await?;
+        let text = self.scrub(&String::from_utf8_lossy(&bytes));
         Err(match (status.as_u16(), should_retry) {
             // A 429 the server says not to retry (an exhausted quota) is final, not a wait.
-            (429, None | Some(true)) => ModelError::RateLimited { retry_after: wait },
+            (429, None | Some(true)) => ModelError::RateLimited {
+                retry_after: wait,
+                message: Some(crate::model_error::provider_message(&text)),
+            },
             (code, should_retry) => {
                 crate::model_error::told_status_error(code, &text, wait, should_retry)
             }
         })
+    }
+
+    /// `text` with the key and the token replaced.
+    pub fn scrub(&self, text: &str) -> String {
+        let secrets = [&self.settings.api_key, &self.settings.auth_token];
+        secrets
+            .into_iter()
+            .flatten()
+            .fold(text.to_owned(), |text, secret| secret.scrub(&text))
+    }
+
+    /// `url` as errors show it: no user name or password, the values of query parameters
+    /// that look secret (`key`, `token`, `sig`, ...) masked, the key and token scrubbed.
+    pub fn shown(&self, url: &reqwest::Url) -> String {
+        self.scrub(&shown_url(url))
     }
 
     /// An authorization header value, marked sensitive so no log shows it.
@@ -229,6 +205,45 @@ impl Http {
         value.set_sensitive(true);
         Ok(value)
     }
+}
+
+/// `url` without its credentials: see [`Http::shown`].
+pub(crate) fn shown_url(url: &reqwest::Url) -> String {
+    let mut url = url.clone();
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.set_fragment(None);
+    if url.query().is_some() {
+        let pairs: Vec<(String, String)> = url
+            .query_pairs()
+            .map(|(name, value)| {
+                let value = if looks_secret(&name) {
+                    "****".to_owned()
+                } else {
+                    value.into_owned()
+                };
+                (name.into_owned(), value)
+            })
+            .collect();
+        url.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    url.to_string()
+}
+
+/// Whether a query parameter's name says it carries a credential.
+fn looks_secret(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    const WORDS: [&str; 8] = [
+        "key",
+        "token",
+        "secret",
+        "password",
+        "sig",
+        "auth",
+        "credential",
+        "code",
+    ];
+    WORDS.iter().any(|word| name.contains(word))
 }
 
 /// A base URL parsed; the error names no part of it (it may carry credentials).
@@ -258,9 +273,16 @@ fn should_retry(headers: &HeaderMap) -> Option<bool> {
 pub(crate) const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 
 /// The body, read chunk by chunk up to [`MAX_BODY_BYTES`].
-async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, ModelError> {
+pub(crate) async fn read_body(
+    mut response: reqwest::Response,
+    shown: &str,
+) -> Result<Vec<u8>, ModelError> {
     let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| transport_error(e, shown))?
+    {
         if body.len() + chunk.len() > MAX_BODY_BYTES {
             return Err(ModelError::Malformed(format!(
                 "the response body is larger than {MAX_BODY_BYTES} bytes"
@@ -271,16 +293,16 @@ async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, ModelErro
     Ok(body)
 }
 
-/// A reqwest failure as a model error; the URL is left out (a base URL may carry
-/// credentials).
-fn transport_error(error: reqwest::Error) -> ModelError {
+/// A reqwest failure as a model error, naming the URL as [`Http::shown`] shows it (reqwest's
+/// own URL is left out: it may carry credentials).
+pub(crate) fn transport_error(error: reqwest::Error, shown: &str) -> ModelError {
     let error = error.without_url();
     if error.is_timeout() {
         ModelError::Timeout
     } else if error.is_builder() {
         ModelError::Other(chain(&error))
     } else {
-        ModelError::Transport(chain(&error))
+        ModelError::Transport(format!("POST {shown}: {}", chain(&error)))
     }
 }
 

@@ -1,6 +1,6 @@
 //! The model errors the HTTP models make, and the stable names tracing gives them.
 
-use agent_core::ModelError;
+use agent_core::{ChatResponse, ModelError};
 
 /// Most bytes of a response body kept in a [`ModelError::Status`].
 const ERROR_BODY_BYTES: usize = 1024;
@@ -27,6 +27,37 @@ pub(crate) fn told_status_error(
     }
 }
 
+/// What an error body says: its `error.message` (OpenAI's and Anthropic's error format), or
+/// else the start of the body.
+pub(crate) fn provider_message(body: &str) -> String {
+    let parsed = serde_json::from_str::<serde_json::Value>(body).ok();
+    let message = parsed
+        .as_ref()
+        .and_then(|v| v.pointer("/error/message"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or(body);
+    agent_core::__private::truncate(message.trim(), ERROR_BODY_BYTES).into_owned()
+}
+
+/// An error the provider sent in the middle of a stream, as the status it stands for: a rate
+/// limit, or an error status with the provider's message.
+pub(crate) fn stream_error(status: u16, message: String) -> ModelError {
+    if status == 429 {
+        return ModelError::RateLimited {
+            retry_after: None,
+            message: Some(message),
+        };
+    }
+    told_status_error(status, &message, None, None)
+}
+
+/// The error of a stream its reader stopped, with what was received.
+pub(crate) fn stopped(partial: ChatResponse) -> ModelError {
+    ModelError::Stopped {
+        partial: Box::new(partial),
+    }
+}
+
 /// The error for an answer cut off at its token limit, with the tokens it took.
 pub(crate) fn cut_off(usage: Option<&agent_core::Usage>) -> ModelError {
     ModelError::MaxTokens {
@@ -44,6 +75,8 @@ pub(crate) fn error_type(error: &ModelError) -> &'static str {
         ModelError::MaxTokens { .. } => "max_tokens",
         ModelError::Transport(_) => "transport",
         ModelError::Malformed(_) => "malformed_response",
+        ModelError::GaveUp { last, .. } => error_type(last),
+        ModelError::Stopped { .. } => "stopped",
         _ => "other",
     }
 }
@@ -59,6 +92,13 @@ mod tests {
         };
         assert!(body.len() <= ERROR_BODY_BYTES + "…".len());
         assert!(body.starts_with("éé"));
+    }
+
+    #[test]
+    fn a_provider_message_is_the_error_message_or_the_body() {
+        let openai = r#"{"error":{"message":"Rate limit reached","type":"requests"}}"#;
+        assert_eq!(provider_message(openai), "Rate limit reached");
+        assert_eq!(provider_message(" busy \n"), "busy");
     }
 
     #[test]

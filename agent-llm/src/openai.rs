@@ -5,25 +5,23 @@
 //! decides what to do with text that is not JSON. Compatible servers' quirks are tolerated:
 //! `finish_reason: ""`, arguments given as an object, tool calls without ids.
 
-use crate::http::{
-    ConfigError, Http, Settings, header_value, malformed, process_env, settings_methods, var,
-};
+use crate::http::{Http, Settings, malformed};
+use crate::model_error::stopped;
+use crate::sse::{EventReader, malformed_event};
 use crate::strict::{StructuredOutput, output_schema, tool_is_strict};
-use agent_core::BoxFuture;
 use agent_core::ToolDefinition;
 use agent_core::{
-    ChatModel, ChatRequest, ChatResponse, Image, Message, ModelError, ModelOptions, Role,
-    ToolCallRequest, ToolChoice, Usage,
+    ChatRequest, ChatResponse, Image, Message, ModelError, ModelOptions, Role, StreamDelta,
+    StreamSink, ToolCallRequest, ToolChoice, Usage,
 };
 use agent_schema::strict::Dialect;
+use reqwest::header::HeaderMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
-use std::sync::Arc;
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The provider's name in traces.
-const PROVIDER: &str = "openai";
 /// The base URL when none is configured.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
@@ -51,147 +49,56 @@ impl ReasoningEffort {
     }
 }
 
-/// A chat model behind the Chat Completions API.
-///
-/// ```no_run
-/// use agent_llm::OpenAiModel;
-/// # fn main() -> Result<(), agent_llm::ConfigError> {
-/// // OPENAI_API_KEY and OPENAI_BASE_URL, like the official SDKs:
-/// let model = OpenAiModel::from_env("gpt-4o-mini")?;
-/// // A local server:
-/// let local = OpenAiModel::builder("llama3.2")
-///     .base_url("http://127.0.0.1:11434/v1")
-///     .build()?;
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone)]
-pub struct OpenAiModel {
-    http: Arc<Http>,
+/// The Chat Completions wire format and its settings.
+#[derive(Debug)]
+pub(crate) struct Wire {
     structured_output: StructuredOutput,
     reasoning_effort: Option<ReasoningEffort>,
     key_header: KeyHeader,
-    call_ids: Arc<AtomicU64>,
+    /// Numbers the calls a server left without an id.
+    call_ids: AtomicU64,
 }
 
-/// How the key travels: OpenAI's bearer token, or Azure's `api-key` header.
+/// How the key travels, and where the endpoint is: OpenAI's bearer token and
+/// `chat/completions`, or Azure's `api-key` header and deployment path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum KeyHeader {
     Bearer,
     AzureApiKey,
 }
 
-/// Builds an [`OpenAiModel`].
-#[derive(Debug, Clone)]
-#[must_use]
-pub struct OpenAiBuilder {
-    settings: Settings,
-    structured_output: StructuredOutput,
-    reasoning_effort: Option<ReasoningEffort>,
-    key_header: KeyHeader,
-    organization: Option<String>,
-    project: Option<String>,
-}
-
-impl OpenAiModel {
-    /// A builder for `model` at [`DEFAULT_BASE_URL`], without a key.
-    pub fn builder(model: impl Into<String>) -> OpenAiBuilder {
-        OpenAiBuilder {
-            settings: Settings::new(model.into(), DEFAULT_BASE_URL),
-            structured_output: StructuredOutput::Auto,
-            reasoning_effort: None,
-            key_header: KeyHeader::Bearer,
-            organization: None,
-            project: None,
-        }
-    }
-
-    /// A builder for an Azure OpenAI deployment: `endpoint` is the resource
-    /// (`https://{resource}.openai.azure.com`), requests go to
-    /// `/openai/deployments/{deployment}/chat/completions?api-version={api_version}`, and the
-    /// key travels in the `api-key` header.
-    ///
-    /// ```
-    /// let model = agent_llm::OpenAiModel::azure("https://acme.openai.azure.com", "gpt-4o", "2024-10-21")
-    ///     .api_key("azure-key")
-    ///     .build();
-    /// assert!(model.is_ok());
-    /// ```
-    pub fn azure(endpoint: &str, deployment: &str, api_version: &str) -> OpenAiBuilder {
-        let base_url = reqwest::Url::parse(endpoint.trim())
-            .ok()
-            .filter(|url| !url.cannot_be_a_base())
-            .map(|mut url| {
-                if let Ok(mut segments) = url.path_segments_mut() {
-                    segments
-                        .pop_if_empty()
-                        .extend(["openai", "deployments", deployment]);
-                }
-                url.query_pairs_mut()
-                    .append_pair("api-version", api_version);
-                url.to_string()
-            })
-            // Left as given, the build reports it as an invalid base URL.
-            .unwrap_or_else(|| endpoint.to_owned());
-        OpenAiBuilder {
-            key_header: KeyHeader::AzureApiKey,
-            ..Self::builder(deployment).base_url(base_url)
-        }
-    }
-
-    /// A builder for `model` from the environment, like the official SDK: `OPENAI_API_KEY`,
-    /// `OPENAI_BASE_URL`, `OPENAI_ORG_ID` (sent as `OpenAI-Organization`) and
-    /// `OPENAI_PROJECT_ID` (`OpenAI-Project`). The key may be missing only when the base URL
-    /// is not OpenAI's (local servers need none).
-    pub fn builder_from_env(model: impl Into<String>) -> Result<OpenAiBuilder, ConfigError> {
-        Self::builder_from_env_with(model, process_env)
-    }
-
-    /// [`builder_from_env`](Self::builder_from_env) reading the variables from `env`.
-    ///
-    /// ```
-    /// let env = |name: &str| (name == "OPENAI_BASE_URL").then(|| "http://127.0.0.1:8000/v1".to_owned());
-    /// assert!(agent_llm::OpenAiModel::builder_from_env_with("llama3.2", env).is_ok());
-    /// ```
-    pub fn builder_from_env_with(
-        model: impl Into<String>,
-        env: impl Fn(&str) -> Option<String>,
-    ) -> Result<OpenAiBuilder, ConfigError> {
-        let mut builder = Self::builder(model);
-        if let Some(url) = var(&env, "OPENAI_BASE_URL") {
-            builder = builder.base_url(url);
-        }
-        match var(&env, "OPENAI_API_KEY") {
-            Some(key) => builder = builder.api_key(key),
-            None if builder.settings.base_url == DEFAULT_BASE_URL => {
-                return Err(ConfigError::MissingEnv("OPENAI_API_KEY"));
-            }
-            None => {}
-        }
-        builder.organization = var(&env, "OPENAI_ORG_ID");
-        builder.project = var(&env, "OPENAI_PROJECT_ID");
-        Ok(builder)
-    }
-
-    /// The model `model`, configured from the environment.
-    pub fn from_env(model: impl Into<String>) -> Result<Self, ConfigError> {
-        Self::builder_from_env(model)?.build()
-    }
-
-    /// The same client (connections, key, retries) for another model.
-    pub fn with_model(&self, model: impl Into<String>) -> Self {
-        let mut http = (*self.http).clone();
-        http.settings.model = model.into();
+impl Wire {
+    pub fn new(
+        structured_output: StructuredOutput,
+        reasoning_effort: Option<ReasoningEffort>,
+        azure: bool,
+    ) -> Self {
         Self {
-            http: Arc::new(http),
-            ..self.clone()
+            structured_output,
+            reasoning_effort,
+            key_header: if azure {
+                KeyHeader::AzureApiKey
+            } else {
+                KeyHeader::Bearer
+            },
+            call_ids: AtomicU64::new(0),
         }
     }
 
-    async fn call(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        let settings = &self.http.settings;
-        let body = self.body(request);
-        let body = serde_json::to_vec(&body).map_err(|e| ModelError::Other(e.to_string()))?;
-        let mut headers = reqwest::header::HeaderMap::new();
+    /// The endpoint: `chat/completions` under the base URL, or Azure's deployment path.
+    pub fn url(&self, http: &Http) -> reqwest::Url {
+        match self.key_header {
+            KeyHeader::Bearer => http.url(&["chat", "completions"]),
+            KeyHeader::AzureApiKey => {
+                let deployment = http.settings.model.as_str();
+                http.url(&["openai", "deployments", deployment, "chat", "completions"])
+            }
+        }
+    }
+
+    /// The key (a bearer token, or Azure's `api-key`), and a token in its place.
+    pub fn headers(&self, settings: &Settings) -> Result<HeaderMap, ModelError> {
+        let mut headers = HeaderMap::new();
         if let Some(key) = &settings.api_key {
             match self.key_header {
                 KeyHeader::Bearer => {
@@ -203,17 +110,24 @@ impl OpenAiModel {
                 }
             }
         }
-        let url = self.http.url("chat/completions");
-        let bytes = self.http.post(url, headers, body).await?;
-        parse_response(&bytes, &self.call_ids)
+        if let Some(token) = &settings.auth_token {
+            let value = Http::secret_header(&format!("Bearer {}", token.expose()))?;
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
+        Ok(headers)
     }
 
-    /// The request body: model, messages, tools, options, the response format, then the
-    /// provider extras (which win).
-    fn body(&self, request: &ChatRequest) -> Map<String, Value> {
-        let options = self.http.settings.options_for(request);
+    /// The request body: model, messages, tools, options, the response format, the stream
+    /// flags, then the provider extras (which win).
+    pub fn body(
+        &self,
+        settings: &Settings,
+        request: &ChatRequest,
+        stream: bool,
+    ) -> Result<Vec<u8>, ModelError> {
+        let options = settings.options_for(request);
         let mut body = Map::new();
-        body.insert("model".into(), self.http.settings.model.clone().into());
+        body.insert("model".into(), settings.model.clone().into());
         let messages = request.messages.iter().map(wire_message).collect();
         body.insert("messages".into(), Value::Array(messages));
         if !request.tools.is_empty() {
@@ -230,8 +144,13 @@ impl OpenAiModel {
         if let Some(format) = self.response_format(request) {
             body.insert("response_format".into(), format);
         }
+        if stream {
+            body.insert("stream".into(), true.into());
+            // The usage comes in a last chunk only when asked for.
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
         body.extend(options.extra);
-        body
+        serde_json::to_vec(&body).map_err(|e| ModelError::Other(e.to_string()))
     }
 
     /// The output contract's strict form with `strict: true` when it has one; otherwise the
@@ -261,71 +180,209 @@ impl OpenAiModel {
         }
         json
     }
-}
 
-impl OpenAiBuilder {
-    settings_methods!();
-
-    /// Whether requests with an output schema ask for native structured output (default
-    /// [`StructuredOutput::Auto`]).
-    pub fn structured_output(mut self, mode: StructuredOutput) -> Self {
-        self.structured_output = mode;
-        self
+    /// A whole completion, parsed.
+    pub fn parse(&self, bytes: &[u8]) -> Result<ChatResponse, ModelError> {
+        parse_response(bytes, &self.call_ids)
     }
 
-    /// Asks a reasoning model (o-series, GPT-5) for this effort; the token limit is then
-    /// sent as `max_completion_tokens`, which those models require.
-    pub fn reasoning_effort(mut self, effort: ReasoningEffort) -> Self {
-        self.reasoning_effort = Some(effort);
-        self
-    }
-
-    /// The organization requests are billed to (`OpenAI-Organization`).
-    pub fn organization(mut self, id: impl Into<String>) -> Self {
-        self.organization = Some(id.into());
-        self
-    }
-
-    /// The project requests belong to (`OpenAI-Project`).
-    pub fn project(mut self, id: impl Into<String>) -> Self {
-        self.project = Some(id.into());
-        self
-    }
-
-    /// The model.
-    pub fn build(mut self) -> Result<OpenAiModel, ConfigError> {
-        let account = [
-            ("OpenAI-Organization", "organization", &self.organization),
-            ("OpenAI-Project", "project", &self.project),
-        ];
-        for (name, setting, value) in account {
-            if let Some(value) = value {
-                let value = header_value(setting, value)?;
-                self.settings.headers.insert(name, value);
+    /// A streamed completion: `chat.completion.chunk` events until `[DONE]`, the text handed
+    /// to `sink` as it comes, tool calls put together by their index, the usage from the
+    /// last chunk. A stream that ends without `[DONE]` is complete if it said why it
+    /// finished (some compatible servers leave `[DONE]` out), and cut otherwise.
+    pub async fn read_stream(
+        &self,
+        events: &mut EventReader,
+        sink: &mut dyn StreamSink,
+    ) -> Result<ChatResponse, ModelError> {
+        let mut answer = Streamed::default();
+        let mut done = false;
+        while let Some(event) = events.next().await? {
+            let data = event.data.as_deref().unwrap_or_default();
+            if data.trim() == "[DONE]" {
+                done = true;
+                break;
+            }
+            if answer.take(data, sink)?.is_break() {
+                return Err(stopped(answer.partial()));
             }
         }
-        Ok(OpenAiModel {
-            http: Arc::new(Http::new(self.settings)?),
-            structured_output: self.structured_output,
-            reasoning_effort: self.reasoning_effort,
-            key_header: self.key_header,
-            call_ids: Arc::new(AtomicU64::new(0)),
+        if !done && answer.finish_reason.is_none() {
+            return Err(events.cut("`data: [DONE]`"));
+        }
+        answer.finish(&self.call_ids)
+    }
+}
+
+/// A streamed completion as it is put together.
+#[derive(Default)]
+struct Streamed {
+    id: Option<String>,
+    model: Option<String>,
+    text: String,
+    refusal: String,
+    /// By index: the id, the name, the argument text.
+    calls: std::collections::BTreeMap<u64, (Option<String>, String, Option<String>)>,
+    finish_reason: Option<String>,
+    usage: Option<Usage>,
+}
+
+/// The parts of a `chat.completion.chunk` this crate reads.
+#[derive(Deserialize)]
+struct Chunk {
+    id: Option<String>,
+    model: Option<String>,
+    #[serde(default)]
+    choices: Vec<ChunkChoice>,
+    usage: Option<Value>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ChunkChoice {
+    #[serde(default)]
+    index: u64,
+    delta: Option<Delta>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    content: Option<String>,
+    refusal: Option<String>,
+    tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDelta {
+    #[serde(default)]
+    index: u64,
+    id: Option<String>,
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta {
+    name: Option<String>,
+    arguments: Option<String>,
+}
+
+impl Streamed {
+    /// Takes one chunk's data; `Break` when the sink stopped.
+    fn take(
+        &mut self,
+        data: &str,
+        sink: &mut dyn StreamSink,
+    ) -> Result<ControlFlow<()>, ModelError> {
+        let chunk: Chunk = serde_json::from_str(data).map_err(|e| {
+            malformed_event(&format!("an event is not a completion chunk ({e})"), data)
+        })?;
+        if let Some(error) = chunk.error {
+            return Err(stream_error(&error));
+        }
+        if self.id.is_none() {
+            self.id = chunk.id;
+        }
+        if self.model.is_none() {
+            self.model = chunk.model;
+        }
+        if let Some(value) = chunk.usage.filter(|u| u.is_object()) {
+            self.usage = Some(usage(&value));
+        }
+        // One answer is asked for (`n` is never sent): choice 0.
+        for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
+            if let Some(reason) = choice.finish_reason {
+                self.finish_reason = Some(reason);
+            }
+            let Some(delta) = choice.delta else { continue };
+            self.refusal
+                .push_str(delta.refusal.as_deref().unwrap_or_default());
+            for call in delta.tool_calls.unwrap_or_default() {
+                let entry = self.calls.entry(call.index).or_default();
+                if let Some(id) = call.id.filter(|id| !id.is_empty()) {
+                    entry.0 = Some(id);
+                }
+                let function = call.function.unwrap_or(FunctionDelta {
+                    name: None,
+                    arguments: None,
+                });
+                entry
+                    .1
+                    .push_str(function.name.as_deref().unwrap_or_default());
+                if let Some(arguments) = function.arguments {
+                    entry.2.get_or_insert_default().push_str(&arguments);
+                }
+            }
+            if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                self.text.push_str(&text);
+                if sink.delta(StreamDelta::Text(&text)).is_break() {
+                    return Ok(ControlFlow::Break(()));
+                }
+            }
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// What was received before a stop.
+    fn partial(self) -> ChatResponse {
+        ChatResponse {
+            message: Message::assistant(self.text),
+            usage: self.usage,
+            finish_reason: None,
+            model: self.model,
+            id: self.id,
+        }
+    }
+
+    /// The whole answer, as [`parse_response`] makes it.
+    fn finish(self, call_ids: &AtomicU64) -> Result<ChatResponse, ModelError> {
+        if self.finish_reason.as_deref() == Some("length") {
+            return Err(crate::model_error::cut_off(self.usage.as_ref()));
+        }
+        let tool_calls = self
+            .calls
+            .into_values()
+            .map(|(id, name, arguments)| ToolCallRequest {
+                id: id.unwrap_or_else(|| {
+                    format!("call_{}", call_ids.fetch_add(1, Ordering::Relaxed))
+                }),
+                name,
+                arguments: arguments.unwrap_or_else(|| "{}".to_owned()),
+            })
+            .collect();
+        let content = if self.text.is_empty() {
+            self.refusal
+        } else {
+            self.text
+        };
+        Ok(ChatResponse {
+            message: Message {
+                tool_calls,
+                ..Message::assistant(content)
+            },
+            usage: self.usage,
+            finish_reason: self.finish_reason.filter(|r| !r.is_empty()),
+            model: self.model,
+            id: self.id,
         })
     }
 }
 
-impl ChatModel for OpenAiModel {
-    fn complete<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
-        Box::pin(crate::trace::traced(
-            PROVIDER,
-            &self.http.settings,
-            request,
-            self.call(request),
-        ))
-    }
+/// An error the server sent inside the stream (`{"error": {"message", "type", "code"}}`),
+/// as the status it would have answered with.
+fn stream_error(error: &Value) -> ModelError {
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("no message")
+        .to_owned();
+    let kind = |key: &str| error.get(key).and_then(Value::as_str).unwrap_or_default();
+    let status = match (kind("type"), kind("code")) {
+        (_, "rate_limit_exceeded") | ("rate_limit_exceeded" | "requests" | "tokens", _) => 429,
+        ("invalid_request_error", _) => 400,
+        _ => 500,
+    };
+    crate::model_error::stream_error(status, message)
 }
 
 /// Temperature and the token limit; reasoning models refuse `max_tokens` and take

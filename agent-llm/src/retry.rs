@@ -3,7 +3,9 @@
 //! bounded in attempts and total time, on an injectable [`Clock`] so tests assert the delays
 //! without sleeping.
 
-use agent_core::{BoxFuture, ChatModel, ChatRequest, ChatResponse, ModelError};
+use agent_core::{
+    BoxFuture, ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, StreamSink,
+};
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -162,7 +164,7 @@ impl RetryPolicy {
 /// The wait the provider asked for with its error, if any.
 fn server_wait(error: &ModelError) -> Option<Duration> {
     match error {
-        ModelError::RateLimited { retry_after } | ModelError::Status { retry_after, .. } => {
+        ModelError::RateLimited { retry_after, .. } | ModelError::Status { retry_after, .. } => {
             *retry_after
         }
         _ => None,
@@ -242,15 +244,93 @@ impl<M: ChatModel> ChatModel for Retrying<M> {
                     Ok(response) => return Ok(response),
                     Err(error) => error,
                 };
-                let elapsed = self.clock.now().duration_since(start).unwrap_or_default();
-                let Some(delay) = self.policy.delay(retry, &error, elapsed) else {
-                    return Err(error);
-                };
-                warn_retry(&error, retry + 1, delay, &self.policy);
-                self.clock.sleep(delay).await;
+                match self.next_wait(start, retry, error) {
+                    Ok(delay) => self.clock.sleep(delay).await,
+                    Err(error) => return Err(error),
+                }
                 retry += 1;
             }
         })
+    }
+
+    /// Retries a stream only while no delta reached the sink: once the reader has seen text,
+    /// a new attempt would hand it a second beginning. A failure after that is returned
+    /// (with the attempts made) for the caller to handle.
+    fn stream<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        sink: &'a mut dyn StreamSink,
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+        Box::pin(async move {
+            let start = self.clock.now();
+            let mut retry = 0;
+            loop {
+                let mut watched = Watched::new(&mut *sink);
+                let error = match self.model.stream(request, &mut watched).await {
+                    Ok(response) => return Ok(response),
+                    Err(error) => error,
+                };
+                if watched.delivered {
+                    return Err(gave_up(error, retry + 1));
+                }
+                match self.next_wait(start, retry, error) {
+                    Ok(delay) => self.clock.sleep(delay).await,
+                    Err(error) => return Err(error),
+                }
+                retry += 1;
+            }
+        })
+    }
+}
+
+impl<M> Retrying<M> {
+    /// The wait before the next attempt after `error` (warned about), or the error to end
+    /// with: `error` itself after one attempt, [`ModelError::GaveUp`] after more.
+    fn next_wait(
+        &self,
+        start: SystemTime,
+        retry: u32,
+        error: ModelError,
+    ) -> Result<Duration, ModelError> {
+        let elapsed = self.clock.now().duration_since(start).unwrap_or_default();
+        let Some(delay) = self.policy.delay(retry, &error, elapsed) else {
+            return Err(gave_up(error, retry + 1));
+        };
+        warn_retry(&error, retry + 1, delay, &self.policy);
+        Ok(delay)
+    }
+}
+
+/// `error` after `attempts` attempts: itself after one, wrapped with the count after more.
+fn gave_up(error: ModelError, attempts: u32) -> ModelError {
+    if attempts <= 1 || matches!(error, ModelError::Stopped { .. }) {
+        return error;
+    }
+    ModelError::GaveUp {
+        attempts,
+        last: Box::new(error),
+    }
+}
+
+/// A sink that notes whether a delta went through: after one, a layer does not try again.
+pub(crate) struct Watched<'s> {
+    sink: &'s mut dyn StreamSink,
+    pub delivered: bool,
+}
+
+impl<'s> Watched<'s> {
+    pub fn new(sink: &'s mut dyn StreamSink) -> Self {
+        Self {
+            sink,
+            delivered: false,
+        }
+    }
+}
+
+impl StreamSink for Watched<'_> {
+    fn delta(&mut self, delta: StreamDelta<'_>) -> std::ops::ControlFlow<()> {
+        self.delivered = true;
+        self.sink.delta(delta)
     }
 }
 
@@ -351,6 +431,7 @@ mod tests {
         };
         let limited = |secs| ModelError::RateLimited {
             retry_after: Some(Duration::from_secs(secs)),
+            message: None,
         };
         let wait = |error: &ModelError| policy.delay(1, error, Duration::ZERO);
         assert_eq!(wait(&limited(35)), Some(Duration::from_secs(35)));

@@ -2,7 +2,7 @@
 //! (`ChatRequest::agent`), or to the default.
 
 use agent_core::BoxFuture;
-use agent_core::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelOptions};
+use agent_core::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelOptions, StreamSink};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
@@ -96,6 +96,22 @@ impl ChatModel for Router {
             ..request.clone()
         };
         Box::pin(async move { route.model.complete(&request).await })
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        sink: &'a mut dyn StreamSink,
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+        let route = self.route_of(&request.agent);
+        if route.options.is_empty() {
+            return route.model.stream(request, sink);
+        }
+        let request = ChatRequest {
+            options: route.options.or(&request.options),
+            ..request.clone()
+        };
+        Box::pin(async move { route.model.stream(&request, sink).await })
     }
 }
 

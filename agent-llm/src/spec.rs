@@ -2,16 +2,19 @@
 
 use crate::fallback::Fallback;
 use crate::http::{ConfigError, process_env, var};
-#[cfg(any(feature = "openai", feature = "anthropic"))]
+use crate::model::{HttpModel, Provider};
 use crate::retry::{RetryPolicy, Retrying};
 use agent_core::ChatModel;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The model named by `spec`, configured from the environment: `openai:<model>` or
-/// `anthropic:<model>`, retried with the default [`RetryPolicy`](crate::RetryPolicy); or a
-/// comma-separated list of them (`openai:gpt-4o,anthropic:claude-sonnet-4-5`), a
-/// [`Fallback`] that moves to the next when one fails after its retries.
+/// The model named by `spec`, configured from the environment as
+/// [`HttpModel::builder_from_env`] says: `openai:<model>`, `azure:<deployment>` (the endpoint,
+/// key and API version from `AZURE_OPENAI_ENDPOINT`, `AZURE_OPENAI_API_KEY` and
+/// `OPENAI_API_VERSION`) or `anthropic:<model>`, retried with the default
+/// [`RetryPolicy`](crate::RetryPolicy); or a comma-separated list of them
+/// (`openai:gpt-4o,anthropic:claude-sonnet-4-5`), a [`Fallback`] that moves to the next when
+/// one fails after its retries.
 ///
 /// ```
 /// let error = agent_llm::from_spec("gpt-4o").err();
@@ -72,7 +75,7 @@ fn timeout(env: &impl Fn(&str) -> Option<String>) -> Result<Option<Duration>, Co
     }
 }
 
-/// One `provider:model`.
+/// One `provider:model`, retried with the default policy.
 fn one(
     spec: &str,
     env: &impl Fn(&str) -> Option<String>,
@@ -82,20 +85,13 @@ fn one(
         .split_once(':')
         .filter(|(_, model)| !model.is_empty())
         .ok_or_else(|| ConfigError::BadSpec(spec.to_owned()))?;
-    match provider {
-        "openai" => openai(model, env, timeout),
-        "anthropic" => anthropic(model, env, timeout),
-        _ => Err(ConfigError::BadSpec(spec.to_owned())),
-    }
-}
-
-#[cfg(feature = "openai")]
-fn openai(
-    model: &str,
-    env: &impl Fn(&str) -> Option<String>,
-    timeout: Option<Duration>,
-) -> Result<Arc<dyn ChatModel>, ConfigError> {
-    let mut builder = crate::OpenAiModel::builder_from_env_with(model, env)?;
+    let provider = match provider {
+        "openai" => Provider::OpenAi,
+        "azure" => Provider::Azure,
+        "anthropic" => Provider::Anthropic,
+        _ => return Err(ConfigError::BadSpec(spec.to_owned())),
+    };
+    let mut builder = HttpModel::builder_from_env_with(provider, model, env)?;
     if let Some(timeout) = timeout {
         builder = builder.timeout(timeout);
     }
@@ -103,40 +99,6 @@ fn openai(
         builder.build()?,
         RetryPolicy::default(),
     )))
-}
-
-#[cfg(not(feature = "openai"))]
-fn openai(
-    _: &str,
-    _: &impl Fn(&str) -> Option<String>,
-    _: Option<Duration>,
-) -> Result<Arc<dyn ChatModel>, ConfigError> {
-    Err(ConfigError::Disabled("openai".into()))
-}
-
-#[cfg(feature = "anthropic")]
-fn anthropic(
-    model: &str,
-    env: &impl Fn(&str) -> Option<String>,
-    timeout: Option<Duration>,
-) -> Result<Arc<dyn ChatModel>, ConfigError> {
-    let mut builder = crate::AnthropicModel::builder_from_env_with(model, env)?;
-    if let Some(timeout) = timeout {
-        builder = builder.timeout(timeout);
-    }
-    Ok(Arc::new(Retrying::new(
-        builder.build()?,
-        RetryPolicy::default(),
-    )))
-}
-
-#[cfg(not(feature = "anthropic"))]
-fn anthropic(
-    _: &str,
-    _: &impl Fn(&str) -> Option<String>,
-    _: Option<Duration>,
-) -> Result<Arc<dyn ChatModel>, ConfigError> {
-    Err(ConfigError::Disabled("anthropic".into()))
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 mod common;
 
 use agent_core::{ChatModel, ChatRequest, Message, ModelError};
-use agent_llm::ManualClock;
+use agent_llm::{ManualClock, Traced};
 use common::*;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -102,7 +102,12 @@ async fn a_model_call_records_the_gen_ai_fields() {
     let server = serve(OPENAI_PATH, vec![tool_reply(), tool_reply(), status(401)]).await;
     let clock = Arc::new(ManualClock::new());
 
-    openai(&server, &clock)
+    let traced = |model| {
+        Traced::new(model)
+            .provider("openai")
+            .request_model("gpt-test")
+    };
+    traced(openai(&server, &clock))
         .complete(&request())
         .await
         .expect("a reply");
@@ -140,12 +145,12 @@ async fn a_model_call_records_the_gen_ai_fields() {
         temperature: Some(0.5),
         ..Default::default()
     };
-    let capturing = openai_builder(&server)
-        .capture_content(true)
-        .options(options)
-        .build()
-        .expect("ok");
-    capturing.complete(&request()).await.expect("a reply");
+    let capturing = traced(openai(&server, &clock)).capture_content(true);
+    let asking = ChatRequest {
+        options,
+        ..request()
+    };
+    capturing.complete(&asking).await.expect("a reply");
     let event = fields.of("event");
     let input = event
         .get("gen_ai.input.messages")
@@ -157,10 +162,10 @@ async fn a_model_call_records_the_gen_ai_fields() {
     assert_eq!(
         temperature.as_deref(),
         Some("0.5"),
-        "the model's default options are traced"
+        "the request's options are traced"
     );
 
-    let error = openai(&server, &clock)
+    let error = traced(openai(&server, &clock))
         .complete(&request())
         .await
         .expect_err("a 401");
@@ -173,4 +178,29 @@ async fn a_model_call_records_the_gen_ai_fields() {
         Some("http_status")
     );
     assert!(!fields.any_value_contains(KEY), "the key is never traced");
+
+    // A stream: its deltas counted on the span; a reader's stop is recorded, not warned.
+    let scripted = agent_core::ScriptedModel::default()
+        .chunk_size(2)
+        .script("main_agent", ["abcdef"]);
+    let mut seen = 0;
+    let mut sink = |_: agent_core::StreamDelta<'_>| {
+        seen += 1;
+        if seen == 2 {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    };
+    let stopped = Traced::new(scripted).stream(&request(), &mut sink).await;
+    assert!(
+        matches!(stopped, Err(ModelError::Stopped { .. })),
+        "{stopped:?}"
+    );
+    let chat = fields.of("chat");
+    assert_eq!(
+        chat.get("gen_ai.response.chunks").map(String::as_str),
+        Some("2")
+    );
+    assert_eq!(chat.get("error.type").map(String::as_str), Some("stopped"));
 }

@@ -18,24 +18,46 @@ pub fn init_logs() {
         .try_init();
 }
 
-/// The model a `--model` flag names (`openai:<model>` or `anthropic:<model>`, configured from
-/// the environment, or a comma-separated list of them tried in order), or the scripted one
-/// without it; with the line that says which. `bin` names the binary, for the message that
-/// says how to build it with real models when the `models` feature is off.
+/// The model a `--model` flag names (`openai:<model>`, `azure:<deployment>` or
+/// `anthropic:<model>`, configured from the environment, or a comma-separated list of them
+/// tried in order), or the scripted one without it; with the line that says which. With the
+/// `models` feature either is traced (`agent_llm::Traced`): each call a `chat` span, its
+/// retries' warnings inside it, shown by the log [`init_logs`] installs. `bin` names the
+/// binary, for the message that says how to build it with real models when the feature is off.
 pub fn model(
     bin: &str,
     spec: Option<&str>,
     scripted: impl FnOnce() -> Arc<dyn ChatModel>,
 ) -> Result<(Arc<dyn ChatModel>, String), String> {
     match spec {
-        None => Ok((scripted(), "=== model: scripted (offline) ===\n".to_owned())),
+        None => Ok((
+            traced_scripted(scripted()),
+            "=== model: scripted (offline) ===\n".to_owned(),
+        )),
         Some(spec) => Ok((real_model(bin, spec)?, format!("=== model: {spec} ===\n"))),
     }
 }
 
 #[cfg(feature = "models")]
 fn real_model(_bin: &str, spec: &str) -> Result<Arc<dyn ChatModel>, String> {
-    agent_llm::from_spec(spec).map_err(|e| e.to_string())
+    let mut traced = agent_llm::Traced::new(agent_llm::from_spec(spec).map_err(|e| e.to_string())?);
+    // One `provider:model` names both; a list names the models it may try.
+    traced = match spec.split_once(':').filter(|_| !spec.contains(',')) {
+        Some((provider, model)) => traced.provider(provider).request_model(model),
+        None => traced.request_model(spec),
+    };
+    Ok(Arc::new(traced))
+}
+
+#[cfg(feature = "models")]
+fn traced_scripted(scripted: Arc<dyn ChatModel>) -> Arc<dyn ChatModel> {
+    Arc::new(agent_llm::Traced::new(scripted).provider("scripted"))
+}
+
+/// The tracing layer lives with the HTTP models: without them the scripted model runs as it is.
+#[cfg(not(feature = "models"))]
+fn traced_scripted(scripted: Arc<dyn ChatModel>) -> Arc<dyn ChatModel> {
+    scripted
 }
 
 /// Without the `models` feature the HTTP stack is not compiled in: say how to get it.

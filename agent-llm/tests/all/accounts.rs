@@ -4,7 +4,7 @@
 
 use crate::common::*;
 use agent_core::{ChatModel, ChatRequest, Message, ModelError};
-use agent_llm::{AnthropicModel, ConfigError, HeaderName, HeaderValue, OpenAiModel};
+use agent_llm::{ConfigError, HeaderName, HeaderValue, HttpModel, Provider};
 use serde_json::json;
 use std::collections::BTreeMap;
 use wiremock::{MockServer, Request};
@@ -50,7 +50,7 @@ async fn openai_org_and_project_ids_arrive_as_their_headers() {
         ("OPENAI_PROJECT_ID", "proj_crawler".to_owned()),
     ];
     let vars = env(&vars);
-    let model = OpenAiModel::builder_from_env_with("gpt-test", vars)
+    let model = HttpModel::builder_from_env_with(Provider::OpenAi, "gpt-test", vars)
         .and_then(|b| b.build())
         .expect("a model");
     let sent = one_request(&server, model).await;
@@ -69,7 +69,7 @@ async fn an_anthropic_auth_token_is_a_bearer_token_with_betas_and_default_header
         ("ANTHROPIC_BASE_URL", server.uri()),
     ];
     let vars = env(&vars);
-    let model = AnthropicModel::builder_from_env_with("claude-test", vars)
+    let model = HttpModel::builder_from_env_with(Provider::Anthropic, "claude-test", vars)
         .expect("a builder")
         .beta("interleaved-thinking-2025-05-14")
         .beta("token-efficient-tools-2025-02-19")
@@ -93,7 +93,8 @@ async fn an_anthropic_auth_token_is_a_bearer_token_with_betas_and_default_header
 
 #[test]
 fn anthropic_needs_a_key_or_a_token() {
-    let error = AnthropicModel::builder_from_env_with("claude-test", env(&[])).err();
+    let error =
+        HttpModel::builder_from_env_with(Provider::Anthropic, "claude-test", env(&[])).err();
     assert_eq!(error, Some(ConfigError::MissingEnv("ANTHROPIC_API_KEY")));
 }
 
@@ -101,7 +102,7 @@ fn anthropic_needs_a_key_or_a_token() {
 async fn azure_openai_takes_its_deployment_path_api_version_and_api_key() {
     let path = "/openai/deployments/gpt-4o-crawl/chat/completions";
     let server = serve(path, vec![openai_reply()]).await;
-    let model = OpenAiModel::azure(&server.uri(), "gpt-4o-crawl", "2024-10-21")
+    let model = HttpModel::azure(&server.uri(), "gpt-4o-crawl", "2024-10-21")
         .api_key(KEY)
         .build()
         .expect("a model");
@@ -120,7 +121,7 @@ async fn a_base_url_with_a_query_keeps_it_on_every_endpoint() {
         "{}/openai/deployments/d1/?api-version=2025-01-01-preview",
         server.uri()
     );
-    let model = OpenAiModel::builder("d1")
+    let model = HttpModel::builder(Provider::OpenAi, "d1")
         .base_url(base)
         .api_key(KEY)
         .build()
@@ -137,7 +138,10 @@ fn a_bad_base_url_is_a_configuration_error_that_does_not_echo_it() {
         "mailto:ops@example.com",
         "ftp://sk-in-url@host/v1",
     ] {
-        let error = OpenAiModel::builder("m").base_url(url).build().err();
+        let error = HttpModel::builder(Provider::OpenAi, "m")
+            .base_url(url)
+            .build()
+            .err();
         let Some(ConfigError::Invalid { setting, reason }) = error else {
             panic!("{url}: {error:?}");
         };
@@ -150,7 +154,7 @@ fn a_bad_base_url_is_a_configuration_error_that_does_not_echo_it() {
 async fn tokens_and_default_headers_stay_out_of_debug_and_errors() {
     let echo = wiremock::ResponseTemplate::new(401).set_body_string(format!("bad token {KEY}"));
     let server = serve(ANTHROPIC_PATH, vec![echo]).await;
-    let model = AnthropicModel::builder("claude-test")
+    let model = HttpModel::builder(Provider::Anthropic, "claude-test")
         .base_url(server.uri())
         .auth_token(KEY)
         .header(

@@ -198,7 +198,7 @@ async fn repeated_500s_end_in_an_error_after_the_bound() {
         .await
         .expect_err("an error");
     assert!(
-        matches!(error, ModelError::Status { status: 500, .. }),
+        matches!(&error, ModelError::GaveUp { attempts: 4, last } if matches!(**last, ModelError::Status { status: 500, .. })),
         "{error:?}"
     );
     assert_eq!(received(&server).await.len(), 4);
@@ -279,7 +279,7 @@ async fn an_empty_answer_goes_back_as_a_non_empty_turn() {
 
 #[test]
 fn a_thinking_budget_below_the_minimum_is_refused() {
-    let error = agent_llm::AnthropicModel::builder("claude-test")
+    let error = agent_llm::HttpModel::builder(agent_llm::Provider::Anthropic, "claude-test")
         .thinking(1000)
         .build()
         .err()

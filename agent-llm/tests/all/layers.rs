@@ -47,6 +47,7 @@ fn request() -> ChatRequest {
 async fn a_rate_limit_of_35_seconds_is_waited_out_on_the_real_timer() {
     let limited = ModelError::RateLimited {
         retry_after: Some(Duration::from_secs(35)),
+        message: None,
     };
     let model = Retrying::new(flaky(1, limited), RetryPolicy::default());
     let (virtual_start, real_start) = (tokio::time::Instant::now(), std::time::Instant::now());

@@ -82,7 +82,7 @@ enum Command {
     /// Serve the agents and the event-planning workflow as MCP tools over stdio, or over
     /// streamable HTTP at `/mcp`
     Mcp {
-        /// `openai:<model>` or `anthropic:<model>`; without it, canned answers, offline
+        /// `openai:<model>`, `azure:<deployment>` or `anthropic:<model>`; without it, canned answers, offline
         #[arg(long)]
         model: Option<String>,
         /// Serve streamable HTTP on this address (such as 127.0.0.1:8080) instead of stdio

@@ -27,7 +27,7 @@ use std::sync::Arc;
 )]
 #[command(group(ArgGroup::new("answered").args(["resume", "submit_answer"])))]
 struct Args {
-    /// `openai:<model>` or `anthropic:<model>`, or a comma-separated list tried in order
+    /// `openai:<model>`, `azure:<deployment>` or `anthropic:<model>`, or a comma-separated list tried in order
     /// (`openai:gpt-4o,anthropic:claude-sonnet-4-5`); the scripted model when left out.
     #[arg(long)]
     model: Option<String>,

@@ -20,7 +20,7 @@ use std::sync::Arc;
     about = "Runs the plan pipeline and prints its transcript"
 )]
 struct Args {
-    /// `openai:<model>` or `anthropic:<model>`, or a comma-separated list tried in order
+    /// `openai:<model>`, `azure:<deployment>` or `anthropic:<model>`, or a comma-separated list tried in order
     /// (`openai:gpt-4o,anthropic:claude-sonnet-4-5`); the scripted model when left out.
     #[arg(long)]
     model: Option<String>,

@@ -3,7 +3,7 @@
 
 #![allow(dead_code, reason = "each test file uses a part of the helpers")]
 
-use agent_llm::{AnthropicModel, ManualClock, OpenAiModel, RetryPolicy, Retrying};
+use agent_llm::{HttpModel, ManualClock, Provider, RetryPolicy, Retrying};
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -67,25 +67,25 @@ pub fn retrying<M>(model: M, clock: &Arc<ManualClock>) -> Retrying<M> {
     Retrying::new(model, exact_retries()).clock(clock.clone())
 }
 
-pub fn openai(server: &MockServer, clock: &Arc<ManualClock>) -> Retrying<OpenAiModel> {
+pub fn openai(server: &MockServer, clock: &Arc<ManualClock>) -> Retrying<HttpModel> {
     let model = openai_builder(server).build();
     retrying(model.expect("a valid configuration"), clock)
 }
 
-pub fn openai_builder(server: &MockServer) -> agent_llm::OpenAiBuilder {
-    OpenAiModel::builder("gpt-test")
+pub fn openai_builder(server: &MockServer) -> agent_llm::HttpModelBuilder {
+    HttpModel::builder(Provider::OpenAi, "gpt-test")
         .base_url(format!("{}/v1", server.uri()))
         .api_key(KEY)
         .timeout(Duration::from_secs(10))
 }
 
-pub fn anthropic(server: &MockServer, clock: &Arc<ManualClock>) -> Retrying<AnthropicModel> {
+pub fn anthropic(server: &MockServer, clock: &Arc<ManualClock>) -> Retrying<HttpModel> {
     let model = anthropic_builder(server).build();
     retrying(model.expect("a valid configuration"), clock)
 }
 
-pub fn anthropic_builder(server: &MockServer) -> agent_llm::AnthropicBuilder {
-    AnthropicModel::builder("claude-test")
+pub fn anthropic_builder(server: &MockServer) -> agent_llm::HttpModelBuilder {
+    HttpModel::builder(Provider::Anthropic, "claude-test")
         .base_url(server.uri())
         .api_key(KEY)
         .timeout(Duration::from_secs(10))
