@@ -24,10 +24,13 @@ mod json;
 mod kwargs;
 mod limits;
 mod markdown;
+mod prefix;
 mod prompt;
 mod retry;
 mod scan;
+mod stream;
 mod texts;
+mod tokens;
 mod tool;
 mod truncate;
 
@@ -49,6 +52,7 @@ pub use limits::Limits;
 pub use markdown::{MarkdownError, to_markdown};
 pub use prompt::{PromptError, filters};
 pub use retry::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
+pub use stream::{Broken, PrefixCheck};
 pub use tool::ToolDefinition;
 
 /// Items generated code reaches; not part of the public API.
