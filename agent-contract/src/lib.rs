@@ -24,6 +24,7 @@ mod json;
 mod kwargs;
 mod limits;
 mod markdown;
+mod partial;
 mod prefix;
 mod prompt;
 mod retry;
@@ -50,6 +51,7 @@ pub use json::{RawJson, RawObject};
 pub use kwargs::{RESERVED_KEYS, ToolCall};
 pub use limits::Limits;
 pub use markdown::{MarkdownError, to_markdown};
+pub use partial::{PartialJson, PartialOutput};
 pub use prompt::{PromptError, filters};
 pub use retry::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
 pub use stream::{Broken, PrefixCheck};
@@ -84,6 +86,12 @@ pub mod __private {
 
     /// The fingerprint of a generated contract type, which `types = {...}` mappings check.
     pub use crate::contract::ContractType;
+
+    /// What the generated partial types call: a field that does not fit its type yet is
+    /// absent.
+    pub mod partial {
+        pub use crate::partial::{lenient, lenient_integer, lenient_items};
+    }
 
     /// Integer fields that accept integral floats (`5.0`), as JSON Schema does.
     pub mod integer {

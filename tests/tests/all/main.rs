@@ -28,6 +28,7 @@ mod layers;
 mod limits;
 mod markdown_path;
 mod offline;
+mod prefix_check;
 mod proptest_markdown;
 mod realworld;
 mod rebuild;
