@@ -196,10 +196,9 @@ impl Contract {
         }
     }
 
-    /// A check of an answer that is still arriving, within `limits`: see [`PrefixCheck`]. The
-    /// schema is compiled for it once per contract, on first use.
-    pub fn prefix_check(&self, limits: &Limits) -> crate::stream::PrefixCheck<'_> {
-        let schema = self.prefix.get_or_init(|| {
+    /// The schema compiled for prefixes ([`crate::stream`]), once per contract, on first use.
+    pub(crate) fn prefix_schema(&self) -> &crate::prefix::PrefixSchema {
+        self.prefix.get_or_init(|| {
             // A strict provider's `null` for an absent property is removed before the check:
             // under those keys a `null` is never called broken.
             let null_keys = self
@@ -212,8 +211,7 @@ impl Contract {
                 })
                 .collect();
             crate::prefix::PrefixSchema::new(&self.schema, null_keys)
-        });
-        crate::stream::PrefixCheck::new(self, schema, limits)
+        })
     }
 
     /// The contract's name (the agent's name).

@@ -355,6 +355,57 @@ mod tests {
     }
 
     #[test]
+    fn the_first_object_of_an_answer_that_opens_with_one_or_of_a_fence_is_the_answer() {
+        // What a model writes after its object does not change which object is the answer.
+        assert_eq!(
+            get("{\"a\": 1} or ```json\n{\"a\": 2}\n```"),
+            serde_json::json!({"a": 1})
+        );
+        let e = extract_json("{\"a\": oops} ```json\n{\"a\": 2}\n```", &Limits::default());
+        assert_eq!(e.unwrap_err().kind, ErrorKind::OutputNotJson);
+        // A fence's object is read as JSON: a fence inside one of its strings is text.
+        assert_eq!(
+            get("Here:\n```json\n{\"a\": \"x ``` y\"} trailing\n```"),
+            serde_json::json!({"a": "x ``` y"})
+        );
+        // A fence that holds no object is skipped.
+        assert_eq!(
+            get("```sh\nls\n```\n```\n{\"a\": 3}\n```"),
+            serde_json::json!({"a": 3})
+        );
+    }
+
+    #[test]
+    fn a_key_written_twice_is_refused() {
+        for answer in [
+            "{\"a\": 1, \"b\": {\"c\": 1, \"c\": 2}}",
+            "Here: {\"b\": {\"c\": 1, \"c\": 2}}",
+        ] {
+            let e = extract_json(answer, &Limits::default()).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::OutputNotJson);
+            assert_eq!(
+                e.validation_message,
+                "the answer's JSON object has the key `c` more than once"
+            );
+        }
+    }
+
+    #[test]
+    fn locate_follows_the_same_rule_delta_by_delta() {
+        let answer = "Sure.\n```sh\nls {x}\n```\n``` json \n  {\"a\": 1}";
+        let start = answer.rfind('{').unwrap();
+        for cut in 0..answer.len() {
+            let mut locate = Locate::default();
+            let first = locate.json(&answer[..cut]);
+            let second = locate.json(&answer[cut..]);
+            let found = first.or(second).map(|(at, _)| at);
+            assert_eq!(found, Some(start), "cut at {cut}");
+        }
+        let mut locate = Locate::default();
+        assert_eq!(locate.json("I think {\"a\": 1} is right"), None);
+    }
+
+    #[test]
     fn no_json_is_a_retry_error() {
         let e = extract_json("no json {here", &Limits::default()).unwrap_err();
         assert_eq!(e.kind, ErrorKind::OutputNotJson);

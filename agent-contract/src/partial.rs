@@ -214,6 +214,7 @@ impl Sink for Builder {
 
 /// A partial type's field: the value deserialized as `T`, or absent when it does not fit yet
 /// (an enum's value being written, an object missing what its type requires).
+#[doc(hidden)]
 pub fn lenient<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
 where
     D: serde::Deserializer<'de>,
@@ -224,6 +225,7 @@ where
 }
 
 /// [`lenient`] for an integer field that takes `5.0`, as its full type does.
+#[doc(hidden)]
 pub fn lenient_integer<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
 where
     D: serde::Deserializer<'de>,
@@ -235,6 +237,7 @@ where
 
 /// A partial type's array: its items while they deserialize as `T` (the first that does not
 /// ends it).
+#[doc(hidden)]
 pub fn lenient_items<'de, D, T>(deserializer: D) -> Result<Option<Vec<T>>, D::Error>
 where
     D: serde::Deserializer<'de>,

@@ -68,11 +68,19 @@ pub struct PrefixCheck<'c> {
     broken: Option<Broken>,
 }
 
+impl Contract {
+    /// A check of an answer that is still arriving, within `limits`: see [`PrefixCheck`]. The
+    /// schema is compiled for it once per contract, on first use.
+    pub fn prefix_check(&self, limits: &Limits) -> PrefixCheck<'_> {
+        PrefixCheck::new(self, limits)
+    }
+}
+
 impl<'c> PrefixCheck<'c> {
-    pub(crate) fn new(contract: &'c Contract, schema: &'c PrefixSchema, limits: &Limits) -> Self {
+    fn new(contract: &'c Contract, limits: &Limits) -> Self {
         Self {
             contract,
-            schema,
+            schema: contract.prefix_schema(),
             limits: *limits,
             locate: Locate::default(),
             tokens: Tokens::default(),
