@@ -207,7 +207,8 @@ struct Alt {
 #[derive(Debug)]
 enum Kind {
     Object {
-        keys: Vec<String>,
+        /// Keys read (a set: an answer may hold many).
+        keys: std::collections::HashSet<String>,
         /// The key whose value comes next.
         key: Option<String>,
     },
@@ -251,7 +252,7 @@ impl Sink for Checker<'_> {
             Event::BeginObject => self.begin(
                 at,
                 Kind::Object {
-                    keys: Vec::new(),
+                    keys: Default::default(),
                     key: None,
                 },
                 types::OBJECT,
@@ -501,11 +502,10 @@ impl Checker<'_> {
         else {
             return Ok(());
         };
-        if keys.iter().any(|k| k == key) {
+        if !keys.insert(key.to_owned()) {
             let error = crate::extract::duplicate_key(key, self.limits);
             return Err(Stop::Answer(at, error));
         }
-        keys.push(key.to_owned());
         *next = Some(key.to_owned());
         if is_root {
             self.state.root_keys.push(key.to_owned());
@@ -531,10 +531,12 @@ impl Checker<'_> {
         };
         text.push(c);
         *chars += 1;
-        let (text, chars) = (text.clone(), *chars);
+        // Taken out while the rules read it (they borrow the frames), put back after: a long
+        // string is never copied per character.
+        let (text, chars) = (std::mem::take(text), *chars);
         let schema = self.schema;
         let max = self.limits.max_echo_bytes;
-        self.each_local(at, |local| {
+        let result = self.each_local(at, |local| {
             let l = &schema.locals[local];
             if let Some(limit) = l.max_length
                 && chars > limit
@@ -556,7 +558,15 @@ impl Checker<'_> {
                     let shown = truncate(&text, max);
                     not_one_of(&format!("\"{shown}…\""), members, max)
                 })
-        })
+        });
+        if let Some(Frame {
+            kind: Kind::String { text: slot, .. },
+            ..
+        }) = self.state.frames.last_mut()
+        {
+            *slot = text;
+        }
+        result
     }
 
     fn end_string(&mut self, at: usize) -> Result<(), Stop> {
@@ -642,16 +652,17 @@ impl Checker<'_> {
         let Some(Frame {
             kind: Kind::Object { keys, .. },
             ..
-        }) = self.state.frames.last()
+        }) = self.state.frames.last_mut()
         else {
             return Ok(());
         };
-        let keys = keys.clone();
+        // The frame is popped below: its keys are not needed back.
+        let keys = std::mem::take(keys);
         let schema = self.schema;
         let mut missing_local = None;
         let result = self.each_local(at, |local| {
             let l = &schema.locals[local];
-            let missing = l.required.iter().find(|r| !keys.contains(r))?;
+            let missing = l.required.iter().find(|r| !keys.contains(r.as_str()))?;
             missing_local = l
                 .properties
                 .get(missing)
