@@ -4,9 +4,8 @@
 
 use agent_core::{PartialJson, PartialOutput};
 use agent_examples::agents::consolidation::ConsolidationOutput;
-use agent_examples::agents::plan_generator_agent::{
-    PlanGeneratorAgentOutput, PlanGeneratorAgentOutputStatus,
-};
+use agent_examples::agents::plan_generator_agent::PlanGeneratorAgentOutput;
+use agent_examples::agents::plan_generator_agent::output::PlanGeneratorAgentOutputStatus;
 use serde_json::json;
 
 /// The partial value after each 16-byte chunk of `answer`.
@@ -33,7 +32,7 @@ fn the_plan_arrives_field_by_field() {
         &paths[1..5],
         [
             Some("plans/log"),
-            Some("plans/login_form_automa"),
+            Some("plans/login_form_automati"),
             Some("plans/login_form_automation.md"),
             Some("plans/login_form_automation.md")
         ]
