@@ -39,7 +39,9 @@ fn the_plan_arrives_field_by_field() {
     );
     // The enum appears once its value is complete, never as a prefix of one.
     let first_status = seen.iter().position(|p| p.status.is_some()).unwrap();
-    assert_eq!(first_status, answer.find("\"success\"").unwrap() / 16 + 1);
+    // The chunk with the closing quote (`seen[i]` is after chunk `i`, 0-based).
+    let closing_quote = answer.find("\"success\"").unwrap() + "\"success".len();
+    assert_eq!(first_status, closing_quote / 16);
     assert_eq!(
         seen[first_status].status,
         Some(PlanGeneratorAgentOutputStatus::Success)
