@@ -74,6 +74,8 @@ pub struct Contract {
     /// The forms providers' strict modes take, as the code generator computed them at build
     /// time; `None` for a contract built at run time.
     strict: Option<Box<agent_schema::strict::StrictForms>>,
+    /// The schema compiled for checking answers as they stream, on first use.
+    prefix: std::sync::OnceLock<crate::prefix::PrefixSchema>,
 }
 
 impl Contract {
@@ -147,6 +149,7 @@ impl Contract {
             validator,
             required,
             strict: None,
+            prefix: std::sync::OnceLock::new(),
         }
     }
 
@@ -191,6 +194,24 @@ impl Contract {
             Some(forms) => agent_schema::strict::remove_nulls(answer, &forms.nulls),
             None => false,
         }
+    }
+
+    /// The schema compiled for prefixes ([`crate::stream`]), once per contract, on first use.
+    pub(crate) fn prefix_schema(&self) -> &crate::prefix::PrefixSchema {
+        self.prefix.get_or_init(|| {
+            // A strict provider's `null` for an absent property is removed before the check:
+            // under those keys a `null` is never called broken.
+            let null_keys = self
+                .strict
+                .iter()
+                .flat_map(|forms| &forms.nulls)
+                .filter_map(|path| match path.0.last() {
+                    Some(agent_schema::strict::Step::Key(key)) => Some(key.clone()),
+                    _ => None,
+                })
+                .collect();
+            crate::prefix::PrefixSchema::new(&self.schema, null_keys)
+        })
     }
 
     /// The contract's name (the agent's name).
@@ -356,6 +377,27 @@ impl Contract {
             .filter(|f| !instance.as_object().is_some_and(|o| o.contains_key(*f)))
             .cloned()
             .collect();
+        self.error_of(provided, missing, violations)
+    }
+
+    /// The retry error about an answer still arriving: the root's keys received so far
+    /// (`provided`, cut to the bounds), the required ones it closed without, and the
+    /// violation found.
+    pub(crate) fn prefix_error(
+        &self,
+        provided: Vec<String>,
+        missing: Vec<String>,
+        violation: Violation,
+    ) -> RetryError {
+        self.error_of(provided, missing, vec![violation])
+    }
+
+    fn error_of(
+        &self,
+        provided: Vec<String>,
+        missing: Vec<String>,
+        violations: Vec<Violation>,
+    ) -> RetryError {
         let hint = hint(&missing, &violations);
         let first = violations.first();
         RetryDetails {
@@ -603,7 +645,7 @@ fn hint(missing: &[String], violations: &[Violation]) -> String {
 
 /// "Additional properties are not allowed ('a', 'b' were unexpected)", echoing at most `max`
 /// bytes of the keys.
-fn unexpected_message(what: &str, unexpected: &[String], max: usize) -> String {
+pub(crate) fn unexpected_message(what: &str, unexpected: &[String], max: usize) -> String {
     let mut list = String::new();
     for key in unexpected {
         if list.len() > max {

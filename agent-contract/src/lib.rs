@@ -24,10 +24,14 @@ mod json;
 mod kwargs;
 mod limits;
 mod markdown;
+mod partial;
+mod prefix;
 mod prompt;
 mod retry;
 mod scan;
+mod stream;
 mod texts;
+mod tokens;
 mod tool;
 mod truncate;
 
@@ -47,8 +51,10 @@ pub use json::{RawJson, RawObject};
 pub use kwargs::{RESERVED_KEYS, ToolCall};
 pub use limits::Limits;
 pub use markdown::{MarkdownError, to_markdown};
+pub use partial::{PartialJson, PartialOutput};
 pub use prompt::{PromptError, filters};
 pub use retry::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
+pub use stream::{Broken, PrefixCheck};
 pub use tool::ToolDefinition;
 
 /// Items generated code reaches; not part of the public API.
@@ -80,6 +86,12 @@ pub mod __private {
 
     /// The fingerprint of a generated contract type, which `types = {...}` mappings check.
     pub use crate::contract::ContractType;
+
+    /// What the generated partial types call: a field that does not fit its type yet is
+    /// absent.
+    pub mod partial {
+        pub use crate::partial::{lenient, lenient_integer, lenient_items};
+    }
 
     /// Integer fields that accept integral floats (`5.0`), as JSON Schema does.
     pub mod integer {

@@ -11,6 +11,7 @@
 pub(crate) mod agent;
 pub(crate) mod checks;
 pub(crate) mod fingerprint;
+pub(crate) mod partial;
 pub(crate) mod prompt;
 pub(crate) mod strict;
 pub(crate) mod types;

@@ -57,6 +57,9 @@ pub(crate) struct Types {
     pub(crate) warnings: Vec<SchemaError>,
     /// The schema nodes the generated checks leave to the validator (`checks.rs`).
     pub(crate) unchecked: Vec<String>,
+    /// The partial types (output contracts only), also among the items: printed apart for
+    /// their golden files.
+    partial: Vec<syn::Item>,
 }
 
 impl Types {
@@ -87,6 +90,7 @@ pub struct GeneratedTypes {
     /// why; empty when the contract's checks are fully compiled.
     pub unchecked: Vec<String>,
     code: String,
+    partial: String,
 }
 
 impl GeneratedTypes {
@@ -94,6 +98,12 @@ impl GeneratedTypes {
     /// same text.
     pub fn pretty(&self) -> &str {
         &self.code
+    }
+
+    /// The partial types alone (an output contract's; empty for an input contract), as
+    /// formatted Rust source: they are also in [`GeneratedTypes::pretty`].
+    pub fn pretty_partial(&self) -> &str {
+        &self.partial
     }
 }
 
@@ -129,9 +139,12 @@ pub fn generate_types_with(
             root_name,
             &TypeOptions { kind, runtime },
         )?;
+        let mut partial: syn::File = syn::parse_quote!();
+        partial.items.clone_from(&types.partial);
         Ok(GeneratedTypes {
             root_name: types.root_ident.to_string(),
             code: prettyplease::unparse(&types.file),
+            partial: prettyplease::unparse(&partial),
             properties: types.properties,
             warnings: types.warnings,
             unchecked: types.unchecked,
@@ -215,12 +228,22 @@ pub(crate) fn types(
     .map_err(|message| vec![error("", message)])?;
     let unchecked =
         crate::emit::checks::add_checks(&mut file, &model, &schema, &root_ident, &options.runtime);
+    // An output contract's answer streams: its partial form, to show it while it arrives.
+    let partial = match options.kind {
+        ContractKind::Output => {
+            crate::emit::partial::partial_items(&model, &root_ident, &options.runtime)
+                .map_err(|message| vec![error("", message)])?
+        }
+        ContractKind::Input => Vec::new(),
+    };
+    file.items.extend(partial.iter().cloned());
     Ok(Types {
         file,
         root_ident,
         properties,
         warnings,
         unchecked,
+        partial,
     })
 }
 

@@ -29,6 +29,8 @@ mod layers;
 mod limits;
 mod markdown_path;
 mod offline;
+mod partial_output;
+mod prefix_check;
 mod proptest_markdown;
 mod realworld;
 mod rebuild;
