@@ -18,6 +18,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod compat;
 pub mod shape;
 pub mod strict;
 
