@@ -891,8 +891,8 @@ impl<'a> Compare<'a, '_> {
             }
             if let (Some(applies), Some(given)) = (applies_to(key), given_types)
                 && !given.is_empty()
-                && given.iter().all(|t| {
-                    !applies.contains(t) && !(*t == "integer" && applies.contains(&"number"))
+                && !given.iter().any(|t| {
+                    applies.contains(t) || (*t == "integer" && applies.contains(&"number"))
                 })
             {
                 continue;

@@ -1,8 +1,10 @@
 //! What the runtime (`agent-core`) and the code generator (`agent-codegen`) must agree on about
 //! a contract schema, defined once: the shape check that refuses schemas validation cannot
 //! finish ([`shape`]), which side of an agent a contract guards ([`ContractKind`]), the
-//! tool-call keys an input contract may not use ([`RESERVED_KEYS`]) and the one validator
-//! configuration ([`validator_options`]).
+//! tool-call keys an input contract may not use ([`RESERVED_KEYS`]), the one validator
+//! configuration ([`validator_options`]), whether every value of one schema passes another
+//! ([`compat`]: the build checks a workflow's data flow with it, the runtime a stored run's
+//! contracts against the current ones) and a contract's stable [`fingerprint`].
 //!
 //! It is a crate of its own because `agent-core` depends on `agent-codegen` (through the
 //! derives), so neither can hold what the other needs.

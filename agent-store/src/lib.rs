@@ -8,6 +8,12 @@
 //!   `verify-*` modes) lets several workers share runs: saves are optimistic on the sequence
 //!   number and a claim is one conditional `UPDATE`, so two workers never resume one run.
 //! - Each store creates its table on first use and records its schema version.
+//! - Each run names the fingerprints of the contracts it was recorded under, and the store
+//!   keeps each contract version by fingerprint (`agent_contracts`), so a later build can
+//!   tell whether its contracts still accept what the run holds.
+//! - Errors name the store (its URL without the password, or the SQLite path) and what to
+//!   check; connecting to PostgreSQL gives up after [`CONNECT_TIMEOUT`] (or the URL's
+//!   `connect_timeout=SECONDS`) with the reason, not after a pool's half-minute wait.
 //! - The state is `TEXT`, never `jsonb`: its key order and number text survive.
 //!
 //! ```no_run
