@@ -617,7 +617,7 @@ impl<'a> Compare<'a, '_> {
         for name in names(e.get("required")) {
             if !given_required.contains(&name) {
                 self.mismatch(
-                    path,
+                    &format!("{path}.{name}"),
                     "required",
                     format!("`{path}.{name}` is required by the step, and may be left out there"),
                 );
@@ -1757,7 +1757,7 @@ mod tests {
                 json!({"type": "object", "required": ["a", "b"]}),
                 json!({"type": "object", "required": ["a"]}),
                 Mismatch,
-                "x",
+                "x.b",
             ),
             (
                 "additionalProperties",
