@@ -9,15 +9,16 @@
 //! guessed. `#[derive(Workflow)]` (`derive/workflow.rs`) and [`crate::Builder::check_workflow`]
 //! call it, so both front ends check alike.
 //!
-//! Stage 4 of the crate's layout: it compares contracts as JSON, so it imports only `schema`
+//! Stage 4 of the crate's layout: it compares contracts as JSON (the comparison itself is
+//! `agent_schema::compat`, which the runtime shares), so it imports only `schema`
 //! (to bundle a contract's sibling `$ref`s) and the leaf modules (`error`, `suggest`), and the
 //! front ends import it.
 
 mod collect;
-mod compat;
 mod model;
 
 use crate::error::SchemaError;
+use agent_schema::compat;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

@@ -106,6 +106,24 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A stored run was recorded under another version of one of its contracts, and the
+    /// current version may refuse what the earlier one allowed (or the check cannot tell, or
+    /// the earlier version is not stored): the run is left as it was stored.
+    #[error(
+        "run `{run_id}` cannot go on under the current `{contract}` contract: at `{field}`, {reason}"
+    )]
+    ContractChanged {
+        /// The run.
+        run_id: String,
+        /// The contract: `<agent>.input` or `<agent>.output`.
+        contract: String,
+        /// Where in it (`allocations[].amount`; `$` for the whole value).
+        field: String,
+        /// The keyword of the current contract that decided it (`minimum`, `required`, ...).
+        keyword: String,
+        /// What may break.
+        reason: String,
+    },
     /// The run's cancellation token was cancelled; the transcript so far is kept.
     #[error("the run was cancelled while `{agent}` was running")]
     Cancelled {

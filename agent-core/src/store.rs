@@ -97,6 +97,15 @@ pub struct RunRecord {
     /// after resuming it.
     #[serde(default)]
     pub answer: Option<String>,
+    /// The fingerprint of every contract the run depends on (each member's input and output
+    /// contract), as a JSON object from `<agent>.input`/`<agent>.output` to 16 hex digits
+    /// (`agent_schema::fingerprint`). A runner writes its own with every save, and resumes a
+    /// run recorded under other ones only if each changed contract accepts what the earlier
+    /// one allowed ([`Error::ContractChanged`](crate::Error::ContractChanged) otherwise).
+    /// `None` for a row saved before runs recorded them: it resumes as before, its stored
+    /// outputs checked value by value against the current contracts.
+    #[serde(default)]
+    pub contracts: Option<String>,
 }
 
 impl RunRecord {
@@ -120,6 +129,7 @@ impl RunRecord {
             lease_until_ms: 0,
             takeovers: 0,
             answer: None,
+            contracts: None,
         }
     }
 
@@ -391,6 +401,29 @@ pub trait CheckpointStore: Send + Sync {
         })
     }
 
+    /// Keeps contract schemas by fingerprint (`(fingerprint, canonical schema JSON)` pairs),
+    /// so a run recorded under one can be compared with a later version of its contract. A
+    /// fingerprint kept already is left as it is. The default keeps nothing: a run whose
+    /// contract changed is then refused, as its earlier version cannot be compared.
+    fn save_contracts<'a>(
+        &'a self,
+        contracts: &'a [(String, String)],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let _ = contracts;
+        Box::pin(async { Ok(()) })
+    }
+
+    /// The contract schema kept under `fingerprint` ([`save_contracts`](Self::save_contracts)),
+    /// as its JSON text; `None` when none is. Untrusted like a row: the runner checks that
+    /// it parses and has this fingerprint.
+    fn load_contract<'a>(
+        &'a self,
+        fingerprint: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
+        let _ = fingerprint;
+        Box::pin(async { Ok(None) })
+    }
+
     /// Extends `lease`'s hold on a running run it owns to `lease.duration` from now; a run
     /// it no longer holds is [`StoreError::LeaseLost`].
     fn renew<'a>(
@@ -500,6 +533,8 @@ pub fn not_found(run_id: &str) -> StoreError {
 pub struct MemoryStore {
     runs: Mutex<BTreeMap<String, RunRecord>>,
     max_runs: Option<usize>,
+    /// Contract schemas by fingerprint: few, and never forgotten.
+    contracts: Mutex<BTreeMap<String, String>>,
 }
 
 impl MemoryStore {
@@ -523,6 +558,7 @@ impl MemoryStore {
         Self {
             runs: Mutex::default(),
             max_runs: Some(max_runs),
+            contracts: Mutex::default(),
         }
     }
 
@@ -628,6 +664,36 @@ impl CheckpointStore for MemoryStore {
                 take(stored, lease, now);
                 stored.clone()
             }))
+        })
+    }
+
+    fn save_contracts<'a>(
+        &'a self,
+        contracts: &'a [(String, String)],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut kept = self
+                .contracts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            for (fingerprint, schema) in contracts {
+                kept.entry(fingerprint.clone())
+                    .or_insert_with(|| schema.clone());
+            }
+            Ok(())
+        })
+    }
+
+    fn load_contract<'a>(
+        &'a self,
+        fingerprint: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
+        Box::pin(async move {
+            let kept = self
+                .contracts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            Ok(kept.get(fingerprint).cloned())
         })
     }
 

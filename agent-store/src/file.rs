@@ -191,6 +191,49 @@ impl CheckpointStore for FileStore {
         })
     }
 
+    /// Each schema in `contracts/<fingerprint>.json`, written once by atomic rename.
+    fn save_contracts<'a>(
+        &'a self,
+        contracts: &'a [(String, String)],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            use std::io::Write as _;
+            let dir = self.dir.join("contracts");
+            std::fs::create_dir_all(&dir).map_err(StoreError::backend)?;
+            for (fingerprint, schema) in contracts {
+                let Some(path) = contract_path(&dir, fingerprint) else {
+                    continue;
+                };
+                if path.exists() {
+                    continue;
+                }
+                let tmp = dir.join(format!(".{fingerprint}.{}.tmp", std::process::id()));
+                let mut file = std::fs::File::create(&tmp).map_err(StoreError::backend)?;
+                file.write_all(schema.as_bytes())
+                    .and_then(|()| file.sync_all())
+                    .map_err(StoreError::backend)?;
+                std::fs::rename(&tmp, &path).map_err(StoreError::backend)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn load_contract<'a>(
+        &'a self,
+        fingerprint: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
+        Box::pin(async move {
+            let Some(path) = contract_path(&self.dir.join("contracts"), fingerprint) else {
+                return Ok(None);
+            };
+            match std::fs::read_to_string(path) {
+                Ok(text) => Ok(Some(text)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(StoreError::backend(e)),
+            }
+        })
+    }
+
     fn renew<'a>(
         &'a self,
         run_id: &'a str,
@@ -204,4 +247,10 @@ impl CheckpointStore for FileStore {
             })
         })
     }
+}
+
+/// The file of a contract fingerprint: 16 hex digits, nothing else names a file.
+fn contract_path(dir: &std::path::Path, fingerprint: &str) -> Option<PathBuf> {
+    let valid = fingerprint.len() == 16 && fingerprint.bytes().all(|b| b.is_ascii_hexdigit());
+    valid.then(|| dir.join(format!("{fingerprint}.json")))
 }

@@ -8,6 +8,12 @@
 //!   `verify-*` modes) lets several workers share runs: saves are optimistic on the sequence
 //!   number and a claim is one conditional `UPDATE`, so two workers never resume one run.
 //! - Each store creates its table on first use and records its schema version.
+//! - Each run names the fingerprints of the contracts it was recorded under, and the store
+//!   keeps each contract version by fingerprint (`agent_contracts`), so a later build can
+//!   tell whether its contracts still accept what the run holds.
+//! - Errors name the store (its URL without the password, or the SQLite path) and what to
+//!   check; connecting to PostgreSQL gives up after [`CONNECT_TIMEOUT`] (or the URL's
+//!   `connect_timeout=SECONDS`) with the reason, not after a pool's half-minute wait.
 //! - The state is `TEXT`, never `jsonb`: its key order and number text survive.
 //!
 //! ```no_run
@@ -34,20 +40,20 @@ use agent_core::__private::check_claim;
 use agent_core::BoxFuture;
 use agent_core::{CheckpointStore, Lease, RunRecord, RunStatus, StoreError};
 #[cfg(feature = "postgres")]
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 #[cfg(feature = "sqlite")]
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
-#[cfg(feature = "sqlite")]
+use std::collections::HashSet;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 use std::str::FromStr as _;
-use std::sync::Arc;
-#[cfg(feature = "sqlite")]
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod file;
 pub use file::FileStore;
 
 /// The schema version this crate writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Opens the store a URL names: `sqlite:PATH`, `postgres://...` or `file:DIR`. No error
 /// carries the URL's password (see [`redact_url`]).
@@ -133,6 +139,42 @@ pub fn redact_url(url: &str) -> String {
     out
 }
 
+/// How long connecting to PostgreSQL may take unless the URL says otherwise with
+/// `connect_timeout=SECONDS` (libpq's parameter): a closed port or a dropped packet is an
+/// error within seconds, not a pool's half-minute wait.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// `url` without its `connect_timeout` parameter (sqlx does not know it), and the timeout it
+/// gives ([`CONNECT_TIMEOUT`] when none; at least 1 s).
+fn connect_timeout(url: &str) -> Result<(String, Duration), StoreError> {
+    let Some((base, query)) = url.split_once('?') else {
+        return Ok((url.to_owned(), CONNECT_TIMEOUT));
+    };
+    let mut timeout = CONNECT_TIMEOUT;
+    let mut kept = Vec::new();
+    for pair in query.split('&') {
+        match pair.split_once('=') {
+            Some(("connect_timeout", value)) => {
+                let seconds: u64 = value.parse().map_err(|_| {
+                    StoreError::backend(format!(
+                        "PostgreSQL store `{}`: `connect_timeout` must be a whole number of \
+                         seconds, not `{}`",
+                        redact_url(url),
+                        value.chars().take(20).collect::<String>()
+                    ))
+                })?;
+                timeout = Duration::from_secs(seconds.max(1));
+            }
+            _ => kept.push(pair),
+        }
+    }
+    let url = match kept.is_empty() {
+        true => base.to_owned(),
+        false => format!("{base}?{}", kept.join("&")),
+    };
+    Ok((url, timeout))
+}
+
 /// The secrets `url` holds, as written: the user part's password and `*password*` parameters.
 fn secrets(url: &str) -> Vec<&str> {
     let (base, query) = url.split_once('?').unwrap_or((url, ""));
@@ -184,10 +226,13 @@ struct Sql {
     placeholder: char,
     /// The page query: `{status}` and `{after}` are replaced by the filters a page has.
     page: String,
+    /// Keeps a contract schema under its fingerprint, unless one is kept already.
+    keep_contract: String,
+    load_contract: String,
 }
 
 const COLUMNS: &str = "run_id, workflow, status, sequence, state, created_ms, updated_ms, \
-                       owner, lease_until_ms, takeovers, answer";
+                       owner, lease_until_ms, takeovers, answer, contracts";
 
 impl Sql {
     /// `prefix` qualifies the tables (`schema.` or nothing); `$n` placeholders become `?n` on
@@ -205,13 +250,13 @@ impl Sql {
         Self {
             placeholder: if sqlite { '?' } else { '$' },
             insert: fix(format!(
-                "INSERT INTO {t} ({COLUMNS}) VALUES ($1, $2, $3, 1, $4, $5, $5, $6, $7, 0, $8) \
+                "INSERT INTO {t} ({COLUMNS}) VALUES ($1, $2, $3, 1, $4, $5, $5, $6, $7, 0, $8, $9) \
                  ON CONFLICT (run_id) DO NOTHING"
             )),
             update: fix(format!(
                 "UPDATE {t} SET workflow = $2, status = $3, sequence = sequence + 1, state = $4, \
-                 updated_ms = $5, owner = $6, lease_until_ms = $7, answer = $8 \
-                 WHERE run_id = $1 AND sequence = $9"
+                 updated_ms = $5, owner = $6, lease_until_ms = $7, answer = $8, contracts = $9 \
+                 WHERE run_id = $1 AND sequence = $10"
             )),
             select: fix(format!("SELECT {COLUMNS} FROM {t} WHERE run_id = $1")),
             list: format!("SELECT {COLUMNS} FROM {t} ORDER BY created_ms, run_id"),
@@ -242,10 +287,17 @@ impl Sql {
             prune: fix(format!(
                 "DELETE FROM {t} WHERE status IN ('finished', 'failed') AND updated_ms < $1"
             )),
+            keep_contract: fix(format!(
+                "INSERT INTO {prefix}agent_contracts (fingerprint, contract) VALUES ($1, $2) \
+                 ON CONFLICT (fingerprint) DO NOTHING"
+            )),
+            load_contract: fix(format!(
+                "SELECT contract FROM {prefix}agent_contracts WHERE fingerprint = $1"
+            )),
         }
     }
 
-    fn schema(prefix: &str) -> [String; 3] {
+    fn schema(prefix: &str) -> [String; 4] {
         [
             format!(
                 "CREATE TABLE IF NOT EXISTS {prefix}agent_store_schema (version BIGINT NOT NULL)"
@@ -255,7 +307,12 @@ impl Sql {
                  workflow TEXT NOT NULL, status TEXT NOT NULL, sequence BIGINT NOT NULL, \
                  state TEXT NOT NULL, created_ms BIGINT NOT NULL, updated_ms BIGINT NOT NULL, \
                  owner TEXT, lease_until_ms BIGINT NOT NULL DEFAULT 0, \
-                 takeovers BIGINT NOT NULL DEFAULT 0, answer TEXT)"
+                 takeovers BIGINT NOT NULL DEFAULT 0, answer TEXT, contracts TEXT)"
+            ),
+            // The contract versions runs were recorded under, by fingerprint.
+            format!(
+                "CREATE TABLE IF NOT EXISTS {prefix}agent_contracts (fingerprint TEXT PRIMARY KEY, \
+                 contract TEXT NOT NULL)"
             ),
             // What a worker's claim looks for, in the order it takes it.
             format!(
@@ -266,7 +323,10 @@ impl Sql {
     }
 
     /// The statements that bring a store at schema version `from` (`None`: just created) to
-    /// [`SCHEMA_VERSION`]: version 2 added the lease columns and the recorded answer.
+    /// [`SCHEMA_VERSION`]: version 2 added the lease columns and the recorded answer, version
+    /// 3 the contract fingerprints of each run (and the `agent_contracts` table, which
+    /// [`Sql::schema`] creates if missing). Rows written before version 3 have no
+    /// fingerprints: they resume as before (see `RunRecord::contracts`).
     ///
     /// Each added column has a default, so a build of version 1 still reads and writes the
     /// table; PostgreSQL adds them only if missing (SQLite cannot say so, and needs not: its
@@ -284,6 +344,11 @@ impl Sql {
             ] {
                 statements.push(format!("ALTER TABLE {t} ADD COLUMN {if_missing}{column}"));
             }
+        }
+        if matches!(from, Some(1 | 2)) {
+            statements.push(format!(
+                "ALTER TABLE {t} ADD COLUMN {if_missing}contracts TEXT"
+            ));
         }
         if from != Some(SCHEMA_VERSION) {
             statements.push(format!(
@@ -330,12 +395,14 @@ type Row = (
     i64,
     i64,
     Option<String>,
+    Option<String>,
 );
 
 fn into_record(row: Row) -> Result<RunRecord, StoreError> {
     let (run_id, workflow, status, sequence, state, created, updated) =
         (row.0, row.1, row.2, row.3, row.4, row.5, row.6);
     let (owner, lease_until, takeovers, answer) = (row.7, row.8, row.9, row.10);
+    let contracts = row.11;
     let corrupt = |reason: String| StoreError::Corrupt {
         run_id: run_id.chars().take(128).collect(),
         reason,
@@ -361,6 +428,7 @@ fn into_record(row: Row) -> Result<RunRecord, StoreError> {
         state,
         owner,
         answer,
+        contracts,
     })
 }
 
@@ -368,9 +436,20 @@ fn int(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-fn backend(error: sqlx::Error) -> StoreError {
-    StoreError::backend(error)
+/// A store's own failure, naming the store (its label has no password).
+macro_rules! named_failure {
+    ($store:ty) => {
+        impl $store {
+            fn fail(&self, error: sqlx::Error) -> StoreError {
+                StoreError::backend(format!("{}: {error}", self.label))
+            }
+        }
+    };
 }
+#[cfg(feature = "sqlite")]
+named_failure!(SqliteStore);
+#[cfg(feature = "postgres")]
+named_failure!(PostgresStore);
 
 fn checked_version(found: Option<i64>) -> Result<(), StoreError> {
     match found {
@@ -387,6 +466,10 @@ fn checked_version(found: Option<i64>) -> Result<(), StoreError> {
 pub struct SqliteStore {
     pool: SqlitePool,
     sql: Arc<Sql>,
+    /// The contract fingerprints this store value has written (or found written).
+    kept: Arc<Mutex<HashSet<String>>>,
+    /// What its errors call it: `SQLite store at PATH`, `PostgreSQL store URL` (no password).
+    label: Arc<str>,
 }
 
 #[cfg(feature = "sqlite")]
@@ -395,15 +478,26 @@ impl SqliteStore {
     /// upgrades its tables ([`migrate`](Self::migrate)).
     pub async fn open(url: &str) -> Result<Self, StoreError> {
         let options = SqliteConnectOptions::from_str(url)
-            .map_err(backend)?
+            .map_err(|e| {
+                StoreError::backend(format!(
+                    "SQLite store URL `{}` does not parse ({e}): write it `sqlite:PATH`",
+                    redact_url(url)
+                ))
+            })?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .busy_timeout(Duration::from_secs(10));
+        let path = options.get_filename().display().to_string();
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options)
             .await
-            .map_err(backend)?;
+            .map_err(|e| {
+                StoreError::backend(format!(
+                    "SQLite store at `{path}` cannot be opened: {e}: check that its folder \
+                     exists and that this user may read and write the file and the folder"
+                ))
+            })?;
         let store = Self::from_pool(pool);
         store.migrate().await?;
         Ok(store)
@@ -412,35 +506,41 @@ impl SqliteStore {
     /// A store on the application's own pool. Nothing is created: the tables must be there
     /// ([`migrate`](Self::migrate), once, by whoever has the rights to create them).
     pub fn from_pool(pool: SqlitePool) -> Self {
+        let label = format!(
+            "SQLite store at `{}`",
+            pool.connect_options().get_filename().display()
+        );
         Self {
             pool,
             sql: Arc::new(Sql::new("", true)),
+            kept: Arc::default(),
+            label: label.into(),
         }
     }
 
     /// Creates the tables, or upgrades them to [`SCHEMA_VERSION`], in one transaction; a
     /// store of a newer version is refused. Safe to run again.
     pub async fn migrate(&self) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await.map_err(backend)?;
+        let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
         for statement in Sql::schema("") {
             sqlx::query(&statement)
                 .execute(&mut *tx)
                 .await
-                .map_err(backend)?;
+                .map_err(|e| self.fail(e))?;
         }
         let version: Option<i64> =
             sqlx::query_scalar("SELECT MAX(version) FROM agent_store_schema")
                 .fetch_one(&mut *tx)
                 .await
-                .map_err(backend)?;
+                .map_err(|e| self.fail(e))?;
         checked_version(version)?;
         for statement in Sql::upgrade("", version, true) {
             sqlx::query(&statement)
                 .execute(&mut *tx)
                 .await
-                .map_err(backend)?;
+                .map_err(|e| self.fail(e))?;
         }
-        tx.commit().await.map_err(backend)
+        tx.commit().await.map_err(|e| self.fail(e))
     }
 
     /// The connection pool, for tools that inspect the table.
@@ -457,6 +557,10 @@ pub struct PostgresStore {
     sql: Arc<Sql>,
     /// Where the tables are (`None`: the search path).
     schema: Option<String>,
+    /// The contract fingerprints this store value has written (or found written).
+    kept: Arc<Mutex<HashSet<String>>>,
+    /// What its errors call it: `SQLite store at PATH`, `PostgreSQL store URL` (no password).
+    label: Arc<str>,
 }
 
 #[cfg(feature = "postgres")]
@@ -470,11 +574,53 @@ impl PostgresStore {
     /// so that several deployments or test runs share a database without colliding; creates
     /// or upgrades the tables ([`migrate`](Self::migrate)).
     pub async fn connect_in_schema(url: &str, schema: Option<&str>) -> Result<Self, StoreError> {
+        let (url, timeout) = connect_timeout(url)?;
+        let shown = redact_url(&url);
+        let options = PgConnectOptions::from_str(&url).map_err(|e| {
+            StoreError::backend(format!(
+                "PostgreSQL store URL `{shown}` does not parse ({e}): write it \
+                 `postgres://USER:PASSWORD@HOST:PORT/DATABASE`"
+            ))
+        })?;
+        let at = format!("{}:{}", options.get_host(), options.get_port());
+        // One connection first, bounded: its own error says why (refused, unknown host, bad
+        // password), where a pool would wait out its acquire timeout and say it timed out.
+        match tokio::time::timeout(
+            timeout,
+            <PgConnection as sqlx::Connection>::connect_with(&options),
+        )
+        .await
+        {
+            Err(_) => {
+                return Err(StoreError::backend(format!(
+                    "PostgreSQL store `{shown}`: no connection within {} s (its \
+                     connect_timeout): check that the server runs and that {at} is reachable \
+                     from here; give `connect_timeout=SECONDS` in the URL to wait longer",
+                    timeout.as_secs_f64()
+                )));
+            }
+            Ok(Err(e)) => {
+                let check = match &e {
+                    sqlx::Error::Io(_) => {
+                        format!("check that the server runs and listens on {at}")
+                    }
+                    sqlx::Error::Tls(_) => "check the `sslmode` and the server's TLS setup".into(),
+                    sqlx::Error::Database(_) => {
+                        "check the user, the password and the database name".into()
+                    }
+                    _ => "check the host, port, user, password and database of the URL".into(),
+                };
+                return Err(StoreError::backend(format!(
+                    "PostgreSQL store `{shown}` refused the connection: {e}: {check}"
+                )));
+            }
+            Ok(Ok(probe)) => {
+                let _ = sqlx::Connection::close(probe).await;
+            }
+        }
         let pool = PgPoolOptions::new()
             .max_connections(8)
-            .connect(url)
-            .await
-            .map_err(backend)?;
+            .connect_lazy_with(options);
         let store = Self::from_pool(pool, schema)?;
         store.migrate().await?;
         Ok(store)
@@ -497,10 +643,20 @@ impl PostgresStore {
         let prefix = schema
             .as_ref()
             .map_or_else(String::new, |s| format!("{s}."));
+        let options = pool.connect_options();
+        let label = format!(
+            "PostgreSQL store `postgres://{}@{}:{}/{}`",
+            options.get_username(),
+            options.get_host(),
+            options.get_port(),
+            options.get_database().unwrap_or_default()
+        );
         Ok(Self {
             pool,
             sql: Arc::new(Sql::new(&prefix, false)),
             schema,
+            kept: Arc::default(),
+            label: label.into(),
         })
     }
 
@@ -512,37 +668,37 @@ impl PostgresStore {
             .schema
             .as_ref()
             .map_or_else(String::new, |s| format!("{s}."));
-        let mut tx = self.pool.begin().await.map_err(backend)?;
+        let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
         sqlx::query("SELECT pg_advisory_xact_lock(4242013)")
             .execute(&mut *tx)
             .await
-            .map_err(backend)?;
+            .map_err(|e| self.fail(e))?;
         if let Some(schema) = &self.schema {
             sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
                 .execute(&mut *tx)
                 .await
-                .map_err(backend)?;
+                .map_err(|e| self.fail(e))?;
         }
         for statement in Sql::schema(&prefix) {
             sqlx::query(&statement)
                 .execute(&mut *tx)
                 .await
-                .map_err(backend)?;
+                .map_err(|e| self.fail(e))?;
         }
         let version: Option<i64> = sqlx::query_scalar(&format!(
             "SELECT MAX(version) FROM {prefix}agent_store_schema"
         ))
         .fetch_one(&mut *tx)
         .await
-        .map_err(backend)?;
+        .map_err(|e| self.fail(e))?;
         checked_version(version)?;
         for statement in Sql::upgrade(&prefix, version, false) {
             sqlx::query(&statement)
                 .execute(&mut *tx)
                 .await
-                .map_err(backend)?;
+                .map_err(|e| self.fail(e))?;
         }
-        tx.commit().await.map_err(backend)
+        tx.commit().await.map_err(|e| self.fail(e))
     }
 
     /// The connection pool, for tools that inspect the table.
@@ -595,11 +751,12 @@ macro_rules! checkpoint_store {
                         .bind(now)
                         .bind(&record.owner)
                         .bind(int(record.lease_until_ms))
-                        .bind(&record.answer);
+                        .bind(&record.answer)
+                        .bind(&record.contracts);
                     if record.sequence != 0 {
                         query = query.bind(int(record.sequence));
                     }
-                    let done = query.execute(&self.pool).await.map_err(backend)?;
+                    let done = query.execute(&self.pool).await.map_err(|e| self.fail(e))?;
                     if done.rows_affected() == 1 {
                         return Ok(record.sequence + 1);
                     }
@@ -622,7 +779,7 @@ macro_rules! checkpoint_store {
                         .bind(run_id)
                         .fetch_optional(&self.pool)
                         .await
-                        .map_err(backend)?;
+                        .map_err(|e| self.fail(e))?;
                     match row {
                         Some(row) => Self::decode(&row),
                         None => Err(StoreError::NotFound {
@@ -639,7 +796,7 @@ macro_rules! checkpoint_store {
                     let rows = sqlx::query(&self.sql.list)
                         .fetch_all(&self.pool)
                         .await
-                        .map_err(backend)?;
+                        .map_err(|e| self.fail(e))?;
                     // Decoded row by row: a value of the wrong type (SQLite keeps any) is that
                     // row's error, not the list's.
                     Ok(rows.iter().map(Self::decode).collect())
@@ -652,7 +809,7 @@ macro_rules! checkpoint_store {
                         .bind(run_id)
                         .execute(&self.pool)
                         .await
-                        .map_err(backend)?;
+                        .map_err(|e| self.fail(e))?;
                     match done.rows_affected() {
                         0 => Err(StoreError::NotFound {
                             run_id: run_id.chars().take(128).collect(),
@@ -670,7 +827,7 @@ macro_rules! checkpoint_store {
             ) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
                 Box::pin(async move {
                     let now = agent_core::__private::now_ms();
-                    let mut tx = self.pool.begin().await.map_err(backend)?;
+                    let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
                     let rows: Vec<Row> = sqlx::query_as(&self.sql.claim)
                         .bind(run_id)
                         .bind(int(sequence))
@@ -679,10 +836,10 @@ macro_rules! checkpoint_store {
                         .bind(int(lease.until_ms(now)))
                         .fetch_all(&mut *tx)
                         .await
-                        .map_err(backend)?;
+                        .map_err(|e| self.fail(e))?;
                     // The row comes back before the commit: the claim is won only once the
                     // commit succeeded (a full disk fails it), so two resumers never both pass.
-                    tx.commit().await.map_err(backend)?;
+                    tx.commit().await.map_err(|e| self.fail(e))?;
                     if let Some(row) = rows.into_iter().next() {
                         return into_record(row);
                     }
@@ -702,7 +859,7 @@ macro_rules! checkpoint_store {
             ) -> BoxFuture<'a, Result<Option<RunRecord>, StoreError>> {
                 Box::pin(async move {
                     let now = agent_core::__private::now_ms();
-                    let mut tx = self.pool.begin().await.map_err(backend)?;
+                    let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
                     let rows = sqlx::query(&self.sql.claim_next)
                         .bind(workflow)
                         .bind(int(now))
@@ -710,9 +867,9 @@ macro_rules! checkpoint_store {
                         .bind(int(lease.until_ms(now)))
                         .fetch_all(&mut *tx)
                         .await
-                        .map_err(backend)?;
+                        .map_err(|e| self.fail(e))?;
                     // Won only once committed, as `claim`.
-                    tx.commit().await.map_err(backend)?;
+                    tx.commit().await.map_err(|e| self.fail(e))?;
                     rows.first().map(Self::decode).transpose()
                 })
             }
@@ -730,7 +887,10 @@ macro_rules! checkpoint_store {
                     if let Some((created, id)) = &page.after {
                         query = query.bind(int(*created)).bind(id);
                     }
-                    let rows = query.fetch_all(&self.pool).await.map_err(backend)?;
+                    let rows = query
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(|e| self.fail(e))?;
                     Ok(rows.iter().map(Self::decode).collect())
                 })
             }
@@ -743,8 +903,59 @@ macro_rules! checkpoint_store {
                         .bind(int(before))
                         .execute(&self.pool)
                         .await
-                        .map_err(backend)?;
+                        .map_err(|e| self.fail(e))?;
                     Ok(done.rows_affected())
+                })
+            }
+
+            fn save_contracts<'a>(
+                &'a self,
+                contracts: &'a [(String, String)],
+            ) -> BoxFuture<'a, Result<(), StoreError>> {
+                Box::pin(async move {
+                    // Each fingerprint once per store value: later runners skip the database.
+                    let new: Vec<&(String, String)> = {
+                        let kept = self
+                            .kept
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
+                        contracts
+                            .iter()
+                            .filter(|(f, _)| !kept.contains(f))
+                            .collect()
+                    };
+                    if new.is_empty() {
+                        return Ok(());
+                    }
+                    let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
+                    for (fingerprint, contract) in &new {
+                        sqlx::query(&self.sql.keep_contract)
+                            .bind(fingerprint)
+                            .bind(contract)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(|e| self.fail(e))?;
+                    }
+                    tx.commit().await.map_err(|e| self.fail(e))?;
+                    let mut kept = self
+                        .kept
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    kept.extend(new.into_iter().map(|(f, _)| f.clone()));
+                    Ok(())
+                })
+            }
+
+            fn load_contract<'a>(
+                &'a self,
+                fingerprint: &'a str,
+            ) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
+                Box::pin(async move {
+                    sqlx::query_scalar(&self.sql.load_contract)
+                        .bind(fingerprint)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(|e| self.fail(e))
                 })
             }
 
@@ -761,7 +972,7 @@ macro_rules! checkpoint_store {
                         .bind(int(lease.until_ms(now)))
                         .execute(&self.pool)
                         .await
-                        .map_err(backend)?;
+                        .map_err(|e| self.fail(e))?;
                     if done.rows_affected() == 1 {
                         return Ok(());
                     }

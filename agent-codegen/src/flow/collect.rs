@@ -7,8 +7,8 @@
 //! when enough items pass it whatever the producers wrote: an item passes or fails by its
 //! `agent_name`, which the collect fixes.
 
-use super::compat::{self, FindingKind, Holds};
 use super::model::{CollectAt, Flow, FlowProblem, FlowReport, properties};
+use agent_schema::compat::{self, FindingKind, Holds};
 use serde_json::{Value, json};
 
 /// The problem of a collect whose field no step's input contract declares.

@@ -2,7 +2,9 @@
 //! record this runner saved, which the next save must find unchanged. Below the runner, which
 //! holds one, and its durable methods (`run/durable.rs`), which use it.
 
+use super::versions::Versions;
 use crate::store::{CheckpointStore, Lease, RunRecord, RunStatus, StoreError};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -11,6 +13,10 @@ pub(crate) struct Durable {
     pub(crate) store: Arc<dyn CheckpointStore>,
     pub(crate) lease: Lease,
     pub(crate) cursor: Mutex<Option<Cursor>>,
+    /// The workflow's contracts: their fingerprints go with every save.
+    pub(crate) versions: Arc<Versions>,
+    /// Whether this runner handed the store its contract schemas already.
+    pub(crate) kept: AtomicBool,
 }
 
 /// How long a runner's lease lasts unless it is given one: long enough that renewing it every
@@ -54,8 +60,20 @@ impl Durable {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(cursor);
     }
 
+    /// Hands the store the contract schemas, once per runner (the store skips those it has),
+    /// before the first record that names their fingerprints.
+    pub(crate) async fn keep_contracts(&self) -> Result<(), StoreError> {
+        if self.kept.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.store.save_contracts(&self.versions.schemas()).await?;
+        self.kept.store(true, Ordering::Release);
+        Ok(())
+    }
+
     /// Saves `state` with `status` over the last record this runner saved of the run (none:
     /// a new run). A running run is leased to this runner from now; any other status frees it.
+    /// The record names the fingerprints of this build's contracts.
     pub(crate) async fn save(
         &self,
         workflow: &str,
@@ -76,6 +94,8 @@ impl Durable {
             record.owner = Some(self.lease.owner.clone());
             record.lease_until_ms = self.lease.until_ms(crate::store::now_ms());
         }
+        self.keep_contracts().await?;
+        record.contracts = Some(self.versions.text().to_owned());
         let sequence = self.store.save(&record).await?;
         self.set(Cursor {
             run_id: run_id.to_owned(),
@@ -137,6 +157,7 @@ impl Drop for RestoreOnDrop<'_> {
         record.sequence = last.sequence;
         record.created_ms = last.created_ms;
         record.answer = last.answer;
+        record.contracts = Some(self.durable.versions.text().to_owned());
         let store = self.durable.store.clone();
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {

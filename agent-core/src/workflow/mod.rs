@@ -21,7 +21,8 @@
 //!
 //! The modules, bottom up: `definition` holds the [`Workflow`] as declared, [`state`] what a
 //! run is at a pause, and `run` the [`Runner`]
-//! that drives it (`checkpoint` is where a durable runner stands in its store). This module
+//! that drives it (`checkpoint` is where a durable runner stands in its store, `versions` the
+//! contract fingerprints its records name). This module
 //! only names them.
 
 mod checkpoint;
@@ -29,6 +30,7 @@ mod definition;
 mod feeds;
 mod run;
 mod state;
+mod versions;
 
 pub use checkpoint::PausedRun;
 pub use definition::{Member, Workflow};

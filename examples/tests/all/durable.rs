@@ -125,9 +125,34 @@ async fn flow(url: &str) {
         "{message}"
     );
 
-    // A tampered stored run is refused, and stays paused.
+    // The run records the fingerprint of each of its 8 contracts; one recorded under a
+    // version the store does not keep is refused by name, and stays paused.
     let run_id = start(url);
     let store = agent_store::open(url).await.unwrap();
+    let mut record = store.load(&run_id).await.unwrap();
+    let mut fingerprints: std::collections::BTreeMap<String, String> =
+        serde_json::from_str(record.contracts.as_deref().unwrap()).unwrap();
+    assert_eq!(fingerprints.len(), 8, "{fingerprints:?}");
+    assert!(fingerprints.values().all(|f| f.len() == 16));
+    fingerprints.insert("budget_agent.input".into(), "00000000000000ff".into());
+    record.contracts = Some(serde_json::to_string(&fingerprints).unwrap());
+    store.save(&record).await.unwrap();
+    let refused = resume(url, &run_id);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        text(&refused.stderr).starts_with(&format!(
+            "error: run `{run_id}` cannot go on under the current `budget_agent.input` contract: at `$`, "
+        )),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert_eq!(
+        store.load(&run_id).await.unwrap().status,
+        agent_core::RunStatus::Paused
+    );
+
+    // A tampered stored run is refused, and stays paused.
+    let run_id = start(url);
     let mut record = store.load(&run_id).await.unwrap();
     record.state = record.state.replacen(r#""hops":3"#, r#""hops":99999"#, 1);
     store.save(&record).await.unwrap();

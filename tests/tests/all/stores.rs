@@ -15,12 +15,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 /// Opens a fresh backend, and another instance on the same data ("another process").
-type Opener = Box<dyn Fn() -> BoxFuture<'static, Arc<dyn CheckpointStore>> + Send + Sync>;
+pub(crate) type Opener =
+    Box<dyn Fn() -> BoxFuture<'static, Arc<dyn CheckpointStore>> + Send + Sync>;
 
 /// Removes a backend's data after a passing test (a failing one keeps it to look at).
-type Cleanup = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
+pub(crate) type Cleanup = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
 
-fn temp_dir(tag: &str) -> PathBuf {
+pub(crate) fn temp_dir(tag: &str) -> PathBuf {
     static N: AtomicU32 = AtomicU32::new(0);
     let n = N.fetch_add(1, Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!(
@@ -32,11 +33,11 @@ fn temp_dir(tag: &str) -> PathBuf {
     dir
 }
 
-fn remove_dir(dir: PathBuf) -> Cleanup {
+pub(crate) fn remove_dir(dir: PathBuf) -> Cleanup {
     Box::new(move || Box::pin(async move { std::fs::remove_dir_all(dir).unwrap() }))
 }
 
-fn memory() -> Option<(Opener, Cleanup)> {
+pub(crate) fn memory() -> Option<(Opener, Cleanup)> {
     let store: Arc<dyn CheckpointStore> = Arc::new(MemoryStore::default());
     let open: Opener = Box::new(move || {
         let store = store.clone();
@@ -45,7 +46,7 @@ fn memory() -> Option<(Opener, Cleanup)> {
     Some((open, Box::new(|| Box::pin(async {}))))
 }
 
-fn file() -> Option<(Opener, Cleanup)> {
+pub(crate) fn file() -> Option<(Opener, Cleanup)> {
     // One store value per folder: its lock serializes the tasks of this process.
     let dir = temp_dir("file");
     let store: Arc<dyn CheckpointStore> = Arc::new(FileStore::open(&dir).unwrap());
@@ -56,7 +57,7 @@ fn file() -> Option<(Opener, Cleanup)> {
     Some((open, remove_dir(dir)))
 }
 
-fn sqlite() -> Option<(Opener, Cleanup)> {
+pub(crate) fn sqlite() -> Option<(Opener, Cleanup)> {
     let dir = temp_dir("sqlite");
     let url = format!("sqlite:{}", dir.join("runs.db").display());
     let open: Opener = Box::new(move || {
@@ -69,7 +70,7 @@ fn sqlite() -> Option<(Opener, Cleanup)> {
     Some((open, remove_dir(dir)))
 }
 
-fn postgres() -> Option<(Opener, Cleanup)> {
+pub(crate) fn postgres() -> Option<(Opener, Cleanup)> {
     let Ok(url) = std::env::var("DATABASE_URL") else {
         println!("skipped: PostgreSQL tests need DATABASE_URL");
         return None;

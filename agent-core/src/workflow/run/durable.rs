@@ -8,6 +8,8 @@ use crate::store::{CheckpointStore, Lease, RunRecord, RunStatus, StoreError, che
 use crate::workflow::PausedRun;
 use crate::workflow::checkpoint::{Cursor, Durable, default_lease};
 use crate::workflow::state::{Phase, WorkflowState};
+use crate::workflow::versions::Versions;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 impl<'w> Runner<'w> {
@@ -60,6 +62,8 @@ impl<'w> Runner<'w> {
             store,
             lease,
             cursor: Mutex::new(None),
+            versions: Versions::of(self.workflow),
+            kept: AtomicBool::new(false),
         });
         self
     }
@@ -130,6 +134,8 @@ impl<'w> Runner<'w> {
                 "the paused run has no pending question".into(),
             ));
         }
+        // Refused before the claim: the run stays paused, unchanged.
+        self.check_versions(&record).await?;
         let claimed = durable
             .store
             .claim(run_id, sequence, &durable.lease)
@@ -152,12 +158,14 @@ impl<'w> Runner<'w> {
         self.workflow.check()?;
         let ids = ContextIdGenerator::fresh();
         let state = self.initial_state(request, Default::default(), &ids);
-        let record = RunRecord::new(
+        let mut record = RunRecord::new(
             &state.run_id,
             &self.workflow.name,
             RunStatus::Queued,
             to_text(&state)?,
         );
+        durable.keep_contracts().await?;
+        record.contracts = Some(durable.versions.text().to_owned());
         durable.store.save(&record).await?;
         Ok(state.run_id)
     }
@@ -177,6 +185,8 @@ impl<'w> Runner<'w> {
                 "the paused run has no pending question".into(),
             ));
         }
+        // An answer no worker of this build could run with is refused now, not later.
+        self.check_versions(&record).await?;
         let answered = RunRecord {
             status: RunStatus::Answered,
             answer: Some(answer.to_owned()),
@@ -224,6 +234,10 @@ impl<'w> Runner<'w> {
                 return Err(error);
             }
         };
+        if let Err(refused) = self.check_versions(&record).await {
+            self.put_back(&record, &state).await;
+            return Err(refused);
+        }
         match (&state.pending, record.answer.clone()) {
             (Some(_), Some(answer)) => {
                 cursor.resting = RunStatus::Answered;
@@ -291,6 +305,7 @@ impl<'w> Runner<'w> {
                 "the running run stopped inside a step".into(),
             ));
         }
+        self.check_versions(&record).await?;
         durable.set(Cursor {
             run_id: record.run_id.clone(),
             sequence: record.sequence,
@@ -312,6 +327,44 @@ impl<'w> Runner<'w> {
             state.issued.clone(),
         )?);
         self.drive(state, ids).await
+    }
+
+    /// Whether the stored run may go on under this build's contracts
+    /// ([`Error::ContractChanged`] if not).
+    async fn check_versions(&self, record: &RunRecord) -> Result<(), Error> {
+        let durable = self.durable()?;
+        durable
+            .versions
+            .check(&*durable.store, record, &self.workflow.config.limits)
+            .await
+    }
+
+    /// Puts a run claimed by [`run_next`](Self::run_next) and refused back as it was before
+    /// the claim, with the contract fingerprints it was recorded under: answered with its
+    /// answer, paused, queued (no step done) or running with its lease ended. It goes to the
+    /// back of the queue (its update time is now), so a worker that cannot run it takes the
+    /// others first.
+    async fn put_back(&self, record: &RunRecord, state: &WorkflowState) {
+        let Ok(durable) = self.durable() else { return };
+        let status = match (&state.pending, &record.answer) {
+            (Some(_), Some(_)) => RunStatus::Answered,
+            (Some(_), None) => RunStatus::Paused,
+            (None, _) if state.upstream.entries().is_empty() => RunStatus::Queued,
+            (None, _) => RunStatus::Running,
+        };
+        let back = RunRecord {
+            status,
+            owner: None,
+            lease_until_ms: 0,
+            answer: record
+                .answer
+                .clone()
+                .filter(|_| status == RunStatus::Answered),
+            ..record.clone()
+        };
+        if let Err(e) = durable.store.save(&back).await {
+            tracing::warn!(run_id = record.run_id, error = %e, "could not put a refused run back");
+        }
     }
 
     /// A stored record's state, reloaded through the state checks: a row of another workflow
