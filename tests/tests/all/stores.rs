@@ -972,7 +972,9 @@ async fn prune_deletes_old_ended_runs(open: Opener) {
             .unwrap();
     }
     assert_eq!(store.prune(Duration::from_secs(3600)).await.unwrap(), 0);
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    // The old runs are 2 s old when the young one is saved; the young one has a whole second
+    // between its save and the prune, so a loaded machine cannot age it past the cut.
+    tokio::time::sleep(Duration::from_secs(2)).await;
     let young = RunRecord::new(
         "young-finished",
         "event_planning",
@@ -980,7 +982,7 @@ async fn prune_deletes_old_ended_runs(open: Opener) {
         "{}",
     );
     store.save(&young).await.unwrap();
-    assert_eq!(store.prune(Duration::from_millis(10)).await.unwrap(), 2);
+    assert_eq!(store.prune(Duration::from_secs(1)).await.unwrap(), 2);
     let mut kept: Vec<String> = listed(&*store)
         .await
         .into_iter()
@@ -1052,14 +1054,15 @@ async fn a_dead_resumers_run_is_resumed_again(open: Opener) {
     let state = pause(open().await).await;
     let store = open().await;
     let paused = store.load(&state.run_id).await.unwrap();
-    let dead = Lease::new("dead-resumer", Duration::from_millis(300));
+    // Long enough that a loaded machine still tries the resume below within the lease.
+    let dead = Lease::new("dead-resumer", Duration::from_secs(2));
     store
         .claim(&state.run_id, paused.sequence, &dead)
         .await
         .unwrap();
     let held = store_error(resume(open().await, &state.run_id).await);
     assert!(matches!(held, StoreError::AlreadyClaimed { .. }), "{held}");
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    tokio::time::sleep(Duration::from_millis(2200)).await;
     let Ok(WorkflowOutcome::Finished { output, .. }) = resume(open().await, &state.run_id).await
     else {
         panic!("expected the plan");
