@@ -16,9 +16,11 @@
 //! [`Runtime::call`]: crate::Runtime::call
 
 use crate::config::Config;
+use crate::delivery::{StreamEvent, Watch, delta_event};
 use crate::error::{Error, Side};
 use crate::ids::ContextId;
 use crate::model::{BoxFuture, ChatModel, ChatRequest, Message, OutputSchema, ToolCallRequest};
+use crate::model::{ModelError, StreamDelta, Usage};
 use crate::output::AgentOutput;
 use crate::rerun::{PreviousAttempt, describe_retry_error};
 use crate::tool::Tool;
@@ -27,10 +29,11 @@ use agent_contract::__private::extract_json_text;
 use agent_contract::CheckedOutput;
 use agent_contract::DynAgent;
 use agent_contract::ToolDefinition;
-use agent_contract::{ErrorKind, Limits, RetryError};
+use agent_contract::{Broken, Contract, ErrorKind, Limits, RetryError};
 use futures_util::StreamExt as _;
 use serde_json::Value;
 use std::future::Future;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 /// Most bytes of a failed answer repeated in the "Previous attempt" section: the answer also
@@ -46,6 +49,33 @@ pub(crate) struct Engine<'r> {
     pub(crate) model: &'r dyn ChatModel,
     pub(crate) config: &'r Config,
     pub(crate) transcript: &'r Transcript,
+    /// Who sees the answers as they stream; `None`: answers arrive whole.
+    pub(crate) watch: Option<&'r dyn Watch>,
+}
+
+impl<'r> Engine<'r> {
+    /// An engine whose answers arrive as `config.delivery` says.
+    pub(crate) fn new(
+        model: &'r dyn ChatModel,
+        config: &'r Config,
+        transcript: &'r Transcript,
+    ) -> Self {
+        Self {
+            model,
+            config,
+            transcript,
+            watch: config.delivery.watch(),
+        }
+    }
+}
+
+/// A model's answer to one request.
+pub(crate) enum Answered {
+    /// The whole answer.
+    Whole(Message),
+    /// A streamed answer closed as soon as it could no longer pass its contract: what was
+    /// received, and why.
+    Stopped { partial: Message, broken: Broken },
 }
 
 /// One agent call: who answers, under which ID and system prompt, what else it may do, and
@@ -178,7 +208,35 @@ impl Engine<'_> {
                 output_schema,
                 ..ChatRequest::new(name, messages, definitions.clone())
             };
-            let reply = self.complete(&request).await?;
+            // A sub-agent's answer is its output from its first byte: while it streams it is
+            // checked against the output contract. A workflow agent's may be a question.
+            let prefix = match ask.policy {
+                Policy::SubAgent => ask.agent.output_contract(),
+                Policy::Step { .. } => None,
+            };
+            let reply = match self.answer(&request, prefix).await? {
+                Answered::Whole(reply) => reply,
+                Answered::Stopped { partial, broken } => {
+                    self.record(name, &partial);
+                    conversation.push(partial.clone());
+                    self.transcript.push(Event::Stopped {
+                        agent: name.into(),
+                        received: partial.content.len(),
+                        at: broken.at,
+                    });
+                    let refused = Refused {
+                        agent: ask.agent,
+                        id: ask.id,
+                        error: &broken.error,
+                        answered: &partial.content,
+                        attempt,
+                        refusal: Refusal::Output,
+                    };
+                    self.refuse(&refused, failures, conversation)?;
+                    attempt = attempt.saturating_add(1);
+                    continue;
+                }
+            };
             self.record(name, &reply);
             conversation.push(reply.clone());
             let checked = if reply.tool_calls.is_empty() {
@@ -297,27 +355,89 @@ impl Engine<'_> {
     /// One model call, ended early by the run's cancellation token. Its usage goes into the
     /// transcript, and a run past its token budget stops here.
     pub(crate) async fn complete(&self, request: &ChatRequest) -> Result<Message, Error> {
-        let reply = self.cancellable(&request.agent, self.model.complete(request));
-        let response = reply.await??;
-        if let Some(usage) = response.usage {
-            self.transcript.push(Event::Usage {
-                agent: request.agent.clone(),
-                usage,
-                model: response.model.clone(),
-            });
-            if let Some(budget) = self.config.token_budget {
-                let used = self.transcript.usage().total_tokens();
-                if used > budget {
-                    return Err(Error::TokenBudget {
-                        agent: request.agent.clone(),
-                        used,
-                        budget,
-                    });
-                }
-            }
-            self.keep_cost_budget(&request.agent, response.model.as_deref())?;
+        match self.answer(request, None).await? {
+            Answered::Whole(message) => Ok(message),
+            // Without a contract to check, nothing stops a stream.
+            Answered::Stopped { partial, .. } => Ok(partial),
         }
-        Ok(response.message)
+    }
+
+    /// One model call, whole or streamed as the engine delivers. Streamed, each delta goes to
+    /// the watch and, when `contract` is given, to its prefix check: the stream is closed at
+    /// the first byte after which the answer can no longer pass, and the call answers
+    /// [`Answered::Stopped`] with what was received. Usage is recorded either way.
+    pub(crate) async fn answer(
+        &self,
+        request: &ChatRequest,
+        contract: Option<&Contract>,
+    ) -> Result<Answered, Error> {
+        let agent = request.agent.as_str();
+        let Some(watch) = self.watch else {
+            let response = self
+                .cancellable(agent, self.model.complete(request))
+                .await??;
+            self.account(agent, response.usage, response.model.as_deref())?;
+            return Ok(Answered::Whole(response.message));
+        };
+        let mut check = contract.map(|c| c.prefix_check(&self.config.limits));
+        let mut broken = None;
+        let mut sink = |delta: StreamDelta<'_>| {
+            watch.event(delta_event(agent, delta));
+            if let (StreamDelta::Text(text), Some(check)) = (delta, check.as_mut())
+                && let Err(found) = check.feed(text)
+            {
+                broken = Some(found);
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        };
+        let streamed = self
+            .cancellable(agent, self.model.stream(request, &mut sink))
+            .await?;
+        match (streamed, broken) {
+            (Ok(response), _) => {
+                watch.event(StreamEvent::Done { agent });
+                self.account(agent, response.usage, response.model.as_deref())?;
+                Ok(Answered::Whole(response.message))
+            }
+            (Err(ModelError::Stopped { partial }), Some(broken)) => {
+                let partial = *partial;
+                watch.event(StreamEvent::Stopped {
+                    agent,
+                    received: partial.message.content.len(),
+                    error: &broken.error,
+                });
+                self.account(agent, partial.usage, partial.model.as_deref())?;
+                Ok(Answered::Stopped {
+                    partial: partial.message,
+                    broken,
+                })
+            }
+            (Err(error), _) => Err(error.into()),
+        }
+    }
+
+    /// Records what a model call used; a run past its token or cost budget stops here.
+    fn account(&self, agent: &str, usage: Option<Usage>, model: Option<&str>) -> Result<(), Error> {
+        let Some(usage) = usage else {
+            return Ok(());
+        };
+        self.transcript.push(Event::Usage {
+            agent: agent.to_owned(),
+            usage,
+            model: model.map(str::to_owned),
+        });
+        if let Some(budget) = self.config.token_budget {
+            let used = self.transcript.usage().total_tokens();
+            if used > budget {
+                return Err(Error::TokenBudget {
+                    agent: agent.to_owned(),
+                    used,
+                    budget,
+                });
+            }
+        }
+        self.keep_cost_budget(agent, model)
     }
 
     /// Stops a run with a cost budget that passed it, or whose last call (answered by

@@ -2,6 +2,7 @@
 //! every contract check applies, and the token that cancels a run.
 
 use crate::cost::Prices;
+use crate::delivery::Delivery;
 use agent_contract::Limits;
 pub use tokio_util::sync::CancellationToken;
 
@@ -51,6 +52,9 @@ pub struct Config {
     /// Cancels the run: the next model or tool call it reaches ends the run with
     /// [`Error::Cancelled`](crate::Error::Cancelled); the transcript is kept.
     pub cancel: CancellationToken,
+    /// Whether answers arrive whole (the default) or stream, checked against their output
+    /// contract as they arrive and shown to a watch: see [`Delivery`].
+    pub delivery: Delivery,
 }
 
 impl Default for Config {
@@ -65,6 +69,7 @@ impl Default for Config {
             prices: Prices::default(),
             cost_budget: None,
             cancel: CancellationToken::new(),
+            delivery: Delivery::Whole,
         }
     }
 }

@@ -6,6 +6,7 @@ mod call;
 mod config;
 mod contributor;
 mod cost;
+mod delivery;
 mod error;
 mod ids;
 mod model;
@@ -31,6 +32,7 @@ pub use contributor::{
     EpisodicMemoryContributor, PromptContext, PromptContributor,
 };
 pub use cost::{Price, Prices};
+pub use delivery::{Delivery, StreamEvent, Watch};
 pub use error::{Error, Side};
 pub use ids::{ContextId, ContextIdError, ContextIdGenerator, Segment, Timestamp};
 pub use model::{
@@ -40,7 +42,7 @@ pub use model::{
 };
 pub use output::AgentOutput;
 pub use rerun::PreviousAttempt;
-pub use runtime::{CallOptions, Outcome, Runtime};
+pub use runtime::{CallOptions, Outcome, OutputStream, Runtime, Streamed};
 pub use store::{CheckpointStore, Lease, MemoryStore, RunPage, RunRecord, RunStatus, StoreError};
 pub use tool::Tool;
 pub use transcript::{Counts, Event, Transcript};

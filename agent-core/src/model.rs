@@ -785,6 +785,10 @@ impl ChatModel for ScriptedModel {
                 if end == sent {
                     continue;
                 }
+                // Each delta after the first in a later poll, as a provider's would come.
+                if sent > 0 {
+                    tokio::task::yield_now().await;
+                }
                 if sink.delta(StreamDelta::Text(&text[sent..end])).is_break() {
                     let partial = ChatResponse {
                         message: Message::assistant(&text[..end]),

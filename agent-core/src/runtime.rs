@@ -15,6 +15,7 @@
 use crate::call::{Ask, Dispatch, Engine, OutputCheck, Policy, Reply, ToolReply};
 use crate::config::Config;
 use crate::contributor::{ContributorRegistry, PromptContext};
+use crate::delivery::{StreamEvent, Watch};
 use crate::error::{Error, Side};
 use crate::ids::{ContextId, ContextIdGenerator};
 use crate::model::{BoxFuture, ChatModel, ChatRequest, Message, ToolCallRequest};
@@ -26,6 +27,7 @@ use crate::upstream::UpstreamContext;
 use agent_contract::Agent;
 use agent_contract::{DynAgent, PrepareError, PreparedCall};
 use agent_contract::{ErrorKind, Limits, RetryError, ToolDefinition};
+use agent_contract::{PartialJson, PartialOutput};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::marker::PhantomData;
@@ -163,11 +165,7 @@ impl Runtime {
     }
 
     fn engine(&self) -> Engine<'_> {
-        Engine {
-            model: &*self.model,
-            config: &self.config,
-            transcript: &self.transcript,
-        }
+        Engine::new(&*self.model, &self.config, &self.transcript)
     }
 
     /// Calls the agent `A` with kwargs text, as a parent model would: the input contract, the
@@ -177,6 +175,90 @@ impl Runtime {
     /// A call that breaks the input contract returns [`Error::Retry`] with the retry error and
     /// never reaches the model.
     pub async fn call<A: Agent>(&self, kwargs: &str) -> Result<A::Output, Error> {
+        self.typed_call::<A>(self.engine(), kwargs).await
+    }
+
+    /// Calls the agent `A` as [`Runtime::call`] does, its answer streamed: the stream yields
+    /// the answer's typed partial value each time more of it is known ([`Streamed::Partial`]:
+    /// every field optional, a string growing, an array by complete items), and ends with
+    /// the checked output ([`Streamed::Output`]), after the same retries as `call`. The
+    /// answer is checked against the output contract while it streams: one that can no longer
+    /// pass is closed at once and asked again ([`Streamed::Retry`]: the partials start over).
+    ///
+    /// The runtime's [`Config::delivery`] watch, if any, sees the deltas too.
+    ///
+    /// ```
+    /// use agent_core::{Agent, Error, Runtime, ScriptedModel, Streamed};
+    /// use futures_util::StreamExt as _;
+    ///
+    /// /// Writes crawl plans.
+    /// #[derive(Agent)]
+    /// #[agent(
+    ///     name = "plan_generator_agent",
+    ///     input = "../schemas/plan_generator_agent/input.schema.json",
+    ///     output = "../schemas/plan_generator_agent/output.schema.json",
+    /// )]
+    /// struct PlanGeneratorAgent;
+    ///
+    /// let model = ScriptedModel::default().chunk_size(8).script("plan_generator_agent", [
+    ///     // Broken in its first bytes: no `status` starts with "d". Closed there.
+    ///     r#"{"status": "done", "plan_file_path": "plans/login.md", "agent_response_content": "..."}"#,
+    ///     r#"{"plan_file_path": "plans/login.md", "status": "success",
+    ///         "agent_response_content": "Fill the form, submit."}"#,
+    /// ]);
+    /// let runtime = Runtime::new(model);
+    /// let kwargs = r#"{"task": "Plan it", "target_url": "https://myapp.com/login",
+    ///     "task_name": "login", "collected_information": [
+    ///     {"agent_name": "discovery_agent", "description": "Found the form",
+    ///      "output": {"page_title": "Login", "discovered_elements": []}},
+    ///     {"agent_name": "selector_agent", "description": "Chose the selectors",
+    ///      "output": {"selectors": {}, "strategy": "id-first"}}]}"#;
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut stream = runtime.stream::<PlanGeneratorAgent>(kwargs);
+    /// let (mut paths, mut retries) = (Vec::new(), 0);
+    /// let plan = loop {
+    ///     match stream.next().await.expect("the stream ends with the output")? {
+    ///         Streamed::Partial(plan) => paths.extend(plan.plan_file_path),
+    ///         Streamed::Retry => retries += 1,
+    ///         Streamed::Output(plan) => break plan,
+    ///     }
+    /// };
+    /// assert_eq!(retries, 1);
+    /// assert_eq!(paths.last().map(String::as_str), Some("plans/login.md"));
+    /// assert!(paths.len() > 1, "the path arrived in pieces: {paths:?}");
+    /// assert_eq!(plan.plan_file_path.as_str(), "plans/login.md");
+    /// # Ok::<(), Error>(()) }).unwrap();
+    /// ```
+    pub fn stream<'a, A>(&'a self, kwargs: &'a str) -> OutputStream<'a, A>
+    where
+        A: Agent + 'a,
+        A::Output: PartialOutput,
+    {
+        let partials = Arc::new(Partials::<A> {
+            outer: self.config.delivery.watch_arc(),
+            state: std::sync::Mutex::new(PartialState::default()),
+        });
+        let watch = partials.clone();
+        let call = Box::pin(async move {
+            let engine = Engine {
+                watch: Some(&*watch),
+                ..self.engine()
+            };
+            self.typed_call::<A>(engine, kwargs).await
+        });
+        OutputStream {
+            call: Some(call),
+            end: None,
+            partials,
+        }
+    }
+
+    /// A typed call of `A` run by `engine`.
+    async fn typed_call<A: Agent>(
+        &self,
+        engine: Engine<'_>,
+        kwargs: &str,
+    ) -> Result<A::Output, Error> {
         let agent = ByType::<A>(PhantomData);
         let id = self.context_ids.next(A::NAME)?;
         let span = tracing::info_span!("agent_call", context_id = %id, agent = A::NAME);
@@ -185,7 +267,14 @@ impl Runtime {
             // Checked as `A` itself: the answer becomes `A::Output`, with no type erased on
             // the way back.
             let (output, _) = self
-                .sub_agent(&agent, &agent, &prepared, &id, &CallOptions::default())
+                .sub_agent(
+                    engine,
+                    &agent,
+                    &agent,
+                    &prepared,
+                    &id,
+                    &CallOptions::default(),
+                )
                 .await?;
             Ok(output)
         }
@@ -348,7 +437,7 @@ impl Runtime {
         async {
             let prepared = self.prepare(caller, agent, kwargs, &id)?;
             let (output, attempt) = self
-                .sub_agent(agent, agent, &prepared, &id, &options)
+                .sub_agent(self.engine(), agent, agent, &prepared, &id, &options)
                 .await?;
             Ok(AgentOutput {
                 agent: agent.name().to_owned(),
@@ -396,6 +485,7 @@ impl Runtime {
     /// output as `check` makes it, and the attempt that gave it.
     async fn sub_agent<C: OutputCheck + ?Sized>(
         &self,
+        engine: Engine<'_>,
         agent: &dyn DynAgent,
         check: &C,
         prepared: &PreparedCall,
@@ -439,7 +529,7 @@ impl Runtime {
             attempt,
         };
         let mut conversation = vec![Message::user(user)];
-        match self.engine().ask(&ask, &mut conversation, &mut 0).await? {
+        match engine.ask(&ask, &mut conversation, &mut 0).await? {
             Reply::Output { output, attempt } => Ok((output, attempt)),
             // Questions are a workflow's: `Policy::SubAgent` never yields one.
             Reply::Question(_) => unreachable!("a runtime call never takes a question"),
@@ -515,5 +605,166 @@ impl Dispatch for AgentTool<'_> {
                 Err(error) => Err(error),
             }
         })
+    }
+}
+
+/// What a streamed typed call ([`Runtime::stream`]) yields.
+pub enum Streamed<A: Agent>
+where
+    A::Output: PartialOutput,
+{
+    /// The answer so far, typed: every field optional.
+    Partial(<A::Output as PartialOutput>::Partial),
+    /// The answer was refused (as it streamed, or once complete) and the agent is asked
+    /// again: the partials that follow are of the new answer.
+    Retry,
+    /// The checked output: the last item.
+    Output(A::Output),
+}
+
+/// The stream of a typed call's partial values and its output: see [`Runtime::stream`]. It
+/// runs the call as it is polled; dropping it cancels the call.
+pub struct OutputStream<'a, A: Agent>
+where
+    A::Output: PartialOutput,
+{
+    call: Option<BoxFuture<'a, Result<A::Output, Error>>>,
+    /// The call's end, once it came, until the items before it are handed out.
+    end: Option<Result<A::Output, Error>>,
+    partials: Arc<Partials<A>>,
+}
+
+/// Nothing of it is pinned in place: the call is boxed, the output is moved out whole.
+impl<A: Agent> Unpin for OutputStream<'_, A> where A::Output: PartialOutput {}
+
+impl<A: Agent> futures_util::Stream for OutputStream<'_, A>
+where
+    A::Output: PartialOutput,
+{
+    type Item = Result<Streamed<A>, Error>;
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        let this = self.get_mut();
+        // The call runs the watch as it is polled: what it saw is handed out first, the
+        // call's end last.
+        if let Some(call) = this.call.as_mut()
+            && let Poll::Ready(result) = call.as_mut().poll(cx)
+        {
+            this.call = None;
+            this.end = Some(result);
+        }
+        if let Some(item) = this.partials.lock().queue.pop_front() {
+            return Poll::Ready(Some(Ok(item)));
+        }
+        match this.end.take() {
+            Some(end) => Poll::Ready(Some(end.map(Streamed::Output))),
+            None if this.call.is_some() => Poll::Pending,
+            None => Poll::Ready(None),
+        }
+    }
+}
+
+/// Items a streamed typed call holds for its reader; past it, a new partial value replaces the
+/// last one held.
+const HELD_ITEMS: usize = 64;
+
+/// The watch of a streamed typed call: the answer read as it arrives, and the items not yet
+/// handed out (at most [`HELD_ITEMS`]: a reader that falls behind skips values, and a call
+/// never holds more).
+struct Partials<A: Agent>
+where
+    A::Output: PartialOutput,
+{
+    /// The runtime's own watch, which sees every event too.
+    outer: Option<Arc<dyn Watch>>,
+    state: std::sync::Mutex<PartialState<A>>,
+}
+
+struct PartialState<A: Agent>
+where
+    A::Output: PartialOutput,
+{
+    answer: PartialJson,
+    /// The last value handed out, so an unchanged one is not handed out again.
+    last: Option<Value>,
+    /// The answer in hand is complete: more text is a new answer.
+    ended: bool,
+    queue: std::collections::VecDeque<Streamed<A>>,
+}
+
+impl<A: Agent> Default for PartialState<A>
+where
+    A::Output: PartialOutput,
+{
+    fn default() -> Self {
+        Self {
+            answer: PartialJson::default(),
+            last: None,
+            ended: false,
+            queue: std::collections::VecDeque::new(),
+        }
+    }
+}
+
+impl<A: Agent> Partials<A>
+where
+    A::Output: PartialOutput,
+{
+    fn lock(&self) -> std::sync::MutexGuard<'_, PartialState<A>> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl<A: Agent> PartialState<A>
+where
+    A::Output: PartialOutput,
+{
+    /// A new answer begins: the reader is told, and the partials start over.
+    fn restart(&mut self) {
+        self.answer = PartialJson::default();
+        self.last = None;
+        self.ended = false;
+        self.queue.push_back(Streamed::Retry);
+    }
+}
+
+impl<A: Agent> Watch for Partials<A>
+where
+    A::Output: PartialOutput,
+{
+    fn event(&self, event: StreamEvent<'_>) {
+        if let Some(outer) = &self.outer {
+            outer.event(event);
+        }
+        let mut state = self.lock();
+        match event {
+            StreamEvent::Text { text, .. } => {
+                if state.ended {
+                    state.restart();
+                }
+                state.answer.feed(text);
+                let value = state.answer.value();
+                if value.is_none() || value == state.last {
+                    return;
+                }
+                let partial = <A::Output as PartialOutput>::partial(&state.answer);
+                state.last = value;
+                if state.queue.len() >= HELD_ITEMS
+                    && let Some(Streamed::Partial(_)) = state.queue.back()
+                {
+                    state.queue.pop_back();
+                }
+                state.queue.push_back(Streamed::Partial(partial));
+            }
+            StreamEvent::Stopped { .. } => state.restart(),
+            StreamEvent::Done { .. } => state.ended = true,
+            _ => {}
+        }
     }
 }

@@ -12,6 +12,11 @@ pub struct Counts {
     pub input_retries: usize,
     /// Answers an agent had to give again (output contract or handoff).
     pub output_retries: usize,
+    /// Streamed answers closed early because they could no longer pass their output
+    /// contract (each is an output retry too).
+    pub stopped_answers: usize,
+    /// Bytes those answers had sent when they were closed.
+    pub stopped_bytes: usize,
 }
 use serde_json::Value;
 use std::fmt;
@@ -60,6 +65,17 @@ pub enum Event {
         usage: Usage,
         /// The model that answered, as the response names it (a fallback's pick shows here).
         model: Option<String>,
+    },
+    /// A streamed answer closed as soon as it could no longer pass the agent's output
+    /// contract: the tokens it would have gone on to write are never generated. The
+    /// [`Event::OutputRetry`] that follows carries the error.
+    Stopped {
+        /// The agent.
+        agent: String,
+        /// Bytes of the answer received before the stream was closed.
+        received: usize,
+        /// The byte of the answer that decided it.
+        at: usize,
     },
     /// An answer that broke the agent's output contract.
     OutputRetry {
@@ -125,6 +141,10 @@ impl Transcript {
                     counts.model_calls += 1;
                 }
                 Event::OutputRetry { .. } => counts.output_retries += 1,
+                Event::Stopped { received, .. } => {
+                    counts.stopped_answers += 1;
+                    counts.stopped_bytes = counts.stopped_bytes.saturating_add(*received);
+                }
                 Event::InputRetry { .. } => counts.input_retries += 1,
                 _ => {}
             }
@@ -218,6 +238,14 @@ impl fmt::Display for Event {
                     usage.input_tokens, usage.output_tokens
                 )
             }
+            Self::Stopped {
+                agent,
+                received,
+                at,
+            } => writeln!(
+                f,
+                "=== [{agent}] answer stopped after {received} bytes (byte {at} broke the output contract) ===\n"
+            ),
             Self::OutputRetry { agent, error } => writeln!(
                 f,
                 "=== [{agent}] retry error (output contract) ===\n{}\n",

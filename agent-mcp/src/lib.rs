@@ -44,7 +44,7 @@
 //! ```
 
 use agent_core::CheckpointStore;
-use agent_core::{CallOptions, ChatModel, Config, DynAgent, Runtime, Workflow};
+use agent_core::{CallOptions, ChatModel, Config, Delivery, DynAgent, Runtime, Workflow};
 use axum::http::Request;
 use hyper::body::Incoming;
 use rmcp::handler::server::ServerHandler;
@@ -76,7 +76,7 @@ mod tap;
 mod workflow;
 
 pub use agent_core::ContractError;
-pub use progress::PROGRESS_INTERVAL;
+pub use progress::{PARTIAL_TEXT_BYTES, PROGRESS_INTERVAL};
 pub use settings::{HttpSettings, Sessions};
 pub use tap::{MAX_ENVELOPE_BYTES, MAX_PENDING_CALLS};
 pub use workflow::{DEFAULT_HANDLE_TTL, DEFAULT_MAX_RUNS, MAX_ANSWER_CHARS, MAX_HANDLE_BYTES};
@@ -200,6 +200,8 @@ impl AgentServer {
 
     /// How often a client that asked for progress hears that a model call is still in flight
     /// (default [`PROGRESS_INTERVAL`], 10 s): under the time its host waits for a silent call.
+    /// Such a call's agent answers stream, and once text has arrived each notification
+    /// carries the answer so far (its last [`PARTIAL_TEXT_BYTES`]).
     pub fn with_progress_interval(mut self, interval: std::time::Duration) -> Self {
         Arc::make_mut(&mut self.inner).progress_interval =
             interval.max(std::time::Duration::from_millis(10));
@@ -462,15 +464,22 @@ impl AgentServer {
             .and_then(|parts| parts.extensions.get::<guard::Client>())
             .copied()
             .unwrap_or(guard::Client::Anyone);
-        // A client that asked for progress hears of each model call of the run.
-        let model = match context.meta.get_progress_token() {
-            Some(token) => Arc::new(progress::Reporting::new(
-                self.inner.model.clone(),
-                context.peer.clone(),
-                token,
-                self.inner.progress_interval,
-            )) as Arc<dyn ChatModel>,
-            None => self.inner.model.clone(),
+        // A client that asked for progress hears of each model call of the run, and of the
+        // answer's text as it streams.
+        let (model, delivery) = match context.meta.get_progress_token() {
+            Some(token) => (
+                Arc::new(progress::Reporting::new(
+                    self.inner.model.clone(),
+                    context.peer.clone(),
+                    token,
+                    self.inner.progress_interval,
+                )) as Arc<dyn ChatModel>,
+                match &self.inner.config.delivery {
+                    Delivery::Whole => Delivery::streamed(),
+                    streamed => streamed.clone(),
+                },
+            ),
+            None => (self.inner.model.clone(), self.inner.config.delivery.clone()),
         };
         Setup {
             arguments: self.arguments_text(arguments, context),
@@ -480,6 +489,7 @@ impl AgentServer {
                 cancel,
             },
             model,
+            delivery,
         }
     }
 
@@ -488,6 +498,7 @@ impl AgentServer {
     async fn call_agent(&self, agent: &'static dyn DynAgent, setup: Setup) -> CallToolResult {
         let config = Config {
             cancel: setup.caller.cancel,
+            delivery: setup.delivery,
             ..self.inner.config.clone()
         };
         let runtime = Runtime::with_config(setup.model, config);
@@ -535,6 +546,8 @@ struct Setup {
     arguments: String,
     caller: Caller,
     model: Arc<dyn ChatModel>,
+    /// How an agent call's answers arrive: streamed when the client asked for progress.
+    delivery: Delivery,
 }
 
 /// `run_<agent>`'s route.

@@ -263,18 +263,21 @@ pub fn tools() -> [&'static dyn DynAgent; 4] {
 
 /// Runs the main job on `model`; the runtime keeps the transcript.
 pub async fn run(model: Arc<dyn agent_core::ChatModel>) -> (Runtime, Result<Outcome, Error>) {
-    run_with(model, Vec::new()).await
+    run_with(model, Vec::new(), agent_core::Config::default()).await
 }
 
-/// Runs the main job on `model` with `tools` (an MCP server's, say) offered to the main agent
-/// beside its sub-agents.
+/// Runs the main job on `model` under `config` (streamed answers, say) with `tools` (an MCP
+/// server's, say) offered to the main agent beside its sub-agents.
 pub async fn run_with(
     model: Arc<dyn agent_core::ChatModel>,
     extra: Vec<Arc<dyn agent_core::Tool>>,
+    config: agent_core::Config,
 ) -> (Runtime, Result<Outcome, Error>) {
     let runtime = extra
         .into_iter()
-        .fold(Runtime::new(model), |runtime, tool| runtime.with_tool(tool));
+        .fold(Runtime::with_config(model, config), |runtime, tool| {
+            runtime.with_tool(tool)
+        });
     let outcome = runtime
         .run_loop(MAIN_AGENT, MAIN_SYSTEM, USER_REQUEST, &tools())
         .await;

@@ -3,7 +3,9 @@
 
 use agent_core::ChatModel;
 use agent_core::Transcript;
-use std::sync::Arc;
+use agent_core::{Delivery, StreamEvent};
+use std::io::Write as _;
+use std::sync::{Arc, Mutex};
 
 /// Installs the binaries' log on stderr, filtered by `RUST_LOG` (warnings when it is unset
 /// or unreadable), so a retry, a wait or a fallback shows as it happens.
@@ -80,7 +82,7 @@ pub fn not_built(bin: &str, feature: &str, flag: &str) -> String {
 pub fn summary(transcript: &Transcript) -> String {
     let counts = transcript.counts();
     let usage = transcript.usage();
-    format!(
+    let mut summary = format!(
         "=== summary ===\n{} model calls, {} input retries, {} output retries; {} input tokens ({} cached), {} output tokens\n",
         counts.model_calls,
         counts.input_retries,
@@ -88,5 +90,58 @@ pub fn summary(transcript: &Transcript) -> String {
         usage.input_tokens,
         usage.cached_tokens,
         usage.output_tokens
-    )
+    );
+    if counts.stopped_answers > 0 {
+        summary.push_str(&format!(
+            "{} streamed answers stopped early, after {} bytes in all: the rest was never generated\n",
+            counts.stopped_answers, counts.stopped_bytes
+        ));
+    }
+    summary
+}
+
+/// `--stream`: answers stream, each agent's printed on stderr as it arrives (stdout keeps the
+/// transcript), under a line naming the agent; an answer stopped because it broke its
+/// contract says so where it stops.
+pub fn streamed_to_stderr() -> Delivery {
+    // The agent whose answer is being printed: a new one (or a new answer) gets a header.
+    let open: Mutex<Option<String>> = Mutex::new(None);
+    Delivery::watched(move |event: StreamEvent<'_>| {
+        let mut open = open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut err = std::io::stderr().lock();
+        // What cannot be printed (a closed stderr) is not the run's concern.
+        let _ = match event {
+            StreamEvent::Text { agent, text } | StreamEvent::Thinking { agent, text } => {
+                if open.as_deref() != Some(agent) {
+                    if open.is_some() {
+                        let _ = writeln!(err);
+                    }
+                    let _ = writeln!(err, "--- [{agent}] streaming ---");
+                    *open = Some(agent.to_owned());
+                }
+                write!(err, "{text}")
+            }
+            StreamEvent::Stopped {
+                agent,
+                received,
+                error,
+            } => {
+                *open = None;
+                writeln!(
+                    err,
+                    "\n--- [{agent}] stopped after {received} bytes: {} ---",
+                    error.validation_message
+                )
+            }
+            // An answer of tool calls only printed nothing: nothing to close.
+            StreamEvent::Done { agent } if open.as_deref() == Some(agent) => {
+                *open = None;
+                writeln!(err, "\n--- [{agent}] done ---")
+            }
+            _ => Ok(()),
+        };
+        let _ = err.flush();
+    })
 }

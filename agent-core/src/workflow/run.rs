@@ -80,11 +80,7 @@ impl<'w> Runner<'w> {
     }
 
     fn engine(&self) -> Engine<'_> {
-        Engine {
-            model: &*self.model,
-            config: &self.workflow.config,
-            transcript: &self.transcript,
-        }
+        Engine::new(&*self.model, &self.workflow.config, &self.transcript)
     }
 
     /// Starts a run on the user's request: it is the conversation's first message.

@@ -160,3 +160,85 @@ async fn a_call_without_a_token_hears_nothing() {
         "{seen:?}"
     );
 }
+
+/// A model whose answer trickles in: `chunk` bytes every `pause`.
+struct Trickle {
+    answer: &'static str,
+    chunk: usize,
+    pause: Duration,
+}
+
+impl ChatModel for Trickle {
+    fn complete<'a>(
+        &'a self,
+        _: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+        Box::pin(async move { Ok(ChatResponse::from(self.answer)) })
+    }
+
+    fn stream<'a>(
+        &'a self,
+        _: &'a ChatRequest,
+        sink: &'a mut dyn agent_core::StreamSink,
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+        Box::pin(async move {
+            for piece in self.answer.as_bytes().chunks(self.chunk) {
+                tokio::time::sleep(self.pause).await;
+                let text = std::str::from_utf8(piece).unwrap();
+                if sink.delta(agent_core::StreamDelta::Text(text)).is_break() {
+                    panic!("a valid answer is never stopped");
+                }
+            }
+            Ok(ChatResponse::from(self.answer))
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_streaming_answer_is_reported_as_it_is_written() {
+    const LONG_PAGE: &str = r#"{"page_title": "Login - MyApp, the page with the sign-in form", "discovered_elements": []}"#;
+    let model = Trickle {
+        answer: LONG_PAGE,
+        chunk: 8,
+        pause: Duration::from_millis(60),
+    };
+    let server = AgentServer::new(vec![&DiscoveryAgent], Arc::new(model))
+        .with_progress_interval(Duration::from_millis(100));
+    let (server_in, client_out) = tokio::io::duplex(1 << 16);
+    let (client_in, server_out) = tokio::io::duplex(1 << 16);
+    tokio::spawn(server.serve_io(server_in, server_out));
+    let listener = Listener::default();
+    let client = listener
+        .clone()
+        .serve((client_in, client_out))
+        .await
+        .unwrap();
+    let mut params = CallToolRequestParams::new("run_discovery_agent");
+    params.arguments = Some(
+        serde_json::from_value(json!({"task": "Scan", "target_url": "https://a.example"})).unwrap(),
+    );
+    let result = client.call_tool(params).await.unwrap();
+    assert_eq!(result.is_error, Some(false));
+    let heard = listener.heard.lock().unwrap().clone();
+    client.cancel().await.unwrap();
+    // Each tick after text arrived carries the answer so far: a growing prefix of it.
+    let prefix = "model call 1: `discovery_agent` has written ";
+    let written: Vec<(usize, String)> = heard
+        .iter()
+        .filter_map(|p| p.message.as_deref()?.strip_prefix(prefix))
+        .map(|rest| {
+            let (bytes, text) = rest.split_once(" bytes: ").unwrap();
+            (bytes.parse().unwrap(), text.to_owned())
+        })
+        .collect();
+    assert!(!written.is_empty(), "{heard:?}");
+    for (bytes, text) in &written {
+        assert_eq!(text.len(), *bytes);
+        assert!(LONG_PAGE.starts_with(text.as_str()), "{text}");
+    }
+    assert!(
+        written.iter().any(|(bytes, _)| *bytes < LONG_PAGE.len()),
+        "{written:?}"
+    );
+    assert!(written.windows(2).all(|w| w[0].0 < w[1].0), "{written:?}");
+}

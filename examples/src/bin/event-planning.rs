@@ -4,6 +4,8 @@
 //! `--model anthropic:<model>` runs it on a real model configured from the environment. The
 //! output opens with the model it runs on and closes with a summary (calls, retries, tokens).
 //!
+//! `--stream` streams each answer, printed on stderr as it arrives.
+//!
 //! `--store sqlite:PATH` (or `postgres://...`) runs without the scripted human: the run pauses
 //! at the question, is saved, and `--resume RUN_ID --answer TEXT` continues it in a new
 //! process; `--list` shows the stored runs (`--json`: as a JSON array).
@@ -67,6 +69,9 @@ struct Args {
     /// it: a worker resumes it.
     #[arg(long, requires_all = ["store", "answer"], conflicts_with_all = ["resume", "list", "enqueue", "worker"])]
     submit_answer: Option<String>,
+    /// Streams each answer, printing it on stderr as it arrives (stdout keeps the transcript).
+    #[arg(long, conflicts_with = "store")]
+    stream: bool,
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -86,7 +91,13 @@ async fn main() -> ExitCode {
         }
     };
     print!("{line}");
-    let workflow = event_planning::workflow();
+    let mut workflow = event_planning::workflow();
+    if args.stream {
+        workflow = workflow.config(agent_core::Config {
+            delivery: report::streamed_to_stderr(),
+            ..agent_core::Config::default()
+        });
+    }
     let runner = workflow.runner(model);
     let mut outcome = runner.start(event_planning::REQUEST).await;
     let mut printed = 0;

@@ -4,6 +4,9 @@
 //! on a real model configured from the environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`,
 //! `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`).
 //!
+//! `--stream` streams each answer, printed on stderr as it arrives, each checked against its
+//! output contract as it streams (one that can no longer pass is stopped and asked again).
+//!
 //! `--declared` runs the pipeline as declared at compile time instead (`PlanPipeline`: the
 //! sub-agents in order, then the plan generator, whose `collected_information` the run builds
 //! from their outputs), offline, and prints the transcript with the plan generator's prompt.
@@ -33,6 +36,10 @@ struct Args {
     /// tool's schemas checked on the way in and out
     #[arg(long = "mcp-config", value_name = "FILE", conflicts_with = "declared")]
     mcp_config: Option<std::path::PathBuf>,
+    /// Streams each answer, printing it on stderr as it arrives; an answer that breaks its
+    /// output contract is stopped there and asked again. stdout keeps the transcript.
+    #[arg(long, conflicts_with = "declared")]
+    stream: bool,
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -62,7 +69,14 @@ async fn main() -> ExitCode {
         },
         None => Vec::new(),
     };
-    let (runtime, outcome) = pipeline::run_with(model, tools).await;
+    let config = agent_core::Config {
+        delivery: match args.stream {
+            true => report::streamed_to_stderr(),
+            false => agent_core::Delivery::Whole,
+        },
+        ..agent_core::Config::default()
+    };
+    let (runtime, outcome) = pipeline::run_with(model, tools, config).await;
     print!("{}", runtime.transcript());
     print!("{}", report::summary(runtime.transcript()));
     match outcome {

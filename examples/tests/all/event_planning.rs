@@ -293,3 +293,49 @@ fn assert_refused(workflow: &agent_core::Workflow, cases: Vec<(String, &str)>) {
         );
     }
 }
+
+/// `event-planning --stream`, offline: each step's answer is printed on stderr as it streams,
+/// and stdout keeps the same transcript and plan as without it.
+#[test]
+fn the_streamed_run_prints_each_answer_and_the_same_plan() {
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_event-planning"))
+            .args(args)
+            .output()
+            .expect("the binary runs");
+        assert!(output.status.success(), "{output:?}");
+        (
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (whole, quiet) = run(&[]);
+    let (streamed, shown) = run(&["--stream"]);
+    assert!(quiet.is_empty(), "{quiet}");
+    // The transcripts differ only in their context IDs' time and random parts.
+    let plan = format!("=== plan ===\n{}", agent_examples::event_planning::PLAN);
+    assert!(
+        whole.contains(&plan) && streamed.contains(&plan),
+        "{streamed}"
+    );
+    assert_eq!(whole.lines().count(), streamed.lines().count());
+    for agent in [
+        "venue_agent",
+        "budget_agent",
+        "catering_agent",
+        "logistics_agent",
+        "synthesis",
+    ] {
+        assert!(
+            shown.contains(&format!("--- [{agent}] streaming ---\n")),
+            "{agent}: {shown}"
+        );
+    }
+    assert!(
+        shown.contains(&format!(
+            "--- [synthesis] streaming ---\n{}\n--- [synthesis] done ---\n",
+            agent_examples::event_planning::PLAN
+        )),
+        "{shown}"
+    );
+}

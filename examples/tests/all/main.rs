@@ -21,5 +21,7 @@ mod mcp_stdio;
 mod pipeline;
 #[cfg(feature = "cli")]
 mod real_model;
+#[cfg(feature = "cli")]
+mod streaming;
 #[cfg(feature = "store")]
 mod workers;

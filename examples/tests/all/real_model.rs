@@ -43,6 +43,12 @@ async fn event_planning_story() -> Vec<Message> {
 /// The scripted model's replies in call order, with a plan that breaks the output contract
 /// before the good one.
 async fn story() -> Vec<Message> {
+    story_with(r#"{"plan_file_path": "", "status": "done"}"#).await
+}
+
+/// The scripted model's replies in call order, with `bad` (a plan that breaks the output
+/// contract) before the good one.
+pub(crate) async fn story_with(bad: &str) -> Vec<Message> {
     let (runtime, outcome) = pipeline::run(Arc::new(pipeline::scripted_model())).await;
     outcome.expect("the scripted pipeline finishes");
     let mut replies = replies(runtime.transcript().events());
@@ -54,7 +60,6 @@ async fn story() -> Vec<Message> {
                 .any(|c| c.name == "run_plan_generator_agent")
         })
         .expect("a plan call");
-    let bad = r#"{"plan_file_path": "", "status": "done"}"#;
     replies.insert(last + 1, Message::assistant(bad));
     replies
 }

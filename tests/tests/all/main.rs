@@ -41,6 +41,7 @@ mod runtime_contract;
 mod runtime_kwargs;
 mod runtime_markdown;
 mod runtime_prompt;
+mod runtime_stream;
 mod same_types;
 mod schema_suite;
 mod store_errors;
