@@ -295,8 +295,9 @@ fn pattern_properties(node: &Node<'_>, problems: &mut Vec<Problem>) {
 
 /// Generated types check `pattern` (and `patternProperties` keys) with the linear-time `regex`
 /// engine, the one the runtime validator uses, so no input can make a check backtrack; a
-/// pattern that engine cannot compile (backreferences, lookaround) is refused here rather
-/// than failing at run time.
+/// pattern that engine cannot compile is refused here rather than failing at run time: one
+/// that is not a regular expression at all (a contract lint: `[a-z`, `(`), or one that needs
+/// backtracking (backreferences, lookaround).
 fn linear_patterns(node: &Node<'_>, problems: &mut Vec<Problem>) {
     let schema = node.schema;
     let mut patterns: Vec<(String, &str)> = Vec::new();
@@ -316,10 +317,18 @@ fn linear_patterns(node: &Node<'_>, problems: &mut Vec<Problem>) {
                 .unwrap_or_default()
                 .trim()
                 .to_owned();
-            problems.push(Problem::new(
-                &pointer,
-                format!("pattern `{pattern}` at `{pointer}` is not supported by the linear-time regex engine: {reason}; rewrite it without backreferences or lookaround"),
-            ));
+            // regex-syntax says "... is not supported" / "... are not supported" of what it
+            // leaves out on purpose; anything else is a mistake in the pattern itself.
+            let message = if reason.contains("not supported") {
+                format!(
+                    "pattern `{pattern}` at `{pointer}` is not supported by the linear-time regex engine: {reason}; rewrite it without backreferences or lookaround"
+                )
+            } else {
+                format!(
+                    "pattern `{pattern}` at `{pointer}` does not compile as a regular expression: {reason}"
+                )
+            };
+            problems.push(Problem::new(&pointer, message));
         }
     }
 }

@@ -51,6 +51,37 @@ fn a_template_typo_is_reported_with_its_position() {
     );
 }
 
+/// Below the top level: an object's field (the issue's `source.ulr`), a loop variable's and an
+/// `if let` binding's, each at its template `line:col` with the fields it has.
+#[test]
+fn nested_template_typos_are_reported_with_their_positions() {
+    let template = "{{ task }} {{ source.ulr }}\n{% for t in tags %}{{ t.nme }}{% endfor %}\n{% if let Some(a) = author %}by {{ a.nmae }}{% endif %}\n";
+    let root = scratch("builder_nested_typo", template);
+    write(
+        &root.join("schemas/greeter/input.schema.json"),
+        r#"{"type": "object", "required": ["source", "tags"], "properties": {
+            "source": {"type": "object", "required": ["url"], "properties": {"url": {"type": "string"}}},
+            "tags": {"type": "array", "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}},
+            "author": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "email": {"type": "string"}}}}}"#,
+    );
+    let error = Builder::new("schemas")
+        .manifest_dir(&root)
+        .generate()
+        .unwrap_err();
+    let expected = [
+        "greeter.md:1:15: template uses `source.ulr`, but `source` has no field `ulr`: expected one of `url` (did you mean `url`?)",
+        "greeter.md:2:23: template uses `t.nme`, but `t` has no field `nme`: expected one of `name` (did you mean `name`?)",
+        "greeter.md:3:36: template uses `a.nmae`, but `a` has no field `nmae`: expected one of `email`, `name` (did you mean `name`?)",
+    ];
+    assert_eq!(error.0.len(), expected.len(), "{error}");
+    for (found, expected) in error.0.iter().zip(expected) {
+        assert!(
+            found.ends_with(expected),
+            "{found}\nexpected the end: {expected}"
+        );
+    }
+}
+
 #[test]
 fn a_ref_cycle_is_refused_before_typify_with_its_position() {
     let root = scratch("builder_cycle", "{{ task }}\n");
@@ -85,6 +116,10 @@ fn schema_mistakes_are_reported_at_their_keyword_with_what_it_must_be() {
         (
             "{\"type\": \"object\",\n \"properties\": {\"article_text\": {\"type\": \"string\"}},\n \"required\": [\"article_txt\"]}",
             "input.schema.json:3:15: `required` at `#` names `article_txt`, which its `properties` do not declare (did you mean `article_text`?); the properties are: article_text. Fix the name, declare the property, or add `\"x-undeclared-required\": true` beside `required` if the field is meant to be any value",
+        ),
+        (
+            "{\"type\": \"object\",\n \"properties\": {\"id\": {\"type\": \"string\",\n  \"pattern\": \"^[a-z\"}}}",
+            "input.schema.json:3:3: pattern `^[a-z` at `/properties/id/pattern` does not compile as a regular expression: error: unclosed character class",
         ),
     ];
     for (i, (schema, expected)) in cases.into_iter().enumerate() {

@@ -552,6 +552,41 @@ fn patterns_the_linear_engine_cannot_run() {
     ));
 }
 
+/// A contract lint: a `pattern` (or a `patternProperties` key) that is not a regular
+/// expression at all is refused at its keyword, with the parser's reason, not as something
+/// the engine leaves out.
+#[test]
+fn patterns_that_do_not_compile() {
+    for (pattern, reason) in [
+        ("[a-z", "unclosed character class"),
+        ("^(ab$", "unclosed group"),
+        ("a{2,1}", "invalid repetition count range"),
+    ] {
+        let schema = with_property(json!({ "type": "string", "pattern": pattern }));
+        let errors = errors(&schema);
+        assert_eq!(errors.len(), 1, "{errors:#?}");
+        assert_eq!(errors[0].pointer, "/properties/x/pattern");
+        let expected = format!(
+            "pattern `{pattern}` at `/properties/x/pattern` does not compile as a regular expression: error: {reason}"
+        );
+        assert!(errors[0].message.starts_with(&expected), "{errors:#?}");
+    }
+    let schema = with_property(json!({
+        "type": "object",
+        "patternProperties": { "^(x": { "type": "string" } },
+        "additionalProperties": false
+    }));
+    let errors = errors(&schema);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(errors[0].pointer, "/properties/x/patternProperties/^(x");
+    assert!(
+        errors[0]
+            .message
+            .contains("does not compile as a regular expression: error: unclosed group"),
+        "{errors:#?}"
+    );
+}
+
 /// A `$defs` node whose branches overlap and that refers back to itself through them.
 fn recursive_overlap(keyword: &str, second: Value) -> Value {
     json!({

@@ -328,6 +328,21 @@ fn render_reads_a_users_agent_at_run_time_with_the_default_prompt() {
         stdout(&out),
         "Find it\n\n## Context\n```json\n{\n  \"query\": \"rust 0.60\",\n  \"limit\": 3\n}\n```"
     );
+    // The same from a file (`render --schemas DIR AGENT FILE`, issue 32's form).
+    let file = std::env::temp_dir().join(format!("render-kwargs-{}.json", std::process::id()));
+    std::fs::write(
+        &file,
+        r#"{"task": "Find it", "query": "rust 0.60", "limit": 3}"#,
+    )
+    .unwrap();
+    let from_file = cli()
+        .args(["render", "--schemas", USER_SCHEMAS, "search_agent"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(from_file.status.code(), Some(0));
+    assert_eq!(stdout(&from_file), stdout(&out));
     // A call the contract refuses gets its retry error, as for a compiled-in agent.
     let out = cli()
         .args(["render", "search_agent", "--schemas", USER_SCHEMAS])

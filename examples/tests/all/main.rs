@@ -19,6 +19,7 @@ mod mcp_instances;
 #[cfg(feature = "cli")]
 mod mcp_stdio;
 mod pipeline;
+mod readme;
 #[cfg(feature = "cli")]
 mod real_model;
 #[cfg(feature = "cli")]

@@ -38,7 +38,7 @@ pub(crate) fn bad_chains(root: &Value, reads: &Reads<'_>) -> Vec<BadChain> {
     let top = shape(root, root, true);
     let mut out = Vec::new();
     for (names, offset) in &reads.chains {
-        let Some(start) = start(root, &top, reads, names[0]) else {
+        let Some(start) = start(root, &top, reads, names[0], 0) else {
             continue;
         };
         if let Some(bad) = walk(root, start, names, *offset) {
@@ -48,25 +48,67 @@ pub(crate) fn bad_chains(root: &Value, reads: &Reads<'_>) -> Vec<BadChain> {
     out
 }
 
-/// The shape of a chain's first name: a top-level field, or a loop variable bound once to
-/// the items of a list.
-fn start<'s>(root: &'s Value, top: &Shape<'s>, reads: &Reads<'_>, name: &str) -> Option<Shape<'s>> {
+/// The shape of a chain's first name: a top-level field, a loop variable bound once to the
+/// items of a list, or an `if let Some(..)` binding bound once to the value of an optional
+/// field. `depth` counts the bindings followed (`{% for a in b %}{% for b in a %}` binds in a
+/// circle).
+fn start<'s>(
+    root: &'s Value,
+    top: &Shape<'s>,
+    reads: &Reads<'_>,
+    name: &str,
+    depth: usize,
+) -> Option<Shape<'s>> {
+    if depth > 16 {
+        return None;
+    }
     match reads.bound.get(name) {
         None => member(top, name).map(|(schema, present)| shape(root, schema, present)),
         Some(1) => {
-            let (_, iter) = reads.loops.iter().find(|(var, _)| *var == name)?;
-            let mut current = start(root, top, reads, iter[0])?;
-            for field in &iter[1..] {
-                let (schema, present) = member(&current, field)?;
-                current = shape(root, schema, present);
+            if let Some((_, iter)) = reads.loops.iter().find(|(var, _)| *var == name) {
+                let mut current = start(root, top, reads, iter[0], depth + 1)?;
+                for field in &iter[1..] {
+                    let (schema, present) = member(&current, field)?;
+                    current = shape(root, schema, present);
+                }
+                return match current {
+                    Shape::List(items) => Some(shape(root, items, true)),
+                    _ => None,
+                };
             }
-            match current {
-                Shape::List(items) => Some(shape(root, items, true)),
-                _ => None,
-            }
+            let (_, option) = reads.somes.iter().find(|(var, _)| *var == name)?;
+            let (last, parents) = option.split_last()?;
+            // The value the option's field sits in: the template's fields, or a chain of them.
+            let parent = match parents {
+                [] => {
+                    return member(top, last)
+                        .and_then(|(schema, present)| some(root, schema, present));
+                }
+                [first, rest @ ..] => {
+                    let mut current = start(root, top, reads, first, depth + 1)?;
+                    for field in rest {
+                        let (schema, present) = member(&current, field)?;
+                        current = shape(root, schema, present);
+                    }
+                    current
+                }
+            };
+            let (schema, present) = member(&parent, last)?;
+            some(root, schema, present)
         }
         Some(_) => None,
     }
+}
+
+/// The value inside an optional field, for `if let Some(..)`.
+fn some<'s>(root: &'s Value, schema: &'s Value, present: bool) -> Option<Shape<'s>> {
+    // Only an optional field is an `Option`: anything else is rustc's to report.
+    (!present && !is_list(root, schema)).then(|| shape(root, schema, true))
+}
+
+/// Whether `schema` is an array (typify types an optional one as a `Vec`, not an `Option`).
+fn is_list(root: &Value, schema: &Value) -> bool {
+    resolve(root, schema).and_then(|s| s.get("type")) == Some(&Value::from("array"))
 }
 
 fn member<'s>(shape: &Shape<'s>, field: &str) -> Option<(&'s Value, bool)> {
@@ -240,6 +282,38 @@ mod tests {
                 "template uses `plan.owner.x`, but `plan.owner` is a string, which has no fields: use `{{ plan.owner }}`",
             ]
         );
+    }
+
+    #[test]
+    fn if_let_bindings_are_checked_like_the_field_they_unwrap() {
+        // `extra` is optional: `if let Some(e) = extra` binds its object, at every depth.
+        assert_eq!(
+            messages(
+                "{% if let Some(e) = extra %}{{ e.a }}{{ e.b }}{% endif %}{% if let Some(d) = plan.due_date %}{{ d.x }}{% endif %}"
+            ),
+            [
+                "template uses `e.b`, but `e` has no field `b`: expected one of `a`",
+                "template uses `d.x`, but `d` is a string, which has no fields: use `{{ d }}`",
+            ]
+        );
+        // In a loop, through an `else if`, and in a `when`-less `if let` inside an expression.
+        assert_eq!(
+            messages(
+                "{% for s in steps %}{% if s.done %}{% else if let Some(x) = extra %}{{ x.aa }}{% endif %}{% endfor %}"
+            ),
+            ["template uses `x.aa`, but `x` has no field `aa`: expected one of `a`"]
+        );
+        // Not an `Option` (required, a list) or not `Some(name)`: left to rustc.
+        for silent in [
+            "{% if let Some(p) = plan %}{{ p.nope }}{% endif %}",
+            "{% if let Some(s) = steps %}{{ s.nope }}{% endif %}",
+            "{% if let Ok(e) = extra %}{{ e.nope }}{% endif %}",
+            "{% if let Some(e) = extra %}{% endif %}{% let e = 1 %}{{ e.nope }}",
+            "{% for a in b %}{% for b in a %}{{ a.x }}{% endfor %}{% endfor %}",
+            "{% if let Some(a) = a.x %}{{ a.y }}{% endif %}",
+        ] {
+            assert!(messages(silent).is_empty(), "{silent}");
+        }
     }
 
     #[test]

@@ -98,6 +98,9 @@ pub(crate) struct Reads<'a> {
     pub chains: Vec<(Vec<&'a str>, usize)>,
     /// `{% for s in steps %}` binds `s` to the items of the chain `["steps"]`.
     pub loops: Vec<(&'a str, Vec<&'a str>)>,
+    /// `{% if let Some(s) = source %}` binds `s` to the value of the optional chain
+    /// `["source"]`.
+    pub somes: Vec<(&'a str, Vec<&'a str>)>,
     /// Every name the template binds, and how many times.
     pub bound: std::collections::BTreeMap<&'a str, usize>,
 }
@@ -114,6 +117,7 @@ pub(crate) fn reads(source: &str) -> Option<Reads<'_>> {
         used: walk.used,
         chains: walk.chains,
         loops: walk.loops,
+        somes: walk.somes,
         bound: walk.bound,
     })
 }
@@ -151,6 +155,7 @@ struct Walk<'a> {
     used: Vec<(&'a str, usize)>,
     chains: Vec<(Vec<&'a str>, usize)>,
     loops: Vec<(&'a str, Vec<&'a str>)>,
+    somes: Vec<(&'a str, Vec<&'a str>)>,
     /// `x is defined` drops code at compile time, so an unknown name may be fine.
     conditional: bool,
 }
@@ -181,6 +186,7 @@ impl<'a> Walk<'a> {
                 for branch in &i.branches {
                     if let Some(test) = &branch.cond {
                         test.target.iter().for_each(|t| self.target(t));
+                        self.some(test.target.as_ref(), &test.expr);
                         self.expr(&test.expr);
                     }
                     self.nodes(&branch.nodes)?;
@@ -282,6 +288,7 @@ impl<'a> Walk<'a> {
             }
             Expr::LetCond(test) => {
                 test.target.iter().for_each(|t| self.target(t));
+                self.some(test.target.as_ref(), &test.expr);
                 self.expr(&test.expr);
             }
             Expr::BoolLit(_)
@@ -293,6 +300,21 @@ impl<'a> Walk<'a> {
             | Expr::FilterSource
             | Expr::ArgumentPlaceholder => {}
             Expr::IsDefined(_) | Expr::IsNotDefined(_) => self.conditional = true,
+        }
+    }
+
+    /// `if let Some(s) = a.b`: `s` is the value inside the option `a.b`.
+    fn some(&mut self, target: Option<&Target<'a>>, expr: &WithSpan<Box<Expr<'a>>>) {
+        let Some(Target::Tuple(tuple)) = target else {
+            return;
+        };
+        let (path, targets) = &**tuple;
+        let is_some =
+            matches!(path.as_slice(), [only] if *only.name == "Some" && only.generics.is_none());
+        if let (true, [Target::Name(var)], Some((chain, _))) =
+            (is_some, targets.as_slice(), chain(expr))
+        {
+            self.somes.push((**var, chain));
         }
     }
 
