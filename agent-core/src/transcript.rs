@@ -160,12 +160,35 @@ impl Transcript {
 }
 
 impl fmt::Display for Transcript {
-    /// Every event in order. A tool result that only repeats the retry error printed just
-    /// before it (what the caller was sent back) says so instead of printing it again.
+    /// Every event in order, each printed once: a tool result that only repeats the retry
+    /// error printed just before it (what the caller was sent back) says so instead of printing
+    /// it again, and so does a sub-agent's output handed to its caller (printed above as the
+    /// sub-agent's answer).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let events = self.lock();
         let mut retried: Option<&Value> = None;
+        let mut answered: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
         for event in events.iter() {
+            if let Event::Message { agent, message } = event {
+                match message.role {
+                    Role::Assistant => {
+                        answered.insert(agent);
+                    }
+                    Role::Tool => {
+                        if let Some((callee, context_id)) = output_of(&message.content)
+                            && answered.contains(callee.as_str())
+                        {
+                            writeln!(
+                                f,
+                                "=== [{agent}] tool result ===\nthe output of {callee} above (success, context ID {context_id})\n"
+                            )?;
+                            retried = None;
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+            }
             if let (Some(error), Event::Message { agent, message }) = (retried, event)
                 && message.role == Role::Tool
                 && serde_json::from_str::<Value>(&message.content)
@@ -190,6 +213,21 @@ the retry error above
         }
         Ok(())
     }
+}
+
+/// The callee and context ID of a tool result that hands over a sub-agent's checked output
+/// (`{"success": true, "agent", "context_id", "output"}`).
+fn output_of(content: &str) -> Option<(String, String)> {
+    #[derive(serde::Deserialize)]
+    struct Success {
+        success: bool,
+        agent: String,
+        context_id: String,
+        #[allow(dead_code, reason = "only its presence is checked")]
+        output: serde::de::IgnoredAny,
+    }
+    let reply: Success = serde_json::from_str(content).ok()?;
+    reply.success.then_some((reply.agent, reply.context_id))
 }
 
 fn pretty(value: &Value) -> String {

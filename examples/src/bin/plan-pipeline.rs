@@ -80,8 +80,13 @@ async fn main() -> ExitCode {
     print!("{}", runtime.transcript());
     print!("{}", report::summary(runtime.transcript()));
     match outcome {
+        // The main agent's answer is the transcript's last message: printed once, above.
         Ok(outcome) => {
-            println!("=== done ===\n{}", outcome.content);
+            println!(
+                "=== done: `{}` answered ({} bytes, the last message above) ===",
+                pipeline::MAIN_AGENT,
+                outcome.content.len()
+            );
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -275,7 +275,20 @@ fn plan_pipeline_runs_the_declared_workflow_and_the_main_job() {
     assert!(text.contains("\"missing_fields\": [\n    \"collected_information\"\n  ],"));
     assert_eq!(text.matches("\"missing_fields\"").count(), 1, "{text}");
     assert!(text.contains("=== [main_agent] tool result ===\nthe retry error above\n"));
-    assert!(text.contains("=== done ===\nThe crawl plan is written to"));
+    // Each sub-agent's output is printed once, as its answer; its tool result points to it.
+    let written = r#"{"scan_duration_ms": 234, "framework_detected": "React"}"#;
+    assert_eq!(text.matches(written).count(), 1, "{text}");
+    assert!(text.contains(
+        "=== [main_agent] tool result ===\nthe output of discovery_agent above (success, context ID run-"
+    ));
+    // The main agent's answer too: the last message, which the closing line points to.
+    assert_eq!(
+        text.matches("The crawl plan is written to").count(),
+        1,
+        "{text}"
+    );
+    assert!(text.contains("=== [main_agent] assistant ===\nThe crawl plan is written to"));
+    assert!(text.contains("=== done: `main_agent` answered ("), "{text}");
 }
 
 #[test]
@@ -383,7 +396,7 @@ fn plan_pipeline_offers_the_tools_of_an_mcp_servers_file() {
         text.contains(&format!("=== MCP server `agents`: {tools} tools ===")),
         "{text}"
     );
-    assert!(text.contains("=== done ===\nThe crawl plan is written to"));
+    assert!(text.contains("=== [main_agent] assistant ===\nThe crawl plan is written to"));
     // A file that is not an mcpServers file: said, with its path.
     std::fs::write(&config, "{}").unwrap();
     let out = Command::cargo_bin("plan-pipeline")

@@ -169,7 +169,7 @@ fn assert_story(stdout: &str, requests: &[Value]) {
     );
     assert!(
         stdout
-            .contains("=== done ===\nThe crawl plan is written to plans/login_form_automation.md")
+            .contains("=== [main_agent] assistant ===\nThe crawl plan is written to plans/login_form_automation.md")
     );
     let text = serde_json::to_string(requests).unwrap_or_default();
     assert_eq!(

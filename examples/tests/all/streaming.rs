@@ -312,7 +312,7 @@ async fn streamed_story(provider: &str, path: &'static str, wire: Wire, summary:
     // The same plan as without `--stream`; the stop in the transcript; the streamed tokens.
     assert!(
         stdout
-            .contains("=== done ===\nThe crawl plan is written to plans/login_form_automation.md"),
+            .contains("=== [main_agent] assistant ===\nThe crawl plan is written to plans/login_form_automation.md"),
         "{stdout}"
     );
     assert!(

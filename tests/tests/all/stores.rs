@@ -1206,15 +1206,10 @@ async fn stores_from_pools_migrate_explicitly() {
 /// Issue 29's "a killed process's run becomes runnable when its lease expires (CLI and MCP
 /// alike)", on MCP's side: an `agent-contract mcp` server killed right after its claim leaves
 /// the run running; its client still holds the resume handle, which names the paused record's
-/// sequence (`resume_paused`, what the MCP server calls). Once the lease ended, the CLI's
-/// `resume_run` takes the run over (`a_dead_resumers_run_is_resumed_again`); the handle does
-/// not: the claim moved the run to the next sequence, so the handle is refused as
-/// `AlreadyClaimed` (MCP says "the run is going on with that answer") for good, unless a
-/// worker claims the run (it goes back to paused at a sequence no handle names). Ignored until
-/// agent-core or agent-mcp takes the run over for the handle (both are out of this change's
-/// reach); run it with `--ignored` to see the gap.
+/// sequence (`resume_paused`, what the MCP server calls). Once the lease ended, the handle's
+/// answer takes the run over: the dead claim is the only change since the handle (one
+/// sequence up, the state as paused).
 #[tokio::test]
-#[ignore = "known gap of issue 29: a resume handle cannot take over a dead resumer's run"]
 async fn a_resume_handle_takes_over_a_dead_resumers_run() {
     let store: Arc<dyn CheckpointStore> = Arc::new(MemoryStore::default());
     let state = pause(store.clone()).await;

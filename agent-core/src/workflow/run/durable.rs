@@ -100,7 +100,9 @@ impl<'w> Runner<'w> {
     /// Answers the question a stored run paused at, and no later one: a run that went on
     /// since (another answer was given) is [`StoreError::Conflict`] if it paused again,
     /// [`StoreError::AlreadyClaimed`] while it runs and [`StoreError::NotPaused`] once it
-    /// ended. The [`PausedRun`] comes from a resume handle (agent-mcp's `seal::open_pause`).
+    /// ended. A run whose resumer claimed it for this question and died before its first step
+    /// is taken over once that claim's lease ended: the question is answered here. The
+    /// [`PausedRun`] comes from a resume handle (agent-mcp's `seal::open_pause`).
     pub async fn resume_paused(
         &self,
         paused: &PausedRun,
@@ -119,8 +121,23 @@ impl<'w> Runner<'w> {
     ) -> Result<WorkflowOutcome, Error> {
         let durable = self.durable()?;
         let run_id = record.run_id.as_str();
-        check_claim(&record, sequence, crate::store::now_ms())?;
         let state = self.stored_state(&record)?;
+        let now = crate::store::now_ms();
+        // A resumer claimed the run for this very question and died before its first step:
+        // its claim is the only change since `sequence` (a claim moves the sequence one up and
+        // leaves the state as it was paused), so once its lease ended this answer takes the
+        // run over. Any other change since (a step, a new pause) keeps the handle refused.
+        let sequence = match record.status {
+            RunStatus::Running
+                if record.lease_until_ms <= now
+                    && record.sequence == sequence.saturating_add(1)
+                    && state.pending.is_some() =>
+            {
+                record.sequence
+            }
+            _ => sequence,
+        };
+        check_claim(&record, sequence, now)?;
         if state.pending.is_none() && record.status == RunStatus::Running {
             // Its worker died between steps: not a question to answer, a run to take over.
             return Err(StoreError::AlreadyClaimed {
