@@ -2215,6 +2215,18 @@ mod tests {
                 json!({"prefixItems": [r]}),
                 "[0]",
             ),
+            (
+                "allOf",
+                json!({"type": "string"}),
+                json!({"allOf": [r]}),
+                "",
+            ),
+            (
+                "then",
+                json!({"type": "string"}),
+                json!({"if": true, "then": r}),
+                "",
+            ),
         ];
         for (what, p, e, step) in cases {
             let path = format!("x{}", step.repeat(MAX_DEPTH + 1));
@@ -2253,6 +2265,13 @@ mod tests {
     fn a_keyword_of_a_type_the_producer_never_gives_is_met() {
         assert_eq!(
             found(&json!({"type": "string"}), &json!({"multipleOf": 2})),
+            []
+        );
+        assert_eq!(
+            found(
+                &json!({"type": "string"}),
+                &json!({"minItems": 1, "minProperties": 1})
+            ),
             []
         );
         assert_eq!(
@@ -2332,5 +2351,160 @@ mod tests {
         assert_eq!(found(&p, &json!({"minimum": 5})), []);
         let p = json!({"type": "number", "maximum": 5, "exclusiveMaximum": 7});
         assert_eq!(found(&p, &json!({"maximum": 5})), []);
+    }
+
+    /// Conditions are compared and ruled out to the same depth bound: one that names itself
+    /// ends unknown, and the branches decide.
+    #[test]
+    fn recursive_conditions_end_at_the_depth_bound() {
+        let string = json!({"type": "string"});
+        // The `if` names itself: it cannot be decided, and the only branch fits.
+        let e = recursive(json!({"if": {"$ref": "#/$defs/n"}, "then": {"type": "string"}}));
+        assert_eq!(found(&string, &e), []);
+        // Ruling the `if` out goes through its `allOf`, or through a required property.
+        let e = json!({
+            "$defs": {"c": {"allOf": [{"$ref": "#/$defs/c"}]}},
+            "if": {"$ref": "#/$defs/c"},
+            "then": {"type": "string"},
+        });
+        assert_eq!(found(&string, &e), []);
+        let p = recursive(
+            json!({"type": "object", "required": ["next"], "properties": {"next": {"$ref": "#/$defs/n"}}}),
+        );
+        let e = json!({
+            "$defs": {"c": {"properties": {"next": {"$ref": "#/$defs/c"}}}},
+            "if": {"$ref": "#/$defs/c"},
+            "then": {"type": "object"},
+        });
+        assert_eq!(found(&p, &e), []);
+        // An `if` of `false` never holds: the `else` decides, the `then` does not.
+        let e = json!({"if": false, "then": {"type": "integer"}, "else": {"type": "string"}});
+        assert_eq!(found(&string, &e), []);
+        // An `if` that never holds, whose `else` names the schema again: ruled out down to
+        // the bound, and undecided past it.
+        let e = recursive(json!({"if": false, "else": {"$ref": "#/$defs/n"}}));
+        assert_eq!(found(&string, &e), [(Undecided, "if", "x".to_owned())]);
+        // An `if` the value decides, whose branch names the schema again: undecided.
+        let e = recursive(json!({"if": {"minLength": 1}, "then": {"$ref": "#/$defs/n"}}));
+        assert_eq!(found(&string, &e), [(Undecided, "if", "x".to_owned())]);
+    }
+
+    #[test]
+    fn expected_true_fits_and_an_unconstrained_producer_is_named_by_a_constraint() {
+        assert_eq!(found(&json!({"type": "string"}), &json!(true)), []);
+        // The first keyword that constrains, not an annotation before it.
+        assert_eq!(
+            found(
+                &json!({"description": "anything"}),
+                &json!({"description": "a name", "type": "string"})
+            ),
+            [(Undecided, "type", "x".to_owned())]
+        );
+    }
+
+    #[test]
+    fn a_ref_past_the_first_hop_with_siblings_is_undecided() {
+        let e = json!({
+            "$ref": "#/$defs/a",
+            "$defs": {"a": {"$ref": "#/$defs/b", "minimum": 5}, "b": {"type": "number"}},
+        });
+        assert_eq!(
+            found(&json!({"type": "number"}), &e),
+            [(Undecided, "$ref", "x".to_owned())]
+        );
+    }
+
+    #[test]
+    fn ref_siblings_constrain_and_an_id_anywhere_below_the_root_stops_refs() {
+        // Siblings of a ref below the root, with no annotation beside them.
+        let e = json!({
+            "properties": {"a": {"$ref": "#/$defs/n", "minimum": 5}},
+            "$defs": {"n": {"type": "number"}},
+        });
+        let p = json!({"type": "object", "properties": {"a": {"type": "number", "minimum": 1}}});
+        assert_eq!(found(&p, &e), [(Mismatch, "minimum", "x.a".to_owned())]);
+        // An `$id` in an array rebases the refs below it as well.
+        let e = json!({"allOf": [{"$id": "other", "$ref": "#/$defs/x"}], "$defs": {"x": {}}});
+        assert_eq!(
+            found(&json!({"type": "string"}), &e),
+            [(Undecided, "$ref", "x".to_owned())]
+        );
+        // The root's own `$id` rebases nothing: its refs are followed.
+        let e = json!({
+            "$id": "https://example.com/s",
+            "properties": {"a": {"$ref": "#/$defs/n"}},
+            "$defs": {"n": {"type": "string"}},
+        });
+        let p = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        assert_eq!(found(&p, &e), []);
+    }
+
+    #[test]
+    fn a_numeric_producer_meets_object_and_array_keywords() {
+        let e = json!({"required": ["a"], "properties": {"a": {"type": "string"}}, "items": {"type": "string"}});
+        assert_eq!(found(&json!({"type": "integer"}), &e), []);
+        assert_eq!(found(&json!({"type": "number"}), &e), []);
+    }
+
+    #[test]
+    fn a_fractional_value_is_a_number_not_an_integer() {
+        assert_eq!(
+            found(&json!({"const": 1.5}), &json!({"type": "integer"})),
+            [(Mismatch, "type", "x".to_owned())]
+        );
+        assert_eq!(
+            found(&json!({"enum": [1.0, -2]}), &json!({"type": "integer"})),
+            []
+        );
+    }
+
+    #[test]
+    fn an_if_of_an_overlapping_type_is_not_ruled_out() {
+        // Integers are numbers: some may pass the `if`, some may not.
+        let e = json!({"if": {"type": "number", "minimum": 5}, "then": {"type": "string"}});
+        assert_eq!(
+            found(&json!({"type": "integer"}), &e),
+            [(Undecided, "if", "x".to_owned())]
+        );
+    }
+
+    #[test]
+    fn a_bound_the_producers_own_keywords_may_imply_is_undecided() {
+        // `^a` has at least one char, `contains` at least one item.
+        assert_eq!(
+            found(
+                &json!({"type": "string", "pattern": "^a"}),
+                &json!({"minLength": 1})
+            ),
+            [(Undecided, "minLength", "x".to_owned())]
+        );
+        assert_eq!(
+            found(
+                &json!({"type": "array", "contains": {"type": "string"}}),
+                &json!({"minItems": 1})
+            ),
+            [(Undecided, "minItems", "x".to_owned())]
+        );
+    }
+
+    #[test]
+    fn a_bound_finding_names_the_bounds_the_producer_states() {
+        let message = |p: Value| {
+            compare(
+                (&p, &p),
+                (&json!({"minimum": 5}), &json!({"minimum": 5})),
+                "x",
+            )[0]
+            .message
+            .clone()
+        };
+        assert_eq!(
+            message(json!({"type": "number", "minimum": 1, "exclusiveMinimum": 0})),
+            "`x` may be a number past the step's `minimum` of 5: the schema there has `minimum 1, exclusiveMinimum 0`"
+        );
+        assert_eq!(
+            message(json!({"type": "number", "maximum": 9})),
+            "`x` may be a number past the step's `minimum` of 5: the schema there has no such bound"
+        );
     }
 }
