@@ -20,7 +20,7 @@ table=(
   "markdown|agent-contract/src/markdown.rs|agent-contract|--tests|(block_opening|leading_width|ordered_marker|first_line_opening|delimiter_after_dash|text_after_prefix|stars_only_first_line|delimiter_row|is_blank)"
   "contract-checks|agent-contract/src/checks.rs|agent-contract|--tests|support::(compare|exact|bound|equal|multiple_of|chars|unique|raw_type|raw_number|raw_len|raw_str)"
   "codegen-checks|agent-codegen/src/emit/checks.rs|agent-checks-suite|--tests|(Walk<'_>::bound|minLength|663:32|Held::Int \\| Held::Float in Walk<'_>::one_of_values|match arm \"(multipleOf|items)\")"
-  "compat|agent-codegen/src/flow/compat.rs|agent-codegen|--lib|(::(items|values)\$|same_value)"
+  "compat|agent-schema/src/compat.rs|agent-schema|--lib|(::(types|values|objects|items|prefix|numbers|others)( |\$)|(in|replace) (same_value|allowed_value|implies|within|round_integral|tightest|count|cmp_num|cmp_float_int|cmp_numbers|Num::integral)( |\$))"
   "core-store|agent-core/src/store.rs|agent-core,agent-store|--tests|(check_claim|check_save|next_record|renew_lease|is_runnable|make_room|take|MemoryStore>::claim_next)"
   "file-store|agent-store/src/file.rs|agent-store|--tests|FileStore"
   "sql-store|agent-store/src/lib.rs|agent-store|--tests|(into_record|checked_version|page_sql|is_identifier|int -> |Sql::upgrade)"

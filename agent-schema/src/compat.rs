@@ -2081,4 +2081,430 @@ mod tests {
             [(Undecided, "type", "x".to_owned())]
         );
     }
+
+    #[test]
+    fn a_type_other_than_integer_does_not_fit_a_number() {
+        assert_eq!(
+            found(&json!({"type": "string"}), &json!({"type": "number"})),
+            [(Mismatch, "type", "x".to_owned())]
+        );
+        assert_eq!(
+            found(
+                &json!({"type": "boolean"}),
+                &json!({"type": ["number", "null"]})
+            ),
+            [(Mismatch, "type", "x".to_owned())]
+        );
+    }
+
+    #[test]
+    fn a_property_the_producer_does_not_declare_takes_its_other_properties_rule() {
+        let wants_b = json!({"type": "object", "properties": {"b": {"type": "number"}}});
+        // A closed producer never gives `b`: nothing to break.
+        let closed =
+            json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false});
+        assert_eq!(found(&closed, &wants_b), []);
+        // An open one gives it as its `additionalProperties` say.
+        let integers = json!({"type": "object", "additionalProperties": {"type": "integer"}});
+        assert_eq!(found(&integers, &wants_b), []);
+        let strings = json!({"type": "object", "additionalProperties": {"type": "string"}});
+        assert_eq!(
+            found(&strings, &wants_b),
+            [(Mismatch, "type", "x.b".to_owned())]
+        );
+        // Unless `b` may match a pattern, which has a schema of its own.
+        let patterned = json!({"type": "object", "patternProperties": {"^b": {"type": "string"}}, "additionalProperties": {"type": "integer"}});
+        assert_eq!(
+            found(&patterned, &wants_b),
+            [(Undecided, "properties", "x.b".to_owned())]
+        );
+        // A property or other properties the consumer does not constrain fit anything.
+        let open = json!({"type": "object"});
+        let any = json!({"type": "object", "properties": {"b": {}, "c": true}, "additionalProperties": true});
+        assert_eq!(found(&open, &any), []);
+        let patterns = json!({"type": "object", "patternProperties": {"^b": {"type": "string"}}});
+        assert_eq!(found(&patterns, &any), []);
+        // A declared property the consumer knows only by its `additionalProperties`.
+        let declared = json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false});
+        assert_eq!(
+            found(
+                &declared,
+                &json!({"type": "object", "additionalProperties": {"type": "integer"}})
+            ),
+            [(Mismatch, "type", "x.a".to_owned())]
+        );
+    }
+
+    #[test]
+    fn array_items_the_consumer_leaves_free_fit_and_a_tuple_is_not_a_prefix() {
+        let untyped = json!({"type": "array"});
+        assert_eq!(
+            found(
+                &untyped,
+                &json!({"type": "array", "items": {}, "prefixItems": [{}, true]})
+            ),
+            []
+        );
+        assert_eq!(
+            found(
+                &untyped,
+                &json!({"type": "array", "prefixItems": [{"type": "string"}]})
+            ),
+            [(Undecided, "prefixItems", "x".to_owned())]
+        );
+        // A draft 2019-09 tuple is not read as a schema for every item.
+        let tuple = json!({"type": "array", "items": [{"type": "integer"}]});
+        assert_eq!(
+            found(
+                &tuple,
+                &json!({"type": "array", "prefixItems": [{"type": "number"}]})
+            ),
+            [(Undecided, "prefixItems", "x".to_owned())]
+        );
+    }
+
+    /// A schema that names itself through `$defs/n`, rooted at a ref to it.
+    fn recursive(node: Value) -> Value {
+        json!({"$defs": {"n": node}, "$ref": "#/$defs/n"})
+    }
+
+    #[test]
+    fn recursive_schemas_end_undecided_at_the_depth_bound() {
+        let r = json!({"$ref": "#/$defs/n"});
+        // (what recurses, the provided node, the expected node, one level's path)
+        let cases = [
+            (
+                "properties",
+                json!({"type": "object", "properties": {"next": r}}),
+                json!({"properties": {"next": r}}),
+                ".next",
+            ),
+            (
+                "the producer's additionalProperties",
+                json!({"type": "object", "additionalProperties": r}),
+                json!({"properties": {"next": r}}),
+                ".next",
+            ),
+            (
+                "the consumer's additionalProperties",
+                json!({"type": "object", "properties": {"next": r}, "additionalProperties": false}),
+                json!({"additionalProperties": r}),
+                ".next",
+            ),
+            (
+                "both additionalProperties",
+                json!({"type": "object", "additionalProperties": r}),
+                json!({"additionalProperties": r}),
+                ".*",
+            ),
+            (
+                "items",
+                json!({"type": "array", "items": r}),
+                json!({"items": r}),
+                "[]",
+            ),
+            (
+                "prefixItems",
+                json!({"type": "array", "prefixItems": [r]}),
+                json!({"prefixItems": [r]}),
+                "[0]",
+            ),
+            (
+                "items against prefixItems",
+                json!({"type": "array", "items": r}),
+                json!({"prefixItems": [r]}),
+                "[0]",
+            ),
+            (
+                "allOf",
+                json!({"type": "string"}),
+                json!({"allOf": [r]}),
+                "",
+            ),
+            (
+                "then",
+                json!({"type": "string"}),
+                json!({"if": true, "then": r}),
+                "",
+            ),
+        ];
+        for (what, p, e, step) in cases {
+            let path = format!("x{}", step.repeat(MAX_DEPTH + 1));
+            assert_eq!(
+                found(&recursive(p), &recursive(e)),
+                [(Undecided, "depth", path)],
+                "{what}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_draft_4_boolean_exclusive_bound_is_met_only_by_the_same_pair() {
+        let e = json!({"type": "number", "minimum": 5, "exclusiveMinimum": true});
+        let p = json!({"type": "integer", "minimum": 5, "exclusiveMinimum": true});
+        assert_eq!(found(&p, &e), []);
+        assert_eq!(
+            found(&json!({"type": "number", "minimum": 5}), &e),
+            [(Undecided, "exclusiveMinimum", "x".to_owned())]
+        );
+        assert_eq!(
+            found(
+                &json!({"type": "integer", "minimum": 6, "exclusiveMinimum": true}),
+                &e
+            ),
+            [(Undecided, "exclusiveMinimum", "x".to_owned())]
+        );
+        let e = json!({"type": "number", "maximum": 5, "exclusiveMaximum": true});
+        assert_eq!(
+            found(&json!({"type": "number", "maximum": 5}), &e),
+            [(Undecided, "exclusiveMaximum", "x".to_owned())]
+        );
+    }
+
+    #[test]
+    fn a_keyword_of_a_type_the_producer_never_gives_is_met() {
+        assert_eq!(
+            found(&json!({"type": "string"}), &json!({"multipleOf": 2})),
+            []
+        );
+        assert_eq!(
+            found(
+                &json!({"type": "string"}),
+                &json!({"minItems": 1, "minProperties": 1})
+            ),
+            []
+        );
+        assert_eq!(
+            found(&json!({"type": "integer"}), &json!({"multipleOf": 2})),
+            [(Undecided, "multipleOf", "x".to_owned())]
+        );
+    }
+
+    #[test]
+    fn arrays_and_objects_in_enums_compare_by_value() {
+        assert_eq!(
+            found(&json!({"const": [1, 2]}), &json!({"enum": [[1.0, 2]]})),
+            []
+        );
+        assert_eq!(
+            found(&json!({"const": [1]}), &json!({"enum": [[1, 2]]})),
+            [(Mismatch, "enum", "x".to_owned())]
+        );
+        assert_eq!(
+            found(&json!({"const": {"a": 1}}), &json!({"const": {"a": 1.0}})),
+            []
+        );
+        assert_eq!(
+            found(
+                &json!({"const": {"a": 1, "b": 2}}),
+                &json!({"const": {"a": 1}})
+            ),
+            [(Mismatch, "const", "x".to_owned())]
+        );
+    }
+
+    #[test]
+    fn an_enum_of_arrays_or_objects_is_counted_against_counting_bounds() {
+        assert_eq!(
+            found(&json!({"enum": [[1], []]}), &json!({"maxItems": 1})),
+            []
+        );
+        assert_eq!(
+            found(&json!({"const": [1, 2]}), &json!({"maxItems": 1})),
+            [(Mismatch, "maxItems", "x".to_owned())]
+        );
+        assert_eq!(
+            found(&json!({"const": {"a": 1}}), &json!({"maxProperties": 0})),
+            [(Mismatch, "maxProperties", "x".to_owned())]
+        );
+    }
+
+    #[test]
+    fn an_integer_producers_fractional_bounds_round_to_the_integers_they_allow() {
+        assert_eq!(
+            found(
+                &json!({"type": "integer", "exclusiveMinimum": 4.5}),
+                &json!({"minimum": 5})
+            ),
+            []
+        );
+        assert_eq!(
+            found(
+                &json!({"type": "integer", "maximum": 5.5}),
+                &json!({"maximum": 5})
+            ),
+            []
+        );
+        // Past i128 a bound is kept as written, not saturated to a smaller one.
+        assert_eq!(
+            found(
+                &json!({"type": "integer", "maximum": 1e300}),
+                &json!({"maximum": 1e200})
+            ),
+            [(Mismatch, "maximum", "x".to_owned())]
+        );
+    }
+
+    #[test]
+    fn of_an_inclusive_and_an_exclusive_bound_the_tighter_counts() {
+        let p = json!({"type": "number", "minimum": 5, "exclusiveMinimum": 3});
+        assert_eq!(found(&p, &json!({"minimum": 5})), []);
+        let p = json!({"type": "number", "maximum": 5, "exclusiveMaximum": 7});
+        assert_eq!(found(&p, &json!({"maximum": 5})), []);
+    }
+
+    /// Conditions are compared and ruled out to the same depth bound: one that names itself
+    /// ends unknown, and the branches decide.
+    #[test]
+    fn recursive_conditions_end_at_the_depth_bound() {
+        let string = json!({"type": "string"});
+        // The `if` names itself: it cannot be decided, and the only branch fits.
+        let e = recursive(json!({"if": {"$ref": "#/$defs/n"}, "then": {"type": "string"}}));
+        assert_eq!(found(&string, &e), []);
+        // Ruling the `if` out goes through its `allOf`, or through a required property.
+        let e = json!({
+            "$defs": {"c": {"allOf": [{"$ref": "#/$defs/c"}]}},
+            "if": {"$ref": "#/$defs/c"},
+            "then": {"type": "string"},
+        });
+        assert_eq!(found(&string, &e), []);
+        let p = recursive(
+            json!({"type": "object", "required": ["next"], "properties": {"next": {"$ref": "#/$defs/n"}}}),
+        );
+        let e = json!({
+            "$defs": {"c": {"properties": {"next": {"$ref": "#/$defs/c"}}}},
+            "if": {"$ref": "#/$defs/c"},
+            "then": {"type": "object"},
+        });
+        assert_eq!(found(&p, &e), []);
+        // An `if` of `false` never holds: the `else` decides, the `then` does not.
+        let e = json!({"if": false, "then": {"type": "integer"}, "else": {"type": "string"}});
+        assert_eq!(found(&string, &e), []);
+        // An `if` that never holds, whose `else` names the schema again: ruled out down to
+        // the bound, and undecided past it.
+        let e = recursive(json!({"if": false, "else": {"$ref": "#/$defs/n"}}));
+        assert_eq!(found(&string, &e), [(Undecided, "if", "x".to_owned())]);
+        // An `if` the value decides, whose branch names the schema again: undecided.
+        let e = recursive(json!({"if": {"minLength": 1}, "then": {"$ref": "#/$defs/n"}}));
+        assert_eq!(found(&string, &e), [(Undecided, "if", "x".to_owned())]);
+    }
+
+    #[test]
+    fn expected_true_fits_and_an_unconstrained_producer_is_named_by_a_constraint() {
+        assert_eq!(found(&json!({"type": "string"}), &json!(true)), []);
+        // The first keyword that constrains, not an annotation before it.
+        assert_eq!(
+            found(
+                &json!({"description": "anything"}),
+                &json!({"description": "a name", "type": "string"})
+            ),
+            [(Undecided, "type", "x".to_owned())]
+        );
+    }
+
+    #[test]
+    fn a_ref_past_the_first_hop_with_siblings_is_undecided() {
+        let e = json!({
+            "$ref": "#/$defs/a",
+            "$defs": {"a": {"$ref": "#/$defs/b", "minimum": 5}, "b": {"type": "number"}},
+        });
+        assert_eq!(
+            found(&json!({"type": "number"}), &e),
+            [(Undecided, "$ref", "x".to_owned())]
+        );
+    }
+
+    #[test]
+    fn ref_siblings_constrain_and_an_id_anywhere_below_the_root_stops_refs() {
+        // Siblings of a ref below the root, with no annotation beside them.
+        let e = json!({
+            "properties": {"a": {"$ref": "#/$defs/n", "minimum": 5}},
+            "$defs": {"n": {"type": "number"}},
+        });
+        let p = json!({"type": "object", "properties": {"a": {"type": "number", "minimum": 1}}});
+        assert_eq!(found(&p, &e), [(Mismatch, "minimum", "x.a".to_owned())]);
+        // An `$id` in an array rebases the refs below it as well.
+        let e = json!({"allOf": [{"$id": "other", "$ref": "#/$defs/x"}], "$defs": {"x": {}}});
+        assert_eq!(
+            found(&json!({"type": "string"}), &e),
+            [(Undecided, "$ref", "x".to_owned())]
+        );
+        // The root's own `$id` rebases nothing: its refs are followed.
+        let e = json!({
+            "$id": "https://example.com/s",
+            "properties": {"a": {"$ref": "#/$defs/n"}},
+            "$defs": {"n": {"type": "string"}},
+        });
+        let p = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        assert_eq!(found(&p, &e), []);
+    }
+
+    #[test]
+    fn a_numeric_producer_meets_object_and_array_keywords() {
+        let e = json!({"required": ["a"], "properties": {"a": {"type": "string"}}, "items": {"type": "string"}});
+        assert_eq!(found(&json!({"type": "integer"}), &e), []);
+        assert_eq!(found(&json!({"type": "number"}), &e), []);
+    }
+
+    #[test]
+    fn a_fractional_value_is_a_number_not_an_integer() {
+        assert_eq!(
+            found(&json!({"const": 1.5}), &json!({"type": "integer"})),
+            [(Mismatch, "type", "x".to_owned())]
+        );
+        assert_eq!(
+            found(&json!({"enum": [1.0, -2]}), &json!({"type": "integer"})),
+            []
+        );
+    }
+
+    #[test]
+    fn an_if_of_an_overlapping_type_is_not_ruled_out() {
+        // Integers are numbers: some may pass the `if`, some may not.
+        let e = json!({"if": {"type": "number", "minimum": 5}, "then": {"type": "string"}});
+        assert_eq!(
+            found(&json!({"type": "integer"}), &e),
+            [(Undecided, "if", "x".to_owned())]
+        );
+    }
+
+    #[test]
+    fn a_bound_the_producers_own_keywords_may_imply_is_undecided() {
+        // `^a` has at least one char, `contains` at least one item.
+        assert_eq!(
+            found(
+                &json!({"type": "string", "pattern": "^a"}),
+                &json!({"minLength": 1})
+            ),
+            [(Undecided, "minLength", "x".to_owned())]
+        );
+        assert_eq!(
+            found(
+                &json!({"type": "array", "contains": {"type": "string"}}),
+                &json!({"minItems": 1})
+            ),
+            [(Undecided, "minItems", "x".to_owned())]
+        );
+    }
+
+    #[test]
+    fn a_bound_finding_names_the_bounds_the_producer_states() {
+        let message = |p: Value| {
+            compare(
+                (&p, &p),
+                (&json!({"minimum": 5}), &json!({"minimum": 5})),
+                "x",
+            )[0]
+            .message
+            .clone()
+        };
+        assert_eq!(
+            message(json!({"type": "number", "minimum": 1, "exclusiveMinimum": 0})),
+            "`x` may be a number past the step's `minimum` of 5: the schema there has `minimum 1, exclusiveMinimum 0`"
+        );
+        assert_eq!(
+            message(json!({"type": "number", "maximum": 9})),
+            "`x` may be a number past the step's `minimum` of 5: the schema there has no such bound"
+        );
+    }
 }

@@ -10,6 +10,7 @@
 //!   already claimed, an ended or queued one is not paused, a missing one is not found; a
 //!   writer that read the run before the claim is stale;
 //! - renewals, deletes and `claim_next`'s order and choice;
+//! - contracts by fingerprint: the first one kept stays, an unknown one is none;
 //! - run ids: the file store refuses any id that is not `A-Za-z0-9 _ - .` (1 to 128 bytes):
 //!   no `/`, no `..` path, nothing written outside its folder; the other stores keep any id as
 //!   data.
@@ -316,6 +317,33 @@ async fn next_runs(store: &dyn CheckpointStore) {
     );
 }
 
+/// Contracts by fingerprint: the first schema kept under one stays; an unknown fingerprint
+/// is none, not an error.
+async fn contracts(store: &dyn CheckpointStore) {
+    let (first, second) = ("0123456789abcdef", "fedcba9876543210");
+    let kept = |fingerprint: &str, schema: &str| (fingerprint.to_owned(), schema.to_owned());
+    store
+        .save_contracts(&[kept(first, r#"{"type": "string"}"#)])
+        .await
+        .unwrap();
+    store
+        .save_contracts(&[
+            kept(first, r#"{"type": "integer"}"#),
+            kept(second, r#"{"type": "object"}"#),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(
+        store.load_contract(first).await.unwrap().as_deref(),
+        Some(r#"{"type": "string"}"#)
+    );
+    assert_eq!(
+        store.load_contract(second).await.unwrap().as_deref(),
+        Some(r#"{"type": "object"}"#)
+    );
+    assert_eq!(store.load_contract("00000000deadbeef").await.unwrap(), None);
+}
+
 async fn rules(store: &dyn CheckpointStore) {
     saves(store).await;
     claims(store).await;
@@ -323,6 +351,7 @@ async fn rules(store: &dyn CheckpointStore) {
     renewals(store).await;
     deletes(store).await;
     next_runs(store).await;
+    contracts(store).await;
 }
 
 /// Ids a database keeps as data: the same rules hold for them.
@@ -654,8 +683,8 @@ fn the_shared_rules_at_their_bounds() {
     );
 }
 
-/// An I/O failure other than a missing file is the backend's, never "no such run": a run file
-/// that is a folder cannot be read or deleted.
+/// An I/O failure other than a missing file is the backend's, never "no such run" or "no such
+/// contract": a run file or a contract file that is a folder cannot be read or deleted.
 #[test]
 fn file_store_io_failures_are_not_missing_runs() {
     let dir = temp_dir("io");
@@ -670,6 +699,12 @@ fn file_store_io_failures_are_not_missing_runs() {
             "{deleted:?}"
         );
         assert!(dir.join("folder.run.json").is_dir());
+        std::fs::create_dir_all(dir.join("contracts/0123456789abcdef.json")).unwrap();
+        let contract = store.load_contract("0123456789abcdef").await;
+        assert!(
+            matches!(contract, Err(StoreError::Backend(_))),
+            "{contract:?}"
+        );
     });
     std::fs::remove_dir_all(dir).unwrap();
 }
