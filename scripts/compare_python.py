@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The Rust per-call path against the seeds' Python pipeline, on the same payloads, interleaved.
 
-    cargo build --release -p agent-examples --bin agent-contract
-    pip install fastjsonschema jinja2        # for scripts/python_pipeline.py only
+    cargo build --release -p agent-examples --features cli --bin agent-contract
+    pip install fastjsonschema jinja2 "pydantic>=2"   # for the Python pipelines only
     python3 scripts/compare_python.py [--processes 5] [NAME=BINARY ...]
 
 Without NAME=BINARY it compares `after=target/release/agent-contract` (the tree's own build);
@@ -11,7 +11,8 @@ put a build of another commit beside it. The payloads are the seed fixture
 (tests/fixtures/plan_generator/kwargs.json) and the 200 KB synthetic kwargs, written once by the
 first binary's `payload` subcommand (or by `after`'s when the first has none), so every
 process reads the same bytes. Each of `--processes` passes runs, per payload, every Rust
-binary's `bench` and then `python_pipeline.py`, each in a process of its own, so machine noise
+binary's `bench`, then `python_pipeline.py` (the seeds' Python) and `pydantic_pipeline.py`
+(what a Python user would pick today: pydantic v2 from the JSON text), each in a process of its own, so machine noise
 hits all alike; the figures are medians over passes. Prints one markdown table.
 """
 
@@ -47,22 +48,24 @@ def main():
         if done.returncode == 0:
             synthetic.write_text(done.stdout)
     payloads = {"fixture": FIXTURE, "synthetic (200 KB)": synthetic}
-    runs = {(p, who): [] for p in payloads for who in [*bins, "python"]}
+    runs = {(p, who): [] for p in payloads for who in [*bins, "python", "pydantic"]}
     for n in range(processes):
         for name, path in payloads.items():
             for who, binary in bins.items():
                 runs[(name, who)].append(run_json([binary, "bench", "plan_generator_agent", str(path)]))
             runs[(name, "python")].append(run_json([sys.executable, str(ROOT / "scripts" / "python_pipeline.py"), str(path)]))
+            runs[(name, "pydantic")].append(run_json([sys.executable, str(ROOT / "scripts" / "pydantic_pipeline.py"), str(path)]))
             print(f"pass {n + 1}/{processes}: {name} done", file=sys.stderr)
 
     def med(rows, key):
         return statistics.median(r[key] for r in rows)
 
-    print("| payload | bytes | Python ns | json.loads ns | " + " | ".join(f"{w} ns | {w} Value floor ns | {w} / floor | Python / {w}" for w in bins) + " |")
-    print("|---|---:|---:|---:|" + "---:|---:|---:|---:|" * len(bins))
+    print("| payload | bytes | Python ns | pydantic ns | json.loads ns | " + " | ".join(f"{w} ns | {w} Value floor ns | {w} / floor | Python / {w} | pydantic / {w}" for w in bins) + " |")
+    print("|---|---:|---:|---:|---:|" + "---:|---:|---:|---:|---:|" * len(bins))
     for name in payloads:
         py = runs[(name, "python")]
-        cells = [name, str(py[0]["bytes"]), f"{med(py, 'python_ns'):,.0f}", f"{med(py, 'json_loads_ns'):,.0f}"]
+        pd = runs[(name, "pydantic")]
+        cells = [name, str(py[0]["bytes"]), f"{med(py, 'python_ns'):,.0f}", f"{med(pd, 'pydantic_ns'):,.0f}", f"{med(py, 'json_loads_ns'):,.0f}"]
         for who in bins:
             rs = runs[(name, who)]
             cells += [
@@ -70,6 +73,7 @@ def main():
                 f"{med(rs, 'floor_ns'):,.0f}",
                 f"{med(rs, 'ratio'):.2f}",
                 f"{med(py, 'python_ns') / med(rs, 'pipeline_ns'):.1f}",
+                f"{med(pd, 'pydantic_ns') / med(rs, 'pipeline_ns'):.1f}",
             ]
         print("| " + " | ".join(cells) + " |")
 

@@ -20,6 +20,7 @@ import re
 import statistics
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 
 try:
@@ -122,7 +123,19 @@ ENV = jinja2.Environment(autoescape=False, keep_trailing_newline=False)
 ENV.filters["markdown"] = markdown
 ENV.filters["inline"] = inline
 PROMPT = ENV.from_string(TEMPLATE)
-VALIDATE = fastjsonschema.compile(json.loads(SCHEMA.read_text()))
+def load_schema(path):
+    """The contract with its `$id` set to its file, so the `$ref`s to the other agents' output
+    contracts (`../discovery_agent/output.schema.json`) resolve to files beside it."""
+    schema = json.loads(path.read_text())
+    schema["$id"] = path.as_uri()
+    return schema
+
+
+def read_file_uri(uri):
+    return json.loads(Path(urllib.parse.urlparse(uri).path).read_text())
+
+
+VALIDATE = fastjsonschema.compile(load_schema(SCHEMA), handlers={"file": read_file_uri})
 
 
 def pipeline(kwargs_text):
