@@ -21,7 +21,6 @@ it), which the project itself does not use (CI never runs this):
 """
 
 import json
-import statistics
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
@@ -32,7 +31,7 @@ except ImportError:  # pragma: no cover - a setup message, not a code path
     sys.exit("needs pydantic 2: pip install 'pydantic>=2' jinja2 fastjsonschema")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import python_pipeline  # noqa: E402  (the same prompt, filters and timing loop)
+import python_pipeline  # noqa: E402  (the same prompt, filters and timing)
 
 
 class Open(BaseModel):
@@ -136,31 +135,7 @@ def pipeline(kwargs_text):
 
 
 def main():
-    path = sys.argv[1]
-    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 15
-    kwargs_text = Path(path).read_text()
-    pipeline(kwargs_text)
-    per_call = python_pipeline.per_call
-    # Enough calls for about 50 ms of pipeline per round, as the Rust side calibrates.
-    n = 1
-    while True:
-        took = per_call(n, pipeline, kwargs_text) * n
-        if took >= 12_500_000 or n >= 1 << 20:
-            n = max(1, int(50_000_000 / (took / n)))
-            break
-        n *= 2
-    loads, full = [], []
-    for r in range(rounds):
-        pair = [(json.loads, loads), (pipeline, full)]
-        for f, into in pair if r % 2 == 0 else reversed(pair):
-            into.append(per_call(n, f, kwargs_text))
-    print(json.dumps({
-        "bytes": len(kwargs_text.encode()),
-        "iterations": n,
-        "json_loads_ns": round(statistics.median(loads)),
-        "pydantic_ns": round(statistics.median(full)),
-        "prompt_bytes": len(pipeline(kwargs_text).encode()),
-    }))
+    python_pipeline.timed(pipeline, "pydantic_ns", sys.argv)
 
 
 if __name__ == "__main__":

@@ -170,9 +170,11 @@ def per_call(n, f, arg):
     return (time.perf_counter_ns() - start) / n
 
 
-def main():
-    path = sys.argv[1]
-    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 15
+def timed(pipeline, name, argv):
+    """Times `pipeline` on the kwargs file `argv[1]` beside `json.loads` of the same text,
+    interleaved round by round; prints one JSON line, the pipeline's median under `name`."""
+    path = argv[1]
+    rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 15
     kwargs_text = Path(path).read_text()
     pipeline(kwargs_text)
     # Enough calls for about 50 ms of pipeline per round, as the Rust side calibrates.
@@ -192,9 +194,13 @@ def main():
         "bytes": len(kwargs_text.encode()),
         "iterations": n,
         "json_loads_ns": round(statistics.median(loads)),
-        "python_ns": round(statistics.median(full)),
+        name: round(statistics.median(full)),
         "prompt_bytes": len(pipeline(kwargs_text).encode()),
     }))
+
+
+def main():
+    timed(pipeline, "python_ns", sys.argv)
 
 
 if __name__ == "__main__":

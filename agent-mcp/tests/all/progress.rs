@@ -9,7 +9,7 @@ use agent_mcp::AgentServer;
 use rmcp::model::{
     CallToolRequestParams, ClientRequest, ProgressNotificationParam, Request, ServerResult,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt as _};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -49,20 +49,16 @@ impl ClientHandler for Listener {
     }
 }
 
-const PAGE: &str = r#"{"page_title": "Login", "discovered_elements": []}"#;
-
-/// Serves the discovery agent on a model that first breaks its output contract, then
-/// answers, each answer `delay` late, with ticks every 100 ms; calls it with a progress token
-/// (rmcp's client gives one) and returns what the client heard by the time the result arrived.
-async fn heard(delay: Duration) -> Vec<ProgressNotificationParam> {
-    let script = ScriptedModel::default().script(
-        "discovery_agent",
-        [
-            Message::assistant(r#"{"page_title": 5, "discovered_elements": []}"#),
-            Message::assistant(PAGE),
-        ],
-    );
-    let server = AgentServer::new(vec![&DiscoveryAgent], Arc::new(Slow { script, delay }))
+/// Serves the discovery agent on `model`, with ticks every 100 ms, to a client that keeps what
+/// it hears: the client, its listener, and the parameters of a valid call.
+async fn connect(
+    model: Arc<dyn ChatModel>,
+) -> (
+    RunningService<RoleClient, Listener>,
+    Listener,
+    CallToolRequestParams,
+) {
+    let server = AgentServer::new(vec![&DiscoveryAgent], model)
         .with_progress_interval(Duration::from_millis(100));
     let (server_in, client_out) = tokio::io::duplex(1 << 16);
     let (client_in, server_out) = tokio::io::duplex(1 << 16);
@@ -77,6 +73,23 @@ async fn heard(delay: Duration) -> Vec<ProgressNotificationParam> {
     params.arguments = Some(
         serde_json::from_value(json!({"task": "Scan", "target_url": "https://a.example"})).unwrap(),
     );
+    (client, listener, params)
+}
+
+const PAGE: &str = r#"{"page_title": "Login", "discovered_elements": []}"#;
+
+/// Serves the discovery agent on a model that first breaks its output contract, then
+/// answers, each answer `delay` late, with ticks every 100 ms; calls it with a progress token
+/// (rmcp's client gives one) and returns what the client heard by the time the result arrived.
+async fn heard(delay: Duration) -> Vec<ProgressNotificationParam> {
+    let script = ScriptedModel::default().script(
+        "discovery_agent",
+        [
+            Message::assistant(r#"{"page_title": 5, "discovered_elements": []}"#),
+            Message::assistant(PAGE),
+        ],
+    );
+    let (client, listener, params) = connect(Arc::new(Slow { script, delay })).await;
     let request = ClientRequest::CallToolRequest(Request::new(params));
     let handle = client
         .send_cancellable_request(request, PeerRequestOptions::no_options())
@@ -202,21 +215,7 @@ async fn a_streaming_answer_is_reported_as_it_is_written() {
         chunk: 8,
         pause: Duration::from_millis(60),
     };
-    let server = AgentServer::new(vec![&DiscoveryAgent], Arc::new(model))
-        .with_progress_interval(Duration::from_millis(100));
-    let (server_in, client_out) = tokio::io::duplex(1 << 16);
-    let (client_in, server_out) = tokio::io::duplex(1 << 16);
-    tokio::spawn(server.serve_io(server_in, server_out));
-    let listener = Listener::default();
-    let client = listener
-        .clone()
-        .serve((client_in, client_out))
-        .await
-        .unwrap();
-    let mut params = CallToolRequestParams::new("run_discovery_agent");
-    params.arguments = Some(
-        serde_json::from_value(json!({"task": "Scan", "target_url": "https://a.example"})).unwrap(),
-    );
+    let (client, listener, params) = connect(Arc::new(model)).await;
     let result = client.call_tool(params).await.unwrap();
     assert_eq!(result.is_error, Some(false));
     let heard = listener.heard.lock().unwrap().clone();
