@@ -227,10 +227,22 @@ impl<'de> Visitor<'de> for RawVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        // serde_json's reader and its `Value` hand a raw value over as a one-entry map of
+        // unknown size, whose text they have just read as JSON: their own `Box<RawValue>`
+        // takes it over without reading it again. A map that reports its size (serde's
+        // buffers, other formats) holds somebody's data, so its text is checked.
+        let handed_over = map.size_hint().is_none();
         let Some(Text(first)) = map.next_key::<Text<'de>>()? else {
             return Ok(raw_of(&Map::new()));
         };
         if first == RAW_TOKEN {
+            if handed_over {
+                let rest = Rewound {
+                    key: Some(RAW_TOKEN),
+                    map,
+                };
+                return Box::<RawValue>::deserialize(de::value::MapAccessDeserializer::new(rest));
+            }
             let Text(text) = map.next_value::<Text<'de>>()?;
             return RawValue::from_string(text.into_owned()).map_err(de::Error::custom);
         }
@@ -280,6 +292,35 @@ impl<'de> Visitor<'de> for RawVisitor {
 
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         Value::deserialize(d).map(|v| raw_of(&v))
+    }
+}
+
+/// A map whose first key was already read: that key is handed over again, then the rest.
+struct Rewound<A> {
+    key: Option<&'static str>,
+    map: A,
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Rewound<A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        match self.key.take() {
+            Some(key) => seed
+                .deserialize(de::value::BorrowedStrDeserializer::new(key))
+                .map(Some),
+            None => self.map.next_key_seed(seed),
+        }
+    }
+
+    fn next_value_seed<V: de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, A::Error> {
+        self.map.next_value_seed(seed)
     }
 }
 
@@ -655,6 +696,29 @@ fn find_out_of_range(raw: &RawValue, path: &mut Vec<PathSegment>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_handed_over_by_serde_json_is_taken_as_read() {
+        let text = r#"{"z": [1, {"b": 0.60}], "a": "x\ny"}"#;
+        let raw: RawObject = serde_json::from_str(text).unwrap();
+        assert_eq!(raw.get(), text);
+        let from_value: RawJson = serde_json::from_value(serde_json::json!({"k": [1]})).unwrap();
+        assert_eq!(from_value.get(), r#"{"k":[1]}"#);
+    }
+
+    #[test]
+    fn the_raw_value_key_in_somebodys_data_is_checked() {
+        // A map that knows its size is data (serde's own map deserializer here, as a format
+        // might hand one over): its text is read as JSON before it is kept.
+        let map = |text: &'static str| {
+            de::value::MapDeserializer::<_, serde_json::Error>::new(std::iter::once((
+                RAW_TOKEN, text,
+            )))
+        };
+        assert!(RawJson::deserialize(map("not json")).is_err());
+        assert!(RawJson::deserialize(map("[1, 2")).is_err());
+        assert_eq!(RawJson::deserialize(map("[1, 2]")).unwrap().get(), "[1, 2]");
+    }
 
     #[test]
     fn a_repeated_key_keeps_its_first_place_and_last_value() {
