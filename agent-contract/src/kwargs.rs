@@ -269,6 +269,26 @@ impl ToolCall {
         self.entries.iter().map(|entry| self.key(entry))
     }
 
+    /// Whether the context has every one of `names` among its keys.
+    pub(crate) fn has_keys(&self, names: &[String]) -> bool {
+        let mut missing = names.len();
+        if missing == 0 {
+            return true;
+        }
+        let mut seen = vec![false; names.len()];
+        for key in self.keys() {
+            if let Some(at) = names.iter().position(|name| name == key)
+                && !std::mem::replace(&mut seen[at], true)
+            {
+                missing -= 1;
+                if missing == 0 {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// Deserializes the context as written into `T` (the typed input), straight from the text:
     /// each entry's value is parsed once from its own slice, numbers reach `T` as the parent
     /// wrote them, and untyped parts keep their text and order. Reserved keys and the
