@@ -6,7 +6,9 @@
 use crate::json::{Entries, Ordered, Text, Walk};
 use crate::limits::{Limits, check_shape, out_of_range_error, too_deep, too_many_values};
 use crate::retry::{ErrorKind, PathSegment, RetryError};
-use crate::scan::{Exceeded, Flaw, scan_value, text_depth, text_exceeds, text_values};
+use crate::scan::{
+    Exceeded, Flaw, Scanned, object_entries, scan_value, text_depth, text_exceeds, text_values,
+};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -103,8 +105,25 @@ impl ToolCall {
     /// number of values and the range of numbers on the text of each entry, so an oversized
     /// or 100,000-deep input costs no stack.
     pub fn from_json_str(text: &str, limits: &Limits) -> Result<Self, RetryError> {
+        // The common call, an object within the size and value bounds, is read in one pass
+        // that also finds what the depth and number checks need; anything else (and every
+        // error) is read by serde_json as below.
+        if text.len() <= limits.max_bytes
+            && text.len() / 2 < limits.max_values
+            && let Some(entries) = object_entries(text)
+        {
+            let mut entries: Vals<'_> = entries
+                .into_iter()
+                .map(|(key, text, scanned)| {
+                    let scanned = Some(scanned);
+                    (Cow::Borrowed(key), Val { text, scanned })
+                })
+                .collect();
+            crate::json::dedupe(&mut entries);
+            return split(text, entries, limits);
+        }
         match parse_within(text, limits, 0) {
-            Ok(Parsed::Object(entries)) => split(text, entries, limits),
+            Ok(Parsed::Object(entries)) => split(text, vals(entries), limits),
             Ok(Parsed::Other(found)) => Err(RetryError::call(
                 ErrorKind::NotObject,
                 format!("got {found}"),
@@ -385,7 +404,41 @@ fn offset_in(text: &str, part: &str) -> Option<usize> {
     (start + part.len() <= text.len()).then_some(start)
 }
 
-fn split(text: &str, kwargs: Entries<'_>, limits: &Limits) -> Result<ToolCall, RetryError> {
+/// A value of the call: its text, and what the one pass over the call found in it, when that
+/// pass read it ([`object_entries`]).
+#[derive(Clone, Copy)]
+struct Val<'a> {
+    text: &'a str,
+    scanned: Option<Scanned>,
+}
+
+impl<'a> Val<'a> {
+    fn get(&self) -> &'a str {
+        self.text
+    }
+}
+
+/// Entries whose values are [`Val`]s.
+type Vals<'a> = Vec<(Cow<'a, str>, Val<'a>)>;
+
+/// Entries read by serde_json, as [`Val`]s (nothing scanned yet).
+fn vals(entries: Entries<'_>) -> Vals<'_> {
+    entries
+        .into_iter()
+        .map(|(key, raw)| {
+            let text = raw.get();
+            (
+                key,
+                Val {
+                    text,
+                    scanned: None,
+                },
+            )
+        })
+        .collect()
+}
+
+fn split(text: &str, kwargs: Vals<'_>, limits: &Limits) -> Result<ToolCall, RetryError> {
     // One pass takes the reserved keys out; what stays is the flat context, in the parent's
     // order.
     let [
@@ -394,8 +447,8 @@ fn split(text: &str, kwargs: Entries<'_>, limits: &Limits) -> Result<ToolCall, R
         mut expected_outputs,
         mut output_contract_schema,
         mut context_value,
-    ]: [Option<&RawValue>; 5] = [None; 5];
-    let mut flat: Entries<'_> = Vec::with_capacity(kwargs.len());
+    ]: [Option<Val<'_>>; 5] = [None; 5];
+    let mut flat: Vals<'_> = Vec::with_capacity(kwargs.len());
     let mut explicit_at = 0;
     for (key, value) in kwargs {
         let slot = match key.as_ref() {
@@ -423,11 +476,11 @@ fn split(text: &str, kwargs: Entries<'_>, limits: &Limits) -> Result<ToolCall, R
         ("output_contract_schema", output_contract_schema.is_some()),
     ];
     let task = match task {
-        Some(raw) if raw.get().starts_with('"') => string_of(raw)?,
+        Some(raw) if raw.get().starts_with('"') => string_of(raw.get())?,
         Some(other) => {
             return Err(RetryError::call(
                 ErrorKind::TaskNotString,
-                format!("`task` is {}", raw_type_name(other)),
+                format!("`task` is {}", raw_type_name(other.get())),
                 "Pass `task` as a string describing what the agent should do",
             ));
         }
@@ -442,11 +495,11 @@ fn split(text: &str, kwargs: Entries<'_>, limits: &Limits) -> Result<ToolCall, R
     let run_identifier = match run_identifier {
         None => None,
         Some(raw) if raw.get() == "null" => None,
-        Some(raw) if raw.get().starts_with('"') => Some(string_of(raw)?),
+        Some(raw) if raw.get().starts_with('"') => Some(string_of(raw.get())?),
         Some(other) => {
             return Err(RetryError::call(
                 ErrorKind::RunIdentifierNotString,
-                format!("`run_identifier` is {}", raw_type_name(other)),
+                format!("`run_identifier` is {}", raw_type_name(other.get())),
                 "Pass `run_identifier` as a string, or leave it out",
             ));
         }
@@ -459,11 +512,11 @@ fn split(text: &str, kwargs: Entries<'_>, limits: &Limits) -> Result<ToolCall, R
         .transpose()?;
     // A context given as a string is parsed from this copy, which its entries borrow.
     let unescaped = match context_value {
-        Some(raw) if raw.get().starts_with('"') => string_of(raw)?,
+        Some(raw) if raw.get().starts_with('"') => string_of(raw.get())?,
         _ => String::new(),
     };
     let explicit = match context_value {
-        Some(raw) => explicit_context(raw, &unescaped, limits)?.map(|mut entries| {
+        Some(raw) => explicit_context(raw.get(), &unescaped, limits)?.map(|mut entries| {
             entries.retain(|(k, _)| !shadowing.contains(&(k.as_ref(), true)));
             entries
         }),
@@ -496,7 +549,11 @@ fn split(text: &str, kwargs: Entries<'_>, limits: &Limits) -> Result<ToolCall, R
                 .max_depth
                 .checked_sub(outer)
                 .ok_or_else(|| too_deep(limits))?;
-            match scan_value(raw.get(), room) {
+            let flaw = match raw.scanned {
+                Some(scanned) => scanned.flaw(room),
+                None => scan_value(raw.get(), room),
+            };
+            match flaw {
                 Ok(()) => {}
                 Err(Flaw::TooDeep) => return Err(too_deep(limits)),
                 Err(Flaw::OutOfRange) => {
@@ -555,8 +612,8 @@ fn split(text: &str, kwargs: Entries<'_>, limits: &Limits) -> Result<ToolCall, R
 }
 
 /// The string a raw JSON string holds.
-fn string_of(raw: &RawValue) -> Result<String, RetryError> {
-    serde_json::from_str::<Text<'_>>(raw.get())
+fn string_of(raw: &str) -> Result<String, RetryError> {
+    serde_json::from_str::<Text<'_>>(raw)
         .map(|t| t.0.into_owned())
         .map_err(|e| RetryError::call(ErrorKind::NotJson, e.to_string(), "Send valid JSON"))
 }
@@ -587,16 +644,16 @@ fn value_of(
 /// Puts the explicit context's entries where `context` stood in the parent's call; a flat key
 /// of the same name wins and keeps its own place. Also returns where the context's entries are.
 fn splice<'a>(
-    flat: Entries<'a>,
-    explicit: Option<Entries<'a>>,
+    flat: Vals<'a>,
+    explicit: Option<Vals<'a>>,
     at: usize,
-) -> (Entries<'a>, std::ops::Range<usize>) {
+) -> (Vals<'a>, std::ops::Range<usize>) {
     let Some(explicit) = explicit else {
         return (flat, 0..0);
     };
     // A set, not a list: the clash test must stay O(1) for a call with many keys.
     let taken: HashSet<&str> = flat.iter().map(|(k, _)| k.as_ref()).collect();
-    let explicit: Entries<'a> = explicit
+    let explicit: Vals<'a> = explicit
         .into_iter()
         .filter(|(key, _)| !taken.contains(key.as_ref()))
         .collect();
@@ -612,10 +669,10 @@ fn splice<'a>(
 
 /// `context` may be absent, null, an object, or a string holding an object (LLMs stringify).
 fn explicit_context<'a>(
-    raw: &'a RawValue,
+    raw: &'a str,
     unescaped: &'a str,
     limits: &Limits,
-) -> Result<Option<Entries<'a>>, RetryError> {
+) -> Result<Option<Vals<'a>>, RetryError> {
     let not_object = |found: &str| {
         RetryError::call(
             ErrorKind::ContextNotObject,
@@ -623,15 +680,15 @@ fn explicit_context<'a>(
             "Pass the agent's data as top-level fields, or `context` as a JSON object",
         )
     };
-    match raw.get().as_bytes().first() {
+    match raw.as_bytes().first() {
         Some(b'n') => Ok(None),
-        Some(b'{') => crate::json::entries(raw.get())
-            .map(Some)
+        Some(b'{') => crate::json::entries(raw)
+            .map(|entries| Some(vals(entries)))
             .map_err(|e| RetryError::call(ErrorKind::NotJson, e.to_string(), "Send valid JSON")),
         Some(b'"') => {
             // The outer parse saw this as one string: its inner depth counts from level 1.
             match parse_within(unescaped, limits, 1) {
-                Ok(Parsed::Object(entries)) => Ok(Some(entries)),
+                Ok(Parsed::Object(entries)) => Ok(Some(vals(entries))),
                 Ok(Parsed::Other(found)) => Err(not_object(&format!("a string holding {found}"))),
                 Err(Unparsed::Limit(e)) => Err(e),
                 Err(Unparsed::NotJson(_)) => Err(not_object("a string that is not JSON")),
@@ -695,7 +752,7 @@ fn parse_within<'a>(
     let parsed = if trimmed.starts_with('{') {
         serde_json::from_str::<Ordered<'_>>(text).map(|o| Parsed::Object(o.0))
     } else {
-        serde_json::from_str::<&RawValue>(text).map(|raw| Parsed::Other(raw_type_name(raw)))
+        serde_json::from_str::<&RawValue>(text).map(|raw| Parsed::Other(raw_type_name(raw.get())))
     };
     match parsed {
         Ok(Parsed::Other(_)) if room.is_none_or(|room| text_depth(text) > room) => {
@@ -709,8 +766,8 @@ fn parse_within<'a>(
     }
 }
 
-fn raw_type_name(raw: &RawValue) -> &'static str {
-    crate::json::type_name(raw.get())
+fn raw_type_name(raw: &str) -> &'static str {
+    crate::json::type_name(raw)
 }
 
 /// "an array", "a number", ...: for messages that must not echo the value itself.

@@ -161,6 +161,223 @@ pub(crate) fn scan_value(text: &str, room: usize) -> Result<(), Flaw> {
     if too_deep { Err(Flaw::TooDeep) } else { Ok(()) }
 }
 
+/// What one pass over a call's text found about one top-level entry's value: its nesting and
+/// whether it holds a number no `f64` holds. [`Scanned::flaw`] decides as [`scan_value`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Scanned {
+    /// How deep its arrays and objects nest (0 for a scalar).
+    depth: usize,
+    /// Whether one of its numbers is out of a double's range.
+    out_of_range: bool,
+}
+
+impl Scanned {
+    /// What [`scan_value`] would say of the same text with `room` levels.
+    pub(crate) fn flaw(self, room: usize) -> Result<(), Flaw> {
+        if self.out_of_range {
+            Err(Flaw::OutOfRange)
+        } else if self.depth > room {
+            Err(Flaw::TooDeep)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// One entry of a top-level object, read by [`object_entries`].
+pub(crate) type TopEntry<'a> = (&'a str, &'a str, Scanned);
+
+/// The entries of `text`, if it is one JSON object whose keys hold no escape: each key (the
+/// text between its quotes), its value's text and what [`scan_value`] would find in it, in one
+/// pass that checks JSON's grammar as serde_json does.
+///
+/// `None` means "read it the other way": not an object, not JSON, a key with an escape, or
+/// nesting past 128 levels. The caller then reads the text with serde_json, which also writes
+/// the error. So this pass only ever accepts what serde_json accepts: a string's bytes below
+/// 0x20, an escape other than JSON's, a number outside JSON's grammar, anything but
+/// whitespace after the object all give `None`.
+pub(crate) fn object_entries(text: &str) -> Option<Vec<TopEntry<'_>>> {
+    let bytes = text.as_bytes();
+    let mut at = space(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    at = space(bytes, at + 1);
+    let mut entries = Vec::new();
+    if bytes.get(at) == Some(&b'}') {
+        at += 1;
+    } else {
+        loop {
+            let (end, escaped) = string_end(bytes, at)?;
+            if escaped {
+                return None;
+            }
+            let key = &text[at + 1..end - 1];
+            at = colon(bytes, end)?;
+            let (end, scanned) = value_end(text, at)?;
+            entries.push((key, &text[at..end], scanned));
+            at = space(bytes, end);
+            match bytes.get(at) {
+                Some(b',') => at = space(bytes, at + 1),
+                Some(b'}') => {
+                    at += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    (space(bytes, at) == bytes.len()).then_some(entries)
+}
+
+/// The first byte at or after `at` that is not JSON whitespace.
+fn space(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(at) {
+        at += 1;
+    }
+    at
+}
+
+/// After a key ending before `at`: whitespace, `:`, whitespace; where the value starts.
+fn colon(bytes: &[u8], at: usize) -> Option<usize> {
+    let at = space(bytes, at);
+    (bytes.get(at) == Some(&b':')).then(|| space(bytes, at + 1))
+}
+
+/// The end of the string starting at `at` (one past its closing quote), and whether it holds
+/// an escape; `None` if there is no string there or it breaks JSON's rules.
+fn string_end(bytes: &[u8], at: usize) -> Option<(usize, bool)> {
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    let mut at = at + 1;
+    let mut escaped = false;
+    loop {
+        let found = memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
+        // No control character may stand in a string; folded, not searched, so it vectorizes.
+        if bytes[at..at + found]
+            .iter()
+            .fold(false, |acc, &b| acc | (b < 0x20))
+        {
+            return None;
+        }
+        at += found;
+        if bytes[at] == b'"' {
+            return Some((at + 1, escaped));
+        }
+        escaped = true;
+        at += match bytes.get(at + 1)? {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
+            b'u' if bytes.get(at + 2..at + 6)?.iter().all(u8::is_ascii_hexdigit) => 6,
+            _ => return None,
+        };
+    }
+}
+
+/// The end of the number starting at `at` in JSON's grammar, and whether it is out of a
+/// double's range (only an exponent or more than 300 digits can be, as in [`scan_value`]).
+fn number_end(text: &str, at: usize) -> Option<(usize, bool)> {
+    let bytes = text.as_bytes();
+    let digits = |mut at: usize| {
+        let start = at;
+        while bytes.get(at).is_some_and(u8::is_ascii_digit) {
+            at += 1;
+        }
+        (at > start).then_some(at)
+    };
+    let start = at;
+    let mut at = at + usize::from(bytes.get(at) == Some(&b'-'));
+    at = match bytes.get(at) {
+        Some(b'0') => at + 1,
+        Some(b'1'..=b'9') => digits(at)?,
+        _ => return None,
+    };
+    if bytes.get(at) == Some(&b'.') {
+        at = digits(at + 1)?;
+    }
+    let mut exponent = false;
+    if let Some(b'e' | b'E') = bytes.get(at) {
+        exponent = true;
+        at += 1;
+        at += usize::from(matches!(bytes.get(at), Some(b'+' | b'-')));
+        at = digits(at)?;
+    }
+    let out_of_range =
+        (exponent || at - start > 300) && serde_json::from_str::<f64>(&text[start..at]).is_err();
+    Some((at, out_of_range))
+}
+
+/// The end of the JSON value starting at `at` (no whitespace before it), with what
+/// [`scan_value`] would find in it. One loop and a bit stack of open containers, no
+/// recursion; past 128 levels it gives up (`None`).
+fn value_end(text: &str, mut at: usize) -> Option<(usize, Scanned)> {
+    let bytes = text.as_bytes();
+    // Bit `i`: the container open at level `i + 1` is an object.
+    let mut objects: u128 = 0;
+    let mut level = 0usize;
+    let mut scanned = Scanned {
+        depth: 0,
+        out_of_range: false,
+    };
+    loop {
+        // A value starts at `at`.
+        match *bytes.get(at)? {
+            open @ (b'{' | b'[') => {
+                if level == 128 {
+                    return None;
+                }
+                let object = open == b'{';
+                objects = (objects & !(1 << level)) | (u128::from(object) << level);
+                level += 1;
+                scanned.depth = scanned.depth.max(level);
+                at = space(bytes, at + 1);
+                let close = if object { b'}' } else { b']' };
+                if bytes.get(at) == Some(&close) {
+                    at += 1;
+                    level -= 1;
+                } else {
+                    if object {
+                        at = colon(bytes, string_end(bytes, at)?.0)?;
+                    }
+                    continue;
+                }
+            }
+            b'"' => at = string_end(bytes, at)?.0,
+            b'-' | b'0'..=b'9' => {
+                let (end, out) = number_end(text, at)?;
+                scanned.out_of_range |= out;
+                at = end;
+            }
+            b't' if bytes[at..].starts_with(b"true") => at += 4,
+            b'f' if bytes[at..].starts_with(b"false") => at += 5,
+            b'n' if bytes[at..].starts_with(b"null") => at += 4,
+            _ => return None,
+        }
+        // After a value: close containers until one takes another value.
+        loop {
+            if level == 0 {
+                return Some((at, scanned));
+            }
+            at = space(bytes, at);
+            let object = objects & (1 << (level - 1)) != 0;
+            match (bytes.get(at)?, object) {
+                (b',', _) => {
+                    at = space(bytes, at + 1);
+                    if object {
+                        at = colon(bytes, string_end(bytes, at)?.0)?;
+                    }
+                    break;
+                }
+                (b'}', true) | (b']', false) => {
+                    at += 1;
+                    level -= 1;
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
 /// Which bound [`text_exceeds`] found broken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[doc(hidden)]
@@ -194,6 +411,178 @@ pub fn value_depth_exceeds(value: &Value, limit: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Each entry: key, value text, and the depth/number verdict with 0 to 3 levels of room.
+    type Read = Option<Vec<(String, String, Vec<Result<(), Flaw>>)>>;
+
+    /// What serde_json reads of `text` as the call's entries, and what `scan_value` says of
+    /// each value with 0 to 3 levels of room.
+    fn by_serde_json(text: &str) -> Read {
+        let entries = crate::json::entries(text).ok()?;
+        Some(
+            entries
+                .into_iter()
+                .map(|(key, raw)| {
+                    let flaws = (0..4).map(|room| scan_value(raw.get(), room)).collect();
+                    (key.into_owned(), raw.get().to_owned(), flaws)
+                })
+                .collect(),
+        )
+    }
+
+    /// The same from [`object_entries`], repeated keys resolved as serde_json does.
+    fn by_one_pass(text: &str) -> Read {
+        let mut entries: Vec<(&str, (&str, Scanned))> = object_entries(text)?
+            .into_iter()
+            .map(|(key, value, scanned)| (key, (value, scanned)))
+            .collect();
+        crate::json::dedupe(&mut entries);
+        Some(
+            entries
+                .into_iter()
+                .map(|(key, (value, scanned))| {
+                    let flaws = (0..4).map(|room| scanned.flaw(room)).collect();
+                    (key.to_owned(), value.to_owned(), flaws)
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn one_pass_reads_what_serde_json_reads() {
+        for text in [
+            "{}",
+            " {\n} \n",
+            r#"{"task": "t", "a": 1, "b": [1, {"c": [[]]}], "d": {}, "e": "x\"\\\/\n\u00e9"}"#,
+            r#"{"n": -0.5e+3, "m": 0, "z": 1E400, "big": 1e308, "a": 1, "a": [true, false, null]}"#,
+            "{\n  \"k\": {\"é\": \"ü\"},\n\t\"l\": []\r\n}",
+        ] {
+            assert!(object_entries(text).is_some(), "{text}");
+            assert_eq!(by_one_pass(text), by_serde_json(text), "{text}");
+        }
+        let at = |text| by_one_pass(text).unwrap()[0].2.clone();
+        assert_eq!(
+            at(r#"{"a": [[1]]}"#),
+            [Err(Flaw::TooDeep), Err(Flaw::TooDeep), Ok(()), Ok(())]
+        );
+        assert_eq!(at(r#"{"a": [1e999]}"#), [Err(Flaw::OutOfRange); 4]);
+    }
+
+    #[test]
+    fn one_pass_leaves_everything_else_to_serde_json() {
+        let deep = format!(r#"{{"a": {}1{}}}"#, "[".repeat(129), "]".repeat(129));
+        assert!(serde_json::from_str::<serde::de::IgnoredAny>(&deep).is_ok());
+        for text in [
+            "[1]",
+            "1",
+            "",
+            "{",
+            r#"{"a\n": 1}"#,
+            r#"{"a": 01}"#,
+            r#"{"a": 1.}"#,
+            r#"{"a": -}"#,
+            r#"{"a": 1e}"#,
+            r#"{"a": .5}"#,
+            r#"{"a": +1}"#,
+            "{\"a\": \"\u{1}\"}",
+            r#"{"a": "\q"}"#,
+            r#"{"a": "\u12g4"}"#,
+            r#"{"a": "open}"#,
+            r#"{"a": [1,]}"#,
+            r#"{"a": 1,}"#,
+            r#"{"a" 1}"#,
+            r#"{"a": tru}"#,
+            r#"{"a": nul}"#,
+            r#"{"a": {"b": 1]}"#,
+            r#"{"a": [1}"#,
+            r#"{"a": {"b"}}"#,
+            r#"{"a": {1: 2}}"#,
+            r#"{"a": 1} x"#,
+            r#"{"a": 1}}"#,
+            r#"{a: 1}"#,
+            &deep,
+        ] {
+            assert_eq!(object_entries(text), None, "{text}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        /// Text made of JSON's pieces, well formed or not: whenever the one pass reads it,
+        /// serde_json reads the same entries, and the depth and number checks agree.
+        #[test]
+        fn one_pass_never_reads_what_serde_json_does_not(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "{", "}", "[", "]", ",", ":", " ", "\n", "\"k\"", "\"a\"", "\"x\\\"y\"",
+                "\"\\u00e9\"", "\"\\ud800\"", "1", "-0.5e3", "1e400", "01", "0", "-", "2.",
+                "true", "null", "nul", "\"\u{1}\"", "\"", "\\",
+            ]), 0..24),
+            open in any::<bool>(),
+        ) {
+            let mut text = String::from(if open { "{\"k\":" } else { "" });
+            text.extend(pieces);
+            if let Some(read) = by_one_pass(&text) {
+                prop_assert_eq!(Some(read), by_serde_json(&text), "{}", text);
+            }
+        }
+
+        /// An object serde_json wrote, with one byte changed, dropped or added: whenever the
+        /// one pass still reads it, serde_json reads the same.
+        #[test]
+        fn one_pass_agrees_on_objects_one_byte_off(
+            value in proptest::collection::btree_map("[a-z]{1,3}", json_value(), 1..5),
+            at in any::<proptest::sample::Index>(),
+            byte in proptest::sample::select(b"{}[],:\" \\/u0123456789aefElnrstx.-+\n\t\x01".to_vec()),
+            edit in 0..3u8,
+        ) {
+            let mut bytes = serde_json::to_vec(&value).unwrap();
+            let at = at.index(bytes.len());
+            match edit {
+                0 => bytes[at] = byte,
+                1 => { bytes.remove(at); }
+                _ => bytes.insert(at, byte),
+            }
+            if let Ok(text) = String::from_utf8(bytes)
+                && let Some(read) = by_one_pass(&text)
+            {
+                prop_assert_eq!(Some(read), by_serde_json(&text), "{}", text);
+            }
+        }
+
+        /// Every object serde_json writes, compact or pretty, is read in the one pass.
+        #[test]
+        fn one_pass_reads_every_object_serde_json_writes(
+            value in proptest::collection::btree_map("[a-z]{1,3}", json_value(), 0..6),
+            pretty in any::<bool>(),
+        ) {
+            let text = if pretty {
+                serde_json::to_string_pretty(&value).unwrap()
+            } else {
+                serde_json::to_string(&value).unwrap()
+            };
+            prop_assert!(object_entries(&text).is_some(), "{}", text);
+            prop_assert_eq!(by_one_pass(&text), by_serde_json(&text));
+        }
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            ".{0,8}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                proptest::collection::btree_map(".{0,3}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
 
     #[test]
     fn depth_of_text_ignores_brackets_in_strings() {
