@@ -19,7 +19,7 @@ use serde::de::{
 use std::cmp::Ordering;
 use std::fmt;
 
-use crate::json::{RawJson, RawObject};
+use crate::json::{Captured, RawJson, RawObject};
 
 /// The checks of a contract that a generated type does not express in its shape.
 ///
@@ -509,11 +509,17 @@ pub mod support {
     /// Whether an untyped value's text (a contract ties it to a typed schema by a condition)
     /// reads as `T`, as a typed input does, and passes `T`'s checks: the same guarantee as
     /// for a typed field.
-    pub fn raw_satisfies<T>(text: &str) -> bool
+    ///
+    /// The value is read from its tape (see [`Captured`]), which the render then walks too, so
+    /// its text is scanned once for both; a text without a tape is read by serde_json.
+    pub fn raw_satisfies<T>(raw: &impl Captured) -> bool
     where
         T: serde::de::DeserializeOwned + ContractChecks,
     {
-        let mut reader = serde_json::Deserializer::from_str(text);
+        if let Some(value) = raw.value() {
+            return deserialize::<T, _>(value).is_ok_and(|value| value.satisfies_contract());
+        }
+        let mut reader = serde_json::Deserializer::from_str(raw.text());
         deserialize::<T, _>(&mut reader)
             .is_ok_and(|value| reader.end().is_ok() && value.satisfies_contract())
     }

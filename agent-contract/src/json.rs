@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::OnceLock;
 
 /// Any JSON value a contract leaves untyped (a property with no `type`), kept as its text.
 ///
@@ -34,7 +35,7 @@ use std::fmt;
 /// assert_eq!(serde_json::to_string(&raw).unwrap(), r#"{"b":0.60,"a":1e5}"#);
 /// ```
 #[derive(Clone)]
-pub struct RawJson(Box<RawValue>);
+pub struct RawJson(Box<RawValue>, OnceLock<Option<Tape>>);
 
 /// A JSON object a contract leaves untyped (`type: object` without properties), kept as its
 /// text, its keys in the order they were written.
@@ -48,19 +49,19 @@ pub struct RawJson(Box<RawValue>);
 /// assert!(serde_json::from_str::<RawObject>("[1]").is_err());
 /// ```
 #[derive(Clone)]
-pub struct RawObject(Box<RawValue>);
+pub struct RawObject(Box<RawValue>, OnceLock<Option<Tape>>);
 
 /// JSON text already parsed as a [`RawValue`].
 impl From<Box<RawValue>> for RawJson {
     fn from(raw: Box<RawValue>) -> Self {
-        Self(raw)
+        Self(raw, OnceLock::new())
     }
 }
 
 /// The JSON of a `Value` (its numbers and key order are the `Value`'s).
 impl From<&Value> for RawJson {
     fn from(value: &Value) -> Self {
-        Self(raw_of(value))
+        Self::from(raw_of(value))
     }
 }
 
@@ -76,7 +77,7 @@ impl TryFrom<Box<RawValue>> for RawObject {
     type Error = Box<RawValue>;
     fn try_from(raw: Box<RawValue>) -> Result<Self, Box<RawValue>> {
         if raw.get().starts_with('{') {
-            Ok(Self(raw))
+            Ok(Self(raw, OnceLock::new()))
         } else {
             Err(raw)
         }
@@ -136,13 +137,16 @@ fn raw_of<T: Serialize + ?Sized>(value: &T) -> Box<RawValue> {
 
 impl Default for RawJson {
     fn default() -> Self {
-        Self(RawValue::from_string("null".to_owned()).expect("valid JSON"))
+        Self::from(RawValue::from_string("null".to_owned()).expect("valid JSON"))
     }
 }
 
 impl Default for RawObject {
     fn default() -> Self {
-        Self(RawValue::from_string("{}".to_owned()).expect("valid JSON"))
+        Self(
+            RawValue::from_string("{}".to_owned()).expect("valid JSON"),
+            OnceLock::new(),
+        )
     }
 }
 
@@ -184,13 +188,77 @@ impl PartialEq for RawObject {
 
 impl Serialize for RawJson {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        Walk(self.0.get()).serialize(serializer)
+        serialize_captured(self, serializer)
     }
 }
 
 impl Serialize for RawObject {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        Walk(self.0.get()).serialize(serializer)
+        serialize_captured(self, serializer)
+    }
+}
+
+/// An untyped value's text, with its [`Tape`] read once, when first asked for, and kept: the
+/// checks that read the value as a producer's type and the render that writes it both walk
+/// that one reading. What generated checks reach; not part of the public API.
+#[doc(hidden)]
+pub trait Captured {
+    /// The text as written.
+    fn text(&self) -> &str;
+
+    /// The value as a deserializer over its tape; `None` when the text has no tape (an
+    /// object with a repeated key or an escaped key, nesting past serde_json's limit), and is
+    /// to be read from the text.
+    fn value(&self) -> Option<TapeValue<'_>>;
+}
+
+impl Captured for RawJson {
+    fn text(&self) -> &str {
+        self.0.get()
+    }
+
+    fn value(&self) -> Option<TapeValue<'_>> {
+        tape_value(self.0.get(), &self.1)
+    }
+}
+
+impl Captured for RawObject {
+    fn text(&self) -> &str {
+        self.0.get()
+    }
+
+    fn value(&self) -> Option<TapeValue<'_>> {
+        tape_value(self.0.get(), &self.1)
+    }
+}
+
+impl<C: Captured + ?Sized> Captured for &C {
+    fn text(&self) -> &str {
+        (**self).text()
+    }
+
+    fn value(&self) -> Option<TapeValue<'_>> {
+        (**self).value()
+    }
+}
+
+fn tape_value<'t>(text: &'t str, tape: &'t OnceLock<Option<Tape>>) -> Option<TapeValue<'t>> {
+    let tape = tape.get_or_init(|| Tape::read(text)).as_ref()?;
+    Some(TapeValue {
+        text,
+        toks: &tape.0,
+        at: 0,
+    })
+}
+
+/// Writes a captured value from its tape, or from its text when it has none.
+fn serialize_captured<S: Serializer>(
+    raw: &impl Captured,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match raw.value() {
+        Some(value) => TapeWalk(value).serialize(serializer),
+        None => Walk(raw.text()).serialize(serializer),
     }
 }
 
@@ -198,7 +266,7 @@ impl<'de> Deserialize<'de> for RawJson {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer
             .deserialize_newtype_struct(RAW_TOKEN, RawVisitor)
-            .map(Self)
+            .map(Self::from)
     }
 }
 
@@ -651,6 +719,496 @@ impl Serialize for RawToken<'_> {
     }
 }
 
+/// JSON text read once into a flat list of its parts, in document order: each container is
+/// followed by its parts (an object's as key, value, key, value, ...) and knows where it ends,
+/// so a walk steps over a whole value without reading it. Only for text whose objects have
+/// plain keys (no escape) each written once: a repeated key, which serde_json resolves
+/// (first place, last value), is left to [`Walk`] and to serde_json.
+#[derive(Clone, Debug)]
+pub(crate) struct Tape(Vec<Tok>);
+
+/// One part of a [`Tape`]: where it stands in the text (a string with its quotes), how many
+/// entries or items a container has, and the index just past it and its parts.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tok {
+    kind: Kind,
+    start: u32,
+    end: u32,
+    len: u32,
+    next: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Object,
+    Array,
+    /// A string with no escape.
+    Str,
+    /// A string with an escape, decoded by serde_json when read.
+    Escaped,
+    Number,
+    True,
+    False,
+    Null,
+}
+
+/// An object with more keys than this has no tape: the repeated-key check stays linear.
+const TAPE_KEYS: usize = 32;
+
+impl Tape {
+    /// The tape of `text`, one JSON value serde_json already read; `None` for text it does
+    /// not cover (see [`Tape`]) or that is not one value.
+    fn read(text: &str) -> Option<Tape> {
+        u32::try_from(text.len()).ok()?;
+        let mut reader = TapeReader {
+            scan: Scan { text, at: 0 },
+            toks: Vec::new(),
+            keys: Vec::new(),
+        };
+        reader.value(0)?;
+        reader.scan.space();
+        (reader.scan.at == text.len()).then_some(Tape(reader.toks))
+    }
+}
+
+struct TapeReader<'a> {
+    scan: Scan<'a>,
+    toks: Vec<Tok>,
+    /// The keys of the objects open now, innermost last.
+    keys: Vec<&'a str>,
+}
+
+impl<'a> TapeReader<'a> {
+    fn push(&mut self, kind: Kind, start: usize, end: usize) -> usize {
+        let at = self.toks.len();
+        // Every offset fits: the text's length was checked against `u32`.
+        self.toks.push(Tok {
+            kind,
+            start: start as u32,
+            end: end as u32,
+            len: 0,
+            next: (at + 1) as u32,
+        });
+        at
+    }
+
+    /// Closes the container at `at`, which has `len` parts and ends before `self.scan.at`.
+    fn close(&mut self, at: usize, len: u32) {
+        let next = self.toks.len() as u32;
+        let end = self.scan.at as u32;
+        let tok = &mut self.toks[at];
+        (tok.len, tok.end, tok.next) = (len, end, next);
+    }
+
+    fn value(&mut self, depth: usize) -> Option<()> {
+        if depth > SCAN_DEPTH {
+            return None;
+        }
+        self.scan.space();
+        let start = self.scan.at;
+        let rest = &self.scan.text.as_bytes()[start..];
+        match rest.first()? {
+            b'{' => {
+                let me = self.push(Kind::Object, start, start);
+                self.scan.at += 1;
+                let keys = self.keys.len();
+                let mut len = 0;
+                if !self.scan.eat(b'}') {
+                    loop {
+                        self.scan.space();
+                        let at = self.scan.at;
+                        let (key, escaped) = self.string()?;
+                        if escaped
+                            || self.keys.len() - keys >= TAPE_KEYS
+                            || self.keys[keys..].contains(&key)
+                        {
+                            return None;
+                        }
+                        self.keys.push(key);
+                        self.push(Kind::Str, at, self.scan.at);
+                        if !self.scan.eat(b':') {
+                            return None;
+                        }
+                        self.value(depth + 1)?;
+                        len += 1;
+                        if self.scan.eat(b',') {
+                            continue;
+                        }
+                        if self.scan.eat(b'}') {
+                            break;
+                        }
+                        return None;
+                    }
+                }
+                self.keys.truncate(keys);
+                self.close(me, len);
+            }
+            b'[' => {
+                let me = self.push(Kind::Array, start, start);
+                self.scan.at += 1;
+                let mut len = 0;
+                if !self.scan.eat(b']') {
+                    loop {
+                        self.value(depth + 1)?;
+                        len += 1;
+                        if self.scan.eat(b',') {
+                            continue;
+                        }
+                        if self.scan.eat(b']') {
+                            break;
+                        }
+                        return None;
+                    }
+                }
+                self.close(me, len);
+            }
+            b'"' => {
+                let (_, escaped) = self.string()?;
+                let kind = if escaped { Kind::Escaped } else { Kind::Str };
+                self.push(kind, start, self.scan.at);
+            }
+            b'-' | b'0'..=b'9' => {
+                let len = rest
+                    .iter()
+                    .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                    .unwrap_or(rest.len());
+                self.scan.at += len;
+                self.push(Kind::Number, start, self.scan.at);
+            }
+            _ => {
+                let (kind, len) = if rest.starts_with(b"true") {
+                    (Kind::True, 4)
+                } else if rest.starts_with(b"false") {
+                    (Kind::False, 5)
+                } else if rest.starts_with(b"null") {
+                    (Kind::Null, 4)
+                } else {
+                    return None;
+                };
+                self.scan.at += len;
+                self.push(kind, start, self.scan.at);
+            }
+        }
+        Some(())
+    }
+
+    /// The string at `self.scan.at`: what stands between its quotes, and whether that holds
+    /// an escape.
+    fn string(&mut self) -> Option<(&'a str, bool)> {
+        let text = self.scan.text;
+        let bytes = text.as_bytes();
+        let start = self.scan.at;
+        if bytes.get(start) != Some(&b'"') {
+            return None;
+        }
+        let mut at = start + 1;
+        let mut escaped = false;
+        loop {
+            at += memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
+            if bytes[at] == b'"' {
+                break;
+            }
+            escaped = true;
+            at += 2;
+        }
+        self.scan.at = at + 1;
+        Some((text.get(start + 1..at)?, escaped))
+    }
+}
+
+/// A value on a [`Tape`], with the text it was read from. It serializes as [`Walk`] does
+/// ([`TapeWalk`]) and deserializes as serde_json does from the value's text: containers
+/// are walked on the tape, every scalar is handed to serde_json from its own text, and an
+/// untyped part ([`RawJson`], [`RawObject`]) takes its text as it stands. What generated checks
+/// reach; not part of the public API.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct TapeValue<'t> {
+    text: &'t str,
+    toks: &'t [Tok],
+    at: usize,
+}
+
+impl<'t> TapeValue<'t> {
+    fn tok(&self) -> Tok {
+        self.toks[self.at]
+    }
+
+    fn text_of(&self, tok: Tok) -> &'t str {
+        &self.text[tok.start as usize..tok.end as usize]
+    }
+
+    /// The value at `at` on the same tape.
+    fn at(&self, at: usize) -> Self {
+        Self { at, ..*self }
+    }
+
+    /// The key at `at` (a plain string), without its quotes.
+    fn key(&self, at: usize) -> &'t str {
+        let tok = self.toks[at];
+        &self.text[tok.start as usize + 1..tok.end as usize - 1]
+    }
+
+    /// serde_json's deserializer over this value's text.
+    fn json(&self) -> serde_json::Deserializer<serde_json::de::StrRead<'t>> {
+        serde_json::Deserializer::from_str(self.text_of(self.tok()))
+    }
+}
+
+/// Writes a [`TapeValue`] exactly as [`Walk`] writes its text.
+struct TapeWalk<'t>(TapeValue<'t>);
+
+impl Serialize for TapeWalk<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let value = self.0;
+        let tok = value.tok();
+        match tok.kind {
+            Kind::Object => {
+                let mut map = serializer.serialize_map(Some(tok.len as usize))?;
+                let mut at = value.at + 1;
+                for _ in 0..tok.len {
+                    map.serialize_entry(value.key(at), &TapeWalk(value.at(at + 1)))?;
+                    at = value.toks[at + 1].next as usize;
+                }
+                map.end()
+            }
+            Kind::Array => {
+                let mut seq = serializer.serialize_seq(Some(tok.len as usize))?;
+                let mut at = value.at + 1;
+                for _ in 0..tok.len {
+                    seq.serialize_element(&TapeWalk(value.at(at)))?;
+                    at = value.toks[at].next as usize;
+                }
+                seq.end()
+            }
+            Kind::Str => serializer.serialize_str(value.key(value.at)),
+            Kind::Escaped => {
+                let Text(text) =
+                    serde_json::from_str(value.text_of(tok)).map_err(ser::Error::custom)?;
+                serializer.serialize_str(&text)
+            }
+            Kind::Number => RawToken(value.text_of(tok)).serialize(serializer),
+            Kind::True => serializer.serialize_bool(true),
+            Kind::False => serializer.serialize_bool(false),
+            Kind::Null => serializer.serialize_unit(),
+        }
+    }
+}
+
+macro_rules! by_serde_json {
+    ($($method:ident($($arg:ident: $ty:ty),*)),* $(,)?) => {$(
+        fn $method<V: Visitor<'t>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, serde_json::Error> {
+            (&mut self.json()).$method($($arg,)* visitor)
+        }
+    )*};
+}
+
+impl<'t> Deserializer<'t> for TapeValue<'t> {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: Visitor<'t>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
+        match self.tok().kind {
+            Kind::Object => visitor.visit_map(TapeEntries::new(self)),
+            Kind::Array => visitor.visit_seq(TapeItems::new(self)),
+            _ => (&mut self.json()).deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'t>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
+        match self.tok().kind {
+            Kind::Null => visitor.visit_none(),
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'t>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, serde_json::Error> {
+        if name == RAW_TOKEN {
+            // An untyped part: its text, which serde_json read, handed over as serde_json
+            // hands it (a one-entry map of unknown size), so it is not read again.
+            return visitor.visit_map(HandOver(Some(self.text_of(self.tok()))));
+        }
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_map<V: Visitor<'t>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
+        match self.tok().kind {
+            Kind::Object => visitor.visit_map(TapeEntries::new(self)),
+            _ => (&mut self.json()).deserialize_map(visitor),
+        }
+    }
+
+    fn deserialize_struct<V: Visitor<'t>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, serde_json::Error> {
+        match self.tok().kind {
+            Kind::Object => visitor.visit_map(TapeEntries::new(self)),
+            _ => (&mut self.json()).deserialize_struct(name, fields, visitor),
+        }
+    }
+
+    fn deserialize_seq<V: Visitor<'t>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
+        match self.tok().kind {
+            Kind::Array => visitor.visit_seq(TapeItems::new(self)),
+            _ => (&mut self.json()).deserialize_seq(visitor),
+        }
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'t>>(
+        self,
+        visitor: V,
+    ) -> Result<V::Value, serde_json::Error> {
+        visitor.visit_unit()
+    }
+
+    by_serde_json!(
+        deserialize_bool(),
+        deserialize_i8(),
+        deserialize_i16(),
+        deserialize_i32(),
+        deserialize_i64(),
+        deserialize_i128(),
+        deserialize_u8(),
+        deserialize_u16(),
+        deserialize_u32(),
+        deserialize_u64(),
+        deserialize_u128(),
+        deserialize_f32(),
+        deserialize_f64(),
+        deserialize_char(),
+        deserialize_str(),
+        deserialize_string(),
+        deserialize_bytes(),
+        deserialize_byte_buf(),
+        deserialize_unit(),
+        deserialize_unit_struct(name: &'static str),
+        deserialize_tuple(len: usize),
+        deserialize_tuple_struct(name: &'static str, len: usize),
+        deserialize_enum(name: &'static str, variants: &'static [&'static str]),
+        deserialize_identifier(),
+    );
+}
+
+/// An object's entries on a tape.
+struct TapeEntries<'t> {
+    value: TapeValue<'t>,
+    /// The next key's index.
+    at: usize,
+    left: u32,
+}
+
+impl<'t> TapeEntries<'t> {
+    fn new(value: TapeValue<'t>) -> Self {
+        Self {
+            value,
+            at: value.at + 1,
+            left: value.tok().len,
+        }
+    }
+}
+
+impl<'t> MapAccess<'t> for TapeEntries<'t> {
+    type Error = serde_json::Error;
+
+    fn next_key_seed<K: de::DeserializeSeed<'t>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, serde_json::Error> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        seed.deserialize(de::value::BorrowedStrDeserializer::new(
+            self.value.key(self.at),
+        ))
+        .map(Some)
+    }
+
+    fn next_value_seed<V: de::DeserializeSeed<'t>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, serde_json::Error> {
+        let at = self.at + 1;
+        self.at = self.value.toks[at].next as usize;
+        self.left -= 1;
+        seed.deserialize(self.value.at(at))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.left as usize)
+    }
+}
+
+/// An array's items on a tape.
+struct TapeItems<'t> {
+    value: TapeValue<'t>,
+    at: usize,
+    left: u32,
+}
+
+impl<'t> TapeItems<'t> {
+    fn new(value: TapeValue<'t>) -> Self {
+        Self {
+            value,
+            at: value.at + 1,
+            left: value.tok().len,
+        }
+    }
+}
+
+impl<'t> de::SeqAccess<'t> for TapeItems<'t> {
+    type Error = serde_json::Error;
+
+    fn next_element_seed<T: de::DeserializeSeed<'t>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, serde_json::Error> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        let at = self.at;
+        self.at = self.value.toks[at].next as usize;
+        self.left -= 1;
+        seed.deserialize(self.value.at(at)).map(Some)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.left as usize)
+    }
+}
+
+/// A raw value's text handed over as serde_json hands it: one entry, the raw-value token and
+/// the text, of unknown size.
+struct HandOver<'t>(Option<&'t str>);
+
+impl<'t> MapAccess<'t> for HandOver<'t> {
+    type Error = serde_json::Error;
+
+    fn next_key_seed<K: de::DeserializeSeed<'t>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, serde_json::Error> {
+        if self.0.is_none() {
+            return Ok(None);
+        }
+        seed.deserialize(de::value::BorrowedStrDeserializer::new(RAW_TOKEN))
+            .map(Some)
+    }
+
+    fn next_value_seed<V: de::DeserializeSeed<'t>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, serde_json::Error> {
+        let text = self.0.take().unwrap_or("null");
+        seed.deserialize(de::value::BorrowedStrDeserializer::new(text))
+    }
+}
+
 /// The path of the first number in `text` (a JSON value, possibly followed by other text)
 /// that no `f64` holds (`1e400`), in document order. Called on the error path only, after
 /// a parse into `Value` failed; nesting is bounded by serde_json's recursion limit.
@@ -696,6 +1254,108 @@ fn find_out_of_range(raw: &RawValue, path: &mut Vec<PathSegment>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A value as written from its tape and from its text alone.
+    fn both_ways(text: &str) -> (String, String, Option<(String, String)>) {
+        let raw: RawJson = serde_json::from_str(text).unwrap();
+        let from_tape = (
+            serde_json::to_string(&raw).unwrap(),
+            crate::to_markdown(&raw).unwrap(),
+        );
+        let from_text = (
+            serde_json::to_string(&Walk(text)).unwrap(),
+            crate::to_markdown(&Walk(text)).unwrap(),
+        );
+        assert_eq!(from_tape, from_text, "{text}");
+        (from_tape.0, from_tape.1, raw.value().map(|_| from_text))
+    }
+
+    #[test]
+    fn a_value_reads_the_same_from_its_tape_and_its_text() {
+        for text in [
+            r#"{"b": 0.60, "a": [1e5, -0, "x\"\\\n", {"c": null, "d": true, "e": false}], "f": {}, "g": []}"#,
+            " [ \"é\\u00e9\" , 1 ] ",
+            "\"only a string\"",
+            "12.50",
+        ] {
+            assert!(both_ways(text).2.is_some(), "{text} has a tape");
+        }
+        // Repeated or escaped keys: no tape, the text is walked (first place, last value).
+        for text in [r#"{"a": 1, "b": 2, "a": 3}"#, r#"{"\u0061": 1}"#] {
+            let (json, _, tape) = both_ways(text);
+            assert!(tape.is_none(), "{text}");
+            assert!(json.starts_with("{\"a\":"), "{json}");
+        }
+        let many: String = (0..=TAPE_KEYS)
+            .map(|i| format!("\"k{i}\": {i}, "))
+            .collect();
+        assert!(both_ways(&format!("{{{many}\"z\": 0}}")).2.is_none());
+    }
+
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Probe {
+        name: String,
+        count: Option<u8>,
+        #[serde(default)]
+        tags: Vec<Level>,
+        #[serde(default)]
+        extra: Option<RawObject>,
+        #[serde(default)]
+        any: Option<RawJson>,
+        #[serde(default)]
+        ratio: Option<f64>,
+    }
+
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    enum Level {
+        A,
+        #[serde(rename = "AA")]
+        Aa,
+    }
+
+    /// `Probe` read from a value's tape and from its text: the same value or both an error.
+    fn same_read(text: &str) -> Option<Probe> {
+        let raw: RawJson = serde_json::from_str(text).unwrap();
+        let from_tape = raw
+            .value()
+            .map(|value| crate::checks::deserialize::<Probe, _>(value).ok());
+        let mut reader = serde_json::Deserializer::from_str(text);
+        let from_text = crate::checks::deserialize::<Probe, _>(&mut reader).ok();
+        if let Some(from_tape) = from_tape {
+            assert_eq!(from_tape, from_text, "{text}");
+        }
+        from_text
+    }
+
+    #[test]
+    fn a_type_reads_the_same_from_a_tape_and_from_text() {
+        let read = same_read(
+            r#"{"name": "n\u00e9", "count": 3, "tags": ["A", "AA"], "extra": {"x": [1, {"y": 2}]}, "any": [0.60], "ratio": 1e2}"#,
+        )
+        .unwrap();
+        assert_eq!(read.extra.unwrap().get(), r#"{"x": [1, {"y": 2}]}"#);
+        assert_eq!(read.any.unwrap().get(), "[0.60]");
+        assert_eq!(
+            same_read(r#"{"name": "n", "count": null}"#).unwrap().count,
+            None
+        );
+        for wrong in [
+            r#"{"name": "n", "count": 300}"#,
+            r#"{"name": "n", "count": -1}"#,
+            r#"{"name": "n", "count": 1.5}"#,
+            r#"{"name": 1}"#,
+            r#"{"name": "n", "tags": ["B"]}"#,
+            r#"{"name": "n", "tags": "A"}"#,
+            r#"{"name": "n", "extra": [1]}"#,
+            r#"{"name": "n", "other": 1}"#,
+            r#"{"count": 1}"#,
+            r#"["n", 1]"#,
+            r#""n""#,
+        ] {
+            assert_eq!(same_read(wrong), None, "{wrong}");
+        }
+    }
 
     #[test]
     fn text_handed_over_by_serde_json_is_taken_as_read() {

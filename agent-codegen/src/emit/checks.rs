@@ -299,7 +299,7 @@ impl Walk<'_> {
         }
         let ident = format_ident!("{name}");
         let private = self.private();
-        Some(quote!(#private::raw_satisfies::<#ident>((#expr).get())))
+        Some(quote!(#private::raw_satisfies::<#ident>(&(#expr))))
     }
 
     /// Gives `name` the node `node`, or says it has another already.
