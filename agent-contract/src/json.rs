@@ -85,6 +85,12 @@ impl TryFrom<Box<RawValue>> for RawObject {
 }
 
 impl RawObject {
+    /// Whether its tape was read already (handed over with it, or asked for).
+    #[cfg(test)]
+    pub(crate) fn tape_read(&self) -> bool {
+        self.1.get().is_some()
+    }
+
     /// The text as written.
     pub fn get(&self) -> &str {
         self.0.get()
@@ -248,6 +254,7 @@ fn tape_value<'t>(text: &'t str, tape: &'t OnceLock<Option<Tape>>) -> Option<Tap
         text,
         toks: &tape.0,
         at: 0,
+        keep: false,
     })
 }
 
@@ -266,16 +273,40 @@ impl<'de> Deserialize<'de> for RawJson {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer
             .deserialize_newtype_struct(RAW_TOKEN, RawVisitor)
-            .map(Self::from)
+            .map(|(raw, tape)| Self(raw, taped(tape)))
     }
 }
 
 impl<'de> Deserialize<'de> for RawObject {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = deserializer.deserialize_newtype_struct(RAW_TOKEN, RawVisitor)?;
-        Self::try_from(raw)
-            .map_err(|raw| de::Error::invalid_type(unexpected(raw.get()), &"a JSON object"))
+        let (raw, tape) = deserializer.deserialize_newtype_struct(RAW_TOKEN, RawVisitor)?;
+        if !raw.get().starts_with('{') {
+            return Err(de::Error::invalid_type(
+                unexpected(raw.get()),
+                &"a JSON object",
+            ));
+        }
+        Ok(Self(raw, taped(tape)))
     }
+}
+
+/// A tape known at capture, kept; else one read when first asked for.
+fn taped(tape: Option<Tape>) -> OnceLock<Option<Tape>> {
+    tape.map_or_else(OnceLock::new, |tape| OnceLock::from(Some(tape)))
+}
+
+/// A value on a call's tape that is being handed over as an untyped part (see
+/// [`TapeValue`]): where its text stands, its copy and its part of the tape, for the
+/// [`RawVisitor`] that takes it next. serde's visitors carry nothing but the text, so the rest
+/// waits here; the visitor takes it only for that very slice.
+struct Handed {
+    at: usize,
+    raw: Box<RawValue>,
+    tape: Tape,
+}
+
+thread_local! {
+    static HANDED: std::cell::RefCell<Option<Handed>> = const { std::cell::RefCell::new(None) };
 }
 
 /// serde_json's name for the text of a `RawValue`, which its deserializers hand over as a
@@ -288,7 +319,7 @@ const RAW_TOKEN: &str = "$serde_json::private::RawValue";
 struct RawVisitor;
 
 impl<'de> Visitor<'de> for RawVisitor {
-    type Value = Box<RawValue>;
+    type Value = (Box<RawValue>, Option<Tape>);
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
@@ -301,65 +332,82 @@ impl<'de> Visitor<'de> for RawVisitor {
         // buffers, other formats) holds somebody's data, so its text is checked.
         let handed_over = map.size_hint().is_none();
         let Some(Text(first)) = map.next_key::<Text<'de>>()? else {
-            return Ok(raw_of(&Map::new()));
+            return Ok((raw_of(&Map::new()), None));
         };
         if first == RAW_TOKEN {
+            if handed_over && let Some(handed) = HANDED.with(|handed| handed.borrow_mut().take()) {
+                // A call's tape handed this value over with its copy and its part of the
+                // tape: taken when the text is that very slice (same place, same bytes).
+                let Text(text) = map.next_value::<Text<'de>>()?;
+                if let Cow::Borrowed(text) = text
+                    && text.as_ptr() as usize == handed.at
+                    && text == handed.raw.get()
+                {
+                    return Ok((handed.raw, Some(handed.tape)));
+                }
+                return RawValue::from_string(text.into_owned())
+                    .map(|raw| (raw, None))
+                    .map_err(de::Error::custom);
+            }
             if handed_over {
                 let rest = Rewound {
                     key: Some(RAW_TOKEN),
                     map,
                 };
-                return Box::<RawValue>::deserialize(de::value::MapAccessDeserializer::new(rest));
+                return Box::<RawValue>::deserialize(de::value::MapAccessDeserializer::new(rest))
+                    .map(|raw| (raw, None));
             }
             let Text(text) = map.next_value::<Text<'de>>()?;
-            return RawValue::from_string(text.into_owned()).map_err(de::Error::custom);
+            return RawValue::from_string(text.into_owned())
+                .map(|raw| (raw, None))
+                .map_err(de::Error::custom);
         }
         let mut object = Map::new();
         object.insert(first.into_owned(), map.next_value()?);
         while let Some((key, value)) = map.next_entry::<String, Value>()? {
             object.insert(key, value);
         }
-        Ok(raw_of(&object))
+        Ok((raw_of(&object), None))
     }
 
     fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        Value::deserialize(d).map(|v| raw_of(&v))
+        Value::deserialize(d).map(|v| (raw_of(&v), None))
     }
 
     fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(|v| raw_of(&v))
+        Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(|v| (raw_of(&v), None))
     }
 
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
-        Ok(raw_of(&v))
+        Ok((raw_of(&v), None))
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        Ok(raw_of(&v))
+        Ok((raw_of(&v), None))
     }
 
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(raw_of(&v))
+        Ok((raw_of(&v), None))
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        Ok(raw_of(&Value::from(v)))
+        Ok((raw_of(&Value::from(v)), None))
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(raw_of(v))
+        Ok((raw_of(v), None))
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(raw_of(&Value::Null))
+        Ok((raw_of(&Value::Null), None))
     }
 
     fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(raw_of(&Value::Null))
+        Ok((raw_of(&Value::Null), None))
     }
 
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        Value::deserialize(d).map(|v| raw_of(&v))
+        Value::deserialize(d).map(|v| (raw_of(&v), None))
     }
 }
 
@@ -724,22 +772,22 @@ impl Serialize for RawToken<'_> {
 /// so a walk steps over a whole value without reading it. Only for text whose objects have
 /// plain keys (no escape) each written once: a repeated key, which serde_json resolves
 /// (first place, last value), is left to [`Walk`] and to serde_json.
-#[derive(Clone, Debug)]
-pub(crate) struct Tape(Vec<Tok>);
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Tape(pub(crate) Vec<Tok>);
 
 /// One part of a [`Tape`]: where it stands in the text (a string with its quotes), how many
 /// entries or items a container has, and the index just past it and its parts.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Tok {
-    kind: Kind,
-    start: u32,
-    end: u32,
-    len: u32,
-    next: u32,
+    pub(crate) kind: Kind,
+    pub(crate) start: u32,
+    pub(crate) end: u32,
+    pub(crate) len: u32,
+    pub(crate) next: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     Object,
     Array,
     /// A string with no escape.
@@ -753,7 +801,7 @@ enum Kind {
 }
 
 /// An object with more keys than this has no tape: the repeated-key check stays linear.
-const TAPE_KEYS: usize = 32;
+pub(crate) const TAPE_KEYS: usize = 32;
 
 impl Tape {
     /// The tape of `text`, one JSON value serde_json already read; `None` for text it does
@@ -927,6 +975,9 @@ pub struct TapeValue<'t> {
     text: &'t str,
     toks: &'t [Tok],
     at: usize,
+    /// Whether an untyped part read from here keeps its part of the tape (a call's typed
+    /// input does; a check that reads and drops a value does not).
+    keep: bool,
 }
 
 impl<'t> TapeValue<'t> {
@@ -936,6 +987,33 @@ impl<'t> TapeValue<'t> {
 
     fn text_of(&self, tok: Tok) -> &'t str {
         &self.text[tok.start as usize..tok.end as usize]
+    }
+
+    /// The value at `at` on `tape`, read from `text`.
+    pub(crate) fn on(text: &'t str, tape: &'t Tape, at: usize) -> Self {
+        Self {
+            text,
+            toks: &tape.0,
+            at,
+            keep: true,
+        }
+    }
+
+    /// This value's part of the tape, its offsets counted from its own text.
+    fn part(&self) -> Tape {
+        let tok = self.tok();
+        let (first, base) = (self.at as u32, tok.start);
+        Tape(
+            self.toks[self.at..tok.next as usize]
+                .iter()
+                .map(|t| Tok {
+                    start: t.start - base,
+                    end: t.end - base,
+                    next: t.next - first,
+                    ..*t
+                })
+                .collect(),
+        )
     }
 
     /// The value at `at` on the same tape.
@@ -953,6 +1031,12 @@ impl<'t> TapeValue<'t> {
     fn json(&self) -> serde_json::Deserializer<serde_json::de::StrRead<'t>> {
         serde_json::Deserializer::from_str(self.text_of(self.tok()))
     }
+}
+
+/// A value on a tape as compact JSON (what [`Walk`] writes of its text), for tests.
+#[cfg(test)]
+pub(crate) fn written(value: TapeValue<'_>) -> Option<String> {
+    serde_json::to_string(&TapeWalk(value)).ok()
 }
 
 /// Writes a [`TapeValue`] exactly as [`Walk`] writes its text.
@@ -1028,8 +1112,21 @@ impl<'t> Deserializer<'t> for TapeValue<'t> {
     ) -> Result<V::Value, serde_json::Error> {
         if name == RAW_TOKEN {
             // An untyped part: its text, which serde_json read, handed over as serde_json
-            // hands it (a one-entry map of unknown size), so it is not read again.
-            return visitor.visit_map(HandOver(Some(self.text_of(self.tok()))));
+            // hands it (a one-entry map of unknown size), so it is not read again; with its
+            // copy and its part of the tape when it is kept.
+            let text = self.text_of(self.tok());
+            if self.keep {
+                let raw = Box::<RawValue>::deserialize(de::value::MapAccessDeserializer::new(
+                    HandOver(Some(text)),
+                ))?;
+                let handed = Handed {
+                    at: text.as_ptr() as usize,
+                    raw,
+                    tape: self.part(),
+                };
+                HANDED.with(|slot| *slot.borrow_mut() = Some(handed));
+            }
+            return visitor.visit_map(HandOver(Some(text)));
         }
         visitor.visit_newtype_struct(self)
     }

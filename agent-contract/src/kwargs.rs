@@ -3,7 +3,7 @@
 //! Parents pass data flat beside `task`; a sub-agent that only read `context` dropped it. Here
 //! every non-reserved key lands in the context, in the parent's order.
 
-use crate::json::{Entries, Ordered, Text, Walk};
+use crate::json::{Entries, Ordered, Tape, TapeValue, Text, Walk};
 use crate::limits::{Limits, check_shape, out_of_range_error, too_deep, too_many_values};
 use crate::retry::{ErrorKind, PathSegment, RetryError};
 use crate::scan::{
@@ -46,6 +46,9 @@ pub struct ToolCall {
     entries: Vec<Entry>,
     /// The merged context as a `Value`, built on first use.
     context: OnceLock<Value>,
+    /// The call's text read once (see [`object_entries`]), when its entries stand on it: the
+    /// typed input is read from it.
+    tape: Option<Arc<Tape>>,
 }
 
 /// One entry of the merged context: where its key and value stand.
@@ -53,6 +56,8 @@ pub struct ToolCall {
 struct Entry {
     key: Key,
     value: Slice,
+    /// Where the value stands on the call's tape, when it has one.
+    tape: Option<u32>,
 }
 
 /// A key: a slice of the text when it holds no escape, else its unescaped copy.
@@ -110,17 +115,28 @@ impl ToolCall {
         // error) is read by serde_json as below.
         if text.len() <= limits.max_bytes
             && text.len() / 2 < limits.max_values
-            && let Some(entries) = object_entries(text)
+            && let Some((entries, tape)) = object_entries(text)
         {
             let mut entries: Vals<'_> = entries
                 .into_iter()
-                .map(|(key, text, scanned)| {
+                .map(|(key, text, scanned, tape)| {
                     let scanned = Some(scanned);
-                    (Cow::Borrowed(key), Val { text, scanned })
+                    (
+                        Cow::Borrowed(key),
+                        Val {
+                            text,
+                            scanned,
+                            tape,
+                        },
+                    )
                 })
                 .collect();
             crate::json::dedupe(&mut entries);
-            return split(text, entries, limits);
+            let mut call = split(text, entries, limits)?;
+            if call.entries.iter().any(|entry| entry.tape.is_some()) {
+                call.tape = Some(Arc::new(tape));
+            }
+            return Ok(call);
         }
         match parse_within(text, limits, 0) {
             Ok(Parsed::Object(entries)) => split(text, vals(entries), limits),
@@ -168,6 +184,7 @@ impl ToolCall {
                         start,
                         end: text.len(),
                     },
+                    tape: None,
                 }
             })
             .collect();
@@ -180,6 +197,7 @@ impl ToolCall {
             inner: None,
             entries,
             context: OnceLock::from(Value::Object(context)),
+            tape: None,
         }
     }
 
@@ -210,6 +228,7 @@ impl ToolCall {
                         start,
                         end: text.len(),
                     },
+                    tape: None,
                 }
             })
             .collect();
@@ -222,6 +241,7 @@ impl ToolCall {
             inner: None,
             entries,
             context: OnceLock::from(context),
+            tape: None,
         })
     }
 
@@ -319,10 +339,36 @@ impl ToolCall {
     pub fn deserialize_context<T: serde::de::DeserializeOwned>(
         &self,
     ) -> Result<T, serde_json::Error> {
+        // From the call's tape when it has one (no second read of the text); a call the tape
+        // does not read as `T` is read again from the text, whose error is the one to give.
+        if let Some(tape) = &self.tape
+            && let Ok(input) = crate::checks::deserialize(
+                serde::de::value::MapAccessDeserializer::new(EntryAccess {
+                    entries: self.entries_on(Some(tape)),
+                    value: None,
+                }),
+            )
+        {
+            return Ok(input);
+        }
         crate::checks::deserialize(serde::de::value::MapAccessDeserializer::new(EntryAccess {
-            entries: self.entries(),
+            entries: self.entries_on(None),
             value: None,
         }))
+    }
+
+    /// The entries, each value with its place on `tape` when it has one there.
+    fn entries_on<'a>(
+        &'a self,
+        tape: Option<&'a Tape>,
+    ) -> impl ExactSizeIterator<Item = (&'a str, Read<'a>)> {
+        self.entries.iter().map(move |entry| {
+            let value = match (tape, entry.tape) {
+                (Some(tape), Some(at)) => Read::Tape(TapeValue::on(&self.text, tape, at as usize)),
+                _ => Read::Text(self.slice(entry.value)),
+            };
+            (self.key(entry), value)
+        })
     }
 
     /// The context as written, serialized as one object (for a template or a pretty printer).
@@ -332,13 +378,20 @@ impl ToolCall {
     }
 }
 
-/// The entries of a call as a serde map, each value deserialized from its own text.
-struct EntryAccess<'a, I> {
-    entries: I,
-    value: Option<&'a str>,
+/// A value of the call as the typed input reads it: from its place on the call's tape, or
+/// from its own text.
+enum Read<'a> {
+    Tape(TapeValue<'a>),
+    Text(&'a str),
 }
 
-impl<'de, I: Iterator<Item = (&'de str, &'de str)>> serde::de::MapAccess<'de>
+/// The entries of a call as a serde map, each value deserialized from its tape or its text.
+struct EntryAccess<'a, I> {
+    entries: I,
+    value: Option<Read<'a>>,
+}
+
+impl<'de, I: Iterator<Item = (&'de str, Read<'de>)>> serde::de::MapAccess<'de>
     for EntryAccess<'de, I>
 {
     type Error = serde_json::Error;
@@ -359,13 +412,16 @@ impl<'de, I: Iterator<Item = (&'de str, &'de str)>> serde::de::MapAccess<'de>
         &mut self,
         seed: V,
     ) -> Result<V::Value, Self::Error> {
-        let Some(text) = self.value.take() else {
-            return Err(serde::de::Error::custom("a value asked for before its key"));
-        };
-        let mut de = serde_json::Deserializer::from_str(text);
-        let value = seed.deserialize(&mut de)?;
-        de.end()?;
-        Ok(value)
+        match self.value.take() {
+            Some(Read::Tape(value)) => seed.deserialize(value),
+            Some(Read::Text(text)) => {
+                let mut de = serde_json::Deserializer::from_str(text);
+                let value = seed.deserialize(&mut de)?;
+                de.end()?;
+                Ok(value)
+            }
+            None => Err(serde::de::Error::custom("a value asked for before its key")),
+        }
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -410,6 +466,8 @@ fn offset_in(text: &str, part: &str) -> Option<usize> {
 struct Val<'a> {
     text: &'a str,
     scanned: Option<Scanned>,
+    /// Where the value stands on the call's tape, when it has one.
+    tape: Option<u32>,
 }
 
 impl<'a> Val<'a> {
@@ -432,6 +490,7 @@ fn vals(entries: Entries<'_>) -> Vals<'_> {
                 Val {
                     text,
                     scanned: None,
+                    tape: None,
                 },
             )
         })
@@ -587,7 +646,11 @@ fn split(text: &str, kwargs: Vals<'_>, limits: &Limits) -> Result<ToolCall, Retr
                 "Send valid JSON",
             ));
         };
-        entries.push(Entry { key, value });
+        entries.push(Entry {
+            key,
+            value,
+            tape: raw.tape,
+        });
     }
     let context = OnceLock::new();
     if eager {
@@ -608,6 +671,7 @@ fn split(text: &str, kwargs: Vals<'_>, limits: &Limits) -> Result<ToolCall, Retr
         inner,
         entries,
         context,
+        tape: None,
     })
 }
 
@@ -786,6 +850,91 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
 mod tests {
     use crate::scan::text_depth;
     use crate::scan::value_depth_exceeds;
+
+    /// A typed input with the shapes a contract gives: strings, numbers, options, lists,
+    /// enums, maps and untyped parts.
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Input {
+        url: String,
+        count: Option<u32>,
+        #[serde(default)]
+        items: Vec<Item>,
+        #[serde(default)]
+        meta: std::collections::BTreeMap<String, f64>,
+    }
+
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Item {
+        kind: Kind,
+        output: crate::RawObject,
+        #[serde(default)]
+        note: Option<crate::RawJson>,
+    }
+
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    enum Kind {
+        Discovery,
+        Selector,
+    }
+
+    /// The typed input read from `tape` where the call's values stand on it, else from text.
+    fn typed_again(
+        call: &super::ToolCall,
+        tape: Option<&super::Tape>,
+    ) -> Result<Input, serde_json::Error> {
+        crate::checks::deserialize(serde::de::value::MapAccessDeserializer::new(
+            super::EntryAccess {
+                entries: call.entries_on(tape),
+                value: None,
+            },
+        ))
+    }
+
+    #[test]
+    fn the_typed_input_reads_the_same_from_the_tape_and_the_text() {
+        let limits = super::Limits::default();
+        for text in [
+            r#"{"task": "t", "url": "a\u00e9", "count": 3, "items": [{"kind": "discovery", "output": {"x": [1, {"y": 0.60}]}, "note": [1e5]}], "meta": {"a": 1.5}}"#,
+            r#"{"task": "t", "url": "a", "items": [{"kind": "selector", "output": {"b": 1, "b": 2}}]}"#,
+            r#"{"url": "a", "task": "t", "count": null, "meta": {"\u0061": 1}}"#,
+            r#"{"task": "t", "url": "a", "count": -1}"#,
+            r#"{"task": "t", "url": "a", "count": 1.0}"#,
+            r#"{"task": "t", "url": "a", "items": [{"kind": "other", "output": {}}]}"#,
+            r#"{"task": "t", "url": "a", "items": [{"kind": "selector", "output": []}]}"#,
+            r#"{"task": "t", "url": "a", "extra": 1}"#,
+            r#"{"task": "t", "count": 1}"#,
+            r#"{"task": "t", "context": {"url": "inner"}, "count": 2}"#,
+        ] {
+            let call = super::ToolCall::from_json_str(text, &limits).unwrap();
+            let typed: Result<Input, _> = call.deserialize_context();
+            let by_text = typed_again(&call, None);
+            match (typed, by_text) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{text}"),
+                (a, b) => panic!("{text}: {a:?} against {b:?}"),
+            }
+            // A call the type reads is read from the tape itself, not by falling back, and
+            // its untyped parts keep their part of the tape, which writes them as their text.
+            if let Ok(expected) = &typed_again(&call, None) {
+                let from_tape = typed_again(&call, call.tape.as_deref()).unwrap();
+                assert_eq!(&from_tape, expected);
+                for item in &from_tape.items {
+                    let plain = !item.output.get().contains("\"b\": 1, \"b\"");
+                    assert_eq!(item.output.tape_read(), plain, "{text}");
+                    assert_eq!(
+                        serde_json::to_string(&item.output).unwrap(),
+                        serde_json::to_string(&crate::json::Walk(item.output.get())).unwrap()
+                    );
+                }
+            }
+            // Every value of these calls but the ones with a repeated or escaped key stands on
+            // the tape.
+            let on_tape = call.entries.iter().filter(|e| e.tape.is_some()).count();
+            assert_eq!(call.tape.is_some(), on_tape > 0, "{text}");
+        }
+    }
 
     #[test]
     fn the_depth_of_a_value_is_the_depth_of_its_text() {

@@ -2,6 +2,7 @@
 //! the depth of a parsed value. Each is one pass with no recursion, so hostile input (100,000
 //! levels deep) costs time in its size and no stack.
 
+use crate::json::{Kind, TAPE_KEYS, Tape, Tok};
 use serde_json::Value;
 
 /// Nesting depth of JSON text, found by a byte scan with no recursion, so a 100,000-deep input
@@ -184,19 +185,22 @@ impl Scanned {
     }
 }
 
-/// One entry of a top-level object, read by [`object_entries`].
-pub(crate) type TopEntry<'a> = (&'a str, &'a str, Scanned);
+/// One entry of a top-level object, read by [`object_entries`]: its key, its value's text,
+/// what [`scan_value`] would find in it, and where its value stands on the call's tape (`None`
+/// when the value holds an object the tape does not cover: see [`Tape`]).
+pub(crate) type TopEntry<'a> = (&'a str, &'a str, Scanned, Option<u32>);
 
 /// The entries of `text`, if it is one JSON object whose keys hold no escape: each key (the
 /// text between its quotes), its value's text and what [`scan_value`] would find in it, in one
-/// pass that checks JSON's grammar as serde_json does.
+/// pass that checks JSON's grammar as serde_json does, and writes the values' [`Tape`].
 ///
 /// `None` means "read it the other way": not an object, not JSON, a key with an escape, or
 /// nesting past 128 levels. The caller then reads the text with serde_json, which also writes
 /// the error. So this pass only ever accepts what serde_json accepts: a string's bytes below
 /// 0x20, an escape other than JSON's, a number outside JSON's grammar, anything but
 /// whitespace after the object all give `None`.
-pub(crate) fn object_entries(text: &str) -> Option<Vec<TopEntry<'_>>> {
+pub(crate) fn object_entries(text: &str) -> Option<(Vec<TopEntry<'_>>, Tape)> {
+    u32::try_from(text.len()).ok()?;
     let bytes = text.as_bytes();
     let mut at = space(bytes, 0);
     if bytes.get(at) != Some(&b'{') {
@@ -204,6 +208,12 @@ pub(crate) fn object_entries(text: &str) -> Option<Vec<TopEntry<'_>>> {
     }
     at = space(bytes, at + 1);
     let mut entries = Vec::new();
+    let mut pass = Pass {
+        text,
+        toks: Vec::new(),
+        keys: Vec::new(),
+        open: Vec::new(),
+    };
     if bytes.get(at) == Some(&b'}') {
         at += 1;
     } else {
@@ -214,8 +224,9 @@ pub(crate) fn object_entries(text: &str) -> Option<Vec<TopEntry<'_>>> {
             }
             let key = &text[at + 1..end - 1];
             at = colon(bytes, end)?;
-            let (end, scanned) = value_end(text, at)?;
-            entries.push((key, &text[at..end], scanned));
+            let root = pass.toks.len() as u32;
+            let (end, scanned, plain) = pass.value(at)?;
+            entries.push((key, &text[at..end], scanned, plain.then_some(root)));
             at = space(bytes, end);
             match bytes.get(at) {
                 Some(b',') => at = space(bytes, at + 1),
@@ -227,7 +238,7 @@ pub(crate) fn object_entries(text: &str) -> Option<Vec<TopEntry<'_>>> {
             }
         }
     }
-    (space(bytes, at) == bytes.len()).then_some(entries)
+    (space(bytes, at) == bytes.len()).then_some((entries, Tape(pass.toks)))
 }
 
 /// The first byte at or after `at` that is not JSON whitespace.
@@ -307,74 +318,144 @@ fn number_end(text: &str, at: usize) -> Option<(usize, bool)> {
     Some((at, out_of_range))
 }
 
-/// The end of the JSON value starting at `at` (no whitespace before it), with what
-/// [`scan_value`] would find in it. One loop and a bit stack of open containers, no
-/// recursion; past 128 levels it gives up (`None`).
-fn value_end(text: &str, mut at: usize) -> Option<(usize, Scanned)> {
-    let bytes = text.as_bytes();
-    // Bit `i`: the container open at level `i + 1` is an object.
-    let mut objects: u128 = 0;
-    let mut level = 0usize;
-    let mut scanned = Scanned {
-        depth: 0,
-        out_of_range: false,
-    };
-    loop {
-        // A value starts at `at`.
-        match *bytes.get(at)? {
-            open @ (b'{' | b'[') => {
-                if level == 128 {
-                    return None;
-                }
-                let object = open == b'{';
-                objects = (objects & !(1 << level)) | (u128::from(object) << level);
-                level += 1;
-                scanned.depth = scanned.depth.max(level);
-                at = space(bytes, at + 1);
-                let close = if object { b'}' } else { b']' };
-                if bytes.get(at) == Some(&close) {
-                    at += 1;
-                    level -= 1;
-                } else {
-                    if object {
-                        at = colon(bytes, string_end(bytes, at)?.0)?;
-                    }
-                    continue;
-                }
-            }
-            b'"' => at = string_end(bytes, at)?.0,
-            b'-' | b'0'..=b'9' => {
-                let (end, out) = number_end(text, at)?;
-                scanned.out_of_range |= out;
-                at = end;
-            }
-            b't' if bytes[at..].starts_with(b"true") => at += 4,
-            b'f' if bytes[at..].starts_with(b"false") => at += 5,
-            b'n' if bytes[at..].starts_with(b"null") => at += 4,
-            _ => return None,
+/// The one pass's state: the tape written so far, the keys of the objects open now (to find
+/// a repeated one), and the open containers (their place on the tape, where their keys start,
+/// how many parts they have).
+struct Pass<'a> {
+    text: &'a str,
+    toks: Vec<Tok>,
+    keys: Vec<&'a str>,
+    open: Vec<(usize, usize, u32)>,
+}
+
+impl<'a> Pass<'a> {
+    fn push(&mut self, kind: Kind, start: usize, end: usize) {
+        let next = self.toks.len() as u32 + 1;
+        // Every offset fits: the text's length was checked against `u32`.
+        self.toks.push(Tok {
+            kind,
+            start: start as u32,
+            end: end as u32,
+            len: 0,
+            next,
+        });
+    }
+
+    /// After `{` or `,` in the innermost open object: its next key, `:` and where the value
+    /// starts. A key the tape cannot hold (escaped, repeated, one too many) clears `plain`.
+    fn key(&mut self, at: usize, plain: &mut bool) -> Option<usize> {
+        let bytes = self.text.as_bytes();
+        let (end, escaped) = string_end(bytes, at)?;
+        let key = &self.text[at + 1..end - 1];
+        let (_, from, _) = *self.open.last()?;
+        if escaped || self.keys.len() - from >= TAPE_KEYS || self.keys[from..].contains(&key) {
+            *plain = false;
         }
-        // After a value: close containers until one takes another value.
+        self.keys.push(key);
+        self.push(Kind::Str, at, end);
+        colon(bytes, end)
+    }
+
+    /// The end of the JSON value starting at `at` (no whitespace before it), with what
+    /// [`scan_value`] would find in it and whether the tape covers it. One loop and a stack of
+    /// open containers, no recursion; past 128 levels it gives up (`None`).
+    fn value(&mut self, mut at: usize) -> Option<(usize, Scanned, bool)> {
+        let text = self.text;
+        let bytes = text.as_bytes();
+        let mut scanned = Scanned {
+            depth: 0,
+            out_of_range: false,
+        };
+        let mut plain = true;
+        self.open.clear();
+        self.keys.clear();
         loop {
-            if level == 0 {
-                return Some((at, scanned));
-            }
-            at = space(bytes, at);
-            let object = objects & (1 << (level - 1)) != 0;
-            match (bytes.get(at)?, object) {
-                (b',', _) => {
-                    at = space(bytes, at + 1);
-                    if object {
-                        at = colon(bytes, string_end(bytes, at)?.0)?;
+            // A value starts at `at`.
+            match *bytes.get(at)? {
+                open @ (b'{' | b'[') => {
+                    if self.open.len() == 128 {
+                        return None;
                     }
-                    break;
+                    let object = open == b'{';
+                    self.open.push((self.toks.len(), self.keys.len(), 0));
+                    let kind = if object { Kind::Object } else { Kind::Array };
+                    self.push(kind, at, at);
+                    scanned.depth = scanned.depth.max(self.open.len());
+                    at = space(bytes, at + 1);
+                    let close = if object { b'}' } else { b']' };
+                    if bytes.get(at) == Some(&close) {
+                        at += 1;
+                        self.close(at);
+                    } else {
+                        if object {
+                            at = self.key(at, &mut plain)?;
+                        }
+                        continue;
+                    }
                 }
-                (b'}', true) | (b']', false) => {
-                    at += 1;
-                    level -= 1;
+                b'"' => {
+                    let (end, escaped) = string_end(bytes, at)?;
+                    let kind = if escaped { Kind::Escaped } else { Kind::Str };
+                    self.push(kind, at, end);
+                    at = end;
+                }
+                b'-' | b'0'..=b'9' => {
+                    let (end, out) = number_end(text, at)?;
+                    scanned.out_of_range |= out;
+                    self.push(Kind::Number, at, end);
+                    at = end;
+                }
+                b't' if bytes[at..].starts_with(b"true") => {
+                    self.push(Kind::True, at, at + 4);
+                    at += 4;
+                }
+                b'f' if bytes[at..].starts_with(b"false") => {
+                    self.push(Kind::False, at, at + 5);
+                    at += 5;
+                }
+                b'n' if bytes[at..].starts_with(b"null") => {
+                    self.push(Kind::Null, at, at + 4);
+                    at += 4;
                 }
                 _ => return None,
             }
+            // After a value: close containers until one takes another value.
+            loop {
+                let Some(&(tok, _, _)) = self.open.last() else {
+                    return Some((at, scanned, plain));
+                };
+                if let Some(last) = self.open.last_mut() {
+                    last.2 += 1;
+                }
+                at = space(bytes, at);
+                let object = self.toks[tok].kind == Kind::Object;
+                match (bytes.get(at)?, object) {
+                    (b',', _) => {
+                        at = space(bytes, at + 1);
+                        if object {
+                            at = self.key(at, &mut plain)?;
+                        }
+                        break;
+                    }
+                    (b'}', true) | (b']', false) => {
+                        at += 1;
+                        self.close(at);
+                    }
+                    _ => return None,
+                }
+            }
         }
+    }
+
+    /// Closes the innermost open container, which ends before `end`.
+    fn close(&mut self, end: usize) {
+        let Some((tok, keys, len)) = self.open.pop() else {
+            return;
+        };
+        self.keys.truncate(keys);
+        let next = self.toks.len() as u32;
+        let tok = &mut self.toks[tok];
+        (tok.end, tok.len, tok.next) = (end as u32, len, next);
     }
 }
 
@@ -433,9 +514,21 @@ mod tests {
 
     /// The same from [`object_entries`], repeated keys resolved as serde_json does.
     fn by_one_pass(text: &str) -> Read {
-        let mut entries: Vec<(&str, (&str, Scanned))> = object_entries(text)?
+        let (entries, tape) = object_entries(text)?;
+        // Each value the tape covers is written from it as from its own text.
+        for &(_, value, _, at) in &entries {
+            if let Some(at) = at {
+                let on_tape = crate::json::TapeValue::on(text, &tape, at as usize);
+                assert_eq!(
+                    crate::json::written(on_tape),
+                    serde_json::to_string(&crate::json::Walk(value)).ok(),
+                    "{value}"
+                );
+            }
+        }
+        let mut entries: Vec<(&str, (&str, Scanned))> = entries
             .into_iter()
-            .map(|(key, value, scanned)| (key, (value, scanned)))
+            .map(|(key, value, scanned, _)| (key, (value, scanned)))
             .collect();
         crate::json::dedupe(&mut entries);
         Some(
@@ -503,7 +596,7 @@ mod tests {
             r#"{a: 1}"#,
             &deep,
         ] {
-            assert_eq!(object_entries(text), None, "{text}");
+            assert!(object_entries(text).is_none(), "{text}");
         }
     }
 
