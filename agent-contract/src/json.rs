@@ -810,7 +810,7 @@ impl Tape {
         u32::try_from(text.len()).ok()?;
         let mut reader = TapeReader {
             scan: Scan { text, at: 0 },
-            toks: Vec::new(),
+            toks: Vec::with_capacity(text.len() / 8),
             keys: Vec::new(),
         };
         reader.value(0)?;

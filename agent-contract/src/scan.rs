@@ -210,7 +210,9 @@ pub(crate) fn object_entries(text: &str) -> Option<(Vec<TopEntry<'_>>, Tape)> {
     let mut entries = Vec::new();
     let mut pass = Pass {
         text,
-        toks: Vec::new(),
+        // A part takes at least two bytes of text (`0,`); most take more: room for most
+        // calls without regrowing, never more than the text is long.
+        toks: Vec::with_capacity(text.len() / 8),
         keys: Vec::new(),
         open: Vec::new(),
     };
