@@ -209,7 +209,9 @@ impl<'o> Md<'o> {
             md: self,
             count: 0,
             header_written: root,
-            key: String::new(),
+            key: KEYS
+                .with(|keys| keys.borrow_mut().pop())
+                .unwrap_or_default(),
             has_key: false,
             number: false,
             raw: false,
@@ -230,6 +232,29 @@ struct Compound<'o> {
     number: bool,
     /// ... and of any JSON value's text (a `RawValue`), which may be compound.
     raw: bool,
+}
+
+thread_local! {
+    /// Key buffers of maps written before, cleared, for the next maps to write theirs in: a
+    /// map's key stays in its buffer while its value (perhaps a map) is written, so each open
+    /// map has one; reused, they are allocated once per depth, not once per map.
+    static KEYS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Drop for Compound<'_> {
+    fn drop(&mut self) {
+        let mut key = std::mem::take(&mut self.key);
+        // A long key's buffer is not kept.
+        if key.capacity() <= 256 {
+            key.clear();
+            let _ = KEYS.try_with(|keys| {
+                let mut keys = keys.borrow_mut();
+                if keys.len() < 64 {
+                    keys.push(key);
+                }
+            });
+        }
+    }
 }
 
 impl<'o> Compound<'o> {
