@@ -9,6 +9,7 @@ use crate::retry::{ErrorKind, PathSegment, RetryError};
 use crate::scan::{
     Exceeded, Flaw, Scanned, object_entries, scan_value, text_depth, text_exceeds, text_values,
 };
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -251,13 +252,17 @@ impl ToolCall {
     pub fn context(&self) -> &Value {
         self.context.get_or_init(|| {
             let map = self
-                .entries()
-                .map(|(key, text)| {
-                    // Each entry was read by serde_json and checked within the limits (depth
-                    // under serde_json's own, numbers finite) when the call was split, so it
-                    // parses; `null` stands in for what cannot happen.
-                    let value = serde_json::from_str(text).unwrap_or(Value::Null);
-                    (key.to_owned(), value)
+                .entries_on(self.tape.as_deref())
+                .map(|(key, value)| {
+                    // Each entry was read (by the one pass or serde_json) and checked within
+                    // the limits (depth under serde_json's own, numbers finite) when the call
+                    // was split, so it parses; `null` stands in for what cannot happen. A
+                    // value on the tape is built from it, without reading its text again.
+                    let value = match value {
+                        Read::Tape(value) => Value::deserialize(value),
+                        Read::Text(text) => serde_json::from_str(text),
+                    };
+                    (key.to_owned(), value.unwrap_or(Value::Null))
                 })
                 .collect();
             Value::Object(map)
@@ -929,6 +934,16 @@ mod tests {
                     );
                 }
             }
+            // The context the validator reads is the same built from the tape.
+            let by_text: serde_json::Map<String, serde_json::Value> = call
+                .entries()
+                .map(|(k, v)| (k.to_owned(), serde_json::from_str(v).unwrap()))
+                .collect();
+            assert_eq!(
+                call.context(),
+                &serde_json::Value::Object(by_text),
+                "{text}"
+            );
             // Every value of these calls but the ones with a repeated or escaped key stands on
             // the tape.
             let on_tape = call.entries.iter().filter(|e| e.tape.is_some()).count();
