@@ -510,7 +510,7 @@ pub mod support {
     /// reads as `T`, as a typed input does, and passes `T`'s checks: the same guarantee as
     /// for a typed field.
     ///
-    /// The value is read from its tape (see [`Captured`]), which the render then walks too, so
+    /// The value is read from its tape (see `Captured`), which the render then walks too, so
     /// its text is scanned once for both; a text without a tape is read by serde_json.
     pub fn raw_satisfies<T>(raw: &impl Captured) -> bool
     where

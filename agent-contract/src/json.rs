@@ -204,7 +204,7 @@ impl Serialize for RawObject {
     }
 }
 
-/// An untyped value's text, with its [`Tape`] read once, when first asked for, and kept: the
+/// An untyped value's text, with its tape read once, when first asked for, and kept: the
 /// checks that read the value as a producer's type and the render that writes it both walk
 /// that one reading. What generated checks reach; not part of the public API.
 #[doc(hidden)]
@@ -964,8 +964,8 @@ impl<'a> TapeReader<'a> {
     }
 }
 
-/// A value on a [`Tape`], with the text it was read from. It serializes as [`Walk`] does
-/// ([`TapeWalk`]) and deserializes as serde_json does from the value's text: containers
+/// A value on a tape, with the text it was read from. It serializes as `Walk` does
+/// (`TapeWalk`) and deserializes as serde_json does from the value's text: containers
 /// are walked on the tape, every scalar is handed to serde_json from its own text, and an
 /// untyped part ([`RawJson`], [`RawObject`]) takes its text as it stands. What generated checks
 /// reach; not part of the public API.
