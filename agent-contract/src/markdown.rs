@@ -209,9 +209,7 @@ impl<'o> Md<'o> {
             md: self,
             count: 0,
             header_written: root,
-            key: KEYS
-                .with(|keys| keys.borrow_mut().pop())
-                .unwrap_or_default(),
+            key: String::new(),
             has_key: false,
             number: false,
             raw: false,
@@ -245,7 +243,7 @@ impl Drop for Compound<'_> {
     fn drop(&mut self) {
         let mut key = std::mem::take(&mut self.key);
         // A long key's buffer is not kept.
-        if key.capacity() <= 256 {
+        if (1..=256).contains(&key.capacity()) {
             key.clear();
             let _ = KEYS.try_with(|keys| {
                 let mut keys = keys.borrow_mut();
@@ -757,6 +755,15 @@ impl ser::SerializeMap for Compound<'_> {
     type Ok = ();
     type Error = MarkdownError;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), MarkdownError> {
+        if self.key.capacity() == 0 {
+            // A map's first key: a buffer kept from an earlier map (arrays and numbers, which
+            // also go through here, never take one).
+            self.key = KEYS
+                .try_with(|keys| keys.borrow_mut().pop())
+                .ok()
+                .flatten()
+                .unwrap_or_default();
+        }
         self.key.clear();
         key.serialize(TextInto(&mut self.key))?;
         self.has_key = true;
