@@ -1092,8 +1092,8 @@ impl<'t> Deserializer<'t> for TapeValue<'t> {
 
     fn deserialize_any<V: Visitor<'t>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
         match self.tok().kind {
-            Kind::Object => visitor.visit_map(TapeEntries::new(self)),
-            Kind::Array => visitor.visit_seq(TapeItems::new(self)),
+            Kind::Object => visitor.visit_map(TapeParts::new(self)),
+            Kind::Array => visitor.visit_seq(TapeParts::new(self)),
             _ => (&mut self.json()).deserialize_any(visitor),
         }
     }
@@ -1133,7 +1133,7 @@ impl<'t> Deserializer<'t> for TapeValue<'t> {
 
     fn deserialize_map<V: Visitor<'t>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
         match self.tok().kind {
-            Kind::Object => visitor.visit_map(TapeEntries::new(self)),
+            Kind::Object => visitor.visit_map(TapeParts::new(self)),
             _ => (&mut self.json()).deserialize_map(visitor),
         }
     }
@@ -1145,14 +1145,14 @@ impl<'t> Deserializer<'t> for TapeValue<'t> {
         visitor: V,
     ) -> Result<V::Value, serde_json::Error> {
         match self.tok().kind {
-            Kind::Object => visitor.visit_map(TapeEntries::new(self)),
+            Kind::Object => visitor.visit_map(TapeParts::new(self)),
             _ => (&mut self.json()).deserialize_struct(name, fields, visitor),
         }
     }
 
     fn deserialize_seq<V: Visitor<'t>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
         match self.tok().kind {
-            Kind::Array => visitor.visit_seq(TapeItems::new(self)),
+            Kind::Array => visitor.visit_seq(TapeParts::new(self)),
             _ => (&mut self.json()).deserialize_seq(visitor),
         }
     }
@@ -1192,15 +1192,15 @@ impl<'t> Deserializer<'t> for TapeValue<'t> {
     );
 }
 
-/// An object's entries on a tape.
-struct TapeEntries<'t> {
+/// A container's parts on a tape: an object's entries or an array's items.
+struct TapeParts<'t> {
     value: TapeValue<'t>,
-    /// The next key's index.
+    /// The next part's index (an entry's key).
     at: usize,
     left: u32,
 }
 
-impl<'t> TapeEntries<'t> {
+impl<'t> TapeParts<'t> {
     fn new(value: TapeValue<'t>) -> Self {
         Self {
             value,
@@ -1208,9 +1208,16 @@ impl<'t> TapeEntries<'t> {
             left: value.tok().len,
         }
     }
+
+    /// The value at `at`, and the next part after it.
+    fn take(&mut self, at: usize) -> TapeValue<'t> {
+        self.at = self.value.toks[at].next as usize;
+        self.left -= 1;
+        self.value.at(at)
+    }
 }
 
-impl<'t> MapAccess<'t> for TapeEntries<'t> {
+impl<'t> MapAccess<'t> for TapeParts<'t> {
     type Error = serde_json::Error;
 
     fn next_key_seed<K: de::DeserializeSeed<'t>>(
@@ -1230,10 +1237,8 @@ impl<'t> MapAccess<'t> for TapeEntries<'t> {
         &mut self,
         seed: V,
     ) -> Result<V::Value, serde_json::Error> {
-        let at = self.at + 1;
-        self.at = self.value.toks[at].next as usize;
-        self.left -= 1;
-        seed.deserialize(self.value.at(at))
+        let value = self.take(self.at + 1);
+        seed.deserialize(value)
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -1241,24 +1246,7 @@ impl<'t> MapAccess<'t> for TapeEntries<'t> {
     }
 }
 
-/// An array's items on a tape.
-struct TapeItems<'t> {
-    value: TapeValue<'t>,
-    at: usize,
-    left: u32,
-}
-
-impl<'t> TapeItems<'t> {
-    fn new(value: TapeValue<'t>) -> Self {
-        Self {
-            value,
-            at: value.at + 1,
-            left: value.tok().len,
-        }
-    }
-}
-
-impl<'t> de::SeqAccess<'t> for TapeItems<'t> {
+impl<'t> de::SeqAccess<'t> for TapeParts<'t> {
     type Error = serde_json::Error;
 
     fn next_element_seed<T: de::DeserializeSeed<'t>>(
@@ -1268,10 +1256,8 @@ impl<'t> de::SeqAccess<'t> for TapeItems<'t> {
         if self.left == 0 {
             return Ok(None);
         }
-        let at = self.at;
-        self.at = self.value.toks[at].next as usize;
-        self.left -= 1;
-        seed.deserialize(self.value.at(at)).map(Some)
+        let value = self.take(self.at);
+        seed.deserialize(value).map(Some)
     }
 
     fn size_hint(&self) -> Option<usize> {
