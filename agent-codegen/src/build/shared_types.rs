@@ -10,8 +10,9 @@
 //! modules (doc comments aside) are shared, so sharing never changes what a type accepts.
 //!
 //! The decision is made on each side's signature (a hash of each type's code, computed once
-//! per agent, not once per pair of agents): an agent's own code never changes by sharing, only
-//! a consumer's copies are replaced.
+//! per agent, not once per pair of agents), which the build script keeps for agents it does
+//! not generate again (`cache.rs`): an agent's own code never changes by sharing, only a
+//! consumer's copies are replaced.
 
 use crate::naming::agent_type;
 use quote::format_ident;
@@ -52,30 +53,6 @@ pub(crate) fn signature(items: &[syn::Item]) -> Signature {
         }
     }
     signature
-}
-
-/// Replaces, in `file` (the build script's whole file), every bundled copy of another
-/// agent's contract type by a `pub use` of that agent's own type.
-pub(crate) fn share(file: &mut syn::File) {
-    let signatures = file
-        .items
-        .iter()
-        .filter_map(|item| match item {
-            syn::Item::Mod(agent) => Some((
-                agent.ident.to_string(),
-                signature(std::slice::from_ref(item)),
-            )),
-            _ => None,
-        })
-        .collect();
-    let plan = plan(&signatures);
-    for item in &mut file.items {
-        if let syn::Item::Mod(agent) = item
-            && let Some(uses) = plan.get(&agent.ident.to_string())
-        {
-            apply(std::slice::from_mut(item), uses);
-        }
-    }
 }
 
 /// Per consumer agent (by module name), what it takes from the others, given every agent's
