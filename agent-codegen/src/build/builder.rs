@@ -1,4 +1,5 @@
-//! The build-script front end: one `@generated` file with a module per agent folder.
+//! The build-script front end: a module per agent folder, each in a `@generated` file of its
+//! own, included by one file that also lists them (`AGENTS`).
 //!
 //! ```no_run
 //! // in build.rs's `main`:
@@ -13,6 +14,7 @@ use crate::emit::agent::{AgentDef, PromptSource, SchemaSource, agent_impl, contr
 use proc_macro2::Span;
 use quote::{ToTokens, format_ident, quote};
 
+use crate::build::cache::{self, Cache, Entry};
 use crate::emit::types::on_big_stack;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -101,101 +103,169 @@ impl Builder {
         self
     }
 
-    /// Generates the file into `OUT_DIR`, prints `cargo:rerun-if-changed` for the folder and
-    /// every file read, and writes only when the content changed (so an unchanged schema
-    /// does not rebuild the crate).
+    /// Generates the agents into `OUT_DIR` ([`Builder::write_to`]), prints
+    /// `cargo:rerun-if-changed` for the folder and every file read, and the warnings as
+    /// `cargo:warning`. Returns the path of `file_name`, the file the crate includes.
     pub fn write_to_out_dir(&self, file_name: &str) -> Result<PathBuf, BuildError> {
         let out_dir = std::env::var_os("OUT_DIR").ok_or_else(|| {
             BuildError(vec!["OUT_DIR is not set: call this from build.rs".into()])
         })?;
-        let (content, read, warnings) = self.generate_tracked()?;
-        for warning in warnings {
+        let written = self.write_parts(Path::new(&out_dir), file_name)?;
+        for warning in written.warnings {
             println!("cargo:warning={warning}");
         }
         println!("cargo:rerun-if-changed={}", self.schemas.display());
-        for file in read {
+        for file in written.read {
             println!("cargo:rerun-if-changed={}", file.display());
         }
-        let path = PathBuf::from(out_dir).join(file_name);
-        let old = std::fs::read_to_string(&path).ok();
-        if old.as_deref() != Some(content.as_str()) {
-            std::fs::write(&path, content)
-                .map_err(|e| BuildError(vec![format!("cannot write {}: {e}", path.display())]))?;
+        Ok(written.path)
+    }
+
+    /// Generates the agents into `dir`, one file per agent, without printing anything:
+    /// `dir/<file_name>` `include!`s them from the folder beside it named after its stem
+    /// (`agents.rs`: `agents/<agent>.rs`) and holds `AGENTS`. Together they are the text of
+    /// [`Builder::generate`]. A file is written only when its content changed, so an unchanged
+    /// schema does not rebuild the crate. The folder also keeps an index of the agents as
+    /// generated (`.index.json`): an agent whose schemas, `agent.json` and runtime path are as
+    /// they were is not generated again (a template edit generates nothing; its template is
+    /// checked against the input's fields as kept).
+    pub fn write_to(&self, dir: &Path, file_name: &str) -> Result<PathBuf, BuildError> {
+        self.write_parts(dir, file_name).map(|written| written.path)
+    }
+
+    fn write_parts(&self, dir: &Path, file_name: &str) -> Result<Written, BuildError> {
+        let path = dir.join(file_name);
+        let folder = parts_folder(&path);
+        let parts_dir = path.with_file_name(&folder);
+        let cache = Cache::read(&parts_dir);
+        let generated = on_big_stack(|| self.generate_here(&cache))
+            .unwrap_or_else(|e| Err(BuildError(vec![e])))?;
+        let io = |e: String| BuildError(vec![e]);
+        std::fs::create_dir_all(&parts_dir)
+            .map_err(|e| io(format!("cannot create {}: {e}", parts_dir.display())))?;
+        let same_agents = cache
+            .names()
+            .eq(generated.agents.iter().map(|a| a.name.as_str()));
+        if !same_agents || generated.agents.iter().any(|a| a.body.is_some()) {
+            cache::forget(&parts_dir);
         }
-        Ok(path)
+        let mut shared = String::from(HEADER);
+        for agent in &generated.agents {
+            if let Some(body) = &agent.body {
+                let text = format!("{}{body}", agent_header(&agent.name));
+                write_if_changed(&parts_dir.join(format!("{}.rs", agent.name)), &text)
+                    .map_err(io)?;
+            }
+            shared.push_str(&format!("include!(\"{folder}/{}.rs\");\n", agent.name));
+        }
+        remove_stale(&parts_dir, &generated.agents);
+        shared.push_str(&generated.registry);
+        write_if_changed(&path, &shared).map_err(io)?;
+        cache::write(
+            &parts_dir,
+            generated.agents.iter().map(|a| (a.name.as_str(), &a.entry)),
+        )
+        .map_err(io)?;
+        Ok(Written {
+            path,
+            read: generated.read,
+            warnings: generated.warnings,
+        })
     }
 
-    /// The generated file's text: deterministic, agents in name order.
+    /// The generated text, as one file: deterministic, agents in name order. What
+    /// [`Builder::write_to_out_dir`] writes, with each agent's file in place of its `include!`.
     pub fn generate(&self) -> Result<String, BuildError> {
-        self.generate_tracked().map(|(text, _, _)| text)
+        let generated = on_big_stack(|| self.generate_here(&Cache::default()))
+            .unwrap_or_else(|e| Err(BuildError(vec![e])))?;
+        let mut text = String::from(HEADER);
+        for agent in &generated.agents {
+            text.push_str(agent.body.as_deref().unwrap_or_default());
+        }
+        text.push_str(&generated.registry);
+        Ok(text)
     }
 
-    /// The generated text, the files read, and the warnings to print.
-    fn generate_tracked(&self) -> Result<(String, Vec<PathBuf>, Vec<String>), BuildError> {
-        on_big_stack(|| self.generate_here()).unwrap_or_else(|e| Err(BuildError(vec![e])))
-    }
-
-    /// [`Builder::generate_tracked`] on the current thread.
-    fn generate_here(&self) -> Result<(String, Vec<PathBuf>, Vec<String>), BuildError> {
+    /// Every agent's code (those the cache holds as they are left out), on the current thread.
+    fn generate_here(&self, cache: &Cache) -> Result<Generated, BuildError> {
         let mut errors = Vec::new();
-        let mut warnings = Vec::new();
         let mut read = Vec::new();
-        let mut agents = BTreeMap::new();
+        let mut defs = BTreeMap::new();
         for dir in self.agent_dirs().map_err(|e| BuildError(vec![e]))? {
             match self.load(&dir, &mut read) {
                 Ok(def) => {
-                    agents.insert(def.name.clone(), def);
+                    defs.insert(def.name.clone(), def);
                 }
                 Err(mut e) => errors.append(&mut e),
             }
         }
-        let mut items: Vec<syn::Item> = Vec::new();
-        let mut registry = Vec::new();
-        for def in agents.values() {
+        let mut parts = Vec::new();
+        for def in defs.values() {
             read.extend(crate::emit::prompt::prompt_files(def, &self.root));
-            match contract_module(def) {
-                Ok(code) => {
-                    warnings.extend(code.warnings.iter().map(ToString::to_string));
-                    // The same template check the derive runs: a typo in a template is
-                    // reported with its `path:line:col`, not as an error in generated code.
-                    let typos = crate::emit::prompt::prompt_errors(def, &code, &self.root);
-                    if !typos.is_empty() {
-                        errors.extend(typos.into_iter().map(|(_, message)| message));
+            let fingerprint = cache::fingerprint(def);
+            let (entry, items) = match cache.fresh(&def.name, fingerprint) {
+                Some(entry) => (entry.clone(), None),
+                None => match agent_items(def, fingerprint) {
+                    Ok((entry, items)) => (entry, Some(items)),
+                    Err(mut e) => {
+                        errors.append(&mut e);
                         continue;
                     }
-                    let ident = format_ident!("{}", crate::naming::agent_type(&def.name));
-                    let doc = format!("The `{}` agent.", def.name);
-                    let agent_impl = agent_impl(def, &code, &quote!(#ident));
-                    items.push(syn::Item::Mod(code.module));
-                    items.push(syn::parse_quote! {
-                        #[doc = #doc]
-                        #[derive(Debug, Clone, Copy, Default)]
-                        pub struct #ident;
-                    });
-                    items.push(syn::parse_quote!(#agent_impl));
-                    registry.push(ident);
-                }
-                Err(located) => errors.extend(located.into_iter().map(|(_, e)| e.to_string())),
+                },
+            };
+            // The same template check the derive runs: a typo in a template is reported
+            // with its `path:line:col`, not as an error in generated code.
+            let typos =
+                crate::emit::prompt::prompt_errors(def, entry.fields.as_deref(), &self.root);
+            if !typos.is_empty() {
+                errors.extend(typos.into_iter().map(|(_, message)| message));
+                continue;
             }
+            parts.push((def, entry, items));
         }
         if !errors.is_empty() {
             return Err(BuildError(errors));
         }
+        let signatures = parts
+            .iter()
+            .map(|(def, entry, _)| (def.name.clone(), entry.signature.clone()))
+            .collect();
+        let mut plan = crate::build::shared_types::plan(&signatures);
+        let mut agents = Vec::new();
+        let mut registry = Vec::new();
+        let mut warnings = Vec::new();
+        for (def, mut entry, items) in parts {
+            let uses = plan.remove(&def.name).unwrap_or_default();
+            let items = match items {
+                Some(items) => Some(items),
+                None if uses == entry.uses => None,
+                // Unchanged, but the types it shares are not: generated again.
+                None => Some(agent_items(def, entry.fingerprint).map_err(BuildError)?.1),
+            };
+            entry.uses = uses;
+            let body = items.map(|mut items| {
+                crate::build::shared_types::apply(&mut items, &entry.uses);
+                unparse(items)
+            });
+            warnings.extend(entry.warnings.iter().cloned());
+            registry.push(format_ident!("{}", crate::naming::agent_type(&def.name)));
+            agents.push(GeneratedAgent {
+                name: def.name.clone(),
+                body,
+                entry,
+            });
+        }
         let runtime = self.runtime_path();
-        items.push(syn::parse_quote! {
+        let registry = unparse(vec![syn::parse_quote! {
             /// Every agent of the folder, in name order.
             pub static AGENTS: &[&dyn #runtime::DynAgent] = &[#(&#registry),*];
-        });
-        let mut file = syn::File {
-            shebang: None,
-            frontmatter: None,
-            attrs: Vec::new(),
-            items,
-        };
-        crate::build::shared_types::share(&mut file);
-        let body = prettyplease::unparse(&file);
-        let header = "// @generated by agent-codegen from the schemas folder. Do not edit.\n\n";
-        Ok((format!("{header}{body}"), read, warnings))
+        }]);
+        Ok(Generated {
+            agents,
+            registry,
+            read,
+            warnings,
+        })
     }
 
     /// Checks every agent folder without writing anything: per agent, in name order, every
@@ -228,10 +298,14 @@ impl Builder {
                             check.strict = crate::emit::strict::verdicts(&output.text);
                         }
                         check.warnings = code.warnings.iter().map(ToString::to_string).collect();
-                        check.errors = crate::emit::prompt::prompt_errors(&def, &code, &self.root)
-                            .into_iter()
-                            .map(|(_, message)| message)
-                            .collect();
+                        check.errors = crate::emit::prompt::prompt_errors(
+                            &def,
+                            code.input_fields.as_deref(),
+                            &self.root,
+                        )
+                        .into_iter()
+                        .map(|(_, message)| message)
+                        .collect();
                     }
                     Err(located) => {
                         check.errors = located.into_iter().map(|(_, e)| e.to_string()).collect();
@@ -430,4 +504,112 @@ fn origin_of(path: &Path) -> String {
         .map(|p| p.to_string_lossy().into_owned())
         .collect();
     parts.into_iter().rev().collect::<Vec<_>>().join("/")
+}
+
+/// The first line of the file that includes the agents', and of what `generate` returns.
+const HEADER: &str = "// @generated by agent-codegen from the schemas folder. Do not edit.\n\n";
+
+fn agent_header(name: &str) -> String {
+    format!("// @generated by agent-codegen from the schemas folder's `{name}`. Do not edit.\n\n")
+}
+
+/// The name of the folder of the agents' files, beside the file that includes them: its
+/// stem (`agents.rs`: `agents`), or its name and `.d` if it has no extension.
+fn parts_folder(path: &Path) -> String {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    match (path.extension(), path.file_stem()) {
+        (Some(_), Some(stem)) => stem.to_string_lossy().into_owned(),
+        _ => format!("{name}.d"),
+    }
+}
+
+/// What [`Builder::write_parts`] wrote, for the build script to print.
+struct Written {
+    path: PathBuf,
+    read: Vec<PathBuf>,
+    warnings: Vec<String>,
+}
+
+/// The folder's code, as text: syntax trees stay on the thread that made them.
+struct Generated {
+    /// In name order.
+    agents: Vec<GeneratedAgent>,
+    /// The `AGENTS` static.
+    registry: String,
+    read: Vec<PathBuf>,
+    warnings: Vec<String>,
+}
+
+struct GeneratedAgent {
+    name: String,
+    /// The agent's code; `None` when the file written last time is current.
+    body: Option<String>,
+    entry: Entry,
+}
+
+/// One agent's items (its contract module, its unit struct and `Agent` impl) before the
+/// shared types are shared, and what the cache keeps of them.
+fn agent_items(def: &AgentDef, fingerprint: u64) -> Result<(Entry, Vec<syn::Item>), Vec<String>> {
+    let code = contract_module(def).map_err(|located| {
+        located
+            .into_iter()
+            .map(|(_, e)| e.to_string())
+            .collect::<Vec<_>>()
+    })?;
+    let ident = format_ident!("{}", crate::naming::agent_type(&def.name));
+    let doc = format!("The `{}` agent.", def.name);
+    let agent_impl = agent_impl(def, &code, &quote!(#ident));
+    let fields = code.input_fields.clone();
+    let warnings = code.warnings.iter().map(ToString::to_string).collect();
+    let items = vec![
+        syn::Item::Mod(code.module),
+        syn::parse_quote! {
+            #[doc = #doc]
+            #[derive(Debug, Clone, Copy, Default)]
+            pub struct #ident;
+        },
+        syn::parse_quote!(#agent_impl),
+    ];
+    let entry = Entry {
+        fingerprint,
+        fields,
+        warnings,
+        signature: crate::build::shared_types::signature(&items),
+        uses: Default::default(),
+    };
+    Ok((entry, items))
+}
+
+fn unparse(items: Vec<syn::Item>) -> String {
+    prettyplease::unparse(&syn::File {
+        shebang: None,
+        frontmatter: None,
+        attrs: Vec::new(),
+        items,
+    })
+}
+
+/// Writes `text` to `path` unless the file holds it already, so its modification time, and
+/// what cargo and rustc decide from it, stay.
+pub(crate) fn write_if_changed(path: &Path, text: &str) -> Result<(), String> {
+    if std::fs::read(path).ok().as_deref() == Some(text.as_bytes()) {
+        return Ok(());
+    }
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Removes the agents' files of agents the folder no longer has.
+fn remove_stale(dir: &Path, agents: &[GeneratedAgent]) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for path in entries.filter_map(Result::ok).map(|e| e.path()) {
+        let stale = path.extension().is_some_and(|e| e == "rs")
+            && path
+                .file_stem()
+                .is_some_and(|stem| !agents.iter().any(|a| stem == a.name.as_str()));
+        if stale {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }

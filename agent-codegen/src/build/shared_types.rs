@@ -8,38 +8,84 @@
 //! its place, so `catering_agent::input::CateringAgentInput::budget_agent_output` *is* a
 //! `budget_agent::output::BudgetAgentOutput`. Only items whose code is the same in both
 //! modules (doc comments aside) are shared, so sharing never changes what a type accepts.
+//!
+//! The decision is made on each side's signature (a hash of each type's code, computed once
+//! per agent, not once per pair of agents), which the build script keeps for agents it does
+//! not generate again (`cache.rs`): an agent's own code never changes by sharing, only a
+//! consumer's copies are replaced.
 
 use crate::naming::agent_type;
 use quote::format_ident;
 use std::collections::{BTreeMap, BTreeSet};
+use std::hash::Hasher;
 use syn::visit_mut::VisitMut;
 
-/// The contract modules of one generated file: `(agent, side)` -> the side's items.
-type Sides = BTreeMap<(String, String), Vec<syn::Item>>;
+/// One contract side of an agent (`input` or `output`): each type it defines or implements,
+/// by name, and the hash of that code (doc comments aside, the partial forms left out).
+pub(crate) type Side = BTreeMap<String, u64>;
 
-/// Per consumer `(agent, side)`: each producer `(agent, side)` and the names taken from it.
-type Plan = BTreeMap<(String, String), Vec<(String, String, BTreeSet<String>)>>;
+/// An agent's sides, by side (`input`, `output`).
+pub(crate) type Signature = BTreeMap<String, Side>;
 
-/// Replaces, in `file` (the build script's whole file), every bundled copy of another
-/// agent's contract type by a `pub use` of that agent's own type.
-pub(crate) fn share(file: &mut syn::File) {
-    let sides = collect(file);
-    let mut plan = Plan::new();
-    for ((consumer, side), consumer_items) in &sides {
-        for ((producer, producer_side), producer_items) in &sides {
-            if producer == consumer {
+/// What one consumer takes from its producers, by its side: each producer's agent, side,
+/// and the names taken from it.
+pub(crate) type Uses = BTreeMap<String, Vec<(String, String, BTreeSet<String>)>>;
+
+/// The signature of one agent's items (`pub mod <agent> { pub mod input {..} .. }` and the
+/// items beside it).
+pub(crate) fn signature(items: &[syn::Item]) -> Signature {
+    let mut signature = Signature::new();
+    for item in items {
+        let syn::Item::Mod(agent) = item else {
+            continue;
+        };
+        let Some((_, items)) = &agent.content else {
+            continue;
+        };
+        for item in items {
+            let syn::Item::Mod(side) = item else { continue };
+            if side.ident != "input" && side.ident != "output" {
                 continue;
             }
-            let root = format!("{}{}", agent_type(producer), capitalized(producer_side));
-            let shared = identical(consumer_items, producer_items, &root);
-            if !shared.is_empty() {
-                plan.entry((consumer.clone(), side.clone()))
-                    .or_default()
-                    .push((producer.clone(), producer_side.clone(), shared));
+            if let Some((_, side_items)) = &side.content {
+                signature.insert(side.ident.to_string(), side_of(side_items));
             }
         }
     }
-    for item in &mut file.items {
+    signature
+}
+
+/// Per consumer agent (by module name), what it takes from the others, given every agent's
+/// signature.
+pub(crate) fn plan(agents: &BTreeMap<String, Signature>) -> BTreeMap<String, Uses> {
+    let mut plan = BTreeMap::<String, Uses>::new();
+    for (consumer, consumer_sides) in agents {
+        for (side, consumer_side) in consumer_sides {
+            for (producer, producer_sides) in agents {
+                if producer == consumer {
+                    continue;
+                }
+                for (producer_side, producer_items) in producer_sides {
+                    let root = format!("{}{}", agent_type(producer), capitalized(producer_side));
+                    let shared = identical(consumer_side, producer_items, &root);
+                    if !shared.is_empty() {
+                        plan.entry(consumer.clone())
+                            .or_default()
+                            .entry(side.clone())
+                            .or_default()
+                            .push((producer.clone(), producer_side.clone(), shared));
+                    }
+                }
+            }
+        }
+    }
+    plan
+}
+
+/// Replaces, in one consumer's items, every bundled copy of another agent's contract type
+/// that `uses` names by a `pub use` of that agent's own type.
+pub(crate) fn apply(items: &mut [syn::Item], uses: &Uses) {
+    for item in items {
         let syn::Item::Mod(agent) = item else {
             continue;
         };
@@ -50,8 +96,9 @@ pub(crate) fn share(file: &mut syn::File) {
             let syn::Item::Mod(side) = inner else {
                 continue;
             };
-            let key = (agent.ident.to_string(), side.ident.to_string());
-            let (Some(uses), Some((_, side_items))) = (plan.get(&key), &mut side.content) else {
+            let (Some(uses), Some((_, side_items))) =
+                (uses.get(&side.ident.to_string()), &mut side.content)
+            else {
                 continue;
             };
             for (producer, producer_side, names) in uses {
@@ -67,30 +114,24 @@ pub(crate) fn share(file: &mut syn::File) {
     }
 }
 
-/// `pub mod <agent> { pub mod input {..} pub mod output {..} }` of the file.
-fn collect(file: &syn::File) -> Sides {
-    let mut sides = Sides::new();
-    for item in &file.items {
-        let syn::Item::Mod(agent) = item else {
+/// The types of one side, by name: the hash of their code (every item defining or
+/// implementing the name, in order).
+fn side_of(items: &[syn::Item]) -> Side {
+    let mut by_name: BTreeMap<String, fnv::FnvHasher> = BTreeMap::new();
+    for item in items {
+        let Some(name) = named(item) else { continue };
+        let text = quote::ToTokens::to_token_stream(&undocumented(item)).to_string();
+        if is_partial(item, &text) {
             continue;
-        };
-        let Some((_, items)) = &agent.content else {
-            continue;
-        };
-        for item in items {
-            let syn::Item::Mod(side) = item else { continue };
-            if side.ident != "input" && side.ident != "output" {
-                continue;
-            }
-            if let Some((_, side_items)) = &side.content {
-                sides.insert(
-                    (agent.ident.to_string(), side.ident.to_string()),
-                    side_items.clone(),
-                );
-            }
         }
+        let hasher = by_name.entry(name).or_default();
+        hasher.write_usize(text.len());
+        hasher.write(text.as_bytes());
     }
-    sides
+    by_name
+        .into_iter()
+        .map(|(name, hasher)| (name, hasher.finish()))
+        .collect()
 }
 
 fn capitalized(side: &str) -> String {
@@ -103,30 +144,21 @@ fn capitalized(side: &str) -> String {
 
 /// Names starting with `root` that both sides define with the same code (their impls
 /// included), if `root` itself is one of them.
-fn identical(consumer: &[syn::Item], producer: &[syn::Item], root: &str) -> BTreeSet<String> {
-    let code = |items: &[syn::Item]| -> BTreeMap<String, Vec<syn::Item>> {
-        let mut by_name: BTreeMap<String, Vec<syn::Item>> = BTreeMap::new();
-        for item in items.iter().filter(|item| !is_partial(item)) {
-            if let Some(name) = named(item).filter(|n| n.starts_with(root)) {
-                by_name.entry(name).or_default().push(undocumented(item));
-            }
-        }
-        by_name
-    };
-    let (ours, theirs) = (code(consumer), code(producer));
-    if !ours.contains_key(root) || ours.get(root) != theirs.get(root) {
+fn identical(consumer: &Side, producer: &Side, root: &str) -> BTreeSet<String> {
+    if !consumer.contains_key(root) || consumer.get(root) != producer.get(root) {
         return BTreeSet::new();
     }
-    ours.into_iter()
-        .filter(|(name, text)| theirs.get(name) == Some(text))
-        .map(|(name, _)| name)
+    consumer
+        .iter()
+        .filter(|(name, code)| name.starts_with(root) && producer.get(*name) == Some(code))
+        .map(|(name, _)| name.clone())
         .collect()
 }
 
-/// Whether `item` is part of an output contract's partial form (`emit/partial.rs`), which an
-/// input's copy of the same type lacks: the producer keeps it, so it is not compared.
-fn is_partial(item: &syn::Item) -> bool {
-    let text = quote::ToTokens::to_token_stream(item).to_string();
+/// Whether `item` (whose code is `text`) is part of an output contract's partial form
+/// (`emit/partial.rs`), which an input's copy of the same type lacks: the producer keeps it,
+/// so it is not compared.
+fn is_partial(item: &syn::Item, text: &str) -> bool {
     match item {
         syn::Item::Impl(_) => text.contains("PartialOutput for"),
         syn::Item::Struct(_) => text.contains("__private :: partial ::"),

@@ -122,7 +122,7 @@ fn expand(
         .unwrap_or_else(manifest_dir);
     let mapped =
         crate::derive::mapping::apply(&mut code.module, &attrs.types, &dir, &def.runtime, errors);
-    for (span, e) in prompt_errors(def, &code, &manifest_dir()) {
+    for (span, e) in prompt_errors(def, code.input_fields.as_deref(), &manifest_dir()) {
         errors.at(span, e);
     }
     if errors.has_errors() {

@@ -6,17 +6,23 @@ use std::path::{Path, PathBuf};
 
 use proc_macro2::Span;
 
-use crate::emit::agent::{AgentCode, AgentDef};
+use crate::emit::agent::AgentDef;
 use crate::suggest::closest;
 
 mod fields;
 mod template;
 
 /// Names the prompt template reads that the template struct lacks, each as a message for
-/// the `user_prompt` literal: `path:line:col`, the name, the fields there are. Templates are
-/// found in askama's folders for the crate at `root` (its `CARGO_MANIFEST_DIR`). Empty when
-/// the agent has no template, or when the template is beyond the check (askama then reports).
-pub fn prompt_errors(def: &AgentDef, code: &AgentCode, root: &Path) -> Vec<(Span, String)> {
+/// the `user_prompt` literal: `path:line:col`, the name, the fields there are. `fields` are
+/// the typed input's (`AgentCode::input_fields`, or what a build script kept of them).
+/// Templates are found in askama's folders for the crate at `root` (its
+/// `CARGO_MANIFEST_DIR`). Empty when the agent has no template, or when the template is
+/// beyond the check (askama then reports).
+pub fn prompt_errors(
+    def: &AgentDef,
+    fields: Option<&[String]>,
+    root: &Path,
+) -> Vec<(Span, String)> {
     let Some(prompt) = &def.user_prompt else {
         return Vec::new();
     };
@@ -36,7 +42,7 @@ pub fn prompt_errors(def: &AgentDef, code: &AgentCode, root: &Path) -> Vec<(Span
         }
         template::Lookup::Unknown => return Vec::new(),
     };
-    let Some(fields) = &code.input_fields else {
+    let Some(fields) = fields else {
         return Vec::new();
     };
     let mut known: Vec<&str> = vec!["task"];
