@@ -14,7 +14,7 @@ use crate::emit::agent::{AgentDef, PromptSource, SchemaSource, agent_impl, contr
 use proc_macro2::Span;
 use quote::{ToTokens, format_ident, quote};
 
-use crate::build::cache::{self, Cache, Entry};
+use crate::build::cache::{self, Cache, Entry, write_if_changed};
 use crate::emit::types::on_big_stack;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -587,15 +587,6 @@ fn unparse(items: Vec<syn::Item>) -> String {
         attrs: Vec::new(),
         items,
     })
-}
-
-/// Writes `text` to `path` unless the file holds it already, so its modification time, and
-/// what cargo and rustc decide from it, stay.
-pub(crate) fn write_if_changed(path: &Path, text: &str) -> Result<(), String> {
-    if std::fs::read(path).ok().as_deref() == Some(text.as_bytes()) {
-        return Ok(());
-    }
-    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Removes the agents' files of agents the folder no longer has.

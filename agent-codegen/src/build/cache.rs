@@ -96,7 +96,7 @@ pub(crate) fn write<'a>(
         .collect();
     let index = json!({ "build": build_identity(), "agents": agents });
     let text = serde_json::to_string(&index).expect("JSON values print");
-    super::builder::write_if_changed(&dir.join(INDEX), &text)
+    write_if_changed(&dir.join(INDEX), &text)
 }
 
 /// A hash of everything an agent's generated code depends on, apart from the other agents
@@ -215,4 +215,13 @@ fn entry_of(value: &Value) -> Option<Entry> {
         signature,
         uses,
     })
+}
+
+/// Writes `text` to `path` unless the file holds it already, so its modification time, and
+/// what cargo and rustc decide from it, stay.
+pub(crate) fn write_if_changed(path: &Path, text: &str) -> Result<(), String> {
+    if std::fs::read(path).ok().as_deref() == Some(text.as_bytes()) {
+        return Ok(());
+    }
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
