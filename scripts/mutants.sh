@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Mutation testing of issue 33's decision points, one file at a time, each mutant run against
+# Mutation testing of issue 33's (and issue 31's) decision points, one file at a time, each mutant run against
 # the tests of the crates that pin that file (unit and integration tests; doc tests are left
 # out, see `.cargo/mutants.toml`). See TESTING.md for the rates.
 #
 #   scripts/mutants.sh [NAME...]    # NAME: markdown contract-checks codegen-checks compat
-#                                   #       core-store file-store sql-store (default: all)
+#                                   #       core-store file-store sql-store one-pass tape
+#                                   #       (default: all)
 #
 # Environment: MUTANTS_DIR (the tree to mutate, default this checkout), MUTANTS_OUT (where the
 # `mutants.out` of each NAME goes, default ./mutants), MUTANTS_ALL=1 to test every mutant of
@@ -24,11 +25,13 @@ table=(
   "core-store|agent-core/src/store.rs|agent-core,agent-store|--tests|(check_claim|check_save|next_record|renew_lease|is_runnable|make_room|take|MemoryStore>::claim_next)"
   "file-store|agent-store/src/file.rs|agent-store|--tests|FileStore"
   "sql-store|agent-store/src/lib.rs|agent-store|--tests|(into_record|checked_version|page_sql|is_identifier|int -> |Sql::upgrade)"
+  "one-pass|agent-contract/src/scan.rs|agent-contract|--lib|(in|replace) (object_entries|string_end|number_end|space|colon|Pass<'a>::(push|key|value|close)|Scanned::flaw)( |\$)"
+  "tape|agent-contract/src/json.rs|agent-contract|--lib|(Tape::read|TapeReader<'a>::(value|string|push|close)|TapeValue|TapeParts|HandOver|TapeWalk|RawVisitor>::visit_map)"
 )
 
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
-  names=(markdown contract-checks codegen-checks compat core-store file-store sql-store)
+  names=(markdown contract-checks codegen-checks compat core-store file-store sql-store one-pass tape)
 fi
 for name in "${names[@]}"; do
   found=0
