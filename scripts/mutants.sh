@@ -9,7 +9,9 @@
 #
 # Environment: MUTANTS_DIR (the tree to mutate, default this checkout), MUTANTS_OUT (where the
 # `mutants.out` of each NAME goes, default ./mutants), MUTANTS_ALL=1 to test every mutant of
-# the file rather than those of its decision points, and CARGO_TARGET_DIR (shared by every
+# the file rather than those of its decision points, MUTANTS_TIMEOUT (the floor of a mutant's
+# test timeout in seconds, default 120: lower it where the tests take seconds, so that each
+# mutant that loops costs less), and CARGO_TARGET_DIR (shared by every
 # mutant's build: point it at a warm target dir to skip a cold build per run).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -45,7 +47,7 @@ for name in "${names[@]}"; do
     # --no-config: the file, the test packages and the test arguments are this row's.
     (cd "$dir" && cargo mutants --no-config -j 1 --file "$file" "${filter[@]}" \
       --test-package "$packages" --cargo-test-arg="$args" \
-      --minimum-test-timeout 120 --output "$out/$key") || true
+      --minimum-test-timeout "${MUTANTS_TIMEOUT:-120}" --output "$out/$key") || true
   done
   [ "$found" = 1 ] || { echo "unknown NAME: $name" >&2; exit 2; }
 done
