@@ -495,6 +495,7 @@ pub fn value_depth_exceeds(value: &Value, limit: usize) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use serde::Deserialize;
 
     /// Each entry: key, value text, and the depth/number verdict with 0 to 3 levels of room.
     type Read = Option<Vec<(String, String, Vec<Result<(), Flaw>>)>>;
@@ -524,6 +525,13 @@ mod tests {
                 assert_eq!(
                     crate::json::written(on_tape),
                     serde_json::to_string(&crate::json::Walk(value)).ok(),
+                    "{value}"
+                );
+                // And a type reads from it what serde_json reads from the text: every part's
+                // place in the text is right, scalars' included.
+                assert_eq!(
+                    Value::deserialize(on_tape).ok(),
+                    serde_json::from_str::<Value>(value).ok(),
                     "{value}"
                 );
             }
