@@ -1373,6 +1373,16 @@ mod tests {
             .map(|i| format!("\"k{i}\": {i}, "))
             .collect();
         assert!(both_ways(&format!("{{{many}\"z\": 0}}")).2.is_none());
+        // An untyped object has its tape too, and so has either through a reference.
+        let text = r#"{"k": [1, {"x": "y"}], "n": null}"#;
+        let object: RawObject = serde_json::from_str(text).unwrap();
+        let json: RawJson = serde_json::from_str(text).unwrap();
+        for value in [object.value(), (&object).value(), (&json).value()] {
+            assert_eq!(
+                written(value.unwrap()).unwrap(),
+                r#"{"k":[1,{"x":"y"}],"n":null}"#
+            );
+        }
     }
 
     #[derive(Debug, PartialEq, serde::Deserialize)]
