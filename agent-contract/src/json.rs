@@ -1377,7 +1377,12 @@ mod tests {
         let text = r#"{"k": [1, {"x": "y"}], "n": null}"#;
         let object: RawObject = serde_json::from_str(text).unwrap();
         let json: RawJson = serde_json::from_str(text).unwrap();
-        for value in [object.value(), (&object).value(), (&json).value()] {
+        let by_ref = (&object, &json);
+        for value in [
+            object.value(),
+            Captured::value(&by_ref.0),
+            Captured::value(&by_ref.1),
+        ] {
             assert_eq!(
                 written(value.unwrap()).unwrap(),
                 r#"{"k":[1,{"x":"y"}],"n":null}"#
