@@ -1684,5 +1684,9 @@ mod tests {
         let nested = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
         assert!(has_tape(&nested(SCAN_DEPTH)));
         assert!(!has_tape(&nested(SCAN_DEPTH + 1)));
+        // In objects alike.
+        let in_objects = |n: usize| format!("{}1{}", "{\"a\": ".repeat(n), "}".repeat(n));
+        assert!(has_tape(&in_objects(SCAN_DEPTH)));
+        assert!(!has_tape(&in_objects(SCAN_DEPTH + 1)));
     }
 }
