@@ -1689,4 +1689,64 @@ mod tests {
         assert!(has_tape(&in_objects(SCAN_DEPTH)));
         assert!(!has_tape(&in_objects(SCAN_DEPTH + 1)));
     }
+
+    /// Untyped parts keep their part of the tape whichever way the walk reaches them: a map
+    /// type's values, and a visitor that asks for anything (an object or an array).
+    #[test]
+    fn untyped_parts_keep_their_tape_through_maps_and_any() {
+        /// What a visitor of anything reads: an object's or an array's untyped parts.
+        struct Parts(Vec<RawObject>);
+        impl<'de> Deserialize<'de> for Parts {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = Parts;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("an object or an array of objects")
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parts, A::Error> {
+                        let mut parts = Vec::new();
+                        while let Some((_, part)) = map.next_entry::<&str, RawObject>()? {
+                            parts.push(part);
+                        }
+                        Ok(Parts(parts))
+                    }
+                    fn visit_seq<A: de::SeqAccess<'de>>(
+                        self,
+                        mut seq: A,
+                    ) -> Result<Parts, A::Error> {
+                        let mut parts = Vec::new();
+                        while let Some(part) = seq.next_element::<RawObject>()? {
+                            parts.push(part);
+                        }
+                        Ok(Parts(parts))
+                    }
+                }
+                deserializer.deserialize_any(V)
+            }
+        }
+        let kept = |parts: &[RawObject]| {
+            assert_eq!(parts.len(), 2);
+            for part in parts {
+                assert!(part.tape_read(), "{}", part.get());
+                assert_eq!(
+                    written(part.value().unwrap()).unwrap(),
+                    serde_json::to_string(&Walk(part.get())).unwrap()
+                );
+            }
+        };
+        for text in [
+            r#"{"a": {"x": 1}, "b": {"y": [2, {}]}}"#,
+            r#"[{"x": 1}, {"y": [2, {}]}]"#,
+        ] {
+            let tape = Tape::read(text).unwrap();
+            let Parts(parts) = Parts::deserialize(TapeValue::on(text, &tape, 0)).unwrap();
+            kept(&parts);
+        }
+        let text = r#"{"a": {"x": 1}, "b": {"y": [2, {}]}}"#;
+        let tape = Tape::read(text).unwrap();
+        let map: std::collections::BTreeMap<&str, RawObject> =
+            Deserialize::deserialize(TapeValue::on(text, &tape, 0)).unwrap();
+        kept(&map.into_values().collect::<Vec<_>>());
+    }
 }
