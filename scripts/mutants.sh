@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Mutation testing of issue 33's decision points, one file at a time, each mutant run against
+# Mutation testing of issue 33's (and issue 31's) decision points, one file at a time, each mutant run against
 # the tests of the crates that pin that file (unit and integration tests; doc tests are left
 # out, see `.cargo/mutants.toml`). See TESTING.md for the rates.
 #
 #   scripts/mutants.sh [NAME...]    # NAME: markdown contract-checks codegen-checks compat
-#                                   #       core-store file-store sql-store (default: all)
+#                                   #       core-store file-store sql-store one-pass tape
+#                                   #       (default: all)
 #
 # Environment: MUTANTS_DIR (the tree to mutate, default this checkout), MUTANTS_OUT (where the
 # `mutants.out` of each NAME goes, default ./mutants), MUTANTS_ALL=1 to test every mutant of
-# the file rather than those of its decision points, and CARGO_TARGET_DIR (shared by every
+# the file rather than those of its decision points, MUTANTS_TIMEOUT (the floor of a mutant's
+# test timeout in seconds, default 120: lower it where the tests take seconds, so that each
+# mutant that loops costs less), and CARGO_TARGET_DIR (shared by every
 # mutant's build: point it at a warm target dir to skip a cold build per run).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -24,11 +27,13 @@ table=(
   "core-store|agent-core/src/store.rs|agent-core,agent-store|--tests|(check_claim|check_save|next_record|renew_lease|is_runnable|make_room|take|MemoryStore>::claim_next)"
   "file-store|agent-store/src/file.rs|agent-store|--tests|FileStore"
   "sql-store|agent-store/src/lib.rs|agent-store|--tests|(into_record|checked_version|page_sql|is_identifier|int -> |Sql::upgrade)"
+  "one-pass|agent-contract/src/scan.rs|agent-contract|--lib|(in|replace) (object_entries|string_end|number_end|space|colon|Pass<'a>::(push|key|value|close)|Scanned::flaw)( |\$)"
+  "tape|agent-contract/src/json.rs|agent-contract|--lib|(Tape::read|TapeReader<'a>::(value|string|push|close)|TapeValue|TapeParts|HandOver|TapeWalk|RawVisitor>::visit_map)"
 )
 
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
-  names=(markdown contract-checks codegen-checks compat core-store file-store sql-store)
+  names=(markdown contract-checks codegen-checks compat core-store file-store sql-store one-pass tape)
 fi
 for name in "${names[@]}"; do
   found=0
@@ -42,7 +47,7 @@ for name in "${names[@]}"; do
     # --no-config: the file, the test packages and the test arguments are this row's.
     (cd "$dir" && cargo mutants --no-config -j 1 --file "$file" "${filter[@]}" \
       --test-package "$packages" --cargo-test-arg="$args" \
-      --minimum-test-timeout 120 --output "$out/$key") || true
+      --minimum-test-timeout "${MUTANTS_TIMEOUT:-120}" --output "$out/$key") || true
   done
   [ "$found" = 1 ] || { echo "unknown NAME: $name" >&2; exit 2; }
 done

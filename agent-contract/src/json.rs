@@ -1373,6 +1373,21 @@ mod tests {
             .map(|i| format!("\"k{i}\": {i}, "))
             .collect();
         assert!(both_ways(&format!("{{{many}\"z\": 0}}")).2.is_none());
+        // An untyped object has its tape too, and so has either through a reference.
+        let text = r#"{"k": [1, {"x": "y"}], "n": null}"#;
+        let object: RawObject = serde_json::from_str(text).unwrap();
+        let json: RawJson = serde_json::from_str(text).unwrap();
+        let by_ref = (&object, &json);
+        for value in [
+            object.value(),
+            Captured::value(&by_ref.0),
+            Captured::value(&by_ref.1),
+        ] {
+            assert_eq!(
+                written(value.unwrap()).unwrap(),
+                r#"{"k":[1,{"x":"y"}],"n":null}"#
+            );
+        }
     }
 
     #[derive(Debug, PartialEq, serde::Deserialize)]
@@ -1573,5 +1588,165 @@ mod tests {
         let value = serde_json::json!({"k": [1, {"z": 1.5}]});
         let raw = RawJson::deserialize(&value).unwrap();
         assert_eq!(serde_json::from_str::<Value>(raw.get()).unwrap(), value);
+    }
+
+    /// The handed-over tape is taken only by the visitor of that very slice (same place, same
+    /// bytes), and only from a map of unknown size, as serde_json hands a raw value over.
+    #[test]
+    fn a_handed_tape_is_taken_only_for_its_own_slice() {
+        let plant = |at: &str, raw: &str| {
+            let handed = Handed {
+                at: at.as_ptr() as usize,
+                raw: RawValue::from_string(raw.to_owned()).unwrap(),
+                // Not the text's own tape: it writes `null` wherever it was taken.
+                tape: Tape::read("null").unwrap(),
+            };
+            HANDED.with(|slot| *slot.borrow_mut() = Some(handed));
+        };
+        let read = |raw: RawJson| (raw.get().to_owned(), written(raw.value().unwrap()).unwrap());
+        let text = r#"[1,"a"]"#;
+        let own = (text.to_owned(), text.to_owned());
+        plant(text, text);
+        let taken = (text.to_owned(), "null".to_owned());
+        assert_eq!(read(serde_json::from_str(text).unwrap()), taken);
+        // The same place with other bytes (a buffer used again): the text is copied.
+        plant(text, "[2]");
+        assert_eq!(read(serde_json::from_str(text).unwrap()), own);
+        // The same bytes elsewhere.
+        let elsewhere = text.to_owned();
+        plant(&elsewhere, text);
+        assert_eq!(read(serde_json::from_str(text).unwrap()), own);
+        // A map that knows its size is somebody's data: checked, and the tape left in place.
+        plant(text, text);
+        let map = de::value::MapDeserializer::<_, serde_json::Error>::new(std::iter::once((
+            RAW_TOKEN, text,
+        )));
+        assert_eq!(read(RawJson::deserialize(map).unwrap()), own);
+        assert!(HANDED.with(|slot| slot.borrow_mut().take()).is_some());
+    }
+
+    /// An untyped part of a call's typed input keeps its part of the call's tape (offsets
+    /// from its own text): written from it as from its text, and the tape is the one handed.
+    #[test]
+    fn an_untyped_part_keeps_its_part_of_the_tape() {
+        let text = r#" {"name": "n", "tags": ["A"], "extra": {"x": [1, {"y": "\u00e9"}], "z": {}}, "any": [true, [null, 0.60]], "ratio": 2}"#;
+        let tape = Tape::read(text).unwrap();
+        let probe: Probe = crate::checks::deserialize(TapeValue::on(text, &tape, 0)).unwrap();
+        let extra = probe.extra.unwrap();
+        let any = probe.any.unwrap();
+        assert_eq!(extra.get(), r#"{"x": [1, {"y": "\u00e9"}], "z": {}}"#);
+        assert_eq!(any.get(), "[true, [null, 0.60]]");
+        assert_eq!(
+            written(extra.value().unwrap()).unwrap(),
+            serde_json::to_string(&Walk(extra.get())).unwrap()
+        );
+        assert_eq!(
+            written(any.value().unwrap()).unwrap(),
+            r#"[true,[null,0.60]]"#
+        );
+        assert_eq!(
+            crate::to_markdown(&extra).unwrap(),
+            crate::to_markdown(&Walk(extra.get())).unwrap()
+        );
+    }
+
+    /// The tape's bounds: an object of `TAPE_KEYS` keys has one, of one more key not; the
+    /// count is per object, and the deepest value serde_json reads still has one.
+    #[test]
+    fn the_tape_bounds_are_exact() {
+        let keys = |n: usize| {
+            (0..n)
+                .map(|i| format!("\"k{i}\": {i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let has_tape = |text: &str| Tape::read(text).is_some();
+        assert!(has_tape(&format!("{{{}}}", keys(TAPE_KEYS))));
+        assert!(!has_tape(&format!("{{{}}}", keys(TAPE_KEYS + 1))));
+        assert!(has_tape(&format!(
+            "{{{}, \"in\": {{\"a\": 1, \"b\": {{\"c\": 2}}}}}}",
+            keys(TAPE_KEYS - 1)
+        )));
+        assert!(has_tape(&format!(
+            "[{{{}}}, {{{}}}]",
+            keys(TAPE_KEYS),
+            keys(TAPE_KEYS)
+        )));
+        let deepest = (1..200)
+            .map(|n| format!("{}1{}", "[".repeat(n), "]".repeat(n)))
+            .take_while(|text| serde_json::from_str::<Value>(text).is_ok())
+            .last()
+            .unwrap();
+        assert!(has_tape(&deepest), "{}", deepest.len());
+        let tape = Tape::read(&deepest).unwrap();
+        assert_eq!(written(TapeValue::on(&deepest, &tape, 0)).unwrap(), deepest);
+        // Its own guard: a scalar at `SCAN_DEPTH` levels is read, one level more is not.
+        let nested = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        assert!(has_tape(&nested(SCAN_DEPTH)));
+        assert!(!has_tape(&nested(SCAN_DEPTH + 1)));
+        // In objects alike.
+        let in_objects = |n: usize| format!("{}1{}", "{\"a\": ".repeat(n), "}".repeat(n));
+        assert!(has_tape(&in_objects(SCAN_DEPTH)));
+        assert!(!has_tape(&in_objects(SCAN_DEPTH + 1)));
+    }
+
+    /// Untyped parts keep their part of the tape whichever way the walk reaches them: a map
+    /// type's values, and a visitor that asks for anything (an object or an array).
+    #[test]
+    fn untyped_parts_keep_their_tape_through_maps_and_any() {
+        /// What a visitor of anything reads: an object's or an array's untyped parts.
+        struct Parts(Vec<RawObject>);
+        impl<'de> Deserialize<'de> for Parts {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = Parts;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("an object or an array of objects")
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parts, A::Error> {
+                        let mut parts = Vec::new();
+                        while let Some((_, part)) = map.next_entry::<&str, RawObject>()? {
+                            parts.push(part);
+                        }
+                        Ok(Parts(parts))
+                    }
+                    fn visit_seq<A: de::SeqAccess<'de>>(
+                        self,
+                        mut seq: A,
+                    ) -> Result<Parts, A::Error> {
+                        let mut parts = Vec::new();
+                        while let Some(part) = seq.next_element::<RawObject>()? {
+                            parts.push(part);
+                        }
+                        Ok(Parts(parts))
+                    }
+                }
+                deserializer.deserialize_any(V)
+            }
+        }
+        let kept = |parts: &[RawObject]| {
+            assert_eq!(parts.len(), 2);
+            for part in parts {
+                assert!(part.tape_read(), "{}", part.get());
+                assert_eq!(
+                    written(part.value().unwrap()).unwrap(),
+                    serde_json::to_string(&Walk(part.get())).unwrap()
+                );
+            }
+        };
+        for text in [
+            r#"{"a": {"x": 1}, "b": {"y": [2, {}]}}"#,
+            r#"[{"x": 1}, {"y": [2, {}]}]"#,
+        ] {
+            let tape = Tape::read(text).unwrap();
+            let Parts(parts) = Parts::deserialize(TapeValue::on(text, &tape, 0)).unwrap();
+            kept(&parts);
+        }
+        let text = r#"{"a": {"x": 1}, "b": {"y": [2, {}]}}"#;
+        let tape = Tape::read(text).unwrap();
+        let map: std::collections::BTreeMap<&str, RawObject> =
+            Deserialize::deserialize(TapeValue::on(text, &tape, 0)).unwrap();
+        kept(&map.into_values().collect::<Vec<_>>());
     }
 }

@@ -495,6 +495,7 @@ pub fn value_depth_exceeds(value: &Value, limit: usize) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use serde::Deserialize;
 
     /// Each entry: key, value text, and the depth/number verdict with 0 to 3 levels of room.
     type Read = Option<Vec<(String, String, Vec<Result<(), Flaw>>)>>;
@@ -524,6 +525,13 @@ mod tests {
                 assert_eq!(
                     crate::json::written(on_tape),
                     serde_json::to_string(&crate::json::Walk(value)).ok(),
+                    "{value}"
+                );
+                // And a type reads from it what serde_json reads from the text: every part's
+                // place in the text is right, scalars' included.
+                assert_eq!(
+                    Value::deserialize(on_tape).ok(),
+                    serde_json::from_str::<Value>(value).ok(),
                     "{value}"
                 );
             }
@@ -562,6 +570,56 @@ mod tests {
             [Err(Flaw::TooDeep), Err(Flaw::TooDeep), Ok(()), Ok(())]
         );
         assert_eq!(at(r#"{"a": [1e999]}"#), [Err(Flaw::OutOfRange); 4]);
+        // Past a double's range without an exponent: 400 digits are, 309 are not.
+        let (out, fits) = (Err(Flaw::OutOfRange), Ok(()));
+        for (digits, flaws) in [
+            (400, [out; 4]),
+            (309, [Err(Flaw::TooDeep), fits, fits, fits]),
+        ] {
+            let text = format!(r#"{{"a": [1{}]}}"#, "0".repeat(digits - 1));
+            assert_eq!(by_one_pass(&text), by_serde_json(&text), "{digits} digits");
+            assert_eq!(by_one_pass(&text).unwrap()[0].2, flaws, "{digits} digits");
+        }
+    }
+
+    /// The one pass gives a value its place on the tape exactly when the tape's own reader
+    /// (what an untyped value reads) covers it: no object past `TAPE_KEYS` keys, no escaped
+    /// or repeated key. A key repeats only within its own object.
+    #[test]
+    fn one_pass_covers_what_the_tape_reader_covers() {
+        use crate::json::{Captured, RawJson, TAPE_KEYS};
+        let keys = |n: usize| {
+            (0..n)
+                .map(|i| format!("\"k{i}\": {i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let values = [
+            format!("{{{}}}", keys(TAPE_KEYS)),
+            format!("{{{}}}", keys(TAPE_KEYS + 1)),
+            format!("[1, {{{}}}]", keys(TAPE_KEYS + 1)),
+            format!("{{\"a\": {{{}}}, \"b\": 1}}", keys(TAPE_KEYS)),
+            format!(
+                "{{\"a\": {{{}}}, {}}}",
+                keys(TAPE_KEYS),
+                keys(TAPE_KEYS - 1)
+            ),
+            format!("{{\"a\": {{{}}}, {}}}", keys(2), keys(TAPE_KEYS)),
+            r#"{"a\"b": 1}"#.to_owned(),
+            r#"{"b": {"a\u0062": 1}}"#.to_owned(),
+            r#"{"a": 1, "a": 2}"#.to_owned(),
+            r#"{"a": {"b": 1, "b": 2}}"#.to_owned(),
+            r#"{"a": {"a": 1}, "b": {"a": 2}}"#.to_owned(),
+            r#"[{"a": 1}, {"a": 2}]"#.to_owned(),
+            r#"{"a": {"b": 1}, "b": 2}"#.to_owned(),
+            r#"["a\n", {"k": "v"}]"#.to_owned(),
+        ];
+        for value in values {
+            let text = format!(r#"{{"v": {value}}}"#);
+            let (entries, _) = object_entries(&text).unwrap();
+            let raw: RawJson = serde_json::from_str(&value).unwrap();
+            assert_eq!(entries[0].3.is_some(), raw.value().is_some(), "{value}");
+        }
     }
 
     #[test]
@@ -581,6 +639,9 @@ mod tests {
             r#"{"a": .5}"#,
             r#"{"a": +1}"#,
             "{\"a\": \"\u{1}\"}",
+            // Two control characters in one stretch: each alone refuses the string.
+            "{\"a\": \"\u{1}\u{1f}\"}",
+            "{\"a\": \"x\u{1}y\u{1}\"}",
             r#"{"a": "\q"}"#,
             r#"{"a": "\u12g4"}"#,
             r#"{"a": "open}"#,
