@@ -772,7 +772,7 @@ impl Serialize for RawToken<'_> {
 /// so a walk steps over a whole value without reading it. Only for text whose objects have
 /// plain keys (no escape) each written once: a repeated key, which serde_json resolves
 /// (first place, last value), is left to [`Walk`] and to serde_json.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct Tape(pub(crate) Vec<Tok>);
 
 /// One part of a [`Tape`]: where it stands in the text (a string with its quotes), how many
