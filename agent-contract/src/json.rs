@@ -192,17 +192,8 @@ impl PartialEq for RawObject {
     }
 }
 
-impl Serialize for RawJson {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serialize_captured(self, serializer)
-    }
-}
-
-impl Serialize for RawObject {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serialize_captured(self, serializer)
-    }
-}
+// `RawJson` and `RawObject` serialize in `markdown`, which takes their tape over when it is
+// the serializer (see `markdown::Handover`).
 
 /// An untyped value's text, with its tape read once, when first asked for, and kept: the
 /// checks that read the value as a producer's type and the render that writes it both walk
@@ -256,17 +247,6 @@ fn tape_value<'t>(text: &'t str, tape: &'t OnceLock<Option<Tape>>) -> Option<Tap
         at: 0,
         keep: false,
     })
-}
-
-/// Writes a captured value from its tape, or from its text when it has none.
-fn serialize_captured<S: Serializer>(
-    raw: &impl Captured,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    match raw.value() {
-        Some(value) => TapeWalk(value).serialize(serializer),
-        None => Walk(raw.text()).serialize(serializer),
-    }
 }
 
 impl<'de> Deserialize<'de> for RawJson {
@@ -1033,6 +1013,52 @@ impl<'t> TapeValue<'t> {
     }
 }
 
+/// The parts of a value on a tape, for a writer that walks it without serde (`|markdown`).
+impl<'t> TapeValue<'t> {
+    /// What this value is.
+    pub(crate) fn kind(&self) -> Kind {
+        self.tok().kind
+    }
+
+    /// This value's text as written: a string with its quotes.
+    pub(crate) fn text(&self) -> &'t str {
+        self.text_of(self.tok())
+    }
+
+    /// A plain string ([`Kind::Str`]) without its quotes: its value, since it has no escape.
+    pub(crate) fn unquoted(&self) -> &'t str {
+        self.key(self.at)
+    }
+
+    /// An object's entries in document order, each key a plain string (see [`Tape`]); none
+    /// for anything else.
+    pub(crate) fn entries(self) -> impl Iterator<Item = (&'t str, TapeValue<'t>)> {
+        let len = self.container_len(Kind::Object);
+        let mut at = self.at + 1;
+        (0..len).map(move |_| {
+            let entry = (self.key(at), self.at(at + 1));
+            at = self.toks[at + 1].next as usize;
+            entry
+        })
+    }
+
+    /// An array's items; none for anything else.
+    pub(crate) fn items(self) -> impl Iterator<Item = TapeValue<'t>> {
+        let len = self.container_len(Kind::Array);
+        let mut at = self.at + 1;
+        (0..len).map(move |_| {
+            let item = self.at(at);
+            at = self.toks[at].next as usize;
+            item
+        })
+    }
+
+    fn container_len(&self, kind: Kind) -> u32 {
+        let tok = self.tok();
+        if tok.kind == kind { tok.len } else { 0 }
+    }
+}
+
 /// A value on a tape as compact JSON (what [`Walk`] writes of its text), for tests.
 #[cfg(test)]
 pub(crate) fn written(value: TapeValue<'_>) -> Option<String> {
@@ -1040,7 +1066,7 @@ pub(crate) fn written(value: TapeValue<'_>) -> Option<String> {
 }
 
 /// Writes a [`TapeValue`] exactly as [`Walk`] writes its text.
-struct TapeWalk<'t>(TapeValue<'t>);
+pub(crate) struct TapeWalk<'t>(pub(crate) TapeValue<'t>);
 
 impl Serialize for TapeWalk<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

@@ -107,6 +107,11 @@ impl std::fmt::Debug for ToolCall {
 }
 
 impl ToolCall {
+    /// The length of the text the call was read from.
+    pub(crate) fn text_len(&self) -> usize {
+        self.text.len()
+    }
+
     /// Parses kwargs text within `limits`: the size is checked before parsing, the depth, the
     /// number of values and the range of numbers on the text of each entry, so an oversized
     /// or 100,000-deep input costs no stack.

@@ -159,6 +159,13 @@ pub mod __private {
         crate::markdown::escape_text(&call.task)
     }
 
+    /// Room for a call's prompt, so it is written without regrowing: the template's own
+    /// size hint and the call's length, close to that of the markdown of what the call holds
+    /// (the plan generator's pretty-printed fixture: 3,177 bytes of JSON, 2,390 of markdown).
+    pub fn prompt_capacity(call: &ToolCall, hint: usize) -> usize {
+        hint.saturating_add(call.text_len())
+    }
+
     /// Maps askama's error to the agent's prompt error.
     pub fn prompt_error(agent: &str, source: askama::Error) -> crate::prompt::PromptError {
         crate::prompt::PromptError {

@@ -10,6 +10,7 @@
 //! key is indented to its item's content column, and a line that would open a block (heading,
 //! list item, rule, fence, quote, HTML block, table row) has that opening escaped.
 
+use crate::json::{Captured, Kind, RawJson, RawObject, TapeValue, TapeWalk, Text, Walk};
 use serde::ser::{self, Serialize};
 use std::fmt::{self, Write as _};
 
@@ -113,6 +114,13 @@ impl<'o> Md<'o> {
         self.begin_line();
         match &self.slot {
             Slot::Root => Start::Block,
+            Slot::Key(key) if line_end(key).is_none() => {
+                // One line, the common case: written as it stands (it is inline).
+                self.out.push_str("- **");
+                self.out.push_str(key);
+                self.out.push_str("**: ");
+                Start::Inline
+            }
             Slot::Key(key) => {
                 self.out.push_str("- **");
                 match stars_only_first_line(key) {
@@ -145,17 +153,33 @@ impl<'o> Md<'o> {
     }
 
     fn text_after_prefix(&mut self, start: Start, text: &str) {
-        let column = match self.slot {
+        let column = self.column(lines(text).next().unwrap_or_default());
+        write_text(self.out, text, column, start);
+    }
+
+    /// The column of the lines after the first of a text whose first line is `first`.
+    fn column(&self, first: &str) -> usize {
+        match self.slot {
             Slot::Root => self.indent,
             Slot::Key(_) => self.indent + 2,
             Slot::Index(_) => {
-                let first = lines(text).next().unwrap_or_default();
                 let blanks = leading_width(first, self.indent + 2);
                 // One to three columns of blanks after `- ` move the item's content column.
                 self.indent + 2 + if blanks <= 3 { blanks } else { 0 }
             }
-        };
-        write_text(self.out, text, column, start);
+        }
+    }
+
+    /// A scalar known to hold no line break (a tape's plain string, since JSON escapes every
+    /// control character, or a number): what [`Md::string`] writes, without looking for one.
+    fn line(mut self, text: &str) -> Result<(), MarkdownError> {
+        if text.chars().all(is_blank) {
+            return self.string(text);
+        }
+        let start = self.prefix();
+        let opening = first_line_opening(text, self.column(text), start);
+        push_escaped(self.out, text, opening);
+        Ok(())
     }
 
     /// A scalar that `write` appends straight to the output, without an intermediate `String`.
@@ -217,6 +241,163 @@ impl<'o> Md<'o> {
     }
 }
 
+impl Md<'_> {
+    /// Writes a value from its tape, as the serde route writes the same text ([`TapeWalk`]
+    /// through this serializer) but without it: keys and strings are borrowed from the text,
+    /// numbers written as they stand.
+    fn tape(self, value: TapeValue<'_>) -> Result<(), MarkdownError> {
+        match value.kind() {
+            Kind::Object => {
+                let mut map = self.compound();
+                for (key, value) in value.entries() {
+                    map.child(Slot::Key(key)).tape(value)?;
+                }
+                map.finish()
+            }
+            Kind::Array => {
+                let mut seq = self.compound();
+                for value in value.items() {
+                    let index = seq.count;
+                    seq.child(Slot::Index(index)).tape(value)?;
+                }
+                seq.finish()
+            }
+            Kind::Str => self.line(value.unquoted()),
+            Kind::Escaped => {
+                let Text(text) = serde_json::from_str(value.text()).map_err(ser::Error::custom)?;
+                self.string(&text)
+            }
+            Kind::Number => self.line(value.text()),
+            Kind::True => self.line("true"),
+            Kind::False => self.line("false"),
+            Kind::Null => self.line("null"),
+        }
+    }
+
+    /// A captured value ([`Handover`]) writes itself from its tape: this writer's state goes
+    /// to it through [`PENDING`] and comes back with what it wrote, since serde hands a
+    /// serializer nothing but the data model.
+    fn take_over<T: Serialize + ?Sized>(self, value: &T) -> Result<(), MarkdownError> {
+        let slot = match self.slot {
+            Slot::Root => Held::Root,
+            Slot::Index(i) => Held::Index(i),
+            Slot::Key(key) => {
+                let mut held = pooled_key();
+                held.push_str(key);
+                Held::Key(held)
+            }
+        };
+        PENDING.set(Some(Pending {
+            out: std::mem::take(self.out),
+            start: self.start,
+            indent: self.indent,
+            slot,
+            written: None,
+        }));
+        // `Handover` answers this writer with `serialize_unit_struct(TAPE_TOKEN)`: nothing is
+        // written to it.
+        let mut unused = String::new();
+        let handed = value.serialize(Md {
+            out: &mut unused,
+            start: 0,
+            indent: 0,
+            slot: Slot::Root,
+        });
+        let Some(pending) = PENDING.take() else {
+            return Err(MarkdownError("a captured value kept the output".into()));
+        };
+        *self.out = pending.out;
+        if let Held::Key(key) = pending.slot {
+            pool_key(key);
+        }
+        handed?;
+        match pending.written {
+            Some(written) => written,
+            // Not a `Handover` after all: the serde route.
+            None => value.serialize(self),
+        }
+    }
+}
+
+/// A serde name no one else uses: a captured value that has a tape serializes as a newtype
+/// struct of this name, and this writer, seeing it, takes the tape over.
+const TAPE_TOKEN: &str = "$agent_contract::private::Tape";
+
+/// Where a value being handed over stands: [`Slot`], owned.
+enum Held {
+    Root,
+    Key(String),
+    Index(usize),
+}
+
+/// The state of a [`Md`] while a captured value writes itself.
+struct Pending {
+    out: String,
+    start: usize,
+    indent: usize,
+    slot: Held,
+    /// How the captured value's writing ended, once it has.
+    written: Option<Result<(), MarkdownError>>,
+}
+
+thread_local! {
+    /// The writer waiting for a [`Handover`] to write itself; empty otherwise.
+    static PENDING: std::cell::Cell<Option<Pending>> = const { std::cell::Cell::new(None) };
+}
+
+/// A captured value ([`RawJson`], [`RawObject`]) that has a tape, as a serde value: any
+/// serializer gets [`TapeWalk`]; this writer, when it is the one waiting, gets the value
+/// written from the tape directly.
+struct Handover<'t>(TapeValue<'t>);
+
+impl Serialize for Handover<'_> {
+    fn serialize<S: ser::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match PENDING.take() {
+            Some(mut pending) => {
+                let md = Md {
+                    out: &mut pending.out,
+                    start: pending.start,
+                    indent: pending.indent,
+                    slot: match &pending.slot {
+                        Held::Root => Slot::Root,
+                        Held::Key(key) => Slot::Key(key),
+                        Held::Index(i) => Slot::Index(*i),
+                    },
+                };
+                pending.written = Some(md.tape(self.0));
+                PENDING.set(Some(pending));
+                serializer.serialize_unit_struct(TAPE_TOKEN)
+            }
+            None => TapeWalk(self.0).serialize(serializer),
+        }
+    }
+}
+
+/// A captured value serializes from its tape (handed over to this writer, see [`Handover`]),
+/// or from its text when it has none. Here rather than in `json`, beside the writer it hands
+/// its tape to.
+fn serialize_captured<S: ser::Serializer>(
+    raw: &impl Captured,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match raw.value() {
+        Some(value) => serializer.serialize_newtype_struct(TAPE_TOKEN, &Handover(value)),
+        None => Walk(raw.text()).serialize(serializer),
+    }
+}
+
+impl Serialize for RawJson {
+    fn serialize<S: ser::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serialize_captured(self, serializer)
+    }
+}
+
+impl Serialize for RawObject {
+    fn serialize<S: ser::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serialize_captured(self, serializer)
+    }
+}
+
 struct Compound<'o> {
     md: Md<'o>,
     child_indent: usize,
@@ -241,17 +422,28 @@ thread_local! {
 
 impl Drop for Compound<'_> {
     fn drop(&mut self) {
-        let mut key = std::mem::take(&mut self.key);
-        // A long key's buffer is not kept.
-        if (1..=256).contains(&key.capacity()) {
-            key.clear();
-            let _ = KEYS.try_with(|keys| {
-                let mut keys = keys.borrow_mut();
-                if keys.len() < 64 {
-                    keys.push(key);
-                }
-            });
-        }
+        pool_key(std::mem::take(&mut self.key));
+    }
+}
+
+/// A key buffer kept from an earlier map, or a new one.
+fn pooled_key() -> String {
+    KEYS.try_with(|keys| keys.borrow_mut().pop())
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// Keeps `key`'s buffer for the next map, unless it is long (or was never allocated).
+fn pool_key(mut key: String) {
+    if (1..=256).contains(&key.capacity()) {
+        key.clear();
+        let _ = KEYS.try_with(|keys| {
+            let mut keys = keys.borrow_mut();
+            if keys.len() < 64 {
+                keys.push(key);
+            }
+        });
     }
 }
 
@@ -636,7 +828,11 @@ impl<'o> ser::Serializer for Md<'o> {
     fn serialize_unit(self) -> Result<(), MarkdownError> {
         self.scalar("null")
     }
-    fn serialize_unit_struct(self, _: &'static str) -> Result<(), MarkdownError> {
+    fn serialize_unit_struct(self, name: &'static str) -> Result<(), MarkdownError> {
+        if name == TAPE_TOKEN {
+            // A [`Handover`] that wrote its value already.
+            return Ok(());
+        }
         self.scalar("null")
     }
     fn serialize_unit_variant(
@@ -649,9 +845,12 @@ impl<'o> ser::Serializer for Md<'o> {
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
-        _: &'static str,
+        name: &'static str,
         value: &T,
     ) -> Result<(), MarkdownError> {
+        if name == TAPE_TOKEN {
+            return self.take_over(value);
+        }
         value.serialize(self)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
@@ -758,11 +957,7 @@ impl ser::SerializeMap for Compound<'_> {
         if self.key.capacity() == 0 {
             // A map's first key: a buffer kept from an earlier map (arrays and numbers, which
             // also go through here, never take one).
-            self.key = KEYS
-                .try_with(|keys| keys.borrow_mut().pop())
-                .ok()
-                .flatten()
-                .unwrap_or_default();
+            self.key = pooled_key();
         }
         self.key.clear();
         key.serialize(TextInto(&mut self.key))?;
@@ -827,7 +1022,7 @@ impl ser::SerializeStructVariant for Compound<'_> {
 fn raw_value(md: Md<'_>, text: &str) -> Result<(), MarkdownError> {
     match text.trim_start().as_bytes().first() {
         Some(b'-' | b'0'..=b'9') => md.scalar(text.trim()),
-        _ => crate::json::Walk(text).serialize(md),
+        _ => Walk(text).serialize(md),
     }
 }
 

@@ -207,14 +207,15 @@ pub(crate) fn object_entries(text: &str) -> Option<(Vec<TopEntry<'_>>, Tape)> {
         return None;
     }
     at = space(bytes, at + 1);
-    let mut entries = Vec::new();
+    let mut entries = Vec::with_capacity(8);
     let mut pass = Pass {
         text,
         // A part takes at least two bytes of text (`0,`); most take more: room for most
         // calls without regrowing, never more than the text is long.
         toks: Vec::with_capacity(text.len() / 8),
-        keys: Vec::new(),
-        open: Vec::new(),
+        // Room for the keys and containers open at once in most calls, allocated once.
+        keys: Vec::with_capacity(32),
+        open: Vec::with_capacity(16),
     };
     if bytes.get(at) == Some(&b'}') {
         at += 1;

@@ -374,7 +374,12 @@ fn prompt_template(
     let render = quote! {
         let task = #runtime::__private::prompt_task(call);
         let prompt = UserPrompt { task: &task, __agent_input: input };
-        #askama::Template::render(&prompt)
+        let mut out = ::std::string::String::with_capacity(#runtime::__private::prompt_capacity(
+            call,
+            <UserPrompt<'_> as #askama::Template>::SIZE_HINT,
+        ));
+        #askama::Template::render_into(&prompt, &mut out)
+            .map(|()| out)
             .map_err(|e| #runtime::__private::prompt_error(<Self as #runtime::Agent>::NAME, e))
     };
     (items, render)

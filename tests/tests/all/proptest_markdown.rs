@@ -287,3 +287,40 @@ proptest! {
         agent_fuzz::check_default_prompt(&call, &prompt);
     }
 }
+
+/// `value` at the root, as an array item, under a key and two arrays deep, through serde.
+fn in_every_slot<T: serde::Serialize>(value: &T, key: &str) -> String {
+    let keyed: std::collections::BTreeMap<&str, &T> = [(key, value)].into();
+    let rendered = [
+        to_markdown(value),
+        to_markdown(&[value]),
+        to_markdown(&keyed),
+        to_markdown(&[[value]]),
+        to_markdown(&(1, value, "x")),
+    ];
+    rendered.map(Result::unwrap).join("\n====\n")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// A captured value writes itself from its tape (`RawJson` hands the tape to `|markdown`)
+    /// exactly as serde_json's `RawValue` of the same text is written, through `Walk`, in
+    /// every slot, from compact and pretty text alike.
+    #[test]
+    fn a_captured_value_renders_from_its_tape_as_from_its_text(
+        value in json_value(),
+        key in text(),
+    ) {
+        for text in [value.to_string(), serde_json::to_string_pretty(&value).unwrap()] {
+            let raw: agent_core::RawJson = serde_json::from_str(&text).unwrap();
+            let walked: Box<serde_json::value::RawValue> = serde_json::from_str(&text).unwrap();
+            prop_assert_eq!(
+                in_every_slot(&raw, &key),
+                in_every_slot(&walked, &key),
+                "text: {}",
+                text
+            );
+        }
+    }
+}
