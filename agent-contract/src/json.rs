@@ -1053,10 +1053,52 @@ impl<'t> TapeValue<'t> {
         })
     }
 
+    /// The `Value` serde_json builds from this value's text, built from the tape: keys and
+    /// plain strings copied as they stand, a small integer parsed here, any other scalar read
+    /// by serde_json from its own text (so the numbers are serde_json's, whatever its
+    /// features). The tape holds no repeated key, so inserting in document order gives
+    /// serde_json's map.
+    pub(crate) fn to_value(self) -> Result<Value, serde_json::Error> {
+        Ok(match self.kind() {
+            Kind::Object => {
+                let mut map = serde_json::Map::new();
+                for (key, value) in self.entries() {
+                    map.insert(key.to_owned(), value.to_value()?);
+                }
+                Value::Object(map)
+            }
+            Kind::Array => {
+                let mut items = Vec::with_capacity(self.container_len(Kind::Array) as usize);
+                for item in self.items() {
+                    items.push(item.to_value()?);
+                }
+                Value::Array(items)
+            }
+            Kind::Str => Value::String(self.unquoted().to_owned()),
+            Kind::Escaped => Value::String(serde_json::from_str(self.text())?),
+            Kind::Number => Value::Number(number(self.text())?),
+            Kind::True => Value::Bool(true),
+            Kind::False => Value::Bool(false),
+            Kind::Null => Value::Null,
+        })
+    }
+
     fn container_len(&self, kind: Kind) -> u32 {
         let tok = self.tok();
         if tok.kind == kind { tok.len } else { 0 }
     }
+}
+
+/// A JSON number's text as serde_json reads it. Up to 19 digits without a sign or fraction
+/// always fit a `u64`, which is what serde_json makes of them (and, with its
+/// `arbitrary_precision`, the same text, since JSON's grammar allows no leading zero).
+fn number(text: &str) -> Result<serde_json::Number, serde_json::Error> {
+    if (1..=19).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit()) {
+        if let Ok(n) = text.parse::<u64>() {
+            return Ok(n.into());
+        }
+    }
+    text.parse()
 }
 
 /// A value on a tape as compact JSON (what [`Walk`] writes of its text), for tests.
@@ -1377,6 +1419,26 @@ mod tests {
         );
         assert_eq!(from_tape, from_text, "{text}");
         (from_tape.0, from_tape.1, raw.value().map(|_| from_text))
+    }
+
+    #[test]
+    fn a_tape_builds_the_value_serde_json_builds() {
+        for text in [
+            r#"{"b": 0.60, "a": [1e5, -0, "x\"\\\n", {"c": null, "d": true, "e": false}], "f": {}, "g": []}"#,
+            "[0, 7, -5, 1.5, -1.5, 10, 1E2, 1e-2, -9223372036854775808, -9223372036854775809]",
+            "[9999999999999999999, 18446744073709551615, 18446744073709551616, 123456789012345678901]",
+            " [ \"é\\u00e9\" , \"plain\" ] ",
+            r#"{"z": {"y": [[], {}, [{"x": "w"}]]}, "a": 1}"#,
+            "\"only a string\"",
+            "12.50",
+        ] {
+            let tape = Tape::read(text).expect("a tape");
+            let built = TapeValue::on(text, &tape, 0).to_value().unwrap();
+            let read: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(built, read, "{text}");
+            // Each number of the same kind (u64, i64, f64) as serde_json's, not only equal.
+            assert_eq!(built.to_string(), read.to_string(), "{text}");
+        }
     }
 
     #[test]

@@ -9,7 +9,6 @@ use crate::retry::{ErrorKind, PathSegment, RetryError};
 use crate::scan::{
     Exceeded, Flaw, Scanned, object_entries, scan_value, text_depth, text_exceeds, text_values,
 };
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -264,7 +263,7 @@ impl ToolCall {
                     // was split, so it parses; `null` stands in for what cannot happen. A
                     // value on the tape is built from it, without reading its text again.
                     let value = match value {
-                        Read::Tape(value) => Value::deserialize(value),
+                        Read::Tape(value) => value.to_value(),
                         Read::Text(text) => serde_json::from_str(text),
                     };
                     (key.to_owned(), value.unwrap_or(Value::Null))
