@@ -1093,10 +1093,11 @@ impl<'t> TapeValue<'t> {
 /// always fit a `u64`, which is what serde_json makes of them (and, with its
 /// `arbitrary_precision`, the same text, since JSON's grammar allows no leading zero).
 fn number(text: &str) -> Result<serde_json::Number, serde_json::Error> {
-    if (1..=19).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit()) {
-        if let Ok(n) = text.parse::<u64>() {
-            return Ok(n.into());
-        }
+    if (1..=19).contains(&text.len())
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && let Ok(n) = text.parse::<u64>()
+    {
+        return Ok(n.into());
     }
     text.parse()
 }
