@@ -1159,11 +1159,59 @@ macro_rules! by_serde_json {
 impl<'t> Deserializer<'t> for TapeValue<'t> {
     type Error = serde_json::Error;
 
+    // A plain string, a boolean and `null` are visited as serde_json visits them (a string
+    // without escape is borrowed from the text); numbers and escaped strings go to serde_json,
+    // whose features decide what they become.
     fn deserialize_any<V: Visitor<'t>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
         match self.tok().kind {
             Kind::Object => visitor.visit_map(TapeParts::new(self)),
             Kind::Array => visitor.visit_seq(TapeParts::new(self)),
-            _ => (&mut self.json()).deserialize_any(visitor),
+            Kind::Str => visitor.visit_borrowed_str(self.unquoted()),
+            Kind::True => visitor.visit_bool(true),
+            Kind::False => visitor.visit_bool(false),
+            Kind::Null => visitor.visit_unit(),
+            Kind::Escaped | Kind::Number => (&mut self.json()).deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_str<V: Visitor<'t>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
+        match self.tok().kind {
+            Kind::Str => visitor.visit_borrowed_str(self.unquoted()),
+            _ => (&mut self.json()).deserialize_str(visitor),
+        }
+    }
+
+    fn deserialize_string<V: Visitor<'t>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_identifier<V: Visitor<'t>>(
+        self,
+        visitor: V,
+    ) -> Result<V::Value, serde_json::Error> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_bool<V: Visitor<'t>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
+        match self.tok().kind {
+            Kind::True => visitor.visit_bool(true),
+            Kind::False => visitor.visit_bool(false),
+            _ => (&mut self.json()).deserialize_bool(visitor),
+        }
+    }
+
+    fn deserialize_enum<V: Visitor<'t>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, serde_json::Error> {
+        match self.tok().kind {
+            // A unit variant by its name, as serde_json reads a string here.
+            Kind::Str => {
+                visitor.visit_enum(de::value::BorrowedStrDeserializer::new(self.unquoted()))
+            }
+            _ => (&mut self.json()).deserialize_enum(name, variants, visitor),
         }
     }
 
@@ -1234,7 +1282,6 @@ impl<'t> Deserializer<'t> for TapeValue<'t> {
     }
 
     by_serde_json!(
-        deserialize_bool(),
         deserialize_i8(),
         deserialize_i16(),
         deserialize_i32(),
@@ -1248,16 +1295,12 @@ impl<'t> Deserializer<'t> for TapeValue<'t> {
         deserialize_f32(),
         deserialize_f64(),
         deserialize_char(),
-        deserialize_str(),
-        deserialize_string(),
         deserialize_bytes(),
         deserialize_byte_buf(),
         deserialize_unit(),
         deserialize_unit_struct(name: &'static str),
         deserialize_tuple(len: usize),
         deserialize_tuple_struct(name: &'static str, len: usize),
-        deserialize_enum(name: &'static str, variants: &'static [&'static str]),
-        deserialize_identifier(),
     );
 }
 
