@@ -1535,6 +1535,10 @@ mod tests {
         any: Option<RawJson>,
         #[serde(default)]
         ratio: Option<f64>,
+        #[serde(default)]
+        flag: Option<bool>,
+        #[serde(default)]
+        misc: Option<Value>,
     }
 
     #[derive(Debug, PartialEq, serde::Deserialize)]
@@ -1570,6 +1574,19 @@ mod tests {
             same_read(r#"{"name": "n", "count": null}"#).unwrap().count,
             None
         );
+        // Plain strings, booleans and null, which the tape visits itself.
+        let read = same_read(
+            r#"{"name": "plain", "flag": false, "tags": ["AA"], "misc": {"a": "b", "c": [true, false, null, "x\ny", 1, -0]}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (read.name.as_str(), read.flag, &read.tags[..]),
+            ("plain", Some(false), &[Level::Aa][..])
+        );
+        assert_eq!(
+            read.misc.unwrap().to_string(),
+            r#"{"a":"b","c":[true,false,null,"x\ny",1,-0.0]}"#
+        );
         for wrong in [
             r#"{"name": "n", "count": 300}"#,
             r#"{"name": "n", "count": -1}"#,
@@ -1577,6 +1594,13 @@ mod tests {
             r#"{"name": 1}"#,
             r#"{"name": "n", "tags": ["B"]}"#,
             r#"{"name": "n", "tags": "A"}"#,
+            r#"{"name": "n", "tags": ["C"]}"#,
+            r#"{"name": "n", "tags": [true]}"#,
+            r#"{"name": "n", "tags": [{"A": 1}]}"#,
+            r#"{"name": "n", "flag": "true"}"#,
+            r#"{"name": "n", "flag": 1}"#,
+            r#"{"name": true}"#,
+            r#"{"name": null}"#,
             r#"{"name": "n", "extra": [1]}"#,
             r#"{"name": "n", "other": 1}"#,
             r#"{"count": 1}"#,
