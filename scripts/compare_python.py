@@ -11,7 +11,7 @@ put a build of another commit beside it. The payloads are the seed fixture
 (tests/fixtures/plan_generator/kwargs.json) and the 200 KB synthetic kwargs, written once by the
 first binary's `payload` subcommand (or by `after`'s when the first has none), so every
 process reads the same bytes. Each of `--processes` passes runs, per payload, every Rust
-binary's `bench`, then `python_pipeline.py` (the seeds' Python) and `pydantic_pipeline.py`
+binary's `bench` on the valid call and on the invalid one (`--without target_url`), then `python_pipeline.py` (the seeds' Python) and `pydantic_pipeline.py`
 (what a Python user would pick today: pydantic v2 from the JSON text), each in a process of its own, so machine noise
 hits all alike; the figures are medians over passes. Prints one markdown table.
 """
@@ -53,6 +53,8 @@ def main():
         for name, path in payloads.items():
             for who, binary in bins.items():
                 runs[(name, who)].append(run_json([binary, "bench", "plan_generator_agent", str(path)]))
+                invalid = [binary, "bench", "plan_generator_agent", str(path), "--without", "target_url"]
+                runs.setdefault((name, f"{who} invalid"), []).append(run_json(invalid))
             runs[(name, "python")].append(run_json([sys.executable, str(ROOT / "scripts" / "python_pipeline.py"), str(path)]))
             runs[(name, "pydantic")].append(run_json([sys.executable, str(ROOT / "scripts" / "pydantic_pipeline.py"), str(path)]))
             print(f"pass {n + 1}/{processes}: {name} done", file=sys.stderr)
@@ -75,6 +77,17 @@ def main():
                 f"{med(py, 'python_ns') / med(rs, 'pipeline_ns'):.1f}",
                 f"{med(pd, 'pydantic_ns') / med(rs, 'pipeline_ns'):.1f}",
             ]
+        print("| " + " | ".join(cells) + " |")
+
+    # The invalid call (the same payload without `target_url`), timed in the same passes.
+    print()
+    print("| payload | " + " | ".join(f"{w} invalid ns | {w} Value floor ns | {w} invalid / floor" for w in bins) + " |")
+    print("|---|" + "---:|---:|---:|" * len(bins))
+    for name in payloads:
+        cells = [name]
+        for who in bins:
+            rs = runs[(name, f"{who} invalid")]
+            cells += [f"{med(rs, 'pipeline_ns'):,.0f}", f"{med(rs, 'floor_ns'):,.0f}", f"{med(rs, 'ratio'):.2f}"]
         print("| " + " | ".join(cells) + " |")
 
 

@@ -244,12 +244,58 @@ pub(crate) fn object_entries(text: &str) -> Option<(Vec<TopEntry<'_>>, Tape)> {
     (space(bytes, at) == bytes.len()).then_some((entries, Tape(pass.toks)))
 }
 
-/// The first byte at or after `at` that is not JSON whitespace.
+/// The first byte at or after `at` that is not JSON whitespace. After a whitespace byte,
+/// spaces are stepped over eight at a time: pretty-printed JSON indents each line with a run
+/// of them.
 fn space(bytes: &[u8], mut at: usize) -> usize {
     while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(at) {
         at += 1;
+        while let Some(word) = word_at(bytes, at) {
+            let other = word ^ (ONES * u64::from(b' '));
+            if other != 0 {
+                // The first byte that is not a space (little-endian: the lowest).
+                at += (other.trailing_zeros() / 8) as usize;
+                break;
+            }
+            at += 8;
+        }
     }
     at
+}
+
+const ONES: u64 = u64::from_ne_bytes([1; 8]);
+const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+
+/// The eight bytes at `at` as a little-endian word (the first byte lowest), if there are eight.
+fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
+    let chunk: [u8; 8] = bytes.get(at..at + 8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(chunk))
+}
+
+/// A word with the high bit set in each byte of `word` below `n` (`n` at most 0x80), and
+/// perhaps in bytes above the first such one (a borrow): the lowest set bit is exact.
+fn bytes_below(word: u64, n: u8) -> u64 {
+    word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS
+}
+
+/// Where a string's content needs a look, in its first 32 bytes from `at`: the first `"`,
+/// `\\` or byte below 0x20, found eight bytes at a time (most keys and many values are short,
+/// where `memchr`'s setup costs more than their bytes). `Err` with where to search on when
+/// there is none in those bytes or fewer than eight are left.
+fn short_stop(bytes: &[u8], mut at: usize) -> Result<usize, usize> {
+    for _ in 0..4 {
+        let Some(word) = word_at(bytes, at) else {
+            return Err(at);
+        };
+        let stops = bytes_below(word ^ (ONES * u64::from(b'"')), 1)
+            | bytes_below(word ^ (ONES * u64::from(b'\\')), 1)
+            | bytes_below(word, 0x20);
+        if stops != 0 {
+            return Ok(at + (stops.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    Err(at)
 }
 
 /// After a key ending before `at`: whitespace, `:`, whitespace; where the value starts.
@@ -267,17 +313,26 @@ fn string_end(bytes: &[u8], at: usize) -> Option<(usize, bool)> {
     let mut at = at + 1;
     let mut escaped = false;
     loop {
-        let found = memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
-        // No control character may stand in a string; folded, not searched, so it vectorizes.
-        if bytes[at..at + found]
-            .iter()
-            .fold(false, |acc, &b| acc | (b < 0x20))
-        {
-            return None;
-        }
-        at += found;
-        if bytes[at] == b'"' {
-            return Some((at + 1, escaped));
+        at = match short_stop(bytes, at) {
+            Ok(stop) => stop,
+            Err(on) => {
+                let found = memchr::memchr2(b'"', b'\\', bytes.get(on..)?)?;
+                // No control character may stand in a string; folded, not searched, so it
+                // vectorizes.
+                if bytes[on..on + found]
+                    .iter()
+                    .fold(false, |acc, &b| acc | (b < 0x20))
+                {
+                    return None;
+                }
+                on + found
+            }
+        };
+        match bytes[at] {
+            b'"' => return Some((at + 1, escaped)),
+            b'\\' => {}
+            // A control character.
+            _ => return None,
         }
         escaped = true;
         at += match bytes.get(at + 1)? {
@@ -514,6 +569,68 @@ mod tests {
                 })
                 .collect(),
         )
+    }
+
+    /// A string's end found byte by byte, as JSON's grammar says.
+    fn string_end_by_bytes(bytes: &[u8], at: usize) -> Option<(usize, bool)> {
+        let mut at = at + 1;
+        let mut escaped = false;
+        loop {
+            match *bytes.get(at)? {
+                b'"' => return Some((at + 1, escaped)),
+                b'\\' => {
+                    escaped = true;
+                    at += match bytes.get(at + 1)? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
+                        b'u' if bytes.get(at + 2..at + 6)?.iter().all(u8::is_ascii_hexdigit) => 6,
+                        _ => return None,
+                    };
+                }
+                0..0x20 => return None,
+                _ => at += 1,
+            }
+        }
+    }
+
+    #[test]
+    fn a_string_ends_where_its_bytes_say_at_every_offset() {
+        // Each byte that stops a string, each byte beside one, at every offset around the
+        // eight-byte words and the 32 bytes searched word by word; with and without text
+        // after the string.
+        let stops = [
+            b'"', b'\\', 0x00, 0x1f, 0x20, 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xff, b'n',
+        ];
+        for len in 0..48 {
+            for &stop in &stops {
+                for tail in [&b"\""[..], b"\\n\"", b"\\u00e9\"", b"\\x\"", b"", b"\" , 1"] {
+                    let mut bytes = vec![b'"'];
+                    bytes.extend(std::iter::repeat_n(b'a', len));
+                    bytes.push(stop);
+                    bytes.extend_from_slice(tail);
+                    assert_eq!(
+                        string_end(&bytes, 0),
+                        string_end_by_bytes(&bytes, 0),
+                        "{:?}",
+                        String::from_utf8_lossy(&bytes)
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn whitespace_is_stepped_over_at_every_length() {
+        for len in 0..40 {
+            for first in [" ", "\n", "\r\n", "\t"] {
+                for after in ["", "x", "\t}", " \n ]"] {
+                    let text = format!("{first}{}{after}", " ".repeat(len));
+                    let expected =
+                        text.len() - text.trim_start_matches([' ', '\n', '\t', '\r']).len();
+                    assert_eq!(space(text.as_bytes(), 0), expected, "{text:?}");
+                    assert_eq!(space(text.as_bytes(), text.len()), text.len());
+                }
+            }
+        }
     }
 
     /// The same from [`object_entries`], repeated keys resolved as serde_json does.
