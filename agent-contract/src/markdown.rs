@@ -1195,6 +1195,20 @@ mod tests {
     }
 
     #[test]
+    fn deep_values_are_indented_past_the_copied_indentation() {
+        // 40 levels: indentation past the 64 spaces written at once.
+        let mut value = serde_json::json!({"k": "x"});
+        for _ in 0..39 {
+            value = serde_json::json!([value]);
+        }
+        let expected: Vec<String> = (0..39)
+            .map(|level| format!("{}- [0]:", "  ".repeat(level)))
+            .chain([format!("{}- **k**: x", "  ".repeat(39))])
+            .collect();
+        assert_eq!(super::to_markdown(&value).unwrap(), expected.join("\n"));
+    }
+
+    #[test]
     fn line_end_finds_the_first_break_at_any_offset() {
         assert_eq!(line_end(""), None);
         assert_eq!(line_end("no break at all, longer than a word"), None);
