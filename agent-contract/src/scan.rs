@@ -630,6 +630,13 @@ mod tests {
                     assert_eq!(space(text.as_bytes(), text.len()), text.len());
                 }
             }
+            // Whatever byte ends the run, at whatever place in a word, it is not stepped over.
+            for stop in (0..0x80u8).filter(|b| !b" \n\t\r".contains(b)) {
+                let mut bytes = vec![b' '; len + 1];
+                bytes.push(stop);
+                bytes.extend_from_slice(b"\x01\x01\x01\x01\x01\x01\x01\x01");
+                assert_eq!(space(&bytes, 0), len + 1, "{len} spaces, then {stop:#04x}");
+            }
         }
     }
 
