@@ -493,7 +493,7 @@ mod tests {
         let input = Compiled::from_call(&c, &crate::Limits::default()).unwrap();
         assert_eq!(input.note.unwrap().get(), r#"{"z": 1e5}"#);
         assert!(!c.context_built(), "the compiled path builds no Value");
-        // Without compiled checks the validator reads the Value.
+        // Without compiled checks the validator reads the call's tape: no Value either.
         let plain = call(text);
         assert_eq!(
             Plain::from_call(&plain, &crate::Limits::default())
@@ -501,7 +501,12 @@ mod tests {
                 .count,
             1
         );
-        assert!(plain.context_built());
+        assert!(!plain.context_built());
+        // A bad call's retry error is written without it too.
+        let bad = call(r#"{"task": "t", "count": 1, "note": {"z": 1e5}}"#);
+        let error = Plain::from_call(&bad, &crate::Limits::default()).unwrap_err();
+        assert_eq!(error.missing_fields, ["target_url"]);
+        assert!(!bad.context_built());
         // The default prompt is rendered from the text too.
         let prompt = crate::prompt::default_call_prompt(&c);
         assert!(prompt.contains("\"z\": 1e5"), "{prompt}");

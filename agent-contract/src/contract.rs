@@ -1,11 +1,12 @@
 //! A contract: an agent's JSON Schema, compiled once, that turns a context (or an answer) into
 //! either `Ok` or the structured retry error a caller can act on.
 
+use crate::instance::{Context, TapeJson};
 use crate::kwargs::ToolCall;
 use crate::limits::Limits;
 use crate::retry::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
 use crate::truncate::truncate;
-use agent_schema::validator_options;
+use agent_schema::{validator_options, validator_options_for};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
@@ -76,6 +77,11 @@ pub struct Contract {
     strict: Option<Box<agent_schema::strict::StrictForms>>,
     /// The schema compiled for checking answers as they stream, on first use.
     prefix: std::sync::OnceLock<crate::prefix::PrefixSchema>,
+    /// The schema compiled for calls read on their tape ([`crate::instance`]), on first use;
+    /// `None` for a contract of several documents, whose calls are checked as `Value`s.
+    tape: std::sync::OnceLock<Option<Validator<TapeJson>>>,
+    /// Whether the schema refers to documents given beside it ([`Contract::with_documents`]).
+    documents: bool,
 }
 
 impl Contract {
@@ -131,7 +137,10 @@ impl Contract {
             .with_registry(&registry)
             .build(&schema)
             .map_err(|e| error(&e))?;
-        Ok(Self::from_validator(name, kind, schema, validator))
+        Ok(Self {
+            documents: true,
+            ..Self::from_validator(name, kind, schema, validator)
+        })
     }
 
     fn from_validator(
@@ -150,7 +159,21 @@ impl Contract {
             required,
             strict: None,
             prefix: std::sync::OnceLock::new(),
+            tape: std::sync::OnceLock::new(),
+            documents: false,
         }
+    }
+
+    /// The validator of calls read on their tape, compiled on first use with the one
+    /// configuration; `None` for a contract of several documents.
+    fn tape_validator(&self) -> Option<&Validator<TapeJson>> {
+        self.tape
+            .get_or_init(|| {
+                (!self.documents)
+                    .then(|| validator_options_for::<TapeJson>().build(&self.schema).ok())
+                    .flatten()
+            })
+            .as_ref()
     }
 
     /// Compiles a schema given as JSON text.
@@ -253,39 +276,115 @@ impl Contract {
         if self.validator.is_valid(instance) {
             return Ok(());
         }
+        let full = at_most_values(instance, FULL_REPORT_VALUES);
+        let violations = self.violations(&self.validator, instance, full, limits);
+        let object = instance.as_object();
+        Err(self.retry_error(
+            object
+                .into_iter()
+                .flat_map(|o| o.keys().map(String::as_str)),
+            |key| object.is_some_and(|o| o.contains_key(key)),
+            violations,
+            limits,
+        ))
+    }
+
+    /// [`Contract::check`] of the JSON `text`, validated on its tape where it has one (as a
+    /// call's context is): the same verdict and the same retry error, for the tests that show
+    /// it. `None` when `text` is not one JSON value.
+    #[doc(hidden)]
+    pub fn check_text(&self, text: &str, limits: &Limits) -> Option<Result<(), RetryError>> {
+        let value: Value = serde_json::from_str(text).ok()?;
+        let (Some(tape), Some(validator)) = (crate::json::Tape::of(text), self.tape_validator())
+        else {
+            return Some(self.check(&value, limits));
+        };
+        let root = crate::json::TapeValue::on(text, &tape, 0);
+        let instance = crate::instance::Instance::Tape(root);
+        if validator.is_valid(instance) {
+            return Some(Ok(()));
+        }
+        let violations = self.violations(
+            validator,
+            instance,
+            root.count() <= FULL_REPORT_VALUES,
+            limits,
+        );
+        let keys: Vec<&str> = {
+            let mut keys: Vec<&str> = root.parts().filter_map(|(key, _)| key).collect();
+            keys.sort_unstable();
+            keys
+        };
+        Some(Err(self.retry_error(
+            keys.iter().copied(),
+            |key| keys.contains(&key),
+            violations,
+            limits,
+        )))
+    }
+
+    /// What [`Contract::check`] says of a call's context read on its tape, without building
+    /// its `Value`.
+    fn check_context(
+        &self,
+        validator: &Validator<TapeJson>,
+        context: &Context<'_>,
+        limits: &Limits,
+    ) -> Result<(), RetryError> {
+        let instance = crate::instance::Instance::Context(context);
+        if validator.is_valid(instance) {
+            return Ok(());
+        }
+        let full = context.values() <= FULL_REPORT_VALUES;
+        let violations = self.violations(validator, instance, full, limits);
+        Err(self.retry_error(
+            context.keys(),
+            |key| context.keys().any(|k| k == key),
+            violations,
+            limits,
+        ))
+    }
+
+    /// The violations of an instance the validator refused: every error when `full`, else
+    /// the first.
+    fn violations<'i, F: jsonschema::json::Json>(
+        &self,
+        validator: &'i Validator<F>,
+        instance: F::Node<'i>,
+        full: bool,
+        limits: &Limits,
+    ) -> Vec<Violation> {
         // The validator gathers every error before handing out the first, which on a large
         // instance (a million failing items) costs far more than the call: past a bound, the
         // report holds the first error only, found by a pass that stops there.
-        let violations: Vec<Violation> = if at_most_values(instance, FULL_REPORT_VALUES) {
-            let mut violations: Vec<Violation> = Vec::new();
-            // A value can fail the same way twice (a field's own `type` and the `type` of the
-            // contract a condition ties it to): the caller hears it once, described.
-            for e in self.validator.iter_errors(instance) {
-                let v = self.violation(&e, limits);
-                let full = violations.len() >= limits.max_errors;
-                match violations
-                    .iter_mut()
-                    .find(|seen| seen.path == v.path && seen.message == v.message)
-                {
-                    Some(seen) => {
-                        if seen.description.is_none() {
-                            seen.description = v.description;
-                        }
-                    }
-                    None if full => break,
-                    None => violations.push(v),
-                }
-            }
-            violations
-        } else {
-            self.validator
+        if !full {
+            return validator
                 .validate(instance)
                 .err()
                 .map(|e| self.violation(&e, limits))
                 .into_iter()
-                .collect()
-        };
-        Err(self.retry_error(instance, violations, limits))
+                .collect();
+        }
+        let mut violations: Vec<Violation> = Vec::new();
+        // A value can fail the same way twice (a field's own `type` and the `type` of the
+        // contract a condition ties it to): the caller hears it once, described.
+        for e in validator.iter_errors(instance) {
+            let v = self.violation(&e, limits);
+            let full = violations.len() >= limits.max_errors;
+            match violations
+                .iter_mut()
+                .find(|seen| seen.path == v.path && seen.message == v.message)
+            {
+                Some(seen) => {
+                    if seen.description.is_none() {
+                        seen.description = v.description;
+                    }
+                }
+                None if full => break,
+                None => violations.push(v),
+            }
+        }
+        violations
     }
 
     /// Validates a call's context, reporting in the caller's order: the validator reads the
@@ -293,8 +392,15 @@ impl Contract {
     /// violations (by their top-level field) and its hint are put back in the order the caller
     /// wrote the fields.
     pub fn check_call(&self, call: &ToolCall, limits: &Limits) -> Result<(), RetryError> {
-        self.check(call.context(), limits)
-            .map_err(|e| self.in_call_order(e, call, limits))
+        // A call whose entries all stand on its tape is validated there: its `Value` is never
+        // built, unless an error's message needs the whole context.
+        let checked = match (call.tape_entries(), self.tape_validator()) {
+            (Some(entries), Some(validator)) => {
+                self.check_context(validator, &Context::new(entries), limits)
+            }
+            _ => self.check(call.context(), limits),
+        };
+        checked.map_err(|e| self.in_call_order(e, call, limits))
     }
 
     /// A retry error about `call`'s context, its lists in the caller's order.
@@ -352,31 +458,30 @@ impl Contract {
             message,
             description: None,
         };
-        self.retry_error(instance, vec![violation], limits)
+        let object = instance.as_object();
+        self.retry_error(
+            object
+                .into_iter()
+                .flat_map(|o| o.keys().map(String::as_str)),
+            |key| object.is_some_and(|o| o.contains_key(key)),
+            vec![violation],
+            limits,
+        )
     }
 
-    fn retry_error(
+    fn retry_error<'k>(
         &self,
-        instance: &Value,
+        keys: impl Iterator<Item = &'k str>,
+        has: impl Fn(&str) -> bool,
         violations: Vec<Violation>,
         limits: &Limits,
     ) -> RetryError {
         // Keys are caller text too: each is cut to the echo bound.
-        let provided: Vec<String> = instance
-            .as_object()
-            .map(|o| {
-                o.keys()
-                    .take(limits.max_listed_fields)
-                    .map(|k| truncate(k, limits.max_echo_bytes).into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let missing: Vec<String> = self
-            .required
-            .iter()
-            .filter(|f| !instance.as_object().is_some_and(|o| o.contains_key(*f)))
-            .cloned()
+        let provided: Vec<String> = keys
+            .take(limits.max_listed_fields)
+            .map(|k| truncate(k, limits.max_echo_bytes).into_owned())
             .collect();
+        let missing: Vec<String> = self.required.iter().filter(|f| !has(f)).cloned().collect();
         self.error_of(provided, missing, violations)
     }
 

@@ -784,6 +784,11 @@ pub(crate) enum Kind {
 pub(crate) const TAPE_KEYS: usize = 32;
 
 impl Tape {
+    /// [`Tape::read`], for the tests that validate a text on its tape.
+    pub(crate) fn of(text: &str) -> Option<Tape> {
+        Self::read(text)
+    }
+
     /// The tape of `text`, one JSON value serde_json already read; `None` for text it does
     /// not cover (see [`Tape`]) or that is not one value.
     fn read(text: &str) -> Option<Tape> {
@@ -1013,6 +1018,35 @@ impl<'t> TapeValue<'t> {
     }
 }
 
+/// An object's entries (with their keys) or an array's items (with none), in order.
+pub(crate) struct TapeIter<'t> {
+    value: TapeValue<'t>,
+    at: usize,
+    left: u32,
+}
+
+impl<'t> Iterator for TapeIter<'t> {
+    type Item = (Option<&'t str>, TapeValue<'t>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let value = self.value;
+        if value.kind() == Kind::Object {
+            let key = value.key(self.at);
+            let part = value.at(self.at + 1);
+            self.at = value.toks[self.at + 1].next as usize;
+            Some((Some(key), part))
+        } else {
+            let part = value.at(self.at);
+            self.at = value.toks[self.at].next as usize;
+            Some((None, part))
+        }
+    }
+}
+
 /// The parts of a value on a tape, for a writer that walks it without serde (`|markdown`).
 impl<'t> TapeValue<'t> {
     /// What this value is.
@@ -1083,6 +1117,46 @@ impl<'t> TapeValue<'t> {
         })
     }
 
+    /// How many values this one holds, itself included: each container and scalar once, keys
+    /// not counted (each key is a part of the tape, and an object has `len` of them).
+    pub(crate) fn count(&self) -> usize {
+        let parts = &self.toks[self.at..self.tok().next as usize];
+        let keys: usize = parts
+            .iter()
+            .filter(|tok| tok.kind == Kind::Object)
+            .map(|tok| tok.len as usize)
+            .sum();
+        parts.len() - keys
+    }
+
+    /// How many entries or items a container has; 0 for anything else.
+    pub(crate) fn len(&self) -> usize {
+        match self.kind() {
+            Kind::Object | Kind::Array => self.tok().len as usize,
+            _ => 0,
+        }
+    }
+
+    /// What tells this value from the others on its tape, and from those of other tapes.
+    pub(crate) fn place(&self) -> (usize, usize) {
+        (self.toks.as_ptr() as usize, self.at)
+    }
+
+    /// An object's entries and an array's items, as [`TapeValue::entries`] and
+    /// [`TapeValue::items`] give them, in a type that can be named.
+    pub(crate) fn parts(self) -> TapeIter<'t> {
+        let tok = self.tok();
+        let len = match tok.kind {
+            Kind::Object | Kind::Array => tok.len,
+            _ => 0,
+        };
+        TapeIter {
+            value: self,
+            at: self.at + 1,
+            left: len,
+        }
+    }
+
     fn container_len(&self, kind: Kind) -> u32 {
         let tok = self.tok();
         if tok.kind == kind { tok.len } else { 0 }
@@ -1092,7 +1166,7 @@ impl<'t> TapeValue<'t> {
 /// A JSON number's text as serde_json reads it. Up to 19 digits without a sign or fraction
 /// always fit a `u64`, which is what serde_json makes of them (and, with its
 /// `arbitrary_precision`, the same text, since JSON's grammar allows no leading zero).
-fn number(text: &str) -> Result<serde_json::Number, serde_json::Error> {
+pub(crate) fn number(text: &str) -> Result<serde_json::Number, serde_json::Error> {
     if (1..=19).contains(&text.len())
         && text.bytes().all(|b| b.is_ascii_digit())
         && let Ok(n) = text.parse::<u64>()

@@ -367,6 +367,17 @@ impl ToolCall {
     }
 
     /// The entries, each value with its place on `tape` when it has one there.
+    /// Every entry of the context read from the call's tape, in the caller's order; `None`
+    /// when one of them is not on it (the call or a value kept the other paths).
+    pub(crate) fn tape_entries(&self) -> Option<Vec<(&str, TapeValue<'_>)>> {
+        self.entries_on(self.tape.as_deref())
+            .map(|(key, value)| match value {
+                Read::Tape(value) => Some((key, value)),
+                Read::Text(_) => None,
+            })
+            .collect()
+    }
+
     fn entries_on<'a>(
         &'a self,
         tape: Option<&'a Tape>,

@@ -19,6 +19,7 @@ mod checks;
 mod contract;
 mod dyn_agent;
 mod extract;
+mod instance;
 mod integer;
 mod json;
 mod kwargs;

@@ -48,7 +48,14 @@ pub const RESERVED_KEYS: [&str; 5] = [
 /// linear-time patterns (the `regex` engine, so no input can make a pattern backtrack). The
 /// runtime compiles contracts with it and the code generator refuses what it refuses.
 pub fn validator_options<'a>() -> jsonschema::ValidationOptions<'a> {
-    jsonschema::options()
+    validator_options_for()
+}
+
+/// [`validator_options`] for validators of another in-memory JSON representation than
+/// `serde_json::Value` (jsonschema's `json` traits): the same configuration.
+pub fn validator_options_for<'a, F: jsonschema::json::Json>()
+-> jsonschema::ValidationOptions<'a, std::sync::Arc<dyn jsonschema::Retrieve>, F> {
+    jsonschema::options_for::<F>()
         .offline()
         .with_pattern_options(jsonschema::PatternOptions::regex())
 }

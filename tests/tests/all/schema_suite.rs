@@ -57,6 +57,11 @@ struct Tally {
     passed: usize,
     failed: Vec<String>,
     skipped: Vec<String>,
+    /// Cases whose instance, validated on its tape (as a call's context is, without its
+    /// `Value`), got another verdict or another retry error than its `Value`: none may.
+    tape: Vec<String>,
+    /// How many cases were validated on their tape.
+    on_tape: usize,
 }
 
 impl Tally {
@@ -108,9 +113,21 @@ fn run_files(files: &[PathBuf], skipped: &[(&str, &str, &str)]) -> Tally {
                 let expected = test["valid"].as_bool().unwrap();
                 let outcome = match &contract {
                     Ok(contract) => {
-                        let valid = contract
-                            .check(&test["data"], &agent_core::Limits::default())
-                            .is_ok();
+                        let limits = agent_core::Limits::default();
+                        let by_value = contract.check(&test["data"], &limits);
+                        for text in [
+                            test["data"].to_string(),
+                            serde_json::to_string_pretty(&test["data"]).unwrap(),
+                        ] {
+                            tally.on_tape += 1;
+                            let on_tape = contract.check_text(&text, &limits);
+                            if on_tape.as_ref() != Some(&by_value) {
+                                tally.tape.push(format!(
+                                    "{name}: {text}: on the tape {on_tape:?}, as a Value {by_value:?}"
+                                ));
+                            }
+                        }
+                        let valid = by_value.is_ok();
                         (valid == expected).then_some(()).ok_or_else(|| {
                             format!("{name}: expected valid = {expected}, got {valid}")
                         })
@@ -125,6 +142,18 @@ fn run_files(files: &[PathBuf], skipped: &[(&str, &str, &str)]) -> Tally {
         }
     }
     tally
+}
+
+/// Every instance validated on its tape got its `Value`'s verdict and retry error.
+fn assert_tape_agrees(tally: &Tally) {
+    assert!(tally.on_tape > 0);
+    assert!(
+        tally.tape.is_empty(),
+        "{} of {} disagree:\n{}",
+        tally.tape.len(),
+        tally.on_tape,
+        tally.tape.join("\n")
+    );
 }
 
 fn report(what: &str, tally: &Tally) {
@@ -145,6 +174,7 @@ fn required_tests_pass() {
     let files = json_files(&suite().join("tests/draft2020-12"));
     assert!(files.len() >= 45, "{} files", files.len());
     let tally = run_files(&files, SKIPPED);
+    assert_tape_agrees(&tally);
     report("draft 2020-12, required", &tally);
     assert!(tally.passed >= 1200, "{} passed", tally.passed);
     assert!(
@@ -159,6 +189,7 @@ fn required_tests_pass() {
 fn optional_tests_are_counted() {
     let files = json_files(&suite().join("tests/draft2020-12/optional"));
     let tally = run_files(&files, &[]);
+    assert_tape_agrees(&tally);
     report("draft 2020-12, optional (not format)", &tally);
     for failure in &tally.failed {
         println!("  failed: {failure}");
@@ -170,6 +201,7 @@ fn optional_tests_are_counted() {
 fn optional_format_tests_are_counted() {
     let files = json_files(&suite().join("tests/draft2020-12/optional/format"));
     let tally = run_files(&files, &[]);
+    assert_tape_agrees(&tally);
     report("draft 2020-12, optional format", &tally);
     // Formats are annotations in 2020-12: a contract accepts a string whatever its format, so
     // the tests that expect a badly formatted string to be refused are the failures.
