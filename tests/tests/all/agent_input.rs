@@ -89,7 +89,7 @@ fn same_retry_error_as_a_schema_file_contract() {
 }
 
 /// A schema file's input has checks compiled from it and decides a valid call by itself; a
-/// code-first input has none, so the validator reads every call first.
+/// code-first input has none, so the validator reads every call first (on the call's tape).
 #[test]
 fn only_the_schema_file_input_has_compiled_checks() {
     type FromFile = <SearchAgent as agent_core::Agent>::Input;
@@ -106,13 +106,23 @@ fn only_the_schema_file_input_has_compiled_checks() {
     let call = ToolCall::from_json_str(kwargs, &agent_core::Limits::default()).unwrap();
     let code_first = Search::from_call(&call, &agent_core::Limits::default()).unwrap();
     assert_eq!(code_first.satisfies_contract(), None);
-    assert!(call.context_built(), "the validator read the call");
+    assert!(
+        !call.context_built(),
+        "the validator read the call on its tape, without a Value"
+    );
     // A limit past the schema's maximum: the checks say no and the validator explains it.
     let call = ToolCall::from_json_str(
         r#"{"task": "x", "query": "login", "limit": 51}"#,
         &agent_core::Limits::default(),
     )
     .unwrap();
-    assert!(FromFile::from_call(&call, &agent_core::Limits::default()).is_err());
-    assert!(call.context_built());
+    let error = FromFile::from_call(&call, &agent_core::Limits::default()).unwrap_err();
+    assert_eq!(
+        error.errors[0].path,
+        [agent_core::PathSegment::Key("limit".into())]
+    );
+    assert!(
+        !call.context_built(),
+        "the retry error was written from the tape"
+    );
 }
