@@ -1195,6 +1195,16 @@ mod tests {
     }
 
     #[test]
+    fn a_key_ending_its_line_closes_at_its_item() {
+        // The `**: ` after a key's last line break stands at the item's content column.
+        let value = serde_json::json!({"a\n": 1, "k": {"b\r\n": [2]}});
+        assert_eq!(
+            super::to_markdown(&value).unwrap(),
+            "- **a\n  **: 1\n- **k**:\n  - **b\n    **:\n    - 2"
+        );
+    }
+
+    #[test]
     fn deep_values_are_indented_past_the_copied_indentation() {
         // 40 levels: indentation past the 64 spaces written at once.
         let mut value = serde_json::json!({"k": "x"});
