@@ -51,6 +51,7 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// The context's keys, sorted (as a `Value`'s map lists them).
     pub(crate) fn keys(&self) -> impl Iterator<Item = &'a str> + '_ {
         self.entries.iter().map(|(key, _)| *key)
     }
