@@ -783,6 +783,47 @@ pub(crate) enum Kind {
 /// An object with more keys than this has no tape: the repeated-key check stays linear.
 pub(crate) const TAPE_KEYS: usize = 32;
 
+/// The most parts a tape's buffer may hold to be kept for the thread's next call (1 MiB).
+const KEPT_TAPE_PARTS: usize = (1 << 20) / std::mem::size_of::<Tok>();
+
+thread_local! {
+    /// The buffer of a tape dropped before, emptied, for the next call's tape: a call's tape
+    /// holds about one part per eight bytes of its text, so a 200 KB call's is allocated (and
+    /// its pages first touched) once per thread rather than once per call.
+    static KEPT_TAPE: std::cell::Cell<Vec<Tok>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+impl Tape {
+    /// An empty buffer for a tape of about `parts` parts: the kept one when there is one.
+    pub(crate) fn buffer(parts: usize) -> Vec<Tok> {
+        let mut toks = KEPT_TAPE
+            .try_with(std::cell::Cell::take)
+            .unwrap_or_default();
+        toks.reserve(parts);
+        toks
+    }
+}
+
+impl Drop for Tape {
+    fn drop(&mut self) {
+        let toks = std::mem::take(&mut self.0);
+        if toks.capacity() > KEPT_TAPE_PARTS {
+            return;
+        }
+        let _ = KEPT_TAPE.try_with(|kept| {
+            let held = kept.take();
+            // The larger buffer stays: a call's tape, not a captured value's part of it.
+            kept.set(if held.capacity() >= toks.capacity() {
+                held
+            } else {
+                let mut toks = toks;
+                toks.clear();
+                toks
+            });
+        });
+    }
+}
+
 impl Tape {
     /// [`Tape::read`], for the tests that validate a text on its tape.
     pub(crate) fn of(text: &str) -> Option<Tape> {
@@ -1523,6 +1564,31 @@ fn find_out_of_range(raw: &RawValue, path: &mut Vec<PathSegment>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_calls_tape_buffer_is_kept_for_the_next_call() {
+        // On a thread of its own, so no other test's tapes come and go in between.
+        std::thread::spawn(|| {
+            let text = r#"{"a": [1, 2, {"b": "c"}], "d": "e"}"#;
+            let (_, tape) = crate::scan::object_entries(text).unwrap();
+            let (at, room) = (tape.0.as_ptr(), tape.0.capacity());
+            let part = TapeValue::on(text, &tape, 0).part();
+            drop(tape);
+            // A smaller tape dropped after it (a captured value's part) does not take its place.
+            drop(part);
+            let kept = Tape::buffer(1);
+            assert_eq!((kept.as_ptr(), kept.capacity(), kept.len()), (at, room, 0));
+            // Taken, it is gone: the next buffer is new.
+            assert_eq!(Tape::buffer(0).capacity(), 0);
+            // A buffer past the bound is let go, one at the bound kept.
+            drop(Tape(Vec::with_capacity(KEPT_TAPE_PARTS + 1)));
+            assert_eq!(Tape::buffer(0).capacity(), 0);
+            drop(Tape(Vec::with_capacity(KEPT_TAPE_PARTS)));
+            assert_eq!(Tape::buffer(0).capacity(), KEPT_TAPE_PARTS);
+        })
+        .join()
+        .unwrap();
+    }
 
     /// A value as written from its tape and from its text alone.
     fn both_ways(text: &str) -> (String, String, Option<(String, String)>) {

@@ -88,6 +88,9 @@ const RAW_TOKEN: &str = "$serde_json::private::RawValue";
 enum Slot<'k> {
     Root,
     Key(&'k str),
+    /// A key of a tape's object, which holds no line break (JSON escapes them all, and a key
+    /// with an escape leaves its object off the tape).
+    TapeKey(&'k str),
     Index(usize),
 }
 
@@ -114,6 +117,12 @@ impl<'o> Md<'o> {
         self.begin_line();
         match &self.slot {
             Slot::Root => Start::Block,
+            Slot::TapeKey(key) => {
+                self.out.push_str("- **");
+                self.out.push_str(key);
+                self.out.push_str("**: ");
+                Start::Inline
+            }
             Slot::Key(key) if line_end(key).is_none() => {
                 // One line, the common case: written as it stands (it is inline).
                 self.out.push_str("- **");
@@ -161,7 +170,7 @@ impl<'o> Md<'o> {
     fn column(&self, first: &str) -> usize {
         match self.slot {
             Slot::Root => self.indent,
-            Slot::Key(_) => self.indent + 2,
+            Slot::Key(_) | Slot::TapeKey(_) => self.indent + 2,
             Slot::Index(_) => {
                 let blanks = leading_width(first, self.indent + 2);
                 // One to three columns of blanks after `- ` move the item's content column.
@@ -224,6 +233,34 @@ impl<'o> Md<'o> {
         self.scalar(text)
     }
 
+    /// The header line of a compound value: `- **key**:`, `- [i]:` or nothing at the root,
+    /// with `*(empty)*` when it has no children.
+    fn header(&mut self, empty: bool) {
+        match &self.slot {
+            Slot::Root => self.out.push_str(if empty { EMPTY } else { "" }),
+            Slot::Key(_) | Slot::TapeKey(_) => {
+                self.prefix();
+                let out = &mut *self.out;
+                out.truncate(out.len() - 1); // the space after the colon
+                if empty {
+                    out.push(' ');
+                    out.push_str(EMPTY);
+                }
+            }
+            Slot::Index(i) => {
+                let i = *i;
+                self.begin_line();
+                self.out.push_str("- [");
+                push_usize(self.out, i);
+                self.out.push_str("]:");
+                if empty {
+                    self.out.push(' ');
+                    self.out.push_str(EMPTY);
+                }
+            }
+        }
+    }
+
     /// The header line of a compound value, written once its first child arrives (or with
     /// `*(empty)*` at the end), so no length is needed up front.
     fn compound(self) -> Compound<'o> {
@@ -247,31 +284,69 @@ impl Md<'_> {
     /// numbers written as they stand.
     fn tape(self, value: TapeValue<'_>) -> Result<(), MarkdownError> {
         match value.kind() {
-            Kind::Object => {
-                let mut map = self.compound();
-                for (key, value) in value.entries() {
-                    map.child(Slot::Key(key)).tape(value)?;
-                }
-                map.finish()
-            }
-            Kind::Array => {
-                let mut seq = self.compound();
-                for value in value.items() {
-                    let index = seq.count;
-                    seq.child(Slot::Index(index)).tape(value)?;
-                }
-                seq.finish()
-            }
-            Kind::Str => self.line(value.unquoted()),
+            Kind::Object | Kind::Array => self.tape_compound(value),
+            Kind::Str => self.tape_line(value.unquoted()),
             Kind::Escaped => {
                 let Text(text) = serde_json::from_str(value.text()).map_err(ser::Error::custom)?;
                 self.string(&text)
             }
-            Kind::Number => self.line(value.text()),
-            Kind::True => self.line("true"),
-            Kind::False => self.line("false"),
-            Kind::Null => self.line("null"),
+            Kind::Number => self.tape_line(value.text()),
+            Kind::True => self.tape_line("true"),
+            Kind::False => self.tape_line("false"),
+            Kind::Null => self.tape_line("null"),
         }
+    }
+
+    /// An object or array from its tape: what [`Md::compound`], [`Compound::child`] and
+    /// [`Compound::finish`] write, without a [`Compound`] per value.
+    fn tape_compound(mut self, value: TapeValue<'_>) -> Result<(), MarkdownError> {
+        if value.len() == 0 {
+            return self.compound().finish();
+        }
+        let indent = match self.slot {
+            Slot::Root => self.indent,
+            _ => self.indent + 2,
+        };
+        match self.slot {
+            Slot::TapeKey(key) => self.key_line(key, "**:"),
+            _ => self.header(false),
+        }
+        for (i, (key, part)) in value.parts().enumerate() {
+            let slot = key.map_or(Slot::Index(i), Slot::TapeKey);
+            let out = &mut *self.out;
+            Md {
+                out,
+                start: self.start,
+                indent,
+                slot,
+            }
+            .tape(part)?;
+        }
+        Ok(())
+    }
+
+    /// A scalar from a tape, which holds no line break ([`Md::line`]). Under a key of the
+    /// tape and not blank, its line is the key's and the text as it stands: after `**: ` it
+    /// is inline, so nothing in it can open a block.
+    fn tape_line(mut self, text: &str) -> Result<(), MarkdownError> {
+        match self.slot {
+            Slot::TapeKey(key) if !text.starts_with(is_blank) && !text.is_empty() => {
+                self.key_line(key, "**: ");
+                self.out.push_str(text);
+                Ok(())
+            }
+            _ => self.line(text),
+        }
+    }
+
+    /// A new line with the item of a key of a tape (a [`Slot::TapeKey`], which holds no line
+    /// break): `- **key` and `tail`, in room reserved once.
+    fn key_line(&mut self, key: &str, tail: &str) {
+        self.out.reserve(self.indent + key.len() + 16);
+        self.begin_line();
+        self.out.push_str("- **");
+        self.out.push_str(key);
+        self.out.push_str(tail);
     }
 
     /// A captured value ([`Handover`]) writes itself from its tape: this writer's state goes
@@ -281,7 +356,7 @@ impl Md<'_> {
         let slot = match self.slot {
             Slot::Root => Held::Root,
             Slot::Index(i) => Held::Index(i),
-            Slot::Key(key) => {
+            Slot::Key(key) | Slot::TapeKey(key) => {
                 let mut held = pooled_key();
                 held.push_str(key);
                 Held::Key(held)
@@ -449,29 +524,7 @@ fn pool_key(mut key: String) {
 
 impl<'o> Compound<'o> {
     fn write_header(&mut self, empty: bool) {
-        match &self.md.slot {
-            Slot::Root => self.md.out.push_str(if empty { EMPTY } else { "" }),
-            Slot::Key(_) => {
-                self.md.prefix();
-                let out = &mut *self.md.out;
-                out.truncate(out.len() - 1); // the space after the colon
-                if empty {
-                    out.push(' ');
-                    out.push_str(EMPTY);
-                }
-            }
-            Slot::Index(i) => {
-                let i = *i;
-                self.md.begin_line();
-                self.md.out.push_str("- [");
-                push_usize(self.md.out, i);
-                self.md.out.push_str("]:");
-                if empty {
-                    self.md.out.push(' ');
-                    self.md.out.push_str(EMPTY);
-                }
-            }
-        }
+        self.md.header(empty);
     }
 
     fn open_child(&mut self) {
@@ -543,6 +596,14 @@ fn push_usize(out: &mut String, n: usize) {
 
 fn push_spaces(out: &mut String, mut n: usize) {
     const SPACES: &str = "                                                                ";
+    if n <= SPACES.len() {
+        // All of them and then the length cut back: a copy of a known length needs no
+        // `memset` call, and most indentations are a few spaces.
+        let len = out.len();
+        out.push_str(SPACES);
+        out.truncate(len + n);
+        return;
+    }
     while n > 0 {
         let chunk = n.min(SPACES.len());
         out.push_str(&SPACES[..chunk]);

@@ -212,7 +212,7 @@ pub(crate) fn object_entries(text: &str) -> Option<(Vec<TopEntry<'_>>, Tape)> {
         text,
         // A part takes at least two bytes of text (`0,`); most take more: room for most
         // calls without regrowing, never more than the text is long.
-        toks: Vec::with_capacity(text.len() / 8),
+        toks: Tape::buffer(text.len() / 8),
         // Room for the keys and containers open at once in most calls, allocated once.
         keys: Vec::with_capacity(32),
         open: Vec::with_capacity(16),
