@@ -707,6 +707,29 @@ mod tests {
         }
     }
 
+    /// A repeated key is found whatever its length and wherever it stands, and keys that share
+    /// their first eight bytes, or one that begins another, are not taken for one another.
+    #[test]
+    fn a_repeated_key_is_found_at_every_length() {
+        for len in 0..14 {
+            let key = "abcdefghijklmn"[..len].to_owned();
+            let longer = format!("{key}x");
+            let other = format!("{}y", &key[..len.saturating_sub(1)]);
+            for (first, second, repeated) in [
+                (&key, &key, true),
+                (&key, &longer, false),
+                (&longer, &key, false),
+                (&other, &key, false),
+            ] {
+                for tail in ["", ", \"z\": 3"] {
+                    let text = format!(r#"{{"v": {{"{first}": 1, "{second}": 2{tail}}}}}"#);
+                    let (entries, _) = object_entries(&text).unwrap();
+                    assert_eq!(entries[0].3.is_none(), repeated, "{text}");
+                }
+            }
+        }
+    }
+
     /// The one pass gives a value its place on the tape exactly when the tape's own reader
     /// (what an untyped value reads) covers it: no object past `TAPE_KEYS` keys, no escaped
     /// or repeated key. A key repeats only within its own object.
