@@ -311,18 +311,28 @@ impl Md<'_> {
             Slot::TapeKey(key) => self.key_line(key, "**:"),
             _ => self.header(false),
         }
-        for (i, (key, part)) in value.parts().enumerate() {
-            let slot = key.map_or(Slot::Index(i), Slot::TapeKey);
-            let out = &mut *self.out;
-            Md {
-                out,
-                start: self.start,
-                indent,
-                slot,
+        // Two loops rather than one over `TapeIter`, whose items (a key or none, and a value)
+        // came back through memory on every step.
+        if value.kind() == Kind::Object {
+            for (key, part) in value.entries() {
+                self.under(indent, Slot::TapeKey(key)).tape(part)?;
             }
-            .tape(part)?;
+        } else {
+            for (i, part) in value.items().enumerate() {
+                self.under(indent, Slot::Index(i)).tape(part)?;
+            }
         }
         Ok(())
+    }
+
+    /// A writer for a child of this value, at `indent` in `slot`.
+    fn under<'a>(&'a mut self, indent: usize, slot: Slot<'a>) -> Md<'a> {
+        Md {
+            out: &mut *self.out,
+            start: self.start,
+            indent,
+            slot,
+        }
     }
 
     /// A scalar from a tape, which holds no line break ([`Md::line`]). Under a key of the
@@ -766,7 +776,13 @@ fn block_opening(line: &str, column: usize) -> Option<usize> {
         }
         '>' => true,
         // A link reference or footnote definition (its label may go on on the next line).
-        '[' => rest.contains("]:") || !rest.contains(']'),
+        '[' => {
+            // `]:` anywhere, or no `]` at all; found by `memchr`, where a two-byte needle's
+            // search costs a `memcmp` call at each place.
+            let bytes = rest.as_bytes();
+            let mut closes = memchr::memchr_iter(b']', bytes).peekable();
+            closes.peek().is_none() || closes.any(|at| bytes.get(at + 1) == Some(&b':'))
+        }
         '-' | '+' | '*' | '_' | '=' => blank_after(1) || only(first) || delimiter_row(rest),
         '`' | '~' => rest.starts_with("```") || rest.starts_with("~~~"),
         '<' => after(1).is_some_and(|c| c.is_ascii_alphabetic() || "/!?".contains(c)),
@@ -1243,7 +1259,25 @@ fn key_error() -> MarkdownError {
 
 #[cfg(test)]
 mod tests {
-    use super::{line_end, write_markdown};
+    use super::{block_opening, line_end, write_markdown};
+
+    #[test]
+    fn a_bracket_opens_a_block_as_a_link_reference_could() {
+        // `]:` after the first `]` or at it, or no `]` at all (the label may go on).
+        for (line, opens) in [
+            ("[x]: y", true),
+            ("[x]:", true),
+            ("[a] [b]: c", true),
+            ("[x", true),
+            ("[", true),
+            ("[x] y", false),
+            ("[x]", false),
+            ("[x]] :", false),
+            ("[name='field_0']", false),
+        ] {
+            assert_eq!(block_opening(line, 0), opens.then_some(0), "{line:?}");
+        }
+    }
 
     #[test]
     fn write_markdown_appends() {
