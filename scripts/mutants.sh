@@ -20,7 +20,7 @@ out="${MUTANTS_OUT:-$root/mutants}"
 
 # NAME|file|test packages|extra cargo test args|decision points (a regex on the mutant's name)
 table=(
-  "markdown|agent-contract/src/markdown.rs|agent-contract|--tests|(block_opening|leading_width|ordered_marker|first_line_opening|delimiter_after_dash|text_after_prefix|stars_only_first_line|delimiter_row|is_blank|Md<'.>::(tape|line|take_over|column|prefix)|Handover|serialize_captured)"
+  "markdown|agent-contract/src/markdown.rs|agent-contract|--tests|(block_opening|leading_width|ordered_marker|first_line_opening|delimiter_after_dash|text_after_prefix|stars_only_first_line|delimiter_row|is_blank|Md<'.>::(tape|tape_compound|tape_line|key_line|header|under|line|take_over|column|prefix)|Handover|serialize_captured)"
   "contract-checks|agent-contract/src/checks.rs|agent-contract|--tests|support::(compare|exact|bound|equal|multiple_of|chars|unique|raw_type|raw_number|raw_len|raw_str)"
   "codegen-checks|agent-codegen/src/emit/checks.rs|agent-checks-suite|--tests|(Walk<'_>::bound|minLength|663:32|Held::Int \\| Held::Float in Walk<'_>::one_of_values|match arm \"(multipleOf|items)\")"
   "compat|agent-schema/src/compat.rs|agent-schema|--lib|(::(types|values|objects|items|prefix|numbers|others)( |\$)|(in|replace) (same_value|allowed_value|implies|within|round_integral|tightest|count|cmp_num|cmp_float_int|cmp_numbers|Num::integral)( |\$))"
@@ -28,7 +28,7 @@ table=(
   "file-store|agent-store/src/file.rs|agent-store|--tests|FileStore"
   "sql-store|agent-store/src/lib.rs|agent-store|--tests|(into_record|checked_version|page_sql|is_identifier|int -> |Sql::upgrade)"
   "one-pass|agent-contract/src/scan.rs|agent-contract|--lib|(in|replace) (object_entries|string_end|short_stop|bytes_below|word_at|number_end|space|colon|Pass<'a>::(push|key|value|close)|Scanned::flaw)( |\$)"
-  "tape|agent-contract/src/json.rs|agent-contract|--lib|(Tape::read|TapeReader<'a>::(value|string|push|close)|TapeValue|TapeParts|HandOver|TapeWalk|RawVisitor>::visit_map|(in|replace) number( |\$))"
+  "tape|agent-contract/src/json.rs|agent-contract|--lib|(Tape::read|TapeReader<'a>::(value|string|push|close)|TapeValue|TapeParts|HandOver|TapeWalk|RawVisitor>::visit_map|(in|replace) number( |\$)|Drop for Tape|Tape::buffer)"
 )
 
 names=("$@")
