@@ -1261,6 +1261,25 @@ fn key_error() -> MarkdownError {
 mod tests {
     use super::{block_opening, line_end, write_markdown};
 
+    /// A captured value written from its tape (keys as one-line slots, blank and empty
+    /// strings, nested and empty containers, array items) gives the text route's markdown.
+    #[test]
+    fn a_tape_writes_what_its_text_writes() {
+        use crate::json::{Captured, RawJson, Walk};
+        let text = r##"{"a": "x", "b": {"c": [1, "", " ", "\tq", {"d": null}, []], "e": {}},
+            "f": " y", "g": "", "h": true, "i": [{"j": false}], "k": "# no heading", "l": " "}"##;
+        let raw: RawJson = serde_json::from_str(text).unwrap();
+        assert!(raw.value().is_some(), "the value has a tape");
+        let written = crate::to_markdown(&raw).unwrap();
+        assert_eq!(written, crate::to_markdown(&Walk(text)).unwrap());
+        assert_eq!(
+            written,
+            "- **a**: x\n- **b**:\n  - **c**:\n    - 1\n    - \"\"\n    - \" \"\n    - \tq\n    - [4]:\n      \
+             - **d**: null\n    - [5]: *(empty)*\n  - **e**: *(empty)*\n- **f**:  y\n- **g**: \"\"\n\
+             - **h**: true\n- **i**:\n  - [0]:\n    - **j**: false\n- **k**: # no heading\n- **l**: \" \""
+        );
+    }
+
     #[test]
     fn a_bracket_opens_a_block_as_a_link_reference_could() {
         // `]:` after the first `]` or at it, or no `]` at all (the label may go on).
