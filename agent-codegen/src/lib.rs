@@ -62,6 +62,8 @@ pub use agent_schema::RESERVED_KEYS as RESERVED_INPUT_KEYS;
 #[doc(hidden)]
 pub use emit::types::{GeneratedTypes, TypeOptions, generate_types, generate_types_with, pretty};
 #[doc(hidden)]
+pub use emit::verdict::verdict_fn;
+#[doc(hidden)]
 pub use error::SchemaError;
 #[doc(hidden)]
 pub use typify::properties::Property;

@@ -435,11 +435,17 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Variant<A> {
 #[doc(hidden)]
 pub mod support {
     use super::*;
+    pub use crate::json::TapeValue;
     use std::num::{
         NonZeroI8, NonZeroI16, NonZeroI32, NonZeroI64, NonZeroU8, NonZeroU16, NonZeroU32,
         NonZeroU64,
     };
     pub use std::sync::LazyLock;
+
+    use crate::json::Kind;
+    use serde_json::value::RawValue;
+    use std::borrow::Cow;
+    use std::cell::Cell;
 
     /// A number as the checks compare it: exactly, as the validator does.
     #[derive(Clone, Copy, Debug)]
@@ -522,6 +528,170 @@ pub mod support {
         let mut reader = serde_json::Deserializer::from_str(raw.text());
         deserialize::<T, _>(&mut reader)
             .is_ok_and(|value| reader.end().is_ok() && value.satisfies_contract())
+    }
+
+    /// Whether an untyped value satisfies a producer's contract, decided by `verdict` on its
+    /// tape in place (the verdict-only read: nothing of `T` is built); a text without a tape
+    /// is read as `T` by [`raw_satisfies`].
+    pub fn raw_verdict<T, C>(raw: &C, verdict: impl FnOnce(TapeValue<'_>) -> bool) -> bool
+    where
+        T: serde::de::DeserializeOwned + ContractChecks,
+        C: Captured,
+    {
+        match raw.value() {
+            Some(value) => verdict(value),
+            None => raw_satisfies::<T>(raw),
+        }
+    }
+
+    /// `verdict` on the tape of `text`, one JSON value; `None` when the text has no tape (see
+    /// [`Captured::value`]). For tests of generated verdicts.
+    pub fn text_verdict(text: &str, verdict: impl FnOnce(TapeValue<'_>) -> bool) -> Option<bool> {
+        let raw = RawJson::from(RawValue::from_string(text.to_owned()).ok()?);
+        raw.value().map(verdict)
+    }
+
+    /// What a verdict could not decide exactly (a number no `f64` holds exactly, a string
+    /// serde_json cannot decode): once set, the verdict is `false` ("the validator decides"),
+    /// whatever the keyword's place, so a `not` or a `oneOf` never turns "cannot tell" into
+    /// "passes".
+    #[derive(Debug, Default)]
+    pub struct Unsure(Cell<bool>);
+
+    impl Unsure {
+        /// Records that something could not be decided; `false`, the answer to give.
+        pub fn set(&self) -> bool {
+            self.0.set(true);
+            false
+        }
+
+        /// Whether everything was decided.
+        pub fn decided(&self) -> bool {
+            !self.0.get()
+        }
+    }
+
+    /// JSON Schema's type names as bits, for [`tape_type`].
+    pub const OBJECT: u8 = 1;
+    /// `"array"`.
+    pub const ARRAY: u8 = 2;
+    /// `"string"`.
+    pub const STRING: u8 = 4;
+    /// `"number"`.
+    pub const NUMBER: u8 = 8;
+    /// `"integer"`: a number with no fraction (`5.0` is one).
+    pub const INTEGER: u8 = 16;
+    /// `"boolean"`.
+    pub const BOOLEAN: u8 = 32;
+    /// `"null"`.
+    pub const NULL: u8 = 64;
+
+    /// Whether a value on a tape has one of the `types` (bits above).
+    pub fn tape_type(value: TapeValue<'_>, types: u8, unsure: &Unsure) -> bool {
+        let bit = match value.kind() {
+            Kind::Object => OBJECT,
+            Kind::Array => ARRAY,
+            Kind::Str | Kind::Escaped => STRING,
+            Kind::True | Kind::False => BOOLEAN,
+            Kind::Null => NULL,
+            Kind::Number if types & NUMBER != 0 => return true,
+            Kind::Number if types & INTEGER == 0 => return false,
+            Kind::Number => {
+                return match tape_number(value, unsure) {
+                    Some(Number::Int(_)) => true,
+                    Some(Number::Float(f)) => f.fract() == 0.0,
+                    None => false,
+                };
+            }
+        };
+        types & bit != 0
+    }
+
+    /// An object's entries, in document order (a tape's keys are plain strings, none
+    /// repeated); `None` for anything else.
+    pub fn tape_entries<'t>(
+        value: TapeValue<'t>,
+    ) -> Option<impl Iterator<Item = (&'t str, TapeValue<'t>)>> {
+        (value.kind() == Kind::Object).then(|| value.entries())
+    }
+
+    /// An array's items; `None` for anything else.
+    pub fn tape_items<'t>(value: TapeValue<'t>) -> Option<impl Iterator<Item = TapeValue<'t>>> {
+        (value.kind() == Kind::Array).then(|| value.items())
+    }
+
+    /// How many entries or items a container has.
+    pub fn tape_len(value: TapeValue<'_>) -> usize {
+        value.len()
+    }
+
+    /// A string's value; `None` for anything else, or for an escape serde_json does not
+    /// decode (then `unsure` is set).
+    pub fn tape_str<'t>(value: TapeValue<'t>, unsure: &Unsure) -> Option<Cow<'t, str>> {
+        match value.kind() {
+            Kind::Str => Some(Cow::Borrowed(value.unquoted())),
+            Kind::Escaped => match serde_json::from_str(value.text()) {
+                Ok(s) => Some(Cow::Owned(s)),
+                Err(_) => {
+                    unsure.set();
+                    None
+                }
+            },
+            _ => None,
+        }
+    }
+
+    /// A number as the checks compare it; `None` for anything else, or for a number no `f64`
+    /// holds (then `unsure` is set).
+    pub fn tape_number(value: TapeValue<'_>, unsure: &Unsure) -> Option<Number> {
+        if value.kind() != Kind::Number {
+            return None;
+        }
+        let number = crate::json::number(value.text()).ok();
+        let number = number.and_then(|n| match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => Some(Number::Int(i.into())),
+            (_, Some(u), _) => Some(Number::Int(u.into())),
+            (_, _, f) => f.filter(|f| f.is_finite()).map(Number::Float),
+        });
+        if number.is_none() {
+            unsure.set();
+        }
+        number
+    }
+
+    /// A boolean's value; `None` for anything else.
+    pub fn tape_bool(value: TapeValue<'_>) -> Option<bool> {
+        match value.kind() {
+            Kind::True => Some(true),
+            Kind::False => Some(false),
+            _ => None,
+        }
+    }
+
+    /// Whether the value is `null`.
+    pub fn tape_null(value: TapeValue<'_>) -> bool {
+        value.kind() == Kind::Null
+    }
+
+    /// [`bound`], with "cannot tell" recorded in `unsure`.
+    pub fn tape_bound(value: Number, limit: Number, accept: &[Ordering], unsure: &Unsure) -> bool {
+        match compare(value, limit) {
+            Some(o) => accept.contains(&o),
+            None => unsure.set(),
+        }
+    }
+
+    /// [`equal`], with "cannot tell" recorded in `unsure`.
+    pub fn tape_equal(value: Number, other: Number, unsure: &Unsure) -> bool {
+        tape_bound(value, other, &[Ordering::Equal], unsure)
+    }
+
+    /// [`multiple_of`], with "cannot tell" recorded in `unsure`.
+    pub fn tape_multiple_of(value: Number, divisor: u64, unsure: &Unsure) -> bool {
+        match value {
+            Number::Float(v) if v.abs() >= EXACT => unsure.set(),
+            _ => multiple_of(value, divisor),
+        }
     }
 
     /// An untyped value's string, if it is one.
@@ -782,5 +952,138 @@ mod tests {
         assert!(!raw_type(&raw("1.5"), &["integer"]));
         assert!(raw_type(&raw("null"), &["string", "null"]));
         assert!(!raw_type(&raw("[]"), &["object"]));
+    }
+
+    /// What a verdict reads off a tape, each helper on the values it answers for and on
+    /// those it leaves alone.
+    #[test]
+    fn a_verdict_reads_values_on_their_tape() {
+        let on = |text: &str, check: &dyn Fn(TapeValue<'_>, &Unsure) -> bool| {
+            let unsure = Unsure::default();
+            let answer = text_verdict(text, |v| check(v, &unsure)).expect("a tape");
+            (answer, unsure.decided())
+        };
+        let types = |text: &str, types: u8| on(text, &|v, u| tape_type(v, types, u));
+        assert_eq!(types("{}", OBJECT), (true, true));
+        assert_eq!(types("[]", OBJECT), (false, true));
+        assert_eq!(types("[]", ARRAY | NULL), (true, true));
+        assert_eq!(types("null", NULL), (true, true));
+        assert_eq!(types("false", BOOLEAN), (true, true));
+        assert_eq!(types(r#""a\n""#, STRING), (true, true));
+        assert_eq!(types("\"a\"", NUMBER | INTEGER), (false, true));
+        assert_eq!(types("5.0", INTEGER), (true, true));
+        assert_eq!(types("5.5", INTEGER), (false, true));
+        assert_eq!(types("5.5", NUMBER), (true, true));
+        assert_eq!(types("-7", INTEGER), (true, true));
+        assert_eq!(types("7", STRING | BOOLEAN), (false, true));
+
+        let string = |text: &str| {
+            let unsure = Unsure::default();
+            let s = text_verdict(text, |v| {
+                tape_str(v, &unsure).map(|s| s.into_owned()) == Some("aé".into())
+            });
+            (s, unsure.decided())
+        };
+        assert_eq!(string(r#""aé""#), (Some(true), true));
+        assert_eq!(string(r#""a\u00e9""#), (Some(true), true));
+        assert_eq!(string("1"), (Some(false), true));
+        // A lone surrogate, which serde_json does not decode.
+        assert_eq!(string(r#""\ud800""#), (Some(false), false));
+
+        let count = |text: &str| {
+            text_verdict(text, |v| {
+                let (entries, items) = (
+                    tape_entries(v).map(Iterator::count),
+                    tape_items(v).map(Iterator::count),
+                );
+                (entries, items) == (Some(tape_len(v)), None)
+                    || (entries, items) == (None, Some(tape_len(v)))
+            })
+        };
+        assert_eq!(count(r#"{"a": [1, 2], "b": {}}"#), Some(true));
+        assert_eq!(count("[1, [2, 3], {}]"), Some(true));
+        assert_eq!(count("3"), Some(false));
+        assert_eq!(
+            text_verdict(r#"{"b": 1, "a": {"c": 2}}"#, |v| {
+                tape_entries(v).is_some_and(|e| e.map(|(k, _)| k).eq(["b", "a"]))
+            }),
+            Some(true)
+        );
+        assert_eq!(
+            text_verdict("[true, false, null, 0]", |v| {
+                let items: Vec<_> = tape_items(v).unwrap().collect();
+                tape_bool(items[0]) == Some(true)
+                    && tape_bool(items[1]) == Some(false)
+                    && tape_bool(items[2]).is_none()
+                    && tape_null(items[2])
+                    && !tape_null(items[3])
+            }),
+            Some(true)
+        );
+        // Text with no tape (a repeated key): no verdict, the typed read decides.
+        assert_eq!(text_verdict(r#"{"a": 1, "a": 2}"#, |_| true), None);
+    }
+
+    #[test]
+    fn a_verdicts_numbers_are_compared_exactly_or_left_undecided() {
+        let number = |text: &str| {
+            let unsure = Unsure::default();
+            let mut n = None;
+            text_verdict(text, |v| {
+                n = tape_number(v, &unsure);
+                true
+            });
+            (n, unsure.decided())
+        };
+        assert!(matches!(number("12"), (Some(Number::Int(12)), true)));
+        assert!(
+            matches!(number("18446744073709551615"), (Some(Number::Int(i)), true) if i == i128::from(u64::MAX))
+        );
+        assert!(matches!(number("-0.5"), (Some(Number::Float(f)), true) if f == -0.5));
+        assert!(matches!(number("\"12\""), (None, true)));
+
+        let decided = |f: &dyn Fn(&Unsure) -> bool| {
+            let unsure = Unsure::default();
+            (f(&unsure), unsure.decided())
+        };
+        let at_least = [Ordering::Greater, Ordering::Equal];
+        assert_eq!(
+            decided(&|u| tape_bound(Number::Int(3), Number::Int(3), &at_least, u)),
+            (true, true)
+        );
+        assert_eq!(
+            decided(&|u| tape_bound(Number::Int(2), Number::Int(3), &at_least, u)),
+            (false, true)
+        );
+        assert_eq!(
+            decided(&|u| tape_bound(Number::Float(2.5), Number::Int(2), &[Ordering::Greater], u)),
+            (true, true)
+        );
+        // Past 2^53 a float may stand for another integer: undecided.
+        assert_eq!(
+            decided(&|u| tape_bound(Number::Float(1e17), Number::Int(0), &at_least, u)),
+            (false, false)
+        );
+        assert_eq!(
+            decided(&|u| tape_equal(Number::Float(1.0), Number::Int(1), u)),
+            (true, true)
+        );
+        assert_eq!(
+            decided(&|u| tape_equal(Number::Int(2), Number::Int(1), u)),
+            (false, true)
+        );
+        assert_eq!(
+            decided(&|u| tape_multiple_of(Number::Int(9), 3, u)),
+            (true, true)
+        );
+        assert_eq!(
+            decided(&|u| tape_multiple_of(Number::Float(7.0), 3, u)),
+            (false, true)
+        );
+        assert_eq!(
+            decided(&|u| tape_multiple_of(Number::Float(1e17), 3, u)),
+            (false, false)
+        );
+        assert_eq!(decided(&|u| u.set()), (false, false));
     }
 }

@@ -77,6 +77,51 @@ impl Table {
     }
 }
 
+/// Every schema's verdict-only read (`agent_codegen::verdict_fn`), typed or not: a function
+/// each, and a table row with the schema's cases; the schemas it does not compile listed.
+struct Verdicts {
+    modules: String,
+    rows: String,
+    n: usize,
+}
+
+impl Default for Verdicts {
+    fn default() -> Self {
+        Self {
+            modules: String::new(),
+            rows: String::from("pub static VERDICTS: &[Verdict] = &[\n"),
+            n: 0,
+        }
+    }
+}
+
+impl Verdicts {
+    fn add(&mut self, file: &str, group: usize, schema: &Value, tests: &Value) {
+        // The suite's own `$id`s name the document; the contracts this reads have none.
+        let mut schema = schema.clone();
+        if let Value::Object(o) = &mut schema {
+            o.remove("$id");
+        }
+        let text = serde_json::to_string_pretty(&schema).unwrap();
+        let tests = serde_json::to_string(tests).unwrap();
+        let n = self.n;
+        let verdict = match agent_codegen::verdict_fn(&text, &format!("v{n}")) {
+            Ok(function) => {
+                self.modules.push_str("#[allow(warnings, clippy::all)]\n");
+                self.modules.push_str(&function);
+                format!("Ok(v{n})")
+            }
+            Err(why) => format!("Err({why:?})"),
+        };
+        writeln!(
+            self.rows,
+            "    Verdict {{ file: {file:?}, group: {group}, schema: {text:?}, tests: {tests:?}, verdict: {verdict} }},"
+        )
+        .unwrap();
+        self.n += 1;
+    }
+}
+
 /// The `*.schema.json` files of `dir`, sorted.
 fn schema_files(dir: &Path) -> Vec<std::path::PathBuf> {
     println!("cargo:rerun-if-changed={}", dir.display());
@@ -104,10 +149,12 @@ fn main() {
         .filter(|p| p.is_file())
         .collect();
     files.sort();
+    let mut verdicts = Verdicts::default();
     for path in files {
         let groups: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         for (i, group) in groups.as_array().unwrap().iter().enumerate() {
+            verdicts.add(&name, i, &group["schema"], &group["tests"]);
             if DOES_NOT_COMPILE
                 .iter()
                 .any(|(f, g, _)| *f == name && *g == i)
@@ -141,6 +188,7 @@ fn main() {
                 table.add(&name, 0, &text, "[]", false),
                 "{name} is not typed"
             );
+            verdicts.add(&name, 0, &serde_json::from_str(&text).unwrap(), &json!([]));
         }
     }
     // The real-world tool schemas, and this crate's bounds.
@@ -156,8 +204,11 @@ fn main() {
             table.add(&name, 0, &text, "[]", false),
             "{name} is not typed"
         );
+        verdicts.add(&name, 0, &serde_json::from_str(&text).unwrap(), &json!([]));
     }
     table.rows.push_str("];\n");
-    let out = Path::new(&std::env::var("OUT_DIR").unwrap()).join("suite.rs");
-    std::fs::write(out, table.modules + &table.rows).unwrap();
+    verdicts.rows.push_str("];\n");
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    std::fs::write(out.join("suite.rs"), table.modules + &table.rows).unwrap();
+    std::fs::write(out.join("verdicts.rs"), verdicts.modules + &verdicts.rows).unwrap();
 }

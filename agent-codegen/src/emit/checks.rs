@@ -20,6 +20,7 @@ use quote::{format_ident, quote};
 use serde_json::Value;
 use syn::{Path, Type};
 
+use super::pieces::{and, is_true, number, translated_pattern};
 use crate::schema::keywords::{ANNOTATIONS, CONDITIONS};
 use crate::typify::model::{Item, Model};
 
@@ -299,6 +300,13 @@ impl Walk<'_> {
         }
         let ident = format_ident!("{name}");
         let private = self.private();
+        // The verdict-only read where the node compiles to one (2019-09 and later drafts); else
+        // the value is read as the producer's type for its checks.
+        if !self.old_draft
+            && let Ok(verdict) = super::verdict::verdict(self.root, &schema, &private)
+        {
+            return Some(quote!(#private::raw_verdict::<#ident, _>(&(#expr), #verdict)));
+        }
         Some(quote!(#private::raw_satisfies::<#ident>(&(#expr))))
     }
 
@@ -870,17 +878,10 @@ impl Walk<'_> {
         let Some(s) = held.str(expr) else {
             return self.no(pointer, "a pattern on an enum");
         };
-        let Some(pattern) = arg.as_str() else {
-            return self.no(pointer, "a pattern that is not a string");
+        let translated = match translated_pattern(arg) {
+            Ok(translated) => translated,
+            Err(why) => return self.no(pointer, why),
         };
-        // The validator runs the pattern translated from ECMA-262 syntax, on the `regex` crate.
-        let Ok(translated) = jsonschema_regex::to_rust_regex(pattern) else {
-            return self.no(pointer, "a pattern the validator translates differently");
-        };
-        if regex::Regex::new(&translated).is_err() {
-            return self.no(pointer, "a pattern the `regex` crate refuses");
-        }
-        let translated = translated.as_ref();
         let private = self.private();
         quote!({
             static PATTERN: #private::Pattern = #private::LazyLock::new(|| #private::pattern(#translated));
@@ -1215,10 +1216,6 @@ impl Held {
     }
 }
 
-fn is_true(check: &TokenStream) -> bool {
-    check.to_string() == "true"
-}
-
 /// `iter.all(|v| each)`, or `true` when each item passes.
 fn all(iter: TokenStream, v: &syn::Ident, each: TokenStream) -> TokenStream {
     if is_true(&each) {
@@ -1236,31 +1233,6 @@ fn option(expr: TokenStream, none: TokenStream, v: &syn::Ident, some: TokenStrea
         ::core::option::Option::None => #none,
         ::core::option::Option::Some(#v) => #some,
     })
-}
-
-/// `a && b && ...`, `true` for none.
-fn and(checks: Vec<TokenStream>) -> TokenStream {
-    let checks: Vec<TokenStream> = checks.into_iter().filter(|c| !is_true(c)).collect();
-    match checks.as_slice() {
-        [] => quote!(true),
-        [one] => one.clone(),
-        _ => quote!(#((#checks))&&*),
-    }
-}
-
-/// A JSON number as a `Number` literal, exact (floats by their bits).
-fn number(value: &Value, private: &TokenStream) -> Option<TokenStream> {
-    let n = value.as_number()?;
-    if let Some(i) = n.as_i64() {
-        let i = i128::from(i);
-        return Some(quote!(#private::Number::Int(#i)));
-    }
-    if let Some(u) = n.as_u64() {
-        let u = i128::from(u);
-        return Some(quote!(#private::Number::Int(#u)));
-    }
-    let bits = n.as_f64()?.to_bits();
-    Some(quote!(#private::Number::Float(f64::from_bits(#bits))))
 }
 
 /// Whether the node certainly accepts `null`.

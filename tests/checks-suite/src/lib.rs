@@ -47,3 +47,24 @@ where
 }
 
 include!(concat!(env!("OUT_DIR"), "/suite.rs"));
+
+/// One schema's verdict-only read: the code `agent_codegen::verdict_fn` generates for the
+/// schema as a whole, run on an instance's tape.
+pub struct Verdict {
+    /// The suite file, or the contract's path.
+    pub file: &'static str,
+    /// The group's index in the file.
+    pub group: usize,
+    /// The schema.
+    pub schema: &'static str,
+    /// The group's tests, as JSON (`[{"description", "data", "valid"}]`).
+    pub tests: &'static str,
+    /// The generated verdict, or why the schema has none.
+    pub verdict: Result<fn(agent_core::__private::checks::TapeValue<'_>) -> bool, &'static str>,
+}
+
+/// The verdicts, one module of functions (`v0`, `v1`, ...) and their table.
+pub mod verdicts {
+    use super::Verdict;
+    include!(concat!(env!("OUT_DIR"), "/verdicts.rs"));
+}

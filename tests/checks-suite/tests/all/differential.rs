@@ -9,7 +9,7 @@ use agent_core::{Contract, ContractKind};
 use serde_json::{Value, json};
 
 /// Values put in place of the suite's data, and of every value inside it.
-fn probes() -> Vec<Value> {
+pub(crate) fn probes() -> Vec<Value> {
     let texts = [
         "null",
         "true",
@@ -52,7 +52,7 @@ fn probes() -> Vec<Value> {
 }
 
 /// A small deterministic generator (xorshift): the same instances on every run.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -68,7 +68,7 @@ impl Rng {
 }
 
 /// `value` with the node at a random position replaced by a probe or by a random value.
-fn mutate(value: &Value, rng: &mut Rng, probes: &[Value], depth: usize) -> Value {
+pub(crate) fn mutate(value: &Value, rng: &mut Rng, probes: &[Value], depth: usize) -> Value {
     let replace = depth > 3 || rng.below(3) == 0;
     match value {
         Value::Array(items) if !replace && !items.is_empty() => {

@@ -3,3 +3,4 @@
 
 mod boundaries;
 mod differential;
+mod verdicts;
