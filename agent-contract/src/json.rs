@@ -22,12 +22,14 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Any JSON value a contract leaves untyped (a property with no `type`), kept as its text.
 ///
 /// Serializing it writes the value as it was written: keys in document order, numbers as
-/// written; `|markdown` and the default prompt render it that way.
+/// written; `|markdown` and the default prompt render it that way. One read from a call's
+/// typed input stands on the call's text, shared rather than copied, which it keeps alive
+/// while it lives; `RawJson::from` a `Box<RawValue>` of its text makes one of its own.
 ///
 /// ```
 /// # use agent_contract::RawJson;
@@ -35,7 +37,7 @@ use std::sync::OnceLock;
 /// assert_eq!(serde_json::to_string(&raw).unwrap(), r#"{"b":0.60,"a":1e5}"#);
 /// ```
 #[derive(Clone)]
-pub struct RawJson(Box<RawValue>, OnceLock<Option<Tape>>);
+pub struct RawJson(Captive);
 
 /// A JSON object a contract leaves untyped (`type: object` without properties), kept as its
 /// text, its keys in the order they were written.
@@ -49,12 +51,59 @@ pub struct RawJson(Box<RawValue>, OnceLock<Option<Tape>>);
 /// assert!(serde_json::from_str::<RawObject>("[1]").is_err());
 /// ```
 #[derive(Clone)]
-pub struct RawObject(Box<RawValue>, OnceLock<Option<Tape>>);
+pub struct RawObject(Captive);
+
+/// Where an untyped value's text stands.
+#[derive(Clone)]
+enum Captive {
+    /// A copy of its own, its tape read when first asked for.
+    Own(Box<RawValue>, OnceLock<Option<Tape>>),
+    /// A place on a call's text and tape, shared with the call and its other untyped parts:
+    /// a typed input's parts are read from the call without copying a byte or a part of its
+    /// tape. A part keeps the call's whole text and tape alive while it lives.
+    Call(Arc<Shared>, u32),
+}
+
+impl Captive {
+    fn own(raw: Box<RawValue>) -> Self {
+        Self::Own(raw, OnceLock::new())
+    }
+
+    fn text(&self) -> &str {
+        match self {
+            Self::Own(raw, _) => raw.get(),
+            Self::Call(shared, at) => {
+                let tok = shared.tape.0[*at as usize];
+                &shared.text[tok.start as usize..tok.end as usize]
+            }
+        }
+    }
+
+    fn value(&self) -> Option<TapeValue<'_>> {
+        match self {
+            Self::Own(raw, tape) => tape_value(raw.get(), tape),
+            Self::Call(shared, at) => Some(TapeValue {
+                text: &shared.text,
+                toks: &shared.tape.0,
+                at: *at as usize,
+                share: None,
+            }),
+        }
+    }
+}
+
+/// A call's text and its tape, which the untyped parts of its typed input share
+/// ([`Captive::Call`]) rather than copy.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) text: Arc<str>,
+    pub(crate) tape: Tape,
+}
 
 /// JSON text already parsed as a [`RawValue`].
 impl From<Box<RawValue>> for RawJson {
     fn from(raw: Box<RawValue>) -> Self {
-        Self(raw, OnceLock::new())
+        Self(Captive::own(raw))
     }
 }
 
@@ -68,7 +117,7 @@ impl From<&Value> for RawJson {
 impl RawJson {
     /// The text as written.
     pub fn get(&self) -> &str {
-        self.0.get()
+        self.0.text()
     }
 }
 
@@ -77,7 +126,7 @@ impl TryFrom<Box<RawValue>> for RawObject {
     type Error = Box<RawValue>;
     fn try_from(raw: Box<RawValue>) -> Result<Self, Box<RawValue>> {
         if raw.get().starts_with('{') {
-            Ok(Self(raw, OnceLock::new()))
+            Ok(Self(Captive::own(raw)))
         } else {
             Err(raw)
         }
@@ -88,23 +137,26 @@ impl RawObject {
     /// Whether its tape was read already (handed over with it, or asked for).
     #[cfg(test)]
     pub(crate) fn tape_read(&self) -> bool {
-        self.1.get().is_some()
+        match &self.0 {
+            Captive::Own(_, tape) => tape.get().is_some(),
+            Captive::Call(..) => true,
+        }
     }
 
     /// The text as written.
     pub fn get(&self) -> &str {
-        self.0.get()
+        self.0.text()
     }
 
     /// Whether the object has no entries.
     pub fn is_empty(&self) -> bool {
-        self.0.get()[1..].trim_start().starts_with('}')
+        self.get()[1..].trim_start().starts_with('}')
     }
 
     /// The entries in document order; a repeated key keeps its first place and its last value,
     /// as serde_json's maps do.
     pub fn entries(&self) -> Result<Vec<(Cow<'_, str>, &RawValue)>, serde_json::Error> {
-        entries(self.0.get())
+        entries(self.get())
     }
 }
 
@@ -149,10 +201,18 @@ impl Default for RawJson {
 
 impl Default for RawObject {
     fn default() -> Self {
-        Self(
+        Self(Captive::own(
             RawValue::from_string("{}".to_owned()).expect("valid JSON"),
-            OnceLock::new(),
-        )
+        ))
+    }
+}
+
+/// Shown as serde_json shows a `RawValue`, wherever the text stands.
+impl fmt::Debug for Captive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("RawValue")
+            .field(&format_args!("{}", self.text()))
+            .finish()
     }
 }
 
@@ -169,12 +229,12 @@ impl fmt::Debug for RawObject {
 }
 
 /// Equal when the JSON is: the same text, or text that parses to the same value.
-fn same_json(a: &RawValue, b: &RawValue) -> bool {
-    a.get() == b.get()
+fn same_json(a: &str, b: &str) -> bool {
+    a == b
         || matches!(
             (
-                serde_json::from_str::<Value>(a.get()),
-                serde_json::from_str::<Value>(b.get())
+                serde_json::from_str::<Value>(a),
+                serde_json::from_str::<Value>(b)
             ),
             (Ok(a), Ok(b)) if a == b
         )
@@ -182,13 +242,13 @@ fn same_json(a: &RawValue, b: &RawValue) -> bool {
 
 impl PartialEq for RawJson {
     fn eq(&self, other: &Self) -> bool {
-        same_json(&self.0, &other.0)
+        same_json(self.get(), other.get())
     }
 }
 
 impl PartialEq for RawObject {
     fn eq(&self, other: &Self) -> bool {
-        same_json(&self.0, &other.0)
+        same_json(self.get(), other.get())
     }
 }
 
@@ -211,21 +271,21 @@ pub trait Captured {
 
 impl Captured for RawJson {
     fn text(&self) -> &str {
-        self.0.get()
+        self.0.text()
     }
 
     fn value(&self) -> Option<TapeValue<'_>> {
-        tape_value(self.0.get(), &self.1)
+        self.0.value()
     }
 }
 
 impl Captured for RawObject {
     fn text(&self) -> &str {
-        self.0.get()
+        self.0.text()
     }
 
     fn value(&self) -> Option<TapeValue<'_>> {
-        tape_value(self.0.get(), &self.1)
+        self.0.value()
     }
 }
 
@@ -245,7 +305,7 @@ fn tape_value<'t>(text: &'t str, tape: &'t OnceLock<Option<Tape>>) -> Option<Tap
         text,
         toks: &tape.0,
         at: 0,
-        keep: false,
+        share: None,
     })
 }
 
@@ -253,36 +313,30 @@ impl<'de> Deserialize<'de> for RawJson {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer
             .deserialize_newtype_struct(RAW_TOKEN, RawVisitor)
-            .map(|(raw, tape)| Self(raw, taped(tape)))
+            .map(Self)
     }
 }
 
 impl<'de> Deserialize<'de> for RawObject {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let (raw, tape) = deserializer.deserialize_newtype_struct(RAW_TOKEN, RawVisitor)?;
-        if !raw.get().starts_with('{') {
+        let captive = deserializer.deserialize_newtype_struct(RAW_TOKEN, RawVisitor)?;
+        if !captive.text().starts_with('{') {
             return Err(de::Error::invalid_type(
-                unexpected(raw.get()),
+                unexpected(captive.text()),
                 &"a JSON object",
             ));
         }
-        Ok(Self(raw, taped(tape)))
+        Ok(Self(captive))
     }
 }
 
-/// A tape known at capture, kept; else one read when first asked for.
-fn taped(tape: Option<Tape>) -> OnceLock<Option<Tape>> {
-    tape.map_or_else(OnceLock::new, |tape| OnceLock::from(Some(tape)))
-}
-
 /// A value on a call's tape that is being handed over as an untyped part (see
-/// [`TapeValue`]): where its text stands, its copy and its part of the tape, for the
+/// [`TapeValue`]): where its text stands and its place on the call's text and tape, for the
 /// [`RawVisitor`] that takes it next. serde's visitors carry nothing but the text, so the rest
 /// waits here; the visitor takes it only for that very slice.
 struct Handed {
     at: usize,
-    raw: Box<RawValue>,
-    tape: Tape,
+    captive: Captive,
 }
 
 thread_local! {
@@ -299,7 +353,7 @@ const RAW_TOKEN: &str = "$serde_json::private::RawValue";
 struct RawVisitor;
 
 impl<'de> Visitor<'de> for RawVisitor {
-    type Value = (Box<RawValue>, Option<Tape>);
+    type Value = Captive;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
@@ -312,21 +366,21 @@ impl<'de> Visitor<'de> for RawVisitor {
         // buffers, other formats) holds somebody's data, so its text is checked.
         let handed_over = map.size_hint().is_none();
         let Some(Text(first)) = map.next_key::<Text<'de>>()? else {
-            return Ok((raw_of(&Map::new()), None));
+            return Ok(Captive::own(raw_of(&Map::new())));
         };
         if first == RAW_TOKEN {
             if handed_over && let Some(handed) = HANDED.with(|handed| handed.borrow_mut().take()) {
-                // A call's tape handed this value over with its copy and its part of the
-                // tape: taken when the text is that very slice (same place, same bytes).
+                // A call's tape handed this value over with its place on the call: taken
+                // when the text is that very slice (same place, same bytes).
                 let Text(text) = map.next_value::<Text<'de>>()?;
                 if let Cow::Borrowed(text) = text
                     && text.as_ptr() as usize == handed.at
-                    && text == handed.raw.get()
+                    && text == handed.captive.text()
                 {
-                    return Ok((handed.raw, Some(handed.tape)));
+                    return Ok(handed.captive);
                 }
                 return RawValue::from_string(text.into_owned())
-                    .map(|raw| (raw, None))
+                    .map(Captive::own)
                     .map_err(de::Error::custom);
             }
             if handed_over {
@@ -335,11 +389,11 @@ impl<'de> Visitor<'de> for RawVisitor {
                     map,
                 };
                 return Box::<RawValue>::deserialize(de::value::MapAccessDeserializer::new(rest))
-                    .map(|raw| (raw, None));
+                    .map(Captive::own);
             }
             let Text(text) = map.next_value::<Text<'de>>()?;
             return RawValue::from_string(text.into_owned())
-                .map(|raw| (raw, None))
+                .map(Captive::own)
                 .map_err(de::Error::custom);
         }
         let mut object = Map::new();
@@ -347,47 +401,48 @@ impl<'de> Visitor<'de> for RawVisitor {
         while let Some((key, value)) = map.next_entry::<String, Value>()? {
             object.insert(key, value);
         }
-        Ok((raw_of(&object), None))
+        Ok(Captive::own(raw_of(&object)))
     }
 
     fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        Value::deserialize(d).map(|v| (raw_of(&v), None))
+        Value::deserialize(d).map(|v| Captive::own(raw_of(&v)))
     }
 
     fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(|v| (raw_of(&v), None))
+        Value::deserialize(de::value::SeqAccessDeserializer::new(seq))
+            .map(|v| Captive::own(raw_of(&v)))
     }
 
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
-        Ok((raw_of(&v), None))
+        Ok(Captive::own(raw_of(&v)))
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        Ok((raw_of(&v), None))
+        Ok(Captive::own(raw_of(&v)))
     }
 
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Ok((raw_of(&v), None))
+        Ok(Captive::own(raw_of(&v)))
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        Ok((raw_of(&Value::from(v)), None))
+        Ok(Captive::own(raw_of(&Value::from(v))))
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok((raw_of(v), None))
+        Ok(Captive::own(raw_of(v)))
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok((raw_of(&Value::Null), None))
+        Ok(Captive::own(raw_of(&Value::Null)))
     }
 
     fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok((raw_of(&Value::Null), None))
+        Ok(Captive::own(raw_of(&Value::Null)))
     }
 
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        Value::deserialize(d).map(|v| (raw_of(&v), None))
+        Value::deserialize(d).map(|v| Captive::own(raw_of(&v)))
     }
 }
 
@@ -1001,9 +1056,9 @@ pub struct TapeValue<'t> {
     text: &'t str,
     toks: &'t [Tok],
     at: usize,
-    /// Whether an untyped part read from here keeps its part of the tape (a call's typed
-    /// input does; a check that reads and drops a value does not).
-    keep: bool,
+    /// The call whose text and tape these are, when an untyped part read from here is to
+    /// share them (a call's typed input does; a check that reads and drops a value does not).
+    share: Option<&'t Arc<Shared>>,
 }
 
 impl<'t> TapeValue<'t> {
@@ -1021,11 +1076,22 @@ impl<'t> TapeValue<'t> {
             text,
             toks: &tape.0,
             at,
-            keep: true,
+            share: None,
+        }
+    }
+
+    /// The value at `at` on a call's tape, whose untyped parts share the call's text and tape.
+    pub(crate) fn shared(shared: &'t Arc<Shared>, at: usize) -> Self {
+        Self {
+            text: &shared.text,
+            toks: &shared.tape.0,
+            at,
+            share: Some(shared),
         }
     }
 
     /// This value's part of the tape, its offsets counted from its own text.
+    #[cfg(test)]
     fn part(&self) -> Tape {
         let tok = self.tok();
         let (first, base) = (self.at as u32, tok.start);
@@ -1345,16 +1411,12 @@ impl<'t> Deserializer<'t> for TapeValue<'t> {
         if name == RAW_TOKEN {
             // An untyped part: its text, which serde_json read, handed over as serde_json
             // hands it (a one-entry map of unknown size), so it is not read again; with its
-            // copy and its part of the tape when it is kept.
+            // place on the call's text and tape when it shares them.
             let text = self.text_of(self.tok());
-            if self.keep {
-                let raw = Box::<RawValue>::deserialize(de::value::MapAccessDeserializer::new(
-                    HandOver(Some(text)),
-                ))?;
+            if let Some(shared) = self.share {
                 let handed = Handed {
                     at: text.as_ptr() as usize,
-                    raw,
-                    tape: self.part(),
+                    captive: Captive::Call(Arc::clone(shared), self.at as u32),
                 };
                 HANDED.with(|slot| *slot.borrow_mut() = Some(handed));
             }
@@ -1886,24 +1948,27 @@ mod tests {
         assert_eq!(serde_json::from_str::<Value>(raw.get()).unwrap(), value);
     }
 
-    /// The handed-over tape is taken only by the visitor of that very slice (same place, same
-    /// bytes), and only from a map of unknown size, as serde_json hands a raw value over.
+    /// The handed-over place is taken only by the visitor of that very slice (same place,
+    /// same bytes), and only from a map of unknown size, as serde_json hands a raw value over.
     #[test]
     fn a_handed_tape_is_taken_only_for_its_own_slice() {
         let plant = |at: &str, raw: &str| {
+            // A call of its own holding `raw`: taken, the value stands on it.
+            let shared = Arc::new(Shared {
+                text: Arc::from(raw),
+                tape: Tape::read(raw).unwrap(),
+            });
             let handed = Handed {
                 at: at.as_ptr() as usize,
-                raw: RawValue::from_string(raw.to_owned()).unwrap(),
-                // Not the text's own tape: it writes `null` wherever it was taken.
-                tape: Tape::read("null").unwrap(),
+                captive: Captive::Call(shared, 0),
             };
             HANDED.with(|slot| *slot.borrow_mut() = Some(handed));
         };
-        let read = |raw: RawJson| (raw.get().to_owned(), written(raw.value().unwrap()).unwrap());
+        let read = |raw: RawJson| (raw.get().to_owned(), matches!(raw.0, Captive::Call(..)));
         let text = r#"[1,"a"]"#;
-        let own = (text.to_owned(), text.to_owned());
+        let own = (text.to_owned(), false);
         plant(text, text);
-        let taken = (text.to_owned(), "null".to_owned());
+        let taken = (text.to_owned(), true);
         assert_eq!(read(serde_json::from_str(text).unwrap()), taken);
         // The same place with other bytes (a buffer used again): the text is copied.
         plant(text, "[2]");
@@ -1921,15 +1986,34 @@ mod tests {
         assert!(HANDED.with(|slot| slot.borrow_mut().take()).is_some());
     }
 
-    /// An untyped part of a call's typed input keeps its part of the call's tape (offsets
-    /// from its own text): written from it as from its text, and the tape is the one handed.
+    /// The call of `text`, whose untyped parts share its text and tape.
+    fn call_of(text: &str) -> Arc<Shared> {
+        Arc::new(Shared {
+            text: Arc::from(text),
+            tape: Tape::read(text).unwrap(),
+        })
+    }
+
+    /// An untyped part of a call's typed input stands on the call's text and tape, shared:
+    /// written from it as from its own text; a value read for a check (no call to share)
+    /// takes a copy.
     #[test]
-    fn an_untyped_part_keeps_its_part_of_the_tape() {
+    fn an_untyped_part_stands_on_the_calls_tape() {
         let text = r#" {"name": "n", "tags": ["A"], "extra": {"x": [1, {"y": "\u00e9"}], "z": {}}, "any": [true, [null, 0.60]], "ratio": 2}"#;
-        let tape = Tape::read(text).unwrap();
-        let probe: Probe = crate::checks::deserialize(TapeValue::on(text, &tape, 0)).unwrap();
+        let call = call_of(text);
+        let probe: Probe = crate::checks::deserialize(TapeValue::shared(&call, 0)).unwrap();
         let extra = probe.extra.unwrap();
         let any = probe.any.unwrap();
+        assert!(matches!(
+            (&extra.0, &any.0),
+            (Captive::Call(..), Captive::Call(..))
+        ));
+        // Each part holds the call, which the probe's drop does not end.
+        assert_eq!(Arc::strong_count(&call), 3);
+        let read: Probe =
+            crate::checks::deserialize(TapeValue::on(&call.text, &call.tape, 0)).unwrap();
+        assert!(matches!(read.extra.as_ref().unwrap().0, Captive::Own(..)));
+        assert_eq!(read.extra.unwrap().get(), extra.get());
         assert_eq!(extra.get(), r#"{"x": [1, {"y": "\u00e9"}], "z": {}}"#);
         assert_eq!(any.get(), "[true, [null, 0.60]]");
         assert_eq!(
@@ -2035,14 +2119,14 @@ mod tests {
             r#"{"a": {"x": 1}, "b": {"y": [2, {}]}}"#,
             r#"[{"x": 1}, {"y": [2, {}]}]"#,
         ] {
-            let tape = Tape::read(text).unwrap();
-            let Parts(parts) = Parts::deserialize(TapeValue::on(text, &tape, 0)).unwrap();
+            let call = call_of(text);
+            let Parts(parts) = Parts::deserialize(TapeValue::shared(&call, 0)).unwrap();
             kept(&parts);
         }
         let text = r#"{"a": {"x": 1}, "b": {"y": [2, {}]}}"#;
-        let tape = Tape::read(text).unwrap();
+        let call = call_of(text);
         let map: std::collections::BTreeMap<&str, RawObject> =
-            Deserialize::deserialize(TapeValue::on(text, &tape, 0)).unwrap();
+            Deserialize::deserialize(TapeValue::shared(&call, 0)).unwrap();
         kept(&map.into_values().collect::<Vec<_>>());
     }
 }

@@ -3,7 +3,7 @@
 //! Parents pass data flat beside `task`; a sub-agent that only read `context` dropped it. Here
 //! every non-reserved key lands in the context, in the parent's order.
 
-use crate::json::{Entries, Ordered, Tape, TapeValue, Text, Walk};
+use crate::json::{Entries, Ordered, Shared, TapeValue, Text, Walk};
 use crate::limits::{Limits, check_shape, out_of_range_error, too_deep, too_many_values};
 use crate::retry::{ErrorKind, PathSegment, RetryError};
 use crate::scan::{
@@ -48,7 +48,7 @@ pub struct ToolCall {
     context: OnceLock<Value>,
     /// The call's text read once (see [`object_entries`]), when its entries stand on it: the
     /// typed input is read from it.
-    tape: Option<Arc<Tape>>,
+    tape: Option<Arc<Shared>>,
 }
 
 /// One entry of the merged context: where its key and value stand.
@@ -139,7 +139,10 @@ impl ToolCall {
             crate::json::dedupe(&mut entries);
             let mut call = split(text, entries, limits)?;
             if call.entries.iter().any(|entry| entry.tape.is_some()) {
-                call.tape = Some(Arc::new(tape));
+                call.tape = Some(Arc::new(Shared {
+                    text: Arc::clone(&call.text),
+                    tape,
+                }));
             }
             return Ok(call);
         }
@@ -256,7 +259,7 @@ impl ToolCall {
     pub fn context(&self) -> &Value {
         self.context.get_or_init(|| {
             let map = self
-                .entries_on(self.tape.as_deref())
+                .entries_on(self.tape.as_ref())
                 .map(|(key, value)| {
                     // Each entry was read (by the one pass or serde_json) and checked within
                     // the limits (depth under serde_json's own, numbers finite) when the call
@@ -370,7 +373,7 @@ impl ToolCall {
     /// Every entry of the context read from the call's tape, in the caller's order; `None`
     /// when one of them is not on it (the call or a value kept the other paths).
     pub(crate) fn tape_entries(&self) -> Option<Vec<(&str, TapeValue<'_>)>> {
-        self.entries_on(self.tape.as_deref())
+        self.entries_on(self.tape.as_ref())
             .map(|(key, value)| match value {
                 Read::Tape(value) => Some((key, value)),
                 Read::Text(_) => None,
@@ -380,11 +383,11 @@ impl ToolCall {
 
     fn entries_on<'a>(
         &'a self,
-        tape: Option<&'a Tape>,
+        tape: Option<&'a Arc<Shared>>,
     ) -> impl ExactSizeIterator<Item = (&'a str, Read<'a>)> {
         self.entries.iter().map(move |entry| {
             let value = match (tape, entry.tape) {
-                (Some(tape), Some(at)) => Read::Tape(TapeValue::on(&self.text, tape, at as usize)),
+                (Some(shared), Some(at)) => Read::Tape(TapeValue::shared(shared, at as usize)),
                 _ => Read::Text(self.slice(entry.value)),
             };
             (self.key(entry), value)
@@ -902,7 +905,7 @@ mod tests {
     /// The typed input read from `tape` where the call's values stand on it, else from text.
     fn typed_again(
         call: &super::ToolCall,
-        tape: Option<&super::Tape>,
+        tape: Option<&std::sync::Arc<super::Shared>>,
     ) -> Result<Input, serde_json::Error> {
         crate::checks::deserialize(serde::de::value::MapAccessDeserializer::new(
             super::EntryAccess {
@@ -938,7 +941,7 @@ mod tests {
             // A call the type reads is read from the tape itself, not by falling back, and
             // its untyped parts keep their part of the tape, which writes them as their text.
             if let Ok(expected) = &typed_again(&call, None) {
-                let from_tape = typed_again(&call, call.tape.as_deref()).unwrap();
+                let from_tape = typed_again(&call, call.tape.as_ref()).unwrap();
                 assert_eq!(&from_tape, expected);
                 for item in &from_tape.items {
                     let plain = !item.output.get().contains("\"b\": 1, \"b\"");
