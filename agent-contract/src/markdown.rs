@@ -677,6 +677,11 @@ fn write_text(out: &mut String, text: &str, column: usize, start: Start) {
 
 /// Where to escape the first line of a text written at `start` (later lines stand at `column`).
 fn first_line_opening(line: &str, column: usize, start: Start) -> Option<usize> {
+    // A line opening with a letter opens no block, and is no delimiter row after a dash: the
+    // common case, decided without the walk below.
+    if line.as_bytes().first().is_some_and(u8::is_ascii_alphabetic) {
+        return None;
+    }
     match start {
         Start::Inline => None,
         Start::Block => block_opening(line, column),
