@@ -132,13 +132,9 @@ impl Compiler<'_> {
                 "enum" => checks.push(self.values(arg.as_array(), v)?),
                 "const" => checks.push(self.values(Some(&vec![arg.clone()]), v)?),
                 "minLength" | "maxLength" => {
-                    let limit = count(arg, keyword)?;
-                    let op = if keyword == "minLength" {
-                        quote!(>=)
-                    } else {
-                        quote!(<=)
-                    };
-                    families.strings.push(quote!(#p::chars(#s) #op #limit));
+                    families
+                        .strings
+                        .push(bounded(keyword, arg, quote!(#p::chars(#s)))?);
                 }
                 "pattern" => {
                     let translated = translated_pattern(arg)?;
@@ -173,13 +169,9 @@ impl Compiler<'_> {
                         .push(quote!(#p::tape_multiple_of(#n, #divisor, &unsure)));
                 }
                 "minItems" | "maxItems" => {
-                    let limit = count(arg, keyword)?;
-                    let op = if keyword == "minItems" {
-                        quote!(>=)
-                    } else {
-                        quote!(<=)
-                    };
-                    families.counts.push(quote!(#p::tape_len(#v) #op #limit));
+                    families
+                        .counts
+                        .push(bounded(keyword, arg, quote!(#p::tape_len(#v)))?);
                     families.array = true;
                 }
                 "uniqueItems" if arg == &Value::Bool(false) => {}
@@ -187,15 +179,8 @@ impl Compiler<'_> {
                     families.array = true;
                 }
                 "minProperties" | "maxProperties" => {
-                    let limit = count(arg, keyword)?;
-                    let op = if keyword == "minProperties" {
-                        quote!(>=)
-                    } else {
-                        quote!(<=)
-                    };
-                    checks.push(
-                        quote!(#p::tape_entries(#v).is_none() || #p::tape_len(#v) #op #limit),
-                    );
+                    let within = bounded(keyword, arg, quote!(#p::tape_len(#v)))?;
+                    checks.push(quote!(#p::tape_entries(#v).is_none() || #within));
                 }
                 "properties" | "required" | "additionalProperties" => families.object = true,
                 "allOf" | "anyOf" | "oneOf" => {
@@ -475,6 +460,16 @@ impl Compiler<'_> {
             ::core::option::Option::None => true,
         }))
     }
+}
+
+/// `value >= limit` for a `min...` keyword, `value <= limit` for a `max...` one.
+fn bounded(keyword: &str, arg: &Value, value: TokenStream) -> Result<TokenStream, String> {
+    let limit = count(arg, keyword)?;
+    Ok(if keyword.starts_with("min") {
+        quote!(#value >= #limit)
+    } else {
+        quote!(#value <= #limit)
+    })
 }
 
 /// A whole-number keyword's argument.
