@@ -1086,4 +1086,48 @@ mod tests {
         );
         assert_eq!(decided(&|u| u.set()), (false, false));
     }
+
+    /// A producer's contract on a captured value: decided by the verdict on the value's tape,
+    /// or, with no tape (a repeated key), by reading the value as the producer's type.
+    #[test]
+    fn a_verdict_decides_on_the_tape_and_the_type_without_one() {
+        #[derive(serde::Deserialize)]
+        struct Named {
+            name: String,
+        }
+        impl ContractChecks for Named {
+            fn satisfies_contract(&self) -> bool {
+                self.name == "ok"
+            }
+        }
+        let raw = |text: &str| serde_json::from_str::<RawJson>(text).unwrap();
+        // On its tape the verdict alone decides, and sees the value.
+        assert!(raw_verdict::<Named, _>(&raw(r#"{"name": "no"}"#), |_| true));
+        assert!(!raw_verdict::<Named, _>(&raw(r#"{"name": "ok"}"#), |_| {
+            false
+        }));
+        let named = |v: TapeValue<'_>| {
+            tape_entries(v).is_some_and(|mut e| {
+                e.any(|(k, v)| {
+                    k == "name" && tape_str(v, &Unsure::default()).as_deref() == Some("ok")
+                })
+            })
+        };
+        assert!(raw_verdict::<Named, _>(&raw(r#"{"name": "ok"}"#), named));
+        assert!(!raw_verdict::<Named, _>(&raw(r#"{"name": "no"}"#), named));
+        // No tape (an escaped key): the type's reading and its checks.
+        assert!(raw_verdict::<Named, _>(
+            &raw(r#"{"na\u006de": "ok"}"#),
+            |_| false
+        ));
+        assert!(!raw_verdict::<Named, _>(
+            &raw(r#"{"na\u006de": "no"}"#),
+            |_| true
+        ));
+        // A repeated key has no tape either; serde's reading refuses it (the validator decides).
+        assert!(!raw_verdict::<Named, _>(
+            &raw(r#"{"name": "ok", "name": "ok"}"#),
+            |_| true
+        ));
+    }
 }
