@@ -545,7 +545,7 @@ pub mod support {
     }
 
     /// `verdict` on the tape of `text`, one JSON value; `None` when the text has no tape (see
-    /// [`Captured::value`]). For tests of generated verdicts.
+    /// `Captured::value`). For tests of generated verdicts.
     pub fn text_verdict(text: &str, verdict: impl FnOnce(TapeValue<'_>) -> bool) -> Option<bool> {
         let raw = RawJson::from(RawValue::from_string(text.to_owned()).ok()?);
         raw.value().map(verdict)
