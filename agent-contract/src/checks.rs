@@ -647,16 +647,33 @@ pub mod support {
         if value.kind() != Kind::Number {
             return None;
         }
-        let number = crate::json::number(value.text()).ok();
+        let text = value.text();
+        let number = crate::json::number(text).ok();
         let number = number.and_then(|n| match (n.as_i64(), n.as_u64(), n.as_f64()) {
             (Some(i), _, _) => Some(Number::Int(i.into())),
             (_, Some(u), _) => Some(Number::Int(u.into())),
-            (_, _, f) => f.filter(|f| f.is_finite()).map(Number::Float),
+            (_, _, f) => f
+                .filter(|f| f.is_finite() && !rounded(text, *f))
+                .map(Number::Float),
         });
         if number.is_none() {
             unsure.set();
         }
         number
+    }
+
+    /// Whether the float `f` read from `text` may not be the number written: more significant
+    /// digits than an `f64` keeps, or a value rounded to zero or below the normal range. A
+    /// validator that reads numbers exactly (serde_json's `arbitrary_precision`) may then
+    /// decide otherwise, so the verdict does not decide.
+    fn rounded(text: &str, f: f64) -> bool {
+        let mantissa = text.split(['e', 'E']).next().unwrap_or(text);
+        let digits = mantissa.bytes().filter(u8::is_ascii_digit);
+        let significant = digits.skip_while(|d| *d == b'0').count();
+        let trailing = mantissa.bytes().rev().take_while(|d| *d == b'0').count();
+        significant.saturating_sub(trailing) > 15
+            || (f == 0.0 && significant > 0)
+            || f.is_subnormal()
     }
 
     /// A boolean's value; `None` for anything else.
@@ -1041,6 +1058,13 @@ mod tests {
         );
         assert!(matches!(number("-0.5"), (Some(Number::Float(f)), true) if f == -0.5));
         assert!(matches!(number("\"12\""), (None, true)));
+        // A float an `f64` does not hold as written: undecided.
+        assert!(matches!(number("1e-400"), (None, false)));
+        assert!(matches!(number("0.10000000000000000001"), (None, false)));
+        assert!(
+            matches!(number("1.5000000000000000000"), (Some(Number::Float(f)), true) if f == 1.5)
+        );
+        assert!(matches!(number("0.0e10"), (Some(Number::Float(f)), true) if f == 0.0));
 
         let decided = |f: &dyn Fn(&Unsure) -> bool| {
             let unsure = Unsure::default();

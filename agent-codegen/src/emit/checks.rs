@@ -124,7 +124,7 @@ pub(crate) fn add_checks(
         file.items.push(syn::parse_quote! {
             #[automatically_derived]
             impl #trait_path for #ident {
-                #[allow(unused_variables, clippy::all)]
+                #[allow(unused_variables, unused_comparisons, clippy::all)]
                 fn satisfies_contract(&self) -> bool {
                     #body
                 }

@@ -37,6 +37,11 @@ pub(crate) fn verdict(
     node: &Value,
     private: &TokenStream,
 ) -> Result<TokenStream, String> {
+    // `prefixItems`, `items` and the rest are read as draft 2020-12 reads them; the
+    // validator reads a 2019-09 document otherwise.
+    if !is_2020_12(root.get("$schema")) {
+        return Err("a document of another draft than 2020-12".into());
+    }
     let mut compiler = Compiler {
         root,
         private,
@@ -124,6 +129,10 @@ impl Compiler<'_> {
         for (keyword, arg) in object {
             let keyword = keyword.as_str();
             match keyword {
+                // The validator reads a node under another draft's `$schema` by that draft.
+                "$schema" if !is_2020_12(Some(arg)) => {
+                    return Err("a `$schema` of another draft below the root".into());
+                }
                 k if ANNOTATIONS.contains(&k) => {}
                 // An annotation from draft 2019-09 on, as the validator is configured.
                 "format" => {}
@@ -255,8 +264,9 @@ impl Compiler<'_> {
             .root
             .pointer(target)
             .ok_or("a `$ref` that does not resolve")?;
-        if found.get("$id").is_some() || found.get("$anchor").is_some() {
-            return Err("a `$ref` to a schema with an `$id`".into());
+        if crosses_id(self.root, target) {
+            // Below an `$id`, the validator resolves `#...` against that `$id`.
+            return Err("a `$ref` through a schema with an `$id`".into());
         }
         self.node(found, v, depth + 1)
     }
@@ -362,7 +372,11 @@ impl Compiler<'_> {
             let (min, max) = (bound("minContains")?, bound("maxContains")?);
             let check = self.node(schema, &w, depth + 1)?;
             let min = min.unwrap_or(1);
-            let mut on = vec![quote!(found >= #min)];
+            let mut on = vec![if min == 0 {
+                quote!(true)
+            } else {
+                quote!(found >= #min)
+            }];
             if let Some(max) = max {
                 on.push(quote!(found <= #max));
             }
@@ -424,9 +438,21 @@ impl Compiler<'_> {
             let check = self.node(schema, &w, depth + 1)?;
             arms.push((name.as_str(), bit(name), check));
         }
-        for name in &required {
-            if !properties.contains_key(*name) {
-                arms.push((name, bit(name), additional.clone()));
+        // A required name `properties` does not list falls to `additionalProperties`: its bit
+        // is set in an arm of its own when that is `true`, else in a match of its own, so the
+        // `additionalProperties` code is written once.
+        let unlisted: Vec<&str> = required
+            .iter()
+            .copied()
+            .filter(|name| !properties.contains_key(*name))
+            .collect();
+        let mut marks = Vec::new();
+        for name in unlisted {
+            let bit = bit(name).unwrap_or_default();
+            if is_true(&additional) {
+                arms.push((name, Some(bit), quote!(true)));
+            } else {
+                marks.push(quote!(#name => #bit,));
             }
         }
         let all_required: u64 = if required.len() == 64 {
@@ -445,7 +471,14 @@ impl Compiler<'_> {
         if arms.is_empty() && is_true(&additional) {
             return Ok(quote!(true));
         }
-        let walk = quote!(entries.all(|(key, #w)| match key { #(#arms)* _ => #additional }));
+        let walk = if marks.is_empty() {
+            quote!(entries.all(|(key, #w)| match key { #(#arms)* _ => #additional }))
+        } else {
+            quote!(entries.all(|(key, #w)| {
+                seen |= match key { #(#marks)* _ => 0 };
+                match key { #(#arms)* _ => #additional }
+            }))
+        };
         let body = if required.is_empty() {
             walk
         } else {
@@ -466,6 +499,9 @@ impl Compiler<'_> {
 fn bounded(keyword: &str, arg: &Value, value: TokenStream) -> Result<TokenStream, String> {
     let limit = count(arg, keyword)?;
     Ok(if keyword.starts_with("min") {
+        if limit == 0 {
+            return Ok(quote!(true));
+        }
         quote!(#value >= #limit)
     } else {
         quote!(#value <= #limit)
@@ -473,8 +509,85 @@ fn bounded(keyword: &str, arg: &Value, value: TokenStream) -> Result<TokenStream
 }
 
 /// A whole-number keyword's argument.
+/// Whether a `$schema` (none at all, or 2020-12's) reads as draft 2020-12.
+pub(crate) fn is_2020_12(schema: Option<&Value>) -> bool {
+    schema.is_none_or(|s| s.as_str().is_some_and(|s| s.contains("2020-12")))
+}
+
+/// Whether the JSON pointer `target` reaches through or into a node with an `$id` or an
+/// `$anchor` (the root's own `$id` aside).
+fn crosses_id(root: &Value, target: &str) -> bool {
+    let mut node = root;
+    for token in target.split('/').skip(1) {
+        let token = token.replace("~1", "/").replace("~0", "~");
+        let next = match node {
+            Value::Object(o) => o.get(&token),
+            Value::Array(a) => token.parse::<usize>().ok().and_then(|i| a.get(i)),
+            _ => None,
+        };
+        let Some(next) = next else {
+            return true;
+        };
+        if next.get("$id").is_some() || next.get("$anchor").is_some() {
+            return true;
+        }
+        node = next;
+    }
+    false
+}
+
+/// A whole-number keyword's argument, at most `u32::MAX` (a `usize` on every target).
 fn count(arg: &Value, keyword: &str) -> Result<usize, String> {
     arg.as_u64()
+        .filter(|n| *n <= u64::from(u32::MAX))
         .and_then(|n| usize::try_from(n).ok())
         .ok_or_else(|| format!("a `{keyword}` that is not a whole number"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::verdict_fn;
+
+    /// What the validator reads otherwise than draft 2020-12's rules at the root has no
+    /// verdict: the typed read decides.
+    #[test]
+    fn nodes_the_validator_reads_otherwise_have_no_verdict() {
+        for schema in [
+            // 2019-09 has no `prefixItems`: its `items` applies to every item.
+            r##"{"$schema": "https://json-schema.org/draft/2019-09/schema", "prefixItems": [{"type": "string"}], "items": {"type": "integer"}}"##,
+            // A node under draft 7 checks its `format`.
+            r##"{"properties": {"e": {"$schema": "http://json-schema.org/draft-07/schema#", "format": "email"}}}"##,
+            // Below an `$id`, `#/$defs/T` is that `$id`'s.
+            r##"{"$defs": {"T": true, "H": {"$id": "urn:h", "$defs": {"T": {"type": "string"}, "I": {"$ref": "#/$defs/T"}}}}, "$ref": "#/$defs/H/$defs/I"}"##,
+            // A limit past `u32::MAX`, which a 32-bit `usize` does not hold.
+            r##"{"maxLength": 4294967296}"##,
+        ] {
+            assert!(verdict_fn(schema, "v").is_err(), "{schema}");
+        }
+        for schema in [
+            r##"{"$schema": "https://json-schema.org/draft/2020-12/schema", "prefixItems": [{"type": "string"}], "items": {"type": "integer"}}"##,
+            r##"{"properties": {"e": {"$schema": "https://json-schema.org/draft/2020-12/schema", "format": "email"}}}"##,
+            r##"{"$defs": {"T": {"type": "string"}}, "$ref": "#/$defs/T"}"##,
+        ] {
+            assert!(verdict_fn(schema, "v").is_ok(), "{schema}");
+        }
+    }
+
+    /// A bound of zero and a required name only `additionalProperties` covers are written
+    /// without a comparison that always holds and without copying that schema's check.
+    #[test]
+    fn no_comparison_that_always_holds_and_no_copied_check() {
+        let code = verdict_fn(
+            r##"{"minItems": 0, "minLength": 0, "contains": true, "minContains": 0}"##,
+            "v",
+        )
+        .unwrap();
+        assert!(!code.contains(">= 0"), "{code}");
+        let code = verdict_fn(
+            r##"{"required": ["a", "b"], "additionalProperties": {"type": "integer"}}"##,
+            "v",
+        )
+        .unwrap();
+        assert_eq!(code.matches("INTEGER").count(), 1, "{code}");
+    }
 }
