@@ -361,7 +361,7 @@ impl ::std::fmt::Display for StepSelector {
 }
 #[automatically_derived]
 impl ::agent_core::ContractChecks for KitchenSink {
-    #[allow(unused_variables, clippy::all)]
+    #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         (::agent_core::ContractChecks::satisfies_contract(&self.mode))
             && (::agent_core::__private::checks::bound(
@@ -384,14 +384,14 @@ impl ::agent_core::ContractChecks for KitchenSink {
 }
 #[automatically_derived]
 impl ::agent_core::ContractChecks for Mode {
-    #[allow(unused_variables, clippy::all)]
+    #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         true
     }
 }
 #[automatically_derived]
 impl ::agent_core::ContractChecks for KitchenSinkRunId {
-    #[allow(unused_variables, clippy::all)]
+    #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         {
             static PATTERN: ::agent_core::__private::checks::Pattern = ::agent_core::__private::checks::LazyLock::new(||
@@ -402,21 +402,21 @@ impl ::agent_core::ContractChecks for KitchenSinkRunId {
 }
 #[automatically_derived]
 impl ::agent_core::ContractChecks for Step {
-    #[allow(unused_variables, clippy::all)]
+    #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         false
     }
 }
 #[automatically_derived]
 impl ::agent_core::ContractChecks for KitchenSinkType {
-    #[allow(unused_variables, clippy::all)]
+    #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         true
     }
 }
 #[automatically_derived]
 impl ::agent_core::ContractChecks for StepSelector {
-    #[allow(unused_variables, clippy::all)]
+    #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         false
     }

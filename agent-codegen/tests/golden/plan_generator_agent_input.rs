@@ -275,7 +275,7 @@ impl ::std::fmt::Display for PlanGeneratorAgentInputTaskName {
 }
 #[automatically_derived]
 impl ::agent_core::ContractChecks for PlanGeneratorAgentInput {
-    #[allow(unused_variables, clippy::all)]
+    #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         (((&self.collected_information)
             .iter()
@@ -287,28 +287,28 @@ impl ::agent_core::ContractChecks for PlanGeneratorAgentInput {
 }
 #[automatically_derived]
 impl ::agent_core::ContractChecks for AgentOutput {
-    #[allow(unused_variables, clippy::all)]
+    #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         ::agent_core::ContractChecks::satisfies_contract(&self.agent_name)
     }
 }
 #[automatically_derived]
 impl ::agent_core::ContractChecks for PlanGeneratorAgentInputTargetUrl {
-    #[allow(unused_variables, clippy::all)]
+    #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         ::agent_core::__private::checks::chars((&self.0).as_str()) >= 1usize
     }
 }
 #[automatically_derived]
 impl ::agent_core::ContractChecks for PlanGeneratorAgentInputTaskName {
-    #[allow(unused_variables, clippy::all)]
+    #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         ::agent_core::__private::checks::chars((&self.0).as_str()) >= 1usize
     }
 }
 #[automatically_derived]
 impl ::agent_core::ContractChecks for AgentOutputAgentName {
-    #[allow(unused_variables, clippy::all)]
+    #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         true
     }

@@ -184,7 +184,7 @@ impl ::std::fmt::Display for PlanGeneratorAgentOutputPlanFilePath {
 }
 #[automatically_derived]
 impl ::agent_core::ContractChecks for PlanGeneratorAgentOutput {
-    #[allow(unused_variables, clippy::all)]
+    #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         (::agent_core::ContractChecks::satisfies_contract(&self.plan_file_path))
             && (::agent_core::ContractChecks::satisfies_contract(&self.status))
@@ -192,14 +192,14 @@ impl ::agent_core::ContractChecks for PlanGeneratorAgentOutput {
 }
 #[automatically_derived]
 impl ::agent_core::ContractChecks for PlanGeneratorAgentOutputPlanFilePath {
-    #[allow(unused_variables, clippy::all)]
+    #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         ::agent_core::__private::checks::chars((&self.0).as_str()) >= 1usize
     }
 }
 #[automatically_derived]
 impl ::agent_core::ContractChecks for PlanGeneratorAgentOutputStatus {
-    #[allow(unused_variables, clippy::all)]
+    #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         true
     }
