@@ -326,7 +326,14 @@ impl ToolCall {
         if missing == 0 {
             return true;
         }
-        let mut seen = vec![false; names.len()];
+        // On the stack for the contracts most have (up to 64 required keys): no allocation.
+        let (mut few, mut many) = ([false; 64], Vec::new());
+        let seen: &mut [bool] = if names.len() <= few.len() {
+            &mut few[..names.len()]
+        } else {
+            many.resize(names.len(), false);
+            &mut many
+        };
         for key in self.keys() {
             if let Some(at) = names.iter().position(|name| name == key)
                 && !std::mem::replace(&mut seen[at], true)

@@ -43,16 +43,29 @@ pub fn to_markdown<T: Serialize + ?Sized>(value: &T) -> Result<String, MarkdownE
 pub fn to_markdown_line<T: Serialize + ?Sized>(value: &T) -> Result<String, MarkdownError> {
     let rendered = to_markdown(value)?;
     let mut line = String::with_capacity(rendered.len());
+    // Writing into a `String` cannot fail.
+    let _ = write_on_one_line(&rendered, &mut line);
+    Ok(line)
+}
+
+/// Writes `rendered` (markdown from this module) to `out` on one line: each line break and the
+/// indentation after it become one space, empty lines none.
+pub(crate) fn write_on_one_line<W: fmt::Write + ?Sized>(
+    rendered: &str,
+    out: &mut W,
+) -> fmt::Result {
+    let mut first = true;
     for part in rendered.split('\n').map(|l| l.trim_start_matches(' ')) {
         if part.is_empty() {
             continue;
         }
-        if !line.is_empty() {
-            line.push(' ');
+        if !first {
+            out.write_char(' ')?;
         }
-        line.push_str(part);
+        out.write_str(part)?;
+        first = false;
     }
-    Ok(line)
+    Ok(())
 }
 
 /// Appends the markdown of `value` to `out`.
@@ -104,11 +117,20 @@ struct Md<'o> {
 }
 
 impl<'o> Md<'o> {
+    #[inline]
     fn begin_line(&mut self) {
-        if self.out.len() > self.start {
-            self.out.push('\n');
+        let len = self.out.len();
+        if self.indent < LINE_STARTS.len() && len > self.start {
+            // The line break and the indentation in one copy of a known length (no `memcpy`
+            // call), cut back to the indentation.
+            self.out.push_str(LINE_STARTS);
+            self.out.truncate(len + 1 + self.indent);
+        } else {
+            if len > self.start {
+                self.out.push('\n');
+            }
+            push_spaces(self.out, self.indent);
         }
-        push_spaces(self.out, self.indent);
     }
 
     /// The item's prefix (`- **key**: `, `- `) or nothing at the root; returns where the text
@@ -283,17 +305,25 @@ impl Md<'_> {
     /// through this serializer) but without it: keys and strings are borrowed from the text,
     /// numbers written as they stand.
     fn tape(self, value: TapeValue<'_>) -> Result<(), MarkdownError> {
+        if let Some(text) = line_of(value) {
+            return self.tape_line(text);
+        }
         match value.kind() {
-            Kind::Object | Kind::Array => self.tape_compound(value),
-            Kind::Str => self.tape_line(value.unquoted()),
             Kind::Escaped => {
                 let Text(text) = serde_json::from_str(value.text()).map_err(ser::Error::custom)?;
                 self.string(&text)
             }
-            Kind::Number => self.tape_line(value.text()),
-            Kind::True => self.tape_line("true"),
-            Kind::False => self.tape_line("false"),
-            Kind::Null => self.tape_line("null"),
+            _ => self.tape_compound(value),
+        }
+    }
+
+    /// A child of a tape's container: its line written here when it is one (most are), so
+    /// that only a container or an escaped string takes the call to [`Md::tape`].
+    #[inline]
+    fn tape_child(self, value: TapeValue<'_>) -> Result<(), MarkdownError> {
+        match line_of(value) {
+            Some(text) => self.tape_line(text),
+            None => self.tape(value),
         }
     }
 
@@ -308,18 +338,21 @@ impl Md<'_> {
             _ => self.indent + 2,
         };
         match self.slot {
-            Slot::TapeKey(key) => self.key_line(key, "**:"),
+            Slot::TapeKey(key) => {
+                self.key_line(key, 0);
+                self.out.push_str("**:");
+            }
             _ => self.header(false),
         }
         // Two loops rather than one over `TapeIter`, whose items (a key or none, and a value)
         // came back through memory on every step.
         if value.kind() == Kind::Object {
             for (key, part) in value.entries() {
-                self.under(indent, Slot::TapeKey(key)).tape(part)?;
+                self.under(indent, Slot::TapeKey(key)).tape_child(part)?;
             }
         } else {
             for (i, part) in value.items().enumerate() {
-                self.under(indent, Slot::Index(i)).tape(part)?;
+                self.under(indent, Slot::Index(i)).tape_child(part)?;
             }
         }
         Ok(())
@@ -338,10 +371,23 @@ impl Md<'_> {
     /// A scalar from a tape, which holds no line break ([`Md::line`]). Under a key of the
     /// tape and not blank, its line is the key's and the text as it stands: after `**: ` it
     /// is inline, so nothing in it can open a block.
+    #[inline]
     fn tape_line(mut self, text: &str) -> Result<(), MarkdownError> {
         match self.slot {
-            Slot::TapeKey(key) if !text.starts_with(is_blank) && !text.is_empty() => {
-                self.key_line(key, "**: ");
+            // Blanks are ASCII: a first byte that is none of them starts a text that is not.
+            Slot::TapeKey(key) if text.bytes().next().is_some_and(|b| !is_blank(b.into())) => {
+                self.key_line(key, text.len());
+                // A tail of known length, stored in place (no `memcpy` call).
+                self.out.push_str("**: ");
+                self.out.push_str(text);
+                Ok(())
+            }
+            // An item opening with a letter: not blank, no blanks to move its column, and no
+            // block opening ([`first_line_opening`]'s first test).
+            Slot::Index(_) if text.as_bytes().first().is_some_and(u8::is_ascii_alphabetic) => {
+                self.out.reserve(self.indent + text.len() + 3);
+                self.begin_line();
+                self.out.push_str("- ");
                 self.out.push_str(text);
                 Ok(())
             }
@@ -350,13 +396,13 @@ impl Md<'_> {
     }
 
     /// A new line with the item of a key of a tape (a [`Slot::TapeKey`], which holds no line
-    /// break): `- **key` and `tail`, in room reserved once.
-    fn key_line(&mut self, key: &str, tail: &str) {
-        self.out.reserve(self.indent + key.len() + 16);
+    /// break): `- **key`, in room reserved once for it and `then` more bytes.
+    #[inline]
+    fn key_line(&mut self, key: &str, then: usize) {
+        self.out.reserve(self.indent + key.len() + then + 16);
         self.begin_line();
         self.out.push_str("- **");
         self.out.push_str(key);
-        self.out.push_str(tail);
     }
 
     /// A captured value ([`Handover`]) writes itself from its tape: this writer's state goes
@@ -603,6 +649,23 @@ fn push_usize(out: &mut String, n: usize) {
     }
     out.extend(digits[at..].iter().map(|&d| char::from(d)));
 }
+
+/// The text of a scalar on a tape that holds no line break (a plain string without its
+/// quotes, a number as written, a literal); `None` for a container or an escaped string.
+#[inline]
+fn line_of(value: TapeValue<'_>) -> Option<&str> {
+    Some(match value.kind() {
+        Kind::Str => value.unquoted(),
+        Kind::Number => value.text(),
+        Kind::True => "true",
+        Kind::False => "false",
+        Kind::Null => "null",
+        Kind::Object | Kind::Array | Kind::Escaped => return None,
+    })
+}
+
+/// A line break and 64 spaces: a line's start and indentation, copied at once.
+const LINE_STARTS: &str = "\n                                                                ";
 
 fn push_spaces(out: &mut String, mut n: usize) {
     const SPACES: &str = "                                                                ";
@@ -1335,6 +1398,29 @@ mod tests {
             .chain([format!("{}- **k**: x", "  ".repeat(39))])
             .collect();
         assert_eq!(super::to_markdown(&value).unwrap(), expected.join("\n"));
+        // The same from a tape, whose lines start with one copy while they fit in it.
+        use crate::json::Captured as _;
+        let raw: crate::json::RawJson = serde_json::from_value(value).unwrap();
+        assert!(raw.value().is_some(), "the value has a tape");
+        assert_eq!(super::to_markdown(&raw).unwrap(), expected.join("\n"));
+    }
+
+    #[test]
+    fn a_line_start_is_a_break_and_64_spaces() {
+        assert_eq!(super::LINE_STARTS, format!("\n{}", " ".repeat(64)));
+    }
+
+    #[test]
+    fn tape_items_opening_with_a_letter_write_as_the_text_route_does() {
+        use crate::json::{RawJson, Walk};
+        let text = r##"{"a": ["x", "é", "1", "-", "x y", " x", "x\ty"], "b": [["z"]]}"##;
+        let raw: RawJson = serde_json::from_str(text).unwrap();
+        let written = crate::to_markdown(&raw).unwrap();
+        assert_eq!(written, crate::to_markdown(&Walk(text)).unwrap());
+        assert_eq!(
+            written,
+            "- **a**:\n  - x\n  - é\n  - 1\n  - \\-\n  - x y\n  -  x\n  - x\ty\n- **b**:\n  - [0]:\n    - z"
+        );
     }
 
     #[test]

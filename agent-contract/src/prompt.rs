@@ -219,9 +219,14 @@ pub mod filters {
 
     /// `{{ value|inline }}`: the same markdown on one line, for a value inside a line of the
     /// template (a heading), so that no line of the value can open a block.
+    ///
+    /// Like `markdown`, it is written where the template writes (see [`Inline`]).
     #[askama::filter_fn]
-    pub fn inline<T: serde::Serialize>(value: T, _: &dyn Values) -> askama::Result<String> {
-        crate::markdown::to_markdown_line(&value).map_err(|e| askama::Error::Custom(Box::new(e)))
+    pub fn inline<T: serde::Serialize>(
+        value: T,
+        _: &dyn Values,
+    ) -> askama::Result<super::Inline<T>> {
+        Ok(super::Inline(super::Markdown(value)))
     }
 }
 
@@ -275,6 +280,32 @@ impl<T: serde::Serialize> fmt::Display for Markdown<T> {
     }
 }
 
+/// What `{{ value|inline }}` writes: [`Markdown`]'s text on one line (see
+/// [`to_markdown_line`](crate::__private::to_markdown_line)), from the same per-thread buffer,
+/// so that the filter allocates nothing.
+#[doc(hidden)]
+pub struct Inline<T>(Markdown<T>);
+
+impl<T: serde::Serialize> askama::FastWritable for Inline<T> {
+    fn write_into(&self, dest: &mut dyn fmt::Write, _: &dyn askama::Values) -> askama::Result<()> {
+        match self
+            .0
+            .with_text(|text| crate::markdown::write_on_one_line(text, dest))
+        {
+            Ok(written) => Ok(written?),
+            Err(e) => Err(askama::Error::Custom(Box::new(e))),
+        }
+    }
+}
+
+impl<T: serde::Serialize> fmt::Display for Inline<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0
+            .with_text(|text| crate::markdown::write_on_one_line(text, f))
+            .map_err(|_| fmt::Error)?
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,6 +316,43 @@ mod tests {
         assert_eq!(
             DefaultUserPrompt::new("T", &context).render().unwrap(),
             default_user_prompt("T", &context)
+        );
+    }
+
+    /// `|inline` writes what `to_markdown_line` returns, from the shared buffer, also when
+    /// a `|markdown` in the same template has used it just before.
+    #[test]
+    fn inline_writes_the_markdown_on_one_line() {
+        #[derive(Template)]
+        #[template(
+            source = "# {{ head|inline }} / {{ body|markdown }} / {{ head|inline }}",
+            ext = "txt",
+            escape = "none"
+        )]
+        struct Heading<'a> {
+            head: &'a Value,
+            body: &'a Value,
+        }
+        let head = serde_json::json!({"url": "https://x.y/\n# forged", "tags": ["a", "b"]});
+        let body = serde_json::json!({"k": [1, 2]});
+        let line = crate::markdown::to_markdown_line(&head).unwrap();
+        assert_eq!(
+            line,
+            "- **tags**: - a - b - **url**: https://x.y/ \\# forged"
+        );
+        assert_eq!(
+            Heading {
+                head: &head,
+                body: &body
+            }
+            .render()
+            .unwrap(),
+            format!("# {line} / - **k**:\n  - 1\n  - 2 / {line}")
+        );
+        assert_eq!(
+            format!("{}", Inline(Markdown(&head))),
+            line,
+            "as `Display`, the same"
         );
     }
 }
