@@ -117,7 +117,7 @@ struct Md<'o> {
 }
 
 impl<'o> Md<'o> {
-    #[inline]
+    #[inline(always)]
     fn begin_line(&mut self) {
         let len = self.out.len();
         if self.indent < LINE_STARTS.len() && len > self.start {
@@ -184,7 +184,11 @@ impl<'o> Md<'o> {
     }
 
     fn text_after_prefix(&mut self, start: Start, text: &str) {
-        let column = self.column(lines(text).next().unwrap_or_default());
+        // Only an array item's column depends on its first line: no line search for others.
+        let column = match self.slot {
+            Slot::Index(_) => self.column(lines(text).next().unwrap_or_default()),
+            _ => self.column(""),
+        };
         write_text(self.out, text, column, start);
     }
 
@@ -319,7 +323,7 @@ impl Md<'_> {
 
     /// A child of a tape's container: its line written here when it is one (most are), so
     /// that only a container or an escaped string takes the call to [`Md::tape`].
-    #[inline]
+    #[inline(always)]
     fn tape_child(self, value: TapeValue<'_>) -> Result<(), MarkdownError> {
         match line_of(value) {
             Some(text) => self.tape_line(text),
@@ -371,7 +375,7 @@ impl Md<'_> {
     /// A scalar from a tape, which holds no line break ([`Md::line`]). Under a key of the
     /// tape and not blank, its line is the key's and the text as it stands: after `**: ` it
     /// is inline, so nothing in it can open a block.
-    #[inline]
+    #[inline(always)]
     fn tape_line(mut self, text: &str) -> Result<(), MarkdownError> {
         match self.slot {
             // Blanks are ASCII: a first byte that is none of them starts a text that is not.
@@ -397,7 +401,7 @@ impl Md<'_> {
 
     /// A new line with the item of a key of a tape (a [`Slot::TapeKey`], which holds no line
     /// break): `- **key`, in room reserved once for it and `then` more bytes.
-    #[inline]
+    #[inline(always)]
     fn key_line(&mut self, key: &str, then: usize) {
         self.out.reserve(self.indent + key.len() + then + 16);
         self.begin_line();
