@@ -1066,4 +1066,29 @@ mod tests {
             rebuilt.deserialize_context().unwrap();
         assert_eq!(input["plain"], "\n");
     }
+
+    /// The reserved strings (`task`, `run_identifier`, a `context` sent as a string) are
+    /// decoded, empty, plain or escaped, on both readers (the one pass, and serde_json's for
+    /// a call with a repeated key).
+    #[test]
+    fn reserved_strings_are_decoded_where_they_are_escaped() {
+        for repeat in [false, true] {
+            for expected in ["", "plain é", "a\"b\\c\né"] {
+                let context = serde_json::json!({ "k": expected }).to_string();
+                let mut text = serde_json::json!({
+                    "task": expected,
+                    "run_identifier": expected,
+                    "context": context,
+                })
+                .to_string();
+                if repeat {
+                    text.insert_str(text.len() - 1, r#", "x": 1, "x": 2"#);
+                }
+                let call = ToolCall::from_json_str(&text, &crate::Limits::default()).unwrap();
+                assert_eq!(call.task, expected, "{text}");
+                assert_eq!(call.run_identifier.as_deref(), Some(expected), "{text}");
+                assert_eq!(call.context()["k"], expected, "{text}");
+            }
+        }
+    }
 }
