@@ -307,6 +307,12 @@ fn stops(chunk: &[u8; 16]) -> u128 {
 
 /// After a key ending before `at`: whitespace, `:`, whitespace; where the value starts.
 fn colon(bytes: &[u8], at: usize) -> Option<usize> {
+    // The common form, `"key": value`, read without a whitespace loop.
+    if let Some([b':', b' ', next]) = bytes.get(at..at + 3)
+        && !matches!(next, b' ' | b'\n' | b'\t' | b'\r')
+    {
+        return Some(at + 2);
+    }
     let at = space(bytes, at);
     (bytes.get(at) == Some(&b':')).then(|| space(bytes, at + 1))
 }
@@ -682,6 +688,31 @@ mod tests {
                 assert_eq!(space(&bytes, 0), len + 1, "{len} spaces, then {stop:#04x}");
             }
         }
+    }
+
+    #[test]
+    fn a_colon_and_the_blanks_beside_it_are_read_in_every_form() {
+        // The common `": "` is read without the whitespace loop; every other form with it.
+        for before in ["", " ", "\n", "\t "] {
+            for after in ["", " ", "  ", " \n", "\n", "\t", " \r\n ", "\r"] {
+                for value in ["1", "\"v\"", "{}", "[true]", "x", ""] {
+                    let key_end = 3;
+                    let text = format!("\"k\"{before}:{after}{value}");
+                    let expected = text.find(':').map(|colon| {
+                        colon + 1 + text[colon + 1..].len()
+                            - text[colon + 1..]
+                                .trim_start_matches([' ', '\n', '\t', '\r'])
+                                .len()
+                    });
+                    let expected =
+                        expected.filter(|_| text[key_end..].trim_start().starts_with(':'));
+                    assert_eq!(colon(text.as_bytes(), key_end), expected, "{text:?}");
+                }
+            }
+        }
+        // No colon: no value.
+        assert_eq!(colon(b"\"k\" 1", 3), None);
+        assert_eq!(colon(b"\"k\"", 3), None);
     }
 
     /// The same from [`object_entries`], repeated keys resolved as serde_json does.
