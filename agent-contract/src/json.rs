@@ -1109,7 +1109,7 @@ impl<'t> TapeValue<'t> {
     }
 
     /// The value at `at` on the same tape.
-    fn at(&self, at: usize) -> Self {
+    pub(crate) fn at(&self, at: usize) -> Self {
         Self { at, ..*self }
     }
 
@@ -1156,6 +1156,12 @@ impl<'t> Iterator for TapeIter<'t> {
 
 /// The parts of a value on a tape, for a writer that walks it without serde (`|markdown`).
 impl<'t> TapeValue<'t> {
+    /// The text, the tape and this value's place on it, for a writer that reads the parts
+    /// itself (a [`Tok`]'s offsets are into the text).
+    pub(crate) fn on_tape(&self) -> (&'t str, &'t [Tok], usize) {
+        (self.text, self.toks, self.at)
+    }
+
     /// What this value is.
     pub(crate) fn kind(&self) -> Kind {
         self.tok().kind

@@ -321,16 +321,6 @@ impl Md<'_> {
         }
     }
 
-    /// A child of a tape's container: its line written here when it is one (most are), so
-    /// that only a container or an escaped string takes the call to [`Md::tape`].
-    #[inline(always)]
-    fn tape_child(self, value: TapeValue<'_>) -> Result<(), MarkdownError> {
-        match line_of(value) {
-            Some(text) => self.tape_line(text),
-            None => self.tape(value),
-        }
-    }
-
     /// An object or array from its tape: what [`Md::compound`], [`Compound::child`] and
     /// [`Compound::finish`] write, without a [`Compound`] per value.
     fn tape_compound(mut self, value: TapeValue<'_>) -> Result<(), MarkdownError> {
@@ -348,28 +338,11 @@ impl Md<'_> {
             }
             _ => self.header(false),
         }
-        // Two loops rather than one over `TapeIter`, whose items (a key or none, and a value)
-        // came back through memory on every step.
-        if value.kind() == Kind::Object {
-            for (key, part) in value.entries() {
-                self.under(indent, Slot::TapeKey(key)).tape_child(part)?;
-            }
-        } else {
-            for (i, part) in value.items().enumerate() {
-                self.under(indent, Slot::Index(i)).tape_child(part)?;
-            }
+        TapeLines {
+            after: self.out.len() > self.start,
+            out: self.out,
         }
-        Ok(())
-    }
-
-    /// A writer for a child of this value, at `indent` in `slot`.
-    fn under<'a>(&'a mut self, indent: usize, slot: Slot<'a>) -> Md<'a> {
-        Md {
-            out: &mut *self.out,
-            start: self.start,
-            indent,
-            slot,
-        }
+        .children(value, indent)
     }
 
     /// A scalar from a tape, which holds no line break ([`Md::line`]). Under a key of the
@@ -451,6 +424,115 @@ impl Md<'_> {
             // Not a `Handover` after all: the serde route.
             None => value.serialize(self),
         }
+    }
+}
+
+/// The lines of a tape's container's parts, in one loop over the tape (and one call per
+/// container), with no writer, slot or `Result` per part: what [`Md`] writes for the same
+/// parts. The common lines (`- **key**: value`, `- item`, a container's `- **key**:` or
+/// `- [i]:`) are written here; every other part (an escaped or blank string, an item that
+/// could open a block, an empty container) through [`Md::tape`].
+struct TapeLines<'o> {
+    out: &'o mut String,
+    /// Whether the first line breaks from text written before these lines.
+    after: bool,
+}
+
+impl TapeLines<'_> {
+    fn children(&mut self, value: TapeValue<'_>, indent: usize) -> Result<(), MarkdownError> {
+        let (text, toks, at) = value.on_tape();
+        let container = toks[at];
+        let object = container.kind == Kind::Object;
+        let mut at = at + 1;
+        for index in 0..container.len as usize {
+            // A key's quotes, and a plain string's, stand at char boundaries: cut inside them.
+            let key = object.then(|| {
+                at += 1;
+                &text[toks[at - 1].start as usize + 1..toks[at - 1].end as usize - 1]
+            });
+            let part = toks[at];
+            let scalar = match part.kind {
+                Kind::Str => Some(&text[part.start as usize + 1..part.end as usize - 1]),
+                Kind::Number | Kind::True | Kind::False | Kind::Null => {
+                    Some(&text[part.start as usize..part.end as usize])
+                }
+                Kind::Object | Kind::Array | Kind::Escaped => None,
+            };
+            let first = scalar.and_then(|text| text.as_bytes().first().copied());
+            match (key, scalar) {
+                // Not blank under a key: the key's line and the text as it stands
+                // ([`Md::tape_line`]).
+                (Some(key), Some(line)) if first.is_some_and(|b| !is_blank(b.into())) => {
+                    self.begin_line(indent);
+                    self.out.push_str("- **");
+                    self.out.push_str(key);
+                    self.out.push_str("**: ");
+                    self.out.push_str(line);
+                }
+                // An item opening with a letter ([`Md::tape_line`]).
+                (None, Some(line)) if first.is_some_and(|b| b.is_ascii_alphabetic()) => {
+                    self.begin_line(indent);
+                    self.out.push_str("- ");
+                    self.out.push_str(line);
+                }
+                (key, None) if part.kind != Kind::Escaped && part.len > 0 => {
+                    self.begin_line(indent);
+                    match key {
+                        Some(key) => {
+                            self.out.push_str("- **");
+                            self.out.push_str(key);
+                            self.out.push_str("**:");
+                        }
+                        None => {
+                            self.out.push_str("- [");
+                            push_usize(self.out, index);
+                            self.out.push_str("]:");
+                        }
+                    }
+                    self.children(value.at(at), indent + 2)?;
+                }
+                _ => {
+                    let slot = match key {
+                        Some(key) => Slot::TapeKey(key),
+                        None => Slot::Index(index),
+                    };
+                    let start = self.start();
+                    Md {
+                        out: &mut *self.out,
+                        start,
+                        indent,
+                        slot,
+                    }
+                    .tape(value.at(at))?;
+                }
+            }
+            at = part.next as usize;
+        }
+        Ok(())
+    }
+
+    /// Where a [`Md`] writing the next part starts, as it takes it: before the output's end
+    /// when a line stands before, so that it breaks a line ([`Md::begin_line`]).
+    fn start(&mut self) -> usize {
+        if std::mem::replace(&mut self.after, true) {
+            0
+        } else {
+            self.out.len()
+        }
+    }
+
+    /// A line break (unless this is the rendering's first line) and `indent` spaces, as
+    /// [`Md::begin_line`] writes them.
+    #[inline(always)]
+    fn begin_line(&mut self, indent: usize) {
+        let start = self.start();
+        Md {
+            out: &mut *self.out,
+            start,
+            indent,
+            slot: Slot::Root,
+        }
+        .begin_line();
     }
 }
 
