@@ -307,11 +307,12 @@ fn stops(chunk: &[u8; 16]) -> u128 {
 
 /// After a key ending before `at`: whitespace, `:`, whitespace; where the value starts.
 fn colon(bytes: &[u8], at: usize) -> Option<usize> {
-    // The common form, `"key": value`, read without a whitespace loop.
-    if let Some([b':', b' ', next]) = bytes.get(at..at + 3)
-        && !matches!(next, b' ' | b'\n' | b'\t' | b'\r')
-    {
-        return Some(at + 2);
+    // The common forms, `"key": value` and `"key":value`, read without a whitespace loop.
+    let blank = |b: &u8| matches!(b, b' ' | b'\n' | b'\t' | b'\r');
+    match bytes.get(at..at + 3) {
+        Some([b':', b' ', next]) if !blank(next) => return Some(at + 2),
+        Some([b':', next, _]) if !blank(next) => return Some(at + 1),
+        _ => {}
     }
     let at = space(bytes, at);
     (bytes.get(at) == Some(&b':')).then(|| space(bytes, at + 1))
