@@ -1463,6 +1463,27 @@ mod tests {
     }
 
     #[test]
+    fn a_tape_appended_to_text_breaks_no_line_before_its_first() {
+        // The first line, whether the tape's loop or `Md` writes it (a blank string), starts
+        // where the rendering starts, after the text already there.
+        use crate::json::RawJson;
+        for (text, before, expected) in [
+            (r#"{"a": "", "b": 1}"#, "# Title\n\n", "- **a**: \"\"\n- **b**: 1"),
+            (r#"{"b": 1, "a": ""}"#, "# Title\n\n", "- **b**: 1\n- **a**: \"\""),
+            (r#"["x", {"c": []}]"#, "x\n", "- x\n- [1]:\n  - **c**: *(empty)*"),
+            (r#"[" ", "y"]"#, "x\n", "- \" \"\n- y"),
+        ] {
+            let raw: RawJson = serde_json::from_str(text).unwrap();
+            let mut out = String::from(before);
+            write_markdown(&mut out, &raw).unwrap();
+            assert_eq!(out, format!("{before}{expected}"), "{text}");
+            let mut walked = String::from(before);
+            write_markdown(&mut walked, &crate::json::Walk(text)).unwrap();
+            assert_eq!(out, walked, "{text}");
+        }
+    }
+
+    #[test]
     fn a_key_ending_its_line_closes_at_its_item() {
         // The `**: ` after a key's last line break stands at the item's content column.
         let value = serde_json::json!({"a\n": 1, "k": {"b\r\n": [2]}});
