@@ -1468,9 +1468,21 @@ mod tests {
         // where the rendering starts, after the text already there.
         use crate::json::RawJson;
         for (text, before, expected) in [
-            (r#"{"a": "", "b": 1}"#, "# Title\n\n", "- **a**: \"\"\n- **b**: 1"),
-            (r#"{"b": 1, "a": ""}"#, "# Title\n\n", "- **b**: 1\n- **a**: \"\""),
-            (r#"["x", {"c": []}]"#, "x\n", "- x\n- [1]:\n  - **c**: *(empty)*"),
+            (
+                r#"{"a": "", "b": 1}"#,
+                "# Title\n\n",
+                "- **a**: \"\"\n- **b**: 1",
+            ),
+            (
+                r#"{"b": 1, "a": ""}"#,
+                "# Title\n\n",
+                "- **b**: 1\n- **a**: \"\"",
+            ),
+            (
+                r#"["x", {"c": []}]"#,
+                "x\n",
+                "- x\n- [1]:\n  - **c**: *(empty)*",
+            ),
             (r#"[" ", "y"]"#, "x\n", "- \" \"\n- y"),
         ] {
             let raw: RawJson = serde_json::from_str(text).unwrap();
