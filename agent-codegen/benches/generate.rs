@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_codegen::{Builder, ContractKind, TypeOptions, generate_types_with};
+use agent_contracts_codegen::{Builder, ContractKind, TypeOptions, generate_types_with};
 use divan::{Bencher, black_box};
 
 fn main() {

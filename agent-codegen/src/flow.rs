@@ -10,7 +10,7 @@
 //! call it, so both front ends check alike.
 //!
 //! Stage 4 of the crate's layout: it compares contracts as JSON (the comparison itself is
-//! `agent_schema::compat`, which the runtime shares), so it imports only `schema`
+//! `agent_contracts_schema::compat`, which the runtime shares), so it imports only `schema`
 //! (to bundle a contract's sibling `$ref`s) and the leaf modules (`error`, `suggest`), and the
 //! front ends import it.
 
@@ -18,7 +18,7 @@ mod collect;
 mod model;
 
 use crate::error::SchemaError;
-use agent_schema::compat;
+use agent_contracts_schema::compat;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

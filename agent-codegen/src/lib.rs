@@ -48,17 +48,17 @@ pub mod workflow {
 
 /// The verdicts of [`AgentCheck::strict`]: the providers' strict subsets and the rewrite into
 /// them (defined in `agent-schema`, which the runtime shares).
-pub use agent_schema::strict::{Dialect, Rewrite, Strictness};
+pub use agent_contracts_schema::strict::{Dialect, Rewrite, Strictness};
 pub use build::{AgentCheck, BuildError, Builder};
 
 // The schema -> types core on its own, for this crate's tests and benchmark and the
 // workspace's cross-crate tests: users reach it through the derives and `Builder` only, so it
 // is hidden rather than supported.
 #[doc(hidden)]
-pub use agent_schema::ContractKind;
+pub use agent_contracts_schema::ContractKind;
 /// Top-level keys of the tool call that input contracts may not use: the runtime's own list.
 #[doc(hidden)]
-pub use agent_schema::RESERVED_KEYS as RESERVED_INPUT_KEYS;
+pub use agent_contracts_schema::RESERVED_KEYS as RESERVED_INPUT_KEYS;
 #[doc(hidden)]
 pub use emit::types::{GeneratedTypes, TypeOptions, generate_types, generate_types_with, pretty};
 #[doc(hidden)]

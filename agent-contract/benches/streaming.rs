@@ -16,15 +16,15 @@
 //!   (`PartialJson::feed`, then `PartialOutput::partial`);
 //! - `partial_per_chunk`: a typed partial after every chunk of the whole answer.
 
-use agent_contract::{Agent, Limits, PartialJson, PartialOutput, extract_json};
+use agent_contracts_contract::{Agent, Limits, PartialJson, PartialOutput, extract_json};
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
 use plan_generator_agent::PlanGeneratorAgentOutput;
 
 /// The plan generator, generated as `agent-core` users generate it (this crate alone).
-#[derive(agent_macros::Agent)]
+#[derive(agent_contracts_macros::Agent)]
 #[agent(
-    crate = "::agent_contract",
+    crate = "::agent_contracts_contract",
     name = "plan_generator_agent",
     input = "../schemas/plan_generator_agent/input.schema.json",
     output = "../schemas/plan_generator_agent/output.schema.json"
@@ -52,7 +52,7 @@ fn chunks(text: &str) -> Vec<&str> {
     out
 }
 
-fn contract() -> &'static agent_contract::Contract {
+fn contract() -> &'static agent_contracts_contract::Contract {
     PlanGeneratorAgent::output_contract().expect("the plan generator has an output contract")
 }
 

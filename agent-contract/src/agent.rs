@@ -144,12 +144,12 @@ pub fn check_output<A: Agent>(answer: &Value, limits: &Limits) -> Result<A::Outp
 /// carries it, so a Rust caller gets the typed output back without parsing again.
 ///
 /// ```
-/// # use agent_contract::DynAgent;
-/// // Users write `#[derive(agent_core::Agent)]`; naming this crate shows that generated code
+/// # use agent_contracts_contract::DynAgent;
+/// // Users write `#[derive(agent_contracts_core::Agent)]`; naming this crate shows that generated code
 /// // needs nothing above it.
-/// #[derive(agent_macros::Agent)]
+/// #[derive(agent_contracts_macros::Agent)]
 /// #[agent(
-///     crate = "::agent_contract",
+///     crate = "::agent_contracts_contract",
 ///     name = "plan_generator_agent",
 ///     input = "../schemas/plan_generator_agent/input.schema.json",
 ///     output = "../schemas/plan_generator_agent/output.schema.json",
@@ -161,7 +161,7 @@ pub fn check_output<A: Agent>(answer: &Value, limits: &Limits) -> Result<A::Outp
 ///     "plan_file_path": "plans/a.md", "status": "success", "agent_response_content": "done"
 /// });
 /// let checked = PlanGeneratorAgent
-///     .check_output(&answer, &agent_contract::Limits::default())
+///     .check_output(&answer, &agent_contracts_contract::Limits::default())
 ///     .unwrap();
 /// let plan = checked.typed::<PlanGeneratorAgent>().unwrap();
 /// assert_eq!(plan.plan_file_path.as_str(), "plans/a.md");

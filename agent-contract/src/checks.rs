@@ -61,7 +61,7 @@ impl<T: ContractChecks + ?Sized> ContractChecks for Box<T> {
 /// ```
 /// #[derive(serde::Deserialize)]
 /// struct Pair { a: String, b: u8 }
-/// let from = |text| agent_contract::__private::deserialize_strict::<Pair, _>(&mut serde_json::Deserializer::from_str(text));
+/// let from = |text| agent_contracts_contract::__private::deserialize_strict::<Pair, _>(&mut serde_json::Deserializer::from_str(text));
 /// assert!(from(r#"{"a": "x", "b": 1}"#).is_ok());
 /// assert!(from(r#"["x", 1]"#).is_err());
 /// ```

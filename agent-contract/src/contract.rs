@@ -6,7 +6,7 @@ use crate::kwargs::ToolCall;
 use crate::limits::Limits;
 use crate::retry::{ErrorKind, PathSegment, RetryDetails, RetryError, Violation};
 use crate::truncate::truncate;
-use agent_schema::{validator_options, validator_options_for};
+use agent_contracts_schema::{validator_options, validator_options_for};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
@@ -14,7 +14,7 @@ use std::io::Write;
 
 /// Which side of an agent a contract guards; decides the retry error's `error` text. Defined
 /// in `agent-schema`, which the code generator shares.
-pub use agent_schema::ContractKind;
+pub use agent_contracts_schema::ContractKind;
 
 /// A type generated from a contract schema (each agent's input and output type): the
 /// fingerprint of the schema it was generated from. A derive that uses another agent's type
@@ -74,7 +74,7 @@ pub struct Contract {
     required: Vec<String>,
     /// The forms providers' strict modes take, as the code generator computed them at build
     /// time; `None` for a contract built at run time.
-    strict: Option<Box<agent_schema::strict::StrictForms>>,
+    strict: Option<Box<agent_contracts_schema::strict::StrictForms>>,
     /// The schema compiled for checking answers as they stream, on first use.
     prefix: std::sync::OnceLock<crate::prefix::PrefixSchema>,
     /// The schema compiled for calls read on their tape ([`crate::instance`]), on first use;
@@ -94,9 +94,11 @@ impl Contract {
         schema: Value,
     ) -> Result<Self, ContractError> {
         let name = name.into();
-        agent_schema::shape::check_schema(&schema).map_err(|e| ContractError::Schema {
-            name: name.clone(),
-            message: e.to_string(),
+        agent_contracts_schema::shape::check_schema(&schema).map_err(|e| {
+            ContractError::Schema {
+                name: name.clone(),
+                message: e.to_string(),
+            }
         })?;
         let validator = validator_options()
             .build(&schema)
@@ -127,7 +129,7 @@ impl Contract {
             name: name.clone(),
             message: e.to_string(),
         };
-        agent_schema::shape::check_schema(&schema).map_err(|e| error(&e))?;
+        agent_contracts_schema::shape::check_schema(&schema).map_err(|e| error(&e))?;
         let registry = jsonschema::Registry::new()
             .retriever(NoFetch)
             .extend(documents)
@@ -195,7 +197,10 @@ impl Contract {
     }
 
     /// Keeps the strict forms the code generator computed for this contract.
-    pub(crate) fn with_strict(mut self, forms: agent_schema::strict::StrictForms) -> Self {
+    pub(crate) fn with_strict(
+        mut self,
+        forms: agent_contracts_schema::strict::StrictForms,
+    ) -> Self {
         self.strict = Some(Box::new(forms));
         self
     }
@@ -214,7 +219,7 @@ impl Contract {
     #[doc(hidden)]
     pub fn remove_strict_nulls(&self, answer: &mut Value) -> bool {
         match &self.strict {
-            Some(forms) => agent_schema::strict::remove_nulls(answer, &forms.nulls),
+            Some(forms) => agent_contracts_schema::strict::remove_nulls(answer, &forms.nulls),
             None => false,
         }
     }
@@ -229,7 +234,7 @@ impl Contract {
                 .iter()
                 .flat_map(|forms| &forms.nulls)
                 .filter_map(|path| match path.0.last() {
-                    Some(agent_schema::strict::Step::Key(key)) => Some(key.clone()),
+                    Some(agent_contracts_schema::strict::Step::Key(key)) => Some(key.clone()),
                     _ => None,
                 })
                 .collect();

@@ -27,7 +27,7 @@ pub trait Lenient<'de>: Sized {
 /// The `deserialize_with` function of generated integer fields.
 ///
 /// ```
-/// # use agent_contract::__private::integer;
+/// # use agent_contracts_contract::__private::integer;
 /// #[derive(serde::Deserialize)]
 /// struct Call {
 ///     #[serde(deserialize_with = "integer::deserialize")]

@@ -32,7 +32,7 @@ use std::sync::{Arc, OnceLock};
 /// while it lives; `RawJson::from` a `Box<RawValue>` of its text makes one of its own.
 ///
 /// ```
-/// # use agent_contract::RawJson;
+/// # use agent_contracts_contract::RawJson;
 /// let raw: RawJson = serde_json::from_str(r#"{"b": 0.60, "a": 1e5}"#).unwrap();
 /// assert_eq!(serde_json::to_string(&raw).unwrap(), r#"{"b":0.60,"a":1e5}"#);
 /// ```
@@ -43,11 +43,11 @@ pub struct RawJson(Captive);
 /// text, its keys in the order they were written.
 ///
 /// ```
-/// # use agent_contract::RawObject;
+/// # use agent_contracts_contract::RawObject;
 /// let raw: RawObject = serde_json::from_str(r#"{"z": 1, "a": [0.000001]}"#).unwrap();
 /// let keys: Vec<String> = raw.entries().unwrap().into_iter().map(|(k, _)| k.into_owned()).collect();
 /// assert_eq!(keys, ["z", "a"]);
-/// assert_eq!(agent_contract::to_markdown(&raw).unwrap(), "- **z**: 1\n- **a**:\n  - 0.000001");
+/// assert_eq!(agent_contracts_contract::to_markdown(&raw).unwrap(), "- **z**: 1\n- **a**:\n  - 0.000001");
 /// assert!(serde_json::from_str::<RawObject>("[1]").is_err());
 /// ```
 #[derive(Clone)]

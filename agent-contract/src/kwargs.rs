@@ -17,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 
 /// Keys of a tool call that are about the call, not data for the agent (defined in
 /// `agent-schema`, so the code generator refuses the same keys in input contracts).
-pub use agent_schema::RESERVED_KEYS;
+pub use agent_contracts_schema::RESERVED_KEYS;
 
 /// A parent's tool call, split into the reserved keys and the merged context.
 ///

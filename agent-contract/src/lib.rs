@@ -2,7 +2,7 @@
 //! checking need, and nothing that needs an async runtime, HTTP, a database or crypto.
 //!
 //! Users depend on `agent-core`, which re-exports everything here at its root
-//! (`agent_core::Contract` is [`Contract`]); the derives name these items through that
+//! (`agent_contracts_core::Contract` is [`Contract`]); the derives name these items through that
 //! re-export. A crate that only checks contracts (a validator service, a fuzz target) can depend
 //! on this crate alone.
 //!
@@ -38,10 +38,10 @@ mod truncate;
 
 /// The shape check every contract passes when it is built (defined in `agent-schema`, which the
 /// code generator runs too).
-pub use agent_schema::shape::{SchemaShapeError, check_schema};
+pub use agent_contracts_schema::shape::{SchemaShapeError, check_schema};
 /// A provider's strict subset of JSON Schema (defined in `agent-schema`, where the code
 /// generator decides which contracts fit which).
-pub use agent_schema::strict::Dialect;
+pub use agent_contracts_schema::strict::Dialect;
 
 pub use agent::{Agent, AgentInput, Checked, CheckedOutput, check_call, check_output};
 pub use checks::ContractChecks;
@@ -132,10 +132,10 @@ pub mod __private {
     }
 
     /// An output contract with the strict forms the codegen computed from it at build time
-    /// (`strict`, [`StrictForms`](agent_schema::strict::StrictForms)'s JSON text).
+    /// (`strict`, [`StrictForms`](agent_contracts_schema::strict::StrictForms)'s JSON text).
     pub fn output_contract(name: &str, schema: &str, strict: &str) -> Contract {
         let contract = contract(name, ContractKind::Output, schema);
-        match agent_schema::strict::StrictForms::from_json(strict) {
+        match agent_contracts_schema::strict::StrictForms::from_json(strict) {
             Some(forms) => contract.with_strict(forms),
             None => panic!("strict forms written at build time failed to parse"),
         }

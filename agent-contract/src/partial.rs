@@ -18,11 +18,11 @@ use serde_json::{Map, Value};
 /// it streams.
 ///
 /// ```
-/// use agent_contract::{PartialJson, PartialOutput};
+/// use agent_contracts_contract::{PartialJson, PartialOutput};
 ///
-/// #[derive(agent_macros::Agent)]
+/// #[derive(agent_contracts_macros::Agent)]
 /// #[agent(
-///     crate = "::agent_contract",
+///     crate = "::agent_contracts_contract",
 ///     name = "plan_generator_agent",
 ///     input = "../schemas/plan_generator_agent/input.schema.json",
 ///     output = "../schemas/plan_generator_agent/output.schema.json",
@@ -62,7 +62,7 @@ use serde::Deserialize as _;
 /// An answer's JSON value as it streams; see the module docs.
 ///
 /// ```
-/// use agent_contract::PartialJson;
+/// use agent_contracts_contract::PartialJson;
 ///
 /// let mut answer = PartialJson::default();
 /// answer.feed("Here:\n```json\n{\"steps\": [\"open\", \"fi");

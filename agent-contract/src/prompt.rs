@@ -55,12 +55,12 @@ impl<'a> DefaultUserPrompt<'a> {
 /// Renders the default user prompt of a call (see [`DefaultUserPrompt::for_call`]).
 ///
 /// ```
-/// let call = agent_contract::ToolCall::from_json_str(
+/// let call = agent_contracts_contract::ToolCall::from_json_str(
 ///     r#"{"task": "Plan it", "z": 0.60, "a": 1e5}"#,
-///     &agent_contract::Limits::default(),
+///     &agent_contracts_contract::Limits::default(),
 /// ).unwrap();
 /// assert_eq!(
-///     agent_contract::__private::default_call_prompt(&call),
+///     agent_contracts_contract::__private::default_call_prompt(&call),
 ///     "Plan it\n\n## Context\n```json\n{\n  \"z\": 0.60,\n  \"a\": 1e5\n}\n```"
 /// );
 /// ```
@@ -76,7 +76,7 @@ pub fn default_call_prompt(call: &ToolCall) -> String {
 ///
 /// ```
 /// let ctx = serde_json::json!({"target_url": "https://example.com"});
-/// let prompt = agent_contract::__private::default_user_prompt("Plan it", ctx.as_object().unwrap());
+/// let prompt = agent_contracts_contract::__private::default_user_prompt("Plan it", ctx.as_object().unwrap());
 /// assert_eq!(
 ///     prompt,
 ///     "Plan it\n\n## Context\n```json\n{\n  \"target_url\": \"https://example.com\"\n}\n```"
@@ -197,7 +197,7 @@ fn backtick_run(text: &str, json: bool) -> usize {
 }
 
 /// Askama filters for prompt templates. Bring them into a template's module with
-/// `use agent_contract::filters;`.
+/// `use agent_contracts_contract::filters;`.
 #[allow(
     missing_docs,
     reason = "askama's `filter_fn` generates undocumented items"

@@ -38,7 +38,7 @@ pub struct Broken {
 /// An output contract checked on an answer as it streams; see the module docs.
 ///
 /// ```
-/// use agent_contract::{Contract, ContractKind, Limits, PathSegment};
+/// use agent_contracts_contract::{Contract, ContractKind, Limits, PathSegment};
 ///
 /// let contract = Contract::new("plan", ContractKind::Output, serde_json::json!({
 ///     "type": "object",

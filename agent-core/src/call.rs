@@ -25,11 +25,11 @@ use crate::output::AgentOutput;
 use crate::rerun::{PreviousAttempt, describe_retry_error};
 use crate::tool::Tool;
 use crate::transcript::{Event, Transcript};
-use agent_contract::__private::extract_json_text;
-use agent_contract::CheckedOutput;
-use agent_contract::DynAgent;
-use agent_contract::ToolDefinition;
-use agent_contract::{Broken, Contract, ErrorKind, Limits, RetryError};
+use agent_contracts_contract::__private::extract_json_text;
+use agent_contracts_contract::CheckedOutput;
+use agent_contracts_contract::DynAgent;
+use agent_contracts_contract::ToolDefinition;
+use agent_contracts_contract::{Broken, Contract, ErrorKind, Limits, RetryError};
 use futures_util::StreamExt as _;
 use serde_json::Value;
 use std::future::Future;
@@ -327,15 +327,17 @@ impl Engine<'_> {
                 last: error.clone(),
             });
         }
-        let answered = agent_contract::__private::truncate(answered, PREVIOUS_ANSWER_BYTES);
+        let answered =
+            agent_contracts_contract::__private::truncate(answered, PREVIOUS_ANSWER_BYTES);
         let previous = PreviousAttempt::new(id.clone(), answered.into_owned(), attempt)
             .with_error(describe_retry_error(error));
-        let section = previous
-            .render()
-            .map_err(|source| agent_contract::PromptError {
-                agent: name.to_owned(),
-                source,
-            })?;
+        let section =
+            previous
+                .render()
+                .map_err(|source| agent_contracts_contract::PromptError {
+                    agent: name.to_owned(),
+                    source,
+                })?;
         let text = match refusal {
             Refusal::Output => {
                 let json =
@@ -666,7 +668,7 @@ impl serde::Serialize for ToolReply {
             success: bool,
             agent: &'a str,
             context_id: &'a ContextId,
-            output: agent_contract::__private::Shown<'a>,
+            output: agent_contracts_contract::__private::Shown<'a>,
         }
         match self {
             Self::Value(value) => value.serialize(s),
@@ -708,7 +710,7 @@ fn unknown_tool(tools: &[&dyn Dispatch], called: Option<&str>) -> RetryError {
     let message = match called {
         Some(name) => format!(
             "there is no tool named `{}`",
-            agent_contract::__private::truncate(name, 100)
+            agent_contracts_contract::__private::truncate(name, 100)
         ),
         None => "the answer called no tool the agent has".to_owned(),
     };

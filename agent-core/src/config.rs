@@ -3,14 +3,14 @@
 
 use crate::cost::Prices;
 use crate::delivery::Delivery;
-use agent_contract::Limits;
+use agent_contracts_contract::Limits;
 pub use tokio_util::sync::CancellationToken;
 
 /// Bounds and limits of a run, shared by [`Runtime`](crate::Runtime) and
 /// [`Workflow`](crate::workflow::Workflow).
 ///
 /// ```
-/// use agent_core::{Config, Limits};
+/// use agent_contracts::{Config, Limits};
 ///
 /// let config = Config {
 ///     max_retries: 1,

@@ -16,8 +16,8 @@
 //! the model reads just before the task).
 //!
 //! ```
-//! use agent_core::{ContributorError, ContributorRegistry, EpisodicMemoryContributor};
-//! use agent_core::{ContextIdGenerator, PromptContext, PromptContributor};
+//! use agent_contracts::{ContributorError, ContributorRegistry, EpisodicMemoryContributor};
+//! use agent_contracts::{ContextIdGenerator, PromptContext, PromptContributor};
 //!
 //! struct Brief;
 //!
@@ -40,7 +40,7 @@
 use crate::ids::ContextId;
 use crate::rerun::PreviousAttempt;
 use crate::upstream::UpstreamContext;
-use agent_contract::DynAgent;
+use agent_contracts_contract::DynAgent;
 use askama::Template;
 use serde_json::{Map, Value};
 use std::fmt;

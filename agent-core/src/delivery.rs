@@ -2,7 +2,7 @@
 //! they stream and shown to a [`Watch`] as they come.
 
 use crate::model::StreamDelta;
-use agent_contract::RetryError;
+use agent_contracts_contract::RetryError;
 use std::fmt;
 use std::sync::Arc;
 
@@ -15,7 +15,7 @@ use std::sync::Arc;
 /// [`Watch`] sees every delta, to show the answer while it is written.
 ///
 /// ```
-/// use agent_core::{Config, Delivery, StreamEvent};
+/// use agent_contracts::{Config, Delivery, StreamEvent};
 ///
 /// let config = Config {
 ///     delivery: Delivery::watched(|event: StreamEvent<'_>| {

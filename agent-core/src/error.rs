@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use agent_contract::RetryError;
+use agent_contracts_contract::RetryError;
 
 /// Which check an agent kept failing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,7 +165,7 @@ pub enum Error {
     Model(#[from] crate::model::ModelError),
     /// A prompt template failed on valid input.
     #[error(transparent)]
-    Prompt(#[from] agent_contract::PromptError),
+    Prompt(#[from] agent_contracts_contract::PromptError),
     /// A context ID could not be issued (an agent name that cannot be an ID segment).
     #[error(transparent)]
     ContextId(#[from] crate::ids::ContextIdError),

@@ -8,7 +8,7 @@
 //!   (`2026-01-19T10:15:00.123Z`).
 //!
 //! ```
-//! use agent_core::{ContextId, ContextIdGenerator};
+//! use agent_contracts::{ContextId, ContextIdGenerator};
 //!
 //! let ids = ContextIdGenerator::new("run-42").unwrap();
 //! let first = ids.next("discovery_agent").unwrap();
@@ -108,7 +108,7 @@ impl ContextIdError {
 }
 
 fn echo(text: &str) -> String {
-    agent_contract::__private::truncate(text, MAX_ECHO).into_owned()
+    agent_contracts_contract::__private::truncate(text, MAX_ECHO).into_owned()
 }
 
 /// An instant in UTC with millisecond precision, between years 0000 and 9999: the last

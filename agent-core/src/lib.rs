@@ -1,4 +1,8 @@
-#![doc = include_str!("../../README.md")]
+//! The runtime of agent-contracts: agents called as tools with their contracts checked,
+//! workflows, durable runs and the traits models and stores implement.
+//!
+//! Use it through the `agent-contracts` crate, which re-exports this crate's root with the
+//! derives, and brings the providers, MCP and the stores as features.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -20,12 +24,10 @@ mod transcript;
 mod upstream;
 mod workflow;
 
-// The contract layer, at this crate's root (`agent_core::Contract`, `agent_core::ToolCall`, ...):
+// The contract layer, at this crate's root (`agent_contracts::Contract`, `agent_contracts::ToolCall`, ...):
 // users depend on agent-core alone, and generated code names these paths.
-pub use agent_contract::*;
+pub use agent_contracts_contract::*;
 
-#[cfg(feature = "derive")]
-pub use agent_macros::{Agent, AgentInput, PromptContributor, Workflow};
 pub use config::{CancellationToken, Config};
 pub use contributor::{
     AssemblyError, ContextIdContributor, ContributorError, ContributorRegistry,
@@ -54,7 +56,7 @@ pub use workflow::{
 /// Items generated code and the sibling crates reach; not part of the public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use agent_contract::__private::*;
+    pub use agent_contracts_contract::__private::*;
 
     pub use crate::rerun::describe_retry_error;
     pub use crate::store::{check_claim, check_save, lease_lost, next_record, not_found, now_ms};

@@ -1,7 +1,7 @@
 //! Chat models: the `ChatModel` trait, the messages it exchanges, and `ScriptedModel`, a
 //! deterministic model that replays a script so everything runs offline and in tests.
 
-use agent_contract::ToolDefinition;
+use agent_contracts_contract::ToolDefinition;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
@@ -43,7 +43,7 @@ pub struct ToolCallRequest {
 /// altered, and checks them by their signature. Serialized in Anthropic's block format.
 ///
 /// ```
-/// use agent_core::Thinking;
+/// use agent_contracts::Thinking;
 /// let block = Thinking::Thinking { thinking: "Look first.".into(), signature: "EqQB".into() };
 /// let json = serde_json::to_string(&block).unwrap();
 /// assert_eq!(json, r#"{"type":"thinking","thinking":"Look first.","signature":"EqQB"}"#);
@@ -68,7 +68,7 @@ pub enum Thinking {
 /// An image a user message shows the model, beside its text.
 ///
 /// ```
-/// use agent_core::{Image, Message};
+/// use agent_contracts::{Image, Message};
 /// let message = Message {
 ///     images: vec![Image::Url("https://example.com/floor-plan.png".into())],
 ///     ..Message::user("Does the hall fit 80 guests?")
@@ -183,7 +183,7 @@ impl ChatRequest {
 /// Settings of one model call. Unset fields are left to the provider's defaults.
 ///
 /// ```
-/// use agent_core::{ModelOptions, ToolChoice};
+/// use agent_contracts::{ModelOptions, ToolChoice};
 /// let options = ModelOptions {
 ///     temperature: Some(0.2),
 ///     tool_choice: Some(ToolChoice::Required),
@@ -258,13 +258,13 @@ pub struct OutputSchema {
     /// contract as written, or its lossless rewrite); empty for a contract built at run time.
     /// The runtime removes the `null`s a rewrite lets in before the contract check.
     #[serde(skip)]
-    pub strict: Vec<(agent_contract::Dialect, serde_json::Value)>,
+    pub strict: Vec<(agent_contracts_contract::Dialect, serde_json::Value)>,
 }
 
 impl OutputSchema {
     /// The schema of an output contract, named after it with the characters OpenAI refuses
     /// replaced by `_` (at most 64).
-    pub(crate) fn from_contract(contract: &agent_contract::Contract) -> Self {
+    pub(crate) fn from_contract(contract: &agent_contracts_contract::Contract) -> Self {
         let name: String = contract
             .name()
             .chars()
@@ -274,7 +274,7 @@ impl OutputSchema {
             })
             .take(64)
             .collect();
-        let strict = agent_contract::Dialect::ALL
+        let strict = agent_contracts_contract::Dialect::ALL
             .into_iter()
             .filter_map(|dialect| {
                 let schema = contract.strict_schema(dialect)?;
@@ -330,7 +330,7 @@ impl From<&str> for ChatResponse {
 /// Tokens of one or more model calls; responses add up with `+` and `sum`.
 ///
 /// ```
-/// use agent_core::Usage;
+/// use agent_contracts::Usage;
 /// let a = Usage { input_tokens: 10, output_tokens: 2, cached_tokens: 4, ..Usage::default() };
 /// let total: Usage = [a, a].into_iter().sum();
 /// assert_eq!(total.input_tokens, 20);
@@ -517,8 +517,8 @@ impl ModelError {
 /// Implement it to reach a provider; the runtime and workflows only ever call `complete`.
 ///
 /// ```
-/// use agent_core::{BoxFuture, ChatRequest, ChatResponse, ModelError};
-/// use agent_core::{ChatModel, Message};
+/// use agent_contracts::{BoxFuture, ChatRequest, ChatResponse, ModelError};
+/// use agent_contracts::{ChatModel, Message};
 ///
 /// /// Answers every request with the same JSON.
 /// struct Constant(&'static str);
@@ -549,7 +549,7 @@ pub trait ChatModel: Send + Sync {
     /// tracing) forwards it to the model it wraps.
     ///
     /// ```
-    /// use agent_core::{ChatModel, ChatRequest, ModelError, ScriptedModel, StreamDelta};
+    /// use agent_contracts::{ChatModel, ChatRequest, ModelError, ScriptedModel, StreamDelta};
     /// use std::ops::ControlFlow;
     /// let model = ScriptedModel::default().chunk_size(4).script("a", [r#"{"n": 12345}"#]);
     /// let request = ChatRequest::new("a", vec![], vec![]);
@@ -647,8 +647,8 @@ impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
 /// request it receives so tests can assert on prompts.
 ///
 /// ```
-/// use agent_core::{ChatRequest, tool_calls};
-/// use agent_core::{ChatModel, Message, ScriptedModel};
+/// use agent_contracts::{ChatRequest, tool_calls};
+/// use agent_contracts::{ChatModel, Message, ScriptedModel};
 ///
 /// let model = ScriptedModel::default()
 ///     .script("main", [tool_calls([("run_search_agent", r#"{"task": "Find it"}"#)])])
@@ -876,9 +876,9 @@ mod tests {
     #[test]
     fn an_output_schema_is_named_after_its_contract() {
         let schema = serde_json::json!({"type": "object"});
-        let contract = agent_contract::Contract::new(
+        let contract = agent_contracts_contract::Contract::new(
             "plan generator.v2",
-            agent_contract::ContractKind::Output,
+            agent_contracts_contract::ContractKind::Output,
             schema.clone(),
         );
         let output = contract.map(|c| OutputSchema::from_contract(&c)).ok();

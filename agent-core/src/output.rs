@@ -3,7 +3,7 @@
 
 use crate::ids::ContextId;
 use crate::rerun::PreviousAttempt;
-use agent_contract::CheckedOutput;
+use agent_contracts_contract::{Agent, CheckedOutput};
 
 /// What a sub-agent call returned: its validated output and the call it came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,7 +20,7 @@ pub struct AgentOutput {
 
 impl AgentOutput {
     /// The typed output, if this is a call of `A`.
-    pub fn typed<A: crate::Agent>(&self) -> Option<&A::Output> {
+    pub fn typed<A: Agent>(&self) -> Option<&A::Output> {
         (self.agent == A::NAME)
             .then(|| self.output.typed::<A>())
             .flatten()

@@ -12,8 +12,8 @@
 
 use crate::ids::{ContextId, Timestamp};
 use crate::texts::Fenced;
-use agent_contract::RawJson;
-use agent_contract::RetryError;
+use agent_contracts_contract::RawJson;
+use agent_contracts_contract::RetryError;
 use askama::Template;
 use serde::{Deserialize, Serialize};
 
@@ -95,7 +95,7 @@ enum PreviousOutput<'a> {
 }
 
 mod filters {
-    pub use agent_contract::filters::*;
+    pub use agent_contracts_contract::filters::*;
 }
 
 /// A retry error as the text of [`PreviousAttempt::error_message`]: the problem, then each

@@ -24,10 +24,10 @@ use crate::rerun::PreviousAttempt;
 use crate::tool::Tool;
 use crate::transcript::{Event, Transcript};
 use crate::upstream::UpstreamContext;
-use agent_contract::Agent;
-use agent_contract::{DynAgent, PrepareError, PreparedCall};
-use agent_contract::{ErrorKind, Limits, RetryError, ToolDefinition};
-use agent_contract::{PartialJson, PartialOutput};
+use agent_contracts_contract::Agent;
+use agent_contracts_contract::{DynAgent, PrepareError, PreparedCall};
+use agent_contracts_contract::{ErrorKind, Limits, RetryError, ToolDefinition};
+use agent_contracts_contract::{PartialJson, PartialOutput};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::marker::PhantomData;
@@ -75,7 +75,7 @@ pub struct CallOptions<'a> {
 /// Runs agents on a model and records a transcript.
 ///
 /// ```
-/// use agent_core::{Agent, Error, Message, Runtime, ScriptedModel};
+/// use agent_contracts::{Agent, Error, Message, Runtime, ScriptedModel};
 /// use std::sync::Arc;
 ///
 /// /// Writes crawl plans.
@@ -188,7 +188,7 @@ impl Runtime {
     /// The runtime's [`Config::delivery`] watch, if any, sees the deltas too.
     ///
     /// ```
-    /// use agent_core::{Agent, Error, Runtime, ScriptedModel, Streamed};
+    /// use agent_contracts::{Agent, Error, Runtime, ScriptedModel, Streamed};
     /// use futures_util::StreamExt as _;
     ///
     /// /// Writes crawl plans.
@@ -405,7 +405,7 @@ impl Runtime {
         if *count > self.config.max_retries {
             let agent = call.name.strip_prefix("run_").unwrap_or(&call.name);
             return Err(Error::RetriesExhausted {
-                agent: agent_contract::__private::truncate(agent, 100).into_owned(),
+                agent: agent_contracts_contract::__private::truncate(agent, 100).into_owned(),
                 side: Side::Input {
                     caller: caller.to_owned(),
                 },
@@ -502,7 +502,7 @@ impl Runtime {
         let user = match options.previous {
             Some(previous) => previous
                 .append_to(&prepared.user_prompt)
-                .map_err(|source| agent_contract::PromptError {
+                .map_err(|source| agent_contracts_contract::PromptError {
                     agent: name.to_owned(),
                     source,
                 })?,
@@ -545,7 +545,7 @@ struct ByType<A>(PhantomData<fn() -> A>);
 impl<A: Agent> OutputCheck for ByType<A> {
     type Output = A::Output;
     fn check(&self, answer: &Value, limits: &Limits) -> Result<A::Output, RetryError> {
-        agent_contract::check_output::<A>(answer, limits)
+        agent_contracts_contract::check_output::<A>(answer, limits)
     }
 }
 
@@ -555,14 +555,14 @@ impl<A: Agent> Agent for ByType<A> {
     type Input = A::Input;
     type Output = A::Output;
 
-    fn output_contract() -> Option<&'static agent_contract::Contract> {
+    fn output_contract() -> Option<&'static agent_contracts_contract::Contract> {
         A::output_contract()
     }
 
     fn render_user_prompt(
-        call: &agent_contract::ToolCall,
+        call: &agent_contracts_contract::ToolCall,
         input: &Self::Input,
-    ) -> Result<String, agent_contract::PromptError> {
+    ) -> Result<String, agent_contracts_contract::PromptError> {
         A::render_user_prompt(call, input)
     }
 }

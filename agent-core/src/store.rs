@@ -99,7 +99,7 @@ pub struct RunRecord {
     pub answer: Option<String>,
     /// The fingerprint of every contract the run depends on (each member's input and output
     /// contract), as a JSON object from `<agent>.input`/`<agent>.output` to 16 hex digits
-    /// (`agent_schema::fingerprint`). A runner writes its own with every save, and resumes a
+    /// (`agent_contracts_schema::fingerprint`). A runner writes its own with every save, and resumes a
     /// run recorded under other ones only if each changed contract accepts what the earlier
     /// one allowed ([`Error::ContractChanged`](crate::Error::ContractChanged) otherwise).
     /// `None` for a row saved before runs recorded them: it resumes as before, its stored
@@ -150,7 +150,7 @@ impl RunRecord {
 /// drives a run, every third of its duration.
 ///
 /// ```
-/// use agent_core::Lease;
+/// use agent_contracts::Lease;
 /// let lease = Lease::new("worker-7", std::time::Duration::from_secs(10));
 /// assert_eq!(lease.until_ms(1_000), 11_000);
 /// ```
@@ -191,7 +191,7 @@ pub fn now_ms() -> u64 {
 /// then ID, the order of [`CheckpointStore::list`]).
 ///
 /// ```
-/// use agent_core::{RunPage, RunStatus};
+/// use agent_contracts::{RunPage, RunStatus};
 /// let first = RunPage { status: Some(RunStatus::Paused), ..RunPage::first(50) };
 /// assert_eq!((first.limit, first.after), (50, None));
 /// ```
@@ -295,7 +295,7 @@ impl StoreError {
 /// Keeps workflow runs. Object safe: use it as `Arc<dyn CheckpointStore>`.
 ///
 /// ```
-/// use agent_core::{CheckpointStore, Lease, MemoryStore, RunRecord, RunStatus, StoreError};
+/// use agent_contracts::{CheckpointStore, Lease, MemoryStore, RunRecord, RunStatus, StoreError};
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let store = MemoryStore::default();
 /// let record = RunRecord::new("run-1", "venues", RunStatus::Paused, "{}");
@@ -468,8 +468,8 @@ pub fn renew_lease(stored: &mut RunRecord, lease: &Lease, now: u64) -> Result<()
 #[doc(hidden)]
 pub fn lease_lost(run_id: &str, lease: &Lease) -> StoreError {
     StoreError::LeaseLost {
-        run_id: agent_contract::__private::truncate(run_id, 128).into_owned(),
-        owner: agent_contract::__private::truncate(&lease.owner, 128).into_owned(),
+        run_id: agent_contracts_contract::__private::truncate(run_id, 128).into_owned(),
+        owner: agent_contracts_contract::__private::truncate(&lease.owner, 128).into_owned(),
     }
 }
 
@@ -523,7 +523,7 @@ pub fn next_record(stored: Option<&RunRecord>, record: &RunRecord, sequence: u64
 #[doc(hidden)]
 pub fn not_found(run_id: &str) -> StoreError {
     StoreError::NotFound {
-        run_id: agent_contract::__private::truncate(run_id, 128).into_owned(),
+        run_id: agent_contracts_contract::__private::truncate(run_id, 128).into_owned(),
     }
 }
 
@@ -544,7 +544,7 @@ impl MemoryStore {
     /// [`StoreError::Backend`] (a retry can help once one ends).
     ///
     /// ```
-    /// use agent_core::{CheckpointStore, MemoryStore, RunRecord, RunStatus, StoreError};
+    /// use agent_contracts::{CheckpointStore, MemoryStore, RunRecord, RunStatus, StoreError};
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let store = MemoryStore::bounded(1);
     /// store.save(&RunRecord::new("a", "w", RunStatus::Paused, "{}")).await?;

@@ -3,15 +3,15 @@
 use crate::model::BoxFuture;
 use serde_json::Value;
 
-use agent_contract::ToolDefinition;
+use agent_contracts_contract::ToolDefinition;
 
 /// A plain tool an agent can call (a database query, an HTTP API, an MCP server's tool): the
 /// definition the model sees and an async call on the model's arguments.
 ///
 /// ```
-/// use agent_core::BoxFuture;
-/// use agent_core::Tool;
-/// use agent_core::ToolDefinition;
+/// use agent_contracts::BoxFuture;
+/// use agent_contracts::Tool;
+/// use agent_contracts::ToolDefinition;
 /// use serde_json::{Value, json};
 ///
 /// struct Clock;

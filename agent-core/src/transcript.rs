@@ -116,7 +116,7 @@ impl Transcript {
     /// whose model the table does not name counts nothing; a cost budget refuses such calls).
     ///
     /// ```
-    /// # use agent_core::{Prices, Transcript};
+    /// # use agent_contracts::{Prices, Transcript};
     /// assert_eq!(Transcript::default().cost(&Prices::default()), 0.0);
     /// ```
     pub fn cost(&self, prices: &crate::cost::Prices) -> f64 {

@@ -2,8 +2,8 @@
 //! produced each part.
 //!
 //! ```
-//! use agent_core::ContextIdGenerator;
-//! use agent_core::UpstreamContext;
+//! use agent_contracts::ContextIdGenerator;
+//! use agent_contracts::UpstreamContext;
 //! use serde_json::json;
 //!
 //! #[derive(serde::Deserialize)]
@@ -27,7 +27,7 @@
 //! ```
 
 use crate::ids::ContextId;
-use agent_contract::RawJson;
+use agent_contracts_contract::RawJson;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -12,12 +12,12 @@ use crate::http::{ConfigError, Http, Settings, malformed};
 use crate::model_error::stopped;
 use crate::sse::{EventReader, malformed_event};
 use crate::strict::{StructuredOutput, output_schema, tool_is_strict};
-use agent_core::ToolDefinition;
-use agent_core::{
+use agent_contracts_core::ToolDefinition;
+use agent_contracts_core::{
     ChatRequest, ChatResponse, Image, Message, ModelError, ModelOptions, Role, StreamDelta,
     StreamSink, Thinking, ToolCallRequest, ToolChoice, Usage,
 };
-use agent_schema::strict::Dialect;
+use agent_contracts_schema::strict::Dialect;
 use reqwest::header::HeaderMap;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;

@@ -8,7 +8,9 @@ use crate::model_error::stopped;
 use crate::openai::{self, ReasoningEffort};
 use crate::sse::EventReader;
 use crate::strict::StructuredOutput;
-use agent_core::{BoxFuture, ChatModel, ChatRequest, ChatResponse, ModelError, StreamSink};
+use agent_contracts_core::{
+    BoxFuture, ChatModel, ChatRequest, ChatResponse, ModelError, StreamSink,
+};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -52,8 +54,8 @@ impl Provider {
 /// in [`Retrying`](crate::Retrying) for retries and [`Traced`](crate::Traced) for traces.
 ///
 /// ```no_run
-/// use agent_llm::{HttpModel, Provider};
-/// # fn main() -> Result<(), agent_llm::ConfigError> {
+/// use agent_contracts_llm::{HttpModel, Provider};
+/// # fn main() -> Result<(), agent_contracts_llm::ConfigError> {
 /// // OPENAI_API_KEY and OPENAI_BASE_URL, like the official SDKs:
 /// let model = HttpModel::from_env(Provider::OpenAi, "gpt-4o-mini")?;
 /// // A local server:
@@ -124,7 +126,7 @@ impl HttpModel {
     /// (`https://{resource}.openai.azure.com`).
     ///
     /// ```
-    /// let model = agent_llm::HttpModel::azure("https://acme.openai.azure.com", "gpt-4o", "2024-10-21")
+    /// let model = agent_contracts_llm::HttpModel::azure("https://acme.openai.azure.com", "gpt-4o", "2024-10-21")
     ///     .api_key("azure-key")
     ///     .build();
     /// assert!(model.is_ok());
@@ -156,11 +158,11 @@ impl HttpModel {
     /// [`builder_from_env`](Self::builder_from_env) reading the variables from `env`.
     ///
     /// ```
-    /// use agent_llm::{HttpModel, Provider};
+    /// use agent_contracts_llm::{HttpModel, Provider};
     /// let env = |name: &str| (name == "OPENAI_BASE_URL").then(|| "http://127.0.0.1:8000/v1".to_owned());
     /// assert!(HttpModel::builder_from_env_with(Provider::OpenAi, "llama3.2", env).is_ok());
     /// let error = HttpModel::builder_from_env_with(Provider::Azure, "gpt-4o", env).err();
-    /// assert_eq!(error, Some(agent_llm::ConfigError::MissingEnv("AZURE_OPENAI_ENDPOINT")));
+    /// assert_eq!(error, Some(agent_contracts_llm::ConfigError::MissingEnv("AZURE_OPENAI_ENDPOINT")));
     /// ```
     pub fn builder_from_env_with(
         provider: Provider,
@@ -295,7 +297,11 @@ fn deliver_whole(
     sink: &mut dyn StreamSink,
 ) -> Result<ChatResponse, ModelError> {
     let text = response.message.content.as_str();
-    if !text.is_empty() && sink.delta(agent_core::StreamDelta::Text(text)).is_break() {
+    if !text.is_empty()
+        && sink
+            .delta(agent_contracts_core::StreamDelta::Text(text))
+            .is_break()
+    {
         return Err(stopped(response));
     }
     Ok(response)
@@ -364,7 +370,7 @@ impl HttpModelBuilder {
     }
 
     /// Options for every request; a request's own options win field by field.
-    pub fn options(mut self, options: agent_core::ModelOptions) -> Self {
+    pub fn options(mut self, options: agent_contracts_core::ModelOptions) -> Self {
         self.settings.options = options;
         self
     }
@@ -429,7 +435,7 @@ impl HttpModelBuilder {
     /// The model.
     ///
     /// ```
-    /// use agent_llm::{ConfigError, HttpModel, Provider};
+    /// use agent_contracts_llm::{ConfigError, HttpModel, Provider};
     /// let error = HttpModel::builder(Provider::OpenAi, "gpt-4o").thinking(2048).build().err();
     /// let expected = "the setting `thinking` is invalid: the openai provider does not take it";
     /// assert_eq!(error.map(|e| e.to_string()).as_deref(), Some(expected));

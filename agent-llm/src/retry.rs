@@ -3,7 +3,7 @@
 //! bounded in attempts and total time, on an injectable [`Clock`] so tests assert the delays
 //! without sleeping.
 
-use agent_core::{
+use agent_contracts_core::{
     BoxFuture, ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, StreamSink,
 };
 use std::fmt;
@@ -36,7 +36,7 @@ impl Clock for SystemClock {
 /// delay.
 ///
 /// ```
-/// use agent_llm::{Clock, ManualClock};
+/// use agent_contracts_llm::{Clock, ManualClock};
 /// use std::time::Duration;
 /// let clock = ManualClock::new();
 /// let before = clock.now();
@@ -190,8 +190,8 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap, now: SystemTime) -> Opt
 /// a [`Fallback`](crate::Fallback) or a scripted model alike.
 ///
 /// ```
-/// use agent_core::{ChatModel, ChatRequest, ScriptedModel};
-/// use agent_llm::{ManualClock, RetryPolicy, Retrying};
+/// use agent_contracts_core::{ChatModel, ChatRequest, ScriptedModel};
+/// use agent_contracts_llm::{ManualClock, RetryPolicy, Retrying};
 /// use std::sync::Arc;
 /// let clock = Arc::new(ManualClock::new());
 /// let model = Retrying::new(ScriptedModel::default(), RetryPolicy::default()).clock(clock.clone());

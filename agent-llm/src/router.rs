@@ -1,8 +1,10 @@
 //! A model per agent: requests go to the model and options routed for their agent
 //! (`ChatRequest::agent`), or to the default.
 
-use agent_core::BoxFuture;
-use agent_core::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelOptions, StreamSink};
+use agent_contracts_core::BoxFuture;
+use agent_contracts_core::{
+    ChatModel, ChatRequest, ChatResponse, ModelError, ModelOptions, StreamSink,
+};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
@@ -12,8 +14,8 @@ use std::sync::Arc;
 /// Routed options win over the request's own, field by field.
 ///
 /// ```
-/// use agent_core::{ModelOptions, ScriptedModel};
-/// use agent_llm::Router;
+/// use agent_contracts_core::{ModelOptions, ScriptedModel};
+/// use agent_contracts_llm::Router;
 /// use std::sync::Arc;
 /// let cheap = Arc::new(ScriptedModel::default());
 /// let strong = Arc::new(ScriptedModel::default());
@@ -118,7 +120,7 @@ impl ChatModel for Router {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_core::{Message, ScriptedModel, ToolChoice};
+    use agent_contracts_core::{Message, ScriptedModel, ToolChoice};
 
     fn ask(agent: &str, options: ModelOptions) -> ChatRequest {
         ChatRequest {

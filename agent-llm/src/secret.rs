@@ -3,10 +3,10 @@
 use std::fmt;
 
 /// An API key. Its `Debug` shows only that a key is set; error bodies that echo it are
-/// scrubbed before they reach a [`agent_core::ModelError`].
+/// scrubbed before they reach a [`agent_contracts_core::ModelError`].
 ///
 /// ```
-/// let key = agent_llm::ApiKey::new("sk-secret");
+/// let key = agent_contracts_llm::ApiKey::new("sk-secret");
 /// assert_eq!(format!("{key:?}"), "ApiKey(****)");
 /// ```
 #[derive(Clone, PartialEq, Eq)]

@@ -4,7 +4,7 @@ use crate::fallback::Fallback;
 use crate::http::{ConfigError, process_env, var};
 use crate::model::{HttpModel, Provider};
 use crate::retry::{RetryPolicy, Retrying};
-use agent_core::ChatModel;
+use agent_contracts_core::ChatModel;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,8 +17,8 @@ use std::time::Duration;
 /// one fails after its retries.
 ///
 /// ```
-/// let error = agent_llm::from_spec("gpt-4o").err();
-/// assert_eq!(error, Some(agent_llm::ConfigError::BadSpec("gpt-4o".into())));
+/// let error = agent_contracts_llm::from_spec("gpt-4o").err();
+/// assert_eq!(error, Some(agent_contracts_llm::ConfigError::BadSpec("gpt-4o".into())));
 /// ```
 ///
 /// The request timeout of each attempt is [`REQUEST_TIMEOUT_ENV`] (seconds) when set.
@@ -37,7 +37,7 @@ pub const REQUEST_TIMEOUT_ENV: &str = "AGENT_CONTRACT_REQUEST_TIMEOUT";
 ///     "AGENT_CONTRACT_REQUEST_TIMEOUT" => Some("soon".to_owned()),
 ///     _ => None,
 /// };
-/// let error = agent_llm::from_spec_with("openai:gpt-4o", env).err().map(|e| e.to_string());
+/// let error = agent_contracts_llm::from_spec_with("openai:gpt-4o", env).err().map(|e| e.to_string());
 /// assert_eq!(
 ///     error.as_deref(),
 ///     Some("the setting `AGENT_CONTRACT_REQUEST_TIMEOUT` is invalid: `soon` is not a number of seconds above 0")

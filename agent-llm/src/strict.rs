@@ -5,10 +5,10 @@
 //! properties required and nullable, objects closed, keywords the provider refuses dropped),
 //! whose `null`s the runtime removes before the contract check. A contract built at run time,
 //! and a tool's parameters, are sent strict only when they fit as written. The rules live in
-//! `agent_schema::strict`, shared with the code generator.
+//! `agent_contracts_schema::strict`, shared with the code generator.
 
-use agent_core::{OutputSchema, ToolDefinition};
-use agent_schema::strict::{Dialect, Strictness, strict_form};
+use agent_contracts_core::{OutputSchema, ToolDefinition};
+use agent_contracts_schema::strict::{Dialect, Strictness, strict_form};
 use serde_json::Value;
 
 /// Whether a request with an output schema asks the server for native structured output, and
@@ -34,7 +34,7 @@ pub enum StructuredOutput {
 /// ```
 /// let schema = serde_json::json!({"type": "object", "properties": {"a": {"type": "string"}},
 ///     "required": ["a"], "additionalProperties": false});
-/// assert!(agent_llm::is_strict_compatible(&schema));
+/// assert!(agent_contracts_llm::is_strict_compatible(&schema));
 /// ```
 pub fn is_strict_compatible(schema: &Value) -> bool {
     fits_as_written(schema, Dialect::OpenAi)

@@ -6,7 +6,7 @@
 //! [`Retrying`]: crate::Retrying
 
 use crate::model_error::error_type;
-use agent_core::{
+use agent_contracts_core::{
     BoxFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, StreamDelta, StreamSink,
 };
 use std::future::Future;
@@ -22,8 +22,8 @@ use tracing::field::Empty;
 /// call's retries show inside its span.
 ///
 /// ```
-/// use agent_core::ScriptedModel;
-/// use agent_llm::{RetryPolicy, Retrying, Traced};
+/// use agent_contracts_core::ScriptedModel;
+/// use agent_contracts_llm::{RetryPolicy, Retrying, Traced};
 /// let model = Traced::new(Retrying::new(ScriptedModel::default(), RetryPolicy::default()))
 ///     .provider("openai")
 ///     .request_model("gpt-4o");

@@ -10,15 +10,15 @@
 //!   the run goes on.
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), agent_mcp::client::ClientError> {
-//! use agent_mcp::client::{McpServer, ToolSettings};
+//! # async fn demo() -> Result<(), agent_contracts_mcp::client::ClientError> {
+//! use agent_contracts_mcp::client::{McpServer, ToolSettings};
 //!
 //! let server = McpServer::http("agents", "http://127.0.0.1:8080/mcp", Some("a-long-token")).await?;
-//! let tools = server.tools(ToolSettings::default()).await?; // Vec<Arc<dyn agent_core::Tool>>
+//! let tools = server.tools(ToolSettings::default()).await?; // Vec<Arc<dyn agent_contracts_core::Tool>>
 //! # Ok(()) }
 //! ```
 
-use agent_core::{BoxFuture, Contract, ContractKind, Limits, Tool, ToolDefinition};
+use agent_contracts_core::{BoxFuture, Contract, ContractKind, Limits, Tool, ToolDefinition};
 use rmcp::ServiceExt as _;
 use rmcp::model::{CallToolRequestParams, ContentBlock, JsonObject};
 use rmcp::service::{RoleClient, RunningService};
@@ -193,7 +193,7 @@ impl McpServer {
 /// (`url`, and `headers` with at most an `Authorization: Bearer <token>`).
 ///
 /// ```
-/// use agent_mcp::client::{ServerSpec, server_specs};
+/// use agent_contracts_mcp::client::{ServerSpec, server_specs};
 ///
 /// let specs = server_specs(r#"{"mcpServers": {
 ///     "agents": {"url": "http://127.0.0.1:8080/mcp", "headers": {"Authorization": "Bearer t0ken-t0ken"}},
@@ -395,7 +395,7 @@ impl McpTool {
         };
         // A broken call never reaches the server: the model gets the retry error. The shape
         // bounds (depth, number of values) are the agents' own, checked before the contract.
-        let checked = agent_core::__private::check_shape(&arguments, limits, 0)
+        let checked = agent_contracts_core::__private::check_shape(&arguments, limits, 0)
             .and_then(|()| self.input.check(&arguments, limits));
         if let Err(retry) = checked {
             return retry.to_json();
@@ -442,17 +442,19 @@ impl McpTool {
         match result.structured_content {
             Some(structured) => match &self.output {
                 // The server's answer is untrusted too: the same bounds, then its contract.
-                Some(contract) => match agent_core::__private::check_shape(&structured, limits, 0)
-                    .and_then(|()| contract.check(&structured, limits))
-                {
-                    Ok(()) => structured,
-                    Err(retry) => json!({
-                        "success": false,
-                        "tool": self.definition.name,
-                        "error": "the tool's result breaks its outputSchema",
-                        "violations": retry.to_json(),
-                    }),
-                },
+                Some(contract) => {
+                    match agent_contracts_core::__private::check_shape(&structured, limits, 0)
+                        .and_then(|()| contract.check(&structured, limits))
+                    {
+                        Ok(()) => structured,
+                        Err(retry) => json!({
+                            "success": false,
+                            "tool": self.definition.name,
+                            "error": "the tool's result breaks its outputSchema",
+                            "violations": retry.to_json(),
+                        }),
+                    }
+                }
                 None => structured,
             },
             None => Value::String(text.join("\n")),

@@ -15,7 +15,7 @@ use std::time::Duration;
 /// server that listens beyond loopback needs the host names its clients use, and a token.
 ///
 /// ```
-/// use agent_mcp::HttpSettings;
+/// use agent_contracts_mcp::HttpSettings;
 ///
 /// let settings = HttpSettings::default()
 ///     .bearer_token("a long random secret")

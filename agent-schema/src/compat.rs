@@ -19,7 +19,7 @@
 //! keywords whose meaning depends on their siblings (`unevaluatedProperties`, ...), undecided.
 //!
 //! ```
-//! use agent_schema::compat::{compare, FindingKind};
+//! use agent_contracts_schema::compat::{compare, FindingKind};
 //! use serde_json::json;
 //!
 //! let producer = json!({"type": "integer", "exclusiveMinimum": 0});
@@ -156,7 +156,7 @@ pub enum Holds {
 /// of the expected document, `(doc, schema)`), none does, or the check cannot tell.
 ///
 /// ```
-/// use agent_schema::compat::{holds, Holds};
+/// use agent_contracts_schema::compat::{holds, Holds};
 /// use serde_json::json;
 /// let string = json!({"type": "string"});
 /// let object = json!({"type": "object"});
@@ -172,7 +172,7 @@ pub fn holds(provided: (&Value, &Value), condition: (&Value, &Value)) -> Holds {
 /// (undecided). Empty: every provided value passes the expected schema.
 ///
 /// ```
-/// use agent_schema::compat::{compare, FindingKind};
+/// use agent_contracts_schema::compat::{compare, FindingKind};
 /// use serde_json::json;
 /// let producer = json!({"type": "string", "maxLength": 80});
 /// let consumer = json!({"type": "string", "maxLength": 40});

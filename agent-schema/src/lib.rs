@@ -10,12 +10,12 @@
 //! derives), so neither can hold what the other needs.
 //!
 //! ```
-//! use agent_schema::shape::check_schema;
+//! use agent_contracts_schema::shape::check_schema;
 //! use serde_json::json;
 //!
 //! let schema = json!({"type": "object", "properties": {"child": {"$ref": "#"}}});
 //! check_schema(&schema).unwrap();
-//! agent_schema::validator_options().build(&schema).unwrap();
+//! agent_contracts_schema::validator_options().build(&schema).unwrap();
 //! ```
 
 #![forbid(unsafe_code)]
@@ -67,12 +67,12 @@ pub fn validator_options_for<'a, F: jsonschema::json::Json>()
 ///
 /// ```
 /// use serde_json::json;
-/// let a = agent_schema::fingerprint(&json!({"type": "object", "required": ["a"]}));
-/// let b = agent_schema::fingerprint(&json!({"required": ["a"], "type": "object"}));
+/// let a = agent_contracts_schema::fingerprint(&json!({"type": "object", "required": ["a"]}));
+/// let b = agent_contracts_schema::fingerprint(&json!({"required": ["a"], "type": "object"}));
 /// assert_eq!(a, b);
 /// // FNV-1a of `{"required":["a"],"type":"object"}`, as any FNV-1a computes it.
 /// assert_eq!(a, "002cccb01ffc1358");
-/// assert_ne!(a, agent_schema::fingerprint(&json!({"type": "object"})));
+/// assert_ne!(a, agent_contracts_schema::fingerprint(&json!({"type": "object"})));
 /// ```
 pub fn fingerprint(schema: &serde_json::Value) -> String {
     let mut hash = Fnv1a(0xcbf2_9ce4_8422_2325);

@@ -75,7 +75,7 @@ impl SchemaShapeError {
 /// [`MAX_EVALUATION_PATHS`] and duplicate union branches.
 ///
 /// ```
-/// use agent_schema::shape::check_schema;
+/// use agent_contracts_schema::shape::check_schema;
 /// use serde_json::json;
 ///
 /// let cycle = json!({"properties": {"x": {"$ref": "#/$defs/a"}},
@@ -96,7 +96,7 @@ pub fn check_schema(schema: &Value) -> Result<(), SchemaShapeError> {
 /// (its ancestors are past it too, and saying so adds nothing).
 ///
 /// ```
-/// use agent_schema::shape::{SchemaShapeError, schema_problems};
+/// use agent_contracts_schema::shape::{SchemaShapeError, schema_problems};
 /// use serde_json::json;
 ///
 /// let schema = json!({"allOf": [{"$ref": "#"}]});

@@ -23,7 +23,7 @@
 //! (which removes the `null`s) use this module, so they cannot disagree.
 //!
 //! ```
-//! use agent_schema::strict::{Dialect, Strictness, strict_form};
+//! use agent_contracts_schema::strict::{Dialect, Strictness, strict_form};
 //! use serde_json::json;
 //!
 //! let schema = json!({"type": "object", "properties": {"note": {"type": "string"}}});
@@ -200,7 +200,7 @@ fn remove_at(node: &mut Value, steps: &[Step]) -> bool {
 /// absent property.
 ///
 /// ```
-/// use agent_schema::strict::{Dialect, StrictForms};
+/// use agent_contracts_schema::strict::{Dialect, StrictForms};
 /// let schema = serde_json::json!({"type": "object", "properties": {"m": {"type": "object"}}});
 /// let forms = StrictForms::of(&schema);
 /// assert_eq!(forms.schema(Dialect::OpenAi), None);

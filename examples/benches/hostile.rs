@@ -10,7 +10,7 @@
 //! its size in memory (plus a fixed base). Each row is the median of 5 runs; the peak is the
 //! most heap held at once during a run, above what was held before it.
 
-use agent_core::{DynAgent, Limits};
+use agent_contracts::{DynAgent, Limits};
 use agent_examples::agents::PlanGeneratorAgent;
 use agent_examples::bench::{Outcome, pipeline};
 use counting::Counting;
@@ -124,7 +124,7 @@ fn describe(outcome: &Outcome, agent: &dyn DynAgent, text: &str, limits: &Limits
         Outcome::Prepared(bytes) => format!("prompt of {bytes} bytes"),
         Outcome::PromptFailed => "template failed".into(),
         Outcome::Retry(_) => match agent.prepare(text, limits) {
-            Err(agent_core::PrepareError::Retry(e)) => format!("refused: {}", e.error),
+            Err(agent_contracts::PrepareError::Retry(e)) => format!("refused: {}", e.error),
             _ => "refused".into(),
         },
     }

@@ -37,8 +37,10 @@ fn main() {
 }
 
 async fn burst() {
-    let server =
-        agent_mcp::AgentServer::new(agents::AGENTS.to_vec(), Arc::new(pipeline::canned_model()));
+    let server = agent_contracts::mcp::AgentServer::new(
+        agents::AGENTS.to_vec(),
+        Arc::new(pipeline::canned_model()),
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a port");

@@ -21,8 +21,8 @@
 //! The goals: the server's memory bounded during the siege and given back after it, and every
 //! legitimate request answered within 1 s.
 
+use agent_contracts::mcp::{AgentServer, HttpSettings};
 use agent_examples::{agents, pipeline};
-use agent_mcp::{AgentServer, HttpSettings};
 use counting::Counting;
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -17,7 +17,7 @@
 //! pays the same small counting cost). The ratios of BENCHMARKS.md come from
 //! `agent-contract bench`, which interleaves the floor and the pipeline round by round.
 
-use agent_core::{Agent, AgentInput, Limits, ToolCall};
+use agent_contracts::{Agent, AgentInput, Limits, ToolCall};
 use agent_examples::agents::{PlanGeneratorAgent, plan_generator_agent::PlanGeneratorAgentInput};
 use agent_examples::bench;
 use divan::counter::BytesCount;
@@ -125,7 +125,7 @@ mod stages {
     fn call() -> &'static ToolCall {
         static CALL: OnceLock<ToolCall> = OnceLock::new();
         CALL.get_or_init(|| {
-            ToolCall::from_json_str(synthetic_50::text(), &agent_core::Limits::default())
+            ToolCall::from_json_str(synthetic_50::text(), &agent_contracts::Limits::default())
                 .expect("valid kwargs")
         })
     }
@@ -133,7 +133,7 @@ mod stages {
     fn input() -> &'static PlanGeneratorAgentInput {
         static INPUT: OnceLock<PlanGeneratorAgentInput> = OnceLock::new();
         INPUT.get_or_init(|| {
-            PlanGeneratorAgentInput::from_call(call(), &agent_core::Limits::default())
+            PlanGeneratorAgentInput::from_call(call(), &agent_contracts::Limits::default())
                 .expect("valid input")
         })
     }
@@ -153,7 +153,7 @@ mod stages {
         let context = call().context();
         bencher.bench(|| {
             contract
-                .check(black_box(context), &agent_core::Limits::default())
+                .check(black_box(context), &agent_contracts::Limits::default())
                 .is_ok()
         });
     }

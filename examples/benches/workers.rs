@@ -7,9 +7,9 @@
 //! ```
 //!
 //! Per worker count, in a schema of its own: `RUNS` event-planning runs (200 unless given) are
-//! enqueued ([`Runner::enqueue`](agent_core::Runner::enqueue)); the workers drain them to the
+//! enqueued ([`Runner::enqueue`](agent_contracts::Runner::enqueue)); the workers drain them to the
 //! catering specialist's question; every run is answered
-//! ([`Runner::submit_answer`](agent_core::Runner::submit_answer), not timed); the workers
+//! ([`Runner::submit_answer`](agent_contracts::Runner::submit_answer), not timed); the workers
 //! drain them again to the end. A run is one enqueued run taken to its end: 7 model calls
 //! (venue, budget, catering asks, catering, logistics, synthesis) and 7 saves, plus 2 claims.
 //! Each worker is what one `event-planning --worker --concurrency 1` process is: its own lease
@@ -20,10 +20,12 @@
 //! Prints one line per worker count and round: runs, workers, seconds, runs per second, and
 //! claim latency p50/p99 (ms) over every claim of the round.
 
-use agent_core::{BoxFuture, CheckpointStore, Lease, RunPage, RunRecord, RunStatus, StoreError};
+use agent_contracts::store::PostgresStore;
+use agent_contracts::{
+    BoxFuture, CheckpointStore, Lease, RunPage, RunRecord, RunStatus, StoreError,
+};
 use agent_examples::event_planning::{self, HUMAN_ANSWER, REQUEST};
 use agent_examples::worker::Delayed;
-use agent_store::PostgresStore;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

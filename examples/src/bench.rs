@@ -12,8 +12,8 @@
 
 use crate::agents::PlanGeneratorAgent;
 use crate::agents::plan_generator_agent::PlanGeneratorAgentInput;
-use agent_core::{DynAgent, Limits, PrepareError};
-use agent_core::{RawJson, RawObject};
+use agent_contracts::{DynAgent, Limits, PrepareError};
+use agent_contracts::{RawJson, RawObject};
 use serde_json::{Value, json};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -170,7 +170,7 @@ pub fn pipeline(agent: &dyn DynAgent, text: &str, limits: &Limits) -> Outcome {
 
 /// The plan generator with its compiled contract checks replaced by "pass": its input says
 /// `Some(true)` from
-/// [`AgentInput::satisfies_contract`](agent_core::AgentInput::satisfies_contract) without
+/// [`AgentInput::satisfies_contract`](agent_contracts::AgentInput::satisfies_contract) without
 /// running them. Beside the real agent (whose generated checks run), it shows what the checks
 /// themselves cost; figures from it are labelled "with checks assumed passed". Everything else
 /// (contract, prompt) is the plan generator's.
@@ -182,9 +182,9 @@ pub struct AssumedChecksPlanGenerator;
 #[serde(transparent)]
 pub struct AssumedChecksInput(pub PlanGeneratorAgentInput);
 
-impl agent_core::AgentInput for AssumedChecksInput {
-    fn input_contract() -> &'static agent_core::Contract {
-        <PlanGeneratorAgentInput as agent_core::AgentInput>::input_contract()
+impl agent_contracts::AgentInput for AssumedChecksInput {
+    fn input_contract() -> &'static agent_contracts::Contract {
+        <PlanGeneratorAgentInput as agent_contracts::AgentInput>::input_contract()
     }
 
     const COMPILED_CHECKS: bool = true;
@@ -193,21 +193,21 @@ impl agent_core::AgentInput for AssumedChecksInput {
     }
 }
 
-impl agent_core::Agent for AssumedChecksPlanGenerator {
+impl agent_contracts::Agent for AssumedChecksPlanGenerator {
     const NAME: &'static str = "plan_generator_agent_assumed_checks";
-    const DESCRIPTION: &'static str = <PlanGeneratorAgent as agent_core::Agent>::DESCRIPTION;
+    const DESCRIPTION: &'static str = <PlanGeneratorAgent as agent_contracts::Agent>::DESCRIPTION;
     type Input = AssumedChecksInput;
-    type Output = <PlanGeneratorAgent as agent_core::Agent>::Output;
+    type Output = <PlanGeneratorAgent as agent_contracts::Agent>::Output;
 
-    fn output_contract() -> Option<&'static agent_core::Contract> {
-        <PlanGeneratorAgent as agent_core::Agent>::output_contract()
+    fn output_contract() -> Option<&'static agent_contracts::Contract> {
+        <PlanGeneratorAgent as agent_contracts::Agent>::output_contract()
     }
 
     fn render_user_prompt(
-        call: &agent_core::ToolCall,
+        call: &agent_contracts::ToolCall,
         input: &Self::Input,
-    ) -> Result<String, agent_core::PromptError> {
-        <PlanGeneratorAgent as agent_core::Agent>::render_user_prompt(call, &input.0)
+    ) -> Result<String, agent_contracts::PromptError> {
+        <PlanGeneratorAgent as agent_contracts::Agent>::render_user_prompt(call, &input.0)
     }
 }
 

@@ -4,9 +4,9 @@
 
 use crate::agents::budget_agent::output::BudgetAgentOutput;
 use crate::agents::{BudgetAgent, CateringAgent};
-use agent_core::ScriptedModel;
-use agent_core::Workflow;
-use agent_core::{ChatRequest, Message, Role};
+use agent_contracts::ScriptedModel;
+use agent_contracts::Workflow;
+use agent_contracts::{ChatRequest, Message, Role};
 
 /// The user's request: the budget is only here, in the first message.
 pub const REQUEST: &str =
@@ -21,7 +21,7 @@ pub const SYNTHESIS: &str = "Please synthesize a comprehensive event plan that i
 /// The event-planning steps, declared so that the crate compiles only if each specialist
 /// gets what its input contract requires from the specialists before it (the catering
 /// specialist needs the budget specialist's output, typed by its output contract).
-#[derive(agent_core::Workflow)]
+#[derive(agent_contracts::Workflow)]
 #[workflow(
     name = "event_planning",
     schemas = "../schemas",

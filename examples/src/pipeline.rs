@@ -6,9 +6,9 @@
 //! model would say at each turn.
 
 use crate::agents::{AccessibilityAgent, DiscoveryAgent, PlanGeneratorAgent, SelectorAgent};
-use agent_core::RawJson;
-use agent_core::tool_calls;
-use agent_core::{DynAgent, Error, Message, Outcome, Runtime, ScriptedModel};
+use agent_contracts::RawJson;
+use agent_contracts::tool_calls;
+use agent_contracts::{DynAgent, Error, Message, Outcome, Runtime, ScriptedModel};
 use serde::Serialize;
 use serde_json::json;
 use std::sync::Arc;
@@ -93,7 +93,7 @@ pub const PLAN_TASK: &str = "Generate Crawl Plan";
 /// model wrote it). The crate compiles only if every step gets what its input contract
 /// requires and each collected output fits the item the plan generator's contract
 /// describes.
-#[derive(agent_core::Workflow)]
+#[derive(agent_contracts::Workflow)]
 #[workflow(
     name = "plan_pipeline",
     schemas = "../schemas",
@@ -105,7 +105,7 @@ pub const PLAN_TASK: &str = "Generate Crawl Plan";
 pub struct PlanPipeline;
 
 /// The declared pipeline's workflow, with the tasks and descriptions of the main job.
-pub fn declared_workflow() -> agent_core::Workflow {
+pub fn declared_workflow() -> agent_contracts::Workflow {
     PlanPipeline::workflow(
         [
             "Discover the login form's interactive elements",
@@ -233,18 +233,21 @@ pub fn canned_model() -> Canned {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Canned;
 
-impl agent_core::ChatModel for Canned {
+impl agent_contracts::ChatModel for Canned {
     fn complete<'a>(
         &'a self,
-        request: &'a agent_core::ChatRequest,
-    ) -> agent_core::BoxFuture<'a, Result<agent_core::ChatResponse, agent_core::ModelError>> {
+        request: &'a agent_contracts::ChatRequest,
+    ) -> agent_contracts::BoxFuture<
+        'a,
+        Result<agent_contracts::ChatResponse, agent_contracts::ModelError>,
+    > {
         let answer = match request.agent.as_str() {
             "discovery_agent" => Ok(DISCOVERY_OUTPUT),
             "selector_agent" => Ok(SELECTOR_OUTPUT),
             "accessibility_agent" => Ok(ACCESSIBILITY_OUTPUT),
             "plan_generator_agent" => Ok(PLAN_OUTPUT),
             other => crate::event_planning::canned_answer(request).ok_or_else(|| {
-                agent_core::ModelError::Other(format!("no canned answer for `{other}`"))
+                agent_contracts::ModelError::Other(format!("no canned answer for `{other}`"))
             }),
         };
         Box::pin(async move { answer.map(|text| Message::assistant(text).into()) })
@@ -262,16 +265,16 @@ pub fn tools() -> [&'static dyn DynAgent; 4] {
 }
 
 /// Runs the main job on `model`; the runtime keeps the transcript.
-pub async fn run(model: Arc<dyn agent_core::ChatModel>) -> (Runtime, Result<Outcome, Error>) {
-    run_with(model, Vec::new(), agent_core::Config::default()).await
+pub async fn run(model: Arc<dyn agent_contracts::ChatModel>) -> (Runtime, Result<Outcome, Error>) {
+    run_with(model, Vec::new(), agent_contracts::Config::default()).await
 }
 
 /// Runs the main job on `model` under `config` (streamed answers, say) with `tools` (an MCP
 /// server's, say) offered to the main agent beside its sub-agents.
 pub async fn run_with(
-    model: Arc<dyn agent_core::ChatModel>,
-    extra: Vec<Arc<dyn agent_core::Tool>>,
-    config: agent_core::Config,
+    model: Arc<dyn agent_contracts::ChatModel>,
+    extra: Vec<Arc<dyn agent_contracts::Tool>>,
+    config: agent_contracts::Config,
 ) -> (Runtime, Result<Outcome, Error>) {
     let runtime = extra
         .into_iter()

@@ -1,9 +1,9 @@
 //! What the binaries print around a run: the model it runs on first, and a summary of the
 //! transcript (model calls, retries, tokens) last.
 
-use agent_core::ChatModel;
-use agent_core::Transcript;
-use agent_core::{Delivery, StreamEvent};
+use agent_contracts::ChatModel;
+use agent_contracts::Transcript;
+use agent_contracts::{Delivery, StreamEvent};
 use std::io::Write as _;
 use std::sync::{Arc, Mutex};
 
@@ -23,7 +23,7 @@ pub fn init_logs() {
 /// The model a `--model` flag names (`openai:<model>`, `azure:<deployment>` or
 /// `anthropic:<model>`, configured from the environment, or a comma-separated list of them
 /// tried in order), or the scripted one without it; with the line that says which. With the
-/// `models` feature either is traced (`agent_llm::Traced`): each call a `chat` span, its
+/// `models` feature either is traced (`agent_contracts::llm::Traced`): each call a `chat` span, its
 /// retries' warnings inside it, shown by the log [`init_logs`] installs. `bin` names the
 /// binary, for the message that says how to build it with real models when the feature is off.
 pub fn model(
@@ -42,7 +42,9 @@ pub fn model(
 
 #[cfg(feature = "models")]
 fn real_model(_bin: &str, spec: &str) -> Result<Arc<dyn ChatModel>, String> {
-    let mut traced = agent_llm::Traced::new(agent_llm::from_spec(spec).map_err(|e| e.to_string())?);
+    let mut traced = agent_contracts::llm::Traced::new(
+        agent_contracts::llm::from_spec(spec).map_err(|e| e.to_string())?,
+    );
     // One `provider:model` names both; a list names the models it may try.
     traced = match spec.split_once(':').filter(|_| !spec.contains(',')) {
         Some((provider, model)) => traced.provider(provider).request_model(model),
@@ -53,7 +55,7 @@ fn real_model(_bin: &str, spec: &str) -> Result<Arc<dyn ChatModel>, String> {
 
 #[cfg(feature = "models")]
 fn traced_scripted(scripted: Arc<dyn ChatModel>) -> Arc<dyn ChatModel> {
-    Arc::new(agent_llm::Traced::new(scripted).provider("scripted"))
+    Arc::new(agent_contracts::llm::Traced::new(scripted).provider("scripted"))
 }
 
 /// The tracing layer lives with the HTTP models: without them the scripted model runs as it is.

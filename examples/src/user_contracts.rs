@@ -5,8 +5,8 @@
 //! default one (the task, then the context as JSON), since a template is compiled with the
 //! crate that owns it.
 
-use agent_core::{CheckedOutput, DynAgent, PrepareError, PreparedCall};
-use agent_core::{Contract, ContractKind, Limits, RetryError, ToolCall, ToolDefinition};
+use agent_contracts::{CheckedOutput, DynAgent, PrepareError, PreparedCall};
+use agent_contracts::{Contract, ContractKind, Limits, RetryError, ToolCall, ToolDefinition};
 use serde_json::Value;
 use std::path::Path;
 
@@ -100,8 +100,8 @@ impl DynAgent for UserAgent {
     }
 
     fn prepare_call(&self, call: ToolCall, limits: &Limits) -> Result<PreparedCall, PrepareError> {
-        let user_prompt = agent_core::__private::default_call_prompt(&call);
-        let user_prompt = agent_core::__private::bounded_prompt(user_prompt, limits)?;
+        let user_prompt = agent_contracts::__private::default_call_prompt(&call);
+        let user_prompt = agent_contracts::__private::bounded_prompt(user_prompt, limits)?;
         Ok(PreparedCall { call, user_prompt })
     }
 

@@ -2,13 +2,13 @@
 //! --worker`, and the JSON listing of `--list --json`.
 //!
 //! A worker runs `concurrency` loops, each with a lease of its own (`<pid>-<loop>`), that
-//! claim the next runnable run ([`Runner::run_next`](agent_core::Runner::run_next)) and drive
+//! claim the next runnable run ([`Runner::run_next`](agent_contracts::Runner::run_next)) and drive
 //! it until it pauses at its question or ends; when nothing is runnable a loop waits a little
 //! and asks again. It answers with the canned model ([`crate::pipeline::Canned`]), each answer
 //! after a delay, so tests and demos can kill a worker mid-step.
 
-use agent_core::{BoxFuture, ChatModel, ChatRequest, ChatResponse, ModelError};
-use agent_core::{CheckpointStore, Lease, RunRecord, RunStatus, StoreError, WorkflowOutcome};
+use agent_contracts::{BoxFuture, ChatModel, ChatRequest, ChatResponse, ModelError};
+use agent_contracts::{CheckpointStore, Lease, RunRecord, RunStatus, StoreError, WorkflowOutcome};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -127,7 +127,7 @@ pub fn list_json(runs: Vec<Result<RunRecord, StoreError>>) -> (Value, Vec<StoreE
             .then(|| {
                 let last = state.conversation.iter().rev();
                 last.into_iter()
-                    .find(|m| m.role == agent_core::Role::Assistant)
+                    .find(|m| m.role == agent_contracts::Role::Assistant)
                     .map(|m| m.content.clone())
             })
             .flatten();

@@ -5,8 +5,8 @@
 //! file and drives the same functions with a bounded, deterministic mutation loop on stable, so
 //! every invariant here is checked in `cargo test` too. A broken invariant panics.
 
-use agent_core::__private::value_depth_exceeds;
-use agent_core::{
+use agent_contracts::__private::value_depth_exceeds;
+use agent_contracts::{
     __private::default_call_prompt, Agent, Contract, ContractKind, DynAgent as _, Limits,
     RetryError, ToolCall, check_call,
 };
@@ -87,7 +87,7 @@ pub fn kwargs_prompt(data: &[u8]) {
             check_default_prompt(&call, &prompt);
             assert_linear(&prompt, text.len());
             if let Err(error) =
-                stress_contract().check(call.context(), &agent_core::Limits::default())
+                stress_contract().check(call.context(), &agent_contracts::Limits::default())
             {
                 check_retry(&error, &limits);
             }
@@ -121,8 +121,8 @@ pub fn kwargs_large(data: &[u8]) {
             "a prompt of {} bytes",
             prepared.user_prompt.len()
         ),
-        Err(agent_core::PrepareError::Retry(error)) => check_retry(&error, &limits),
-        Err(agent_core::PrepareError::Prompt(e)) => panic!("a checked call failed: {e}"),
+        Err(agent_contracts::PrepareError::Retry(error)) => check_retry(&error, &limits),
+        Err(agent_contracts::PrepareError::Prompt(e)) => panic!("a checked call failed: {e}"),
     }
 }
 
@@ -168,7 +168,7 @@ pub fn markdown(data: &[u8]) {
 /// exactly the frame's heading and rule, no fence, quote, HTML block or table, and one
 /// top-level list item per entry of the value; and that the size bound holds.
 pub fn check_framed_markdown(value: &Value) {
-    let rendered = agent_core::to_markdown(value).expect("JSON always renders");
+    let rendered = agent_contracts::to_markdown(value).expect("JSON always renders");
     let document = format!("# Frame\n\n{rendered}\n\n---\n\nend\n");
     let expected = Structure {
         headings: 1,
@@ -189,7 +189,7 @@ pub fn check_framed_markdown(value: &Value) {
         rendered.len()
     );
     // On one line, inside a heading: the heading and the rule after it stay the only blocks.
-    let line = agent_core::__private::to_markdown_line(value).expect("JSON always renders");
+    let line = agent_contracts::__private::to_markdown_line(value).expect("JSON always renders");
     assert!(!line.contains(['\n', '\r']), "a line break in {line:?}");
     let document = format!("# Frame {line} - end\n\n---\n");
     let expected = Structure {
@@ -245,7 +245,7 @@ fn assert_linear(prompt: &str, kwargs_len: usize) {
 /// collected item, a rule between items, and the output's entries as top-level list items.
 pub fn check_plan_prompt(task: &str, prompt: &str, outputs: &[usize]) {
     // The task renders with its block-opening lines escaped, its words kept.
-    let task = agent_core::__private::escape_text(task);
+    let task = agent_contracts::__private::escape_text(task);
     let rest = prompt
         .strip_prefix(task.as_str())
         .unwrap_or_else(|| panic!("the prompt does not start with the task:\n{prompt}"));
@@ -264,7 +264,7 @@ pub fn check_plan_prompt(task: &str, prompt: &str, outputs: &[usize]) {
 
 /// The default prompt: the task, then `## Context` and one fence holding the pretty JSON.
 pub fn check_default_prompt(call: &ToolCall, prompt: &str) {
-    let task = agent_core::__private::escape_text(&call.task);
+    let task = agent_contracts::__private::escape_text(&call.task);
     let rest = prompt
         .strip_prefix(task.as_str())
         .unwrap_or_else(|| panic!("the prompt does not start with the task:\n{prompt}"));
@@ -314,7 +314,7 @@ pub fn check_retry(error: &RetryError, limits: &Limits) {
             violation.message
         );
         for segment in &violation.path {
-            if let agent_core::PathSegment::Key(key) = segment {
+            if let agent_contracts::PathSegment::Key(key) = segment {
                 assert!(key.len() <= echo, "path key of {} bytes", key.len());
             }
         }
@@ -336,7 +336,7 @@ pub fn check_retry(error: &RetryError, limits: &Limits) {
     );
     // The keys as serialized (a `Value` would sort them).
     let text = serde_json::to_string(error).expect("a retry error serializes");
-    let json: agent_core::RawObject =
+    let json: agent_contracts::RawObject =
         serde_json::from_str(&text).expect("a retry error is an object");
     let entries = json.entries().expect("a retry error is an object");
     let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_ref()).collect();

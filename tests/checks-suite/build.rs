@@ -56,13 +56,13 @@ impl Table {
         tests: &str,
         wrapped: bool,
     ) -> bool {
-        let Ok(types) = agent_codegen::generate_types(contract, name, "Root") else {
+        let Ok(types) = agent_contracts_codegen::generate_types(contract, name, "Root") else {
             return false;
         };
         let n = self.n;
         writeln!(
             self.modules,
-            "#[allow(warnings, clippy::all)]\npub mod s{n} {{\n#[allow(unused_imports)]\nuse ::agent_core::__private::serde::{{Deserialize as _, Serialize as _}};\n{}\n}}",
+            "#[allow(warnings, clippy::all)]\npub mod s{n} {{\n#[allow(unused_imports)]\nuse ::agent_contracts::__private::serde::{{Deserialize as _, Serialize as _}};\n{}\n}}",
             types.pretty()
         )
         .unwrap();
@@ -77,7 +77,7 @@ impl Table {
     }
 }
 
-/// Every schema's verdict-only read (`agent_codegen::verdict_fn`), typed or not: a function
+/// Every schema's verdict-only read (`agent_contracts_codegen::verdict_fn`), typed or not: a function
 /// each, and a table row with the schema's cases; the schemas it does not compile listed.
 struct Verdicts {
     modules: String,
@@ -105,7 +105,7 @@ impl Verdicts {
         let text = serde_json::to_string_pretty(&schema).unwrap();
         let tests = serde_json::to_string(tests).unwrap();
         let n = self.n;
-        let verdict = match agent_codegen::verdict_fn(&text, &format!("v{n}")) {
+        let verdict = match agent_contracts_codegen::verdict_fn(&text, &format!("v{n}")) {
             Ok(function) => {
                 self.modules.push_str("#[allow(warnings, clippy::all)]\n");
                 self.modules.push_str(&function);

@@ -1,7 +1,7 @@
 //! Fixtures shared by the integration tests in `tests/`: the derived agents, the plan
 //! generator's fixture texts, the retry error's keys, and a tiny executor.
 
-use agent_core::Agent;
+use agent_contracts::Agent;
 use std::future::Future;
 use std::task::{Context, Poll, Waker};
 
@@ -55,3 +55,9 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
         std::thread::yield_now();
     }
 }
+
+/// The README's code, compiled and run as doc tests: paths in it are relative to this crate
+/// (`../schemas/...`), whose `askama.toml` reads the top-level `templates/`.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

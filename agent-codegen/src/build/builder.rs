@@ -3,7 +3,7 @@
 //!
 //! ```no_run
 //! // in build.rs's `main`:
-//! if let Err(e) = agent_codegen::Builder::new("../schemas").write_to_out_dir("agents.rs") {
+//! if let Err(e) = agent_contracts_codegen::Builder::new("../schemas").write_to_out_dir("agents.rs") {
 //!     eprintln!("{e}");
 //!     std::process::exit(1);
 //! }
@@ -69,8 +69,8 @@ pub struct AgentCheck {
     /// Per provider, whether the output contract fits its strict mode as written, after the
     /// lossless rewrite that is sent, or not (and why); empty without an output contract.
     pub strict: Vec<(
-        agent_schema::strict::Dialect,
-        agent_schema::strict::Strictness,
+        agent_contracts_schema::strict::Dialect,
+        agent_contracts_schema::strict::Strictness,
     )>,
 }
 
@@ -82,7 +82,7 @@ impl Builder {
         Self {
             given: schemas.as_ref().to_path_buf(),
             schemas: root.join(schemas),
-            runtime: "::agent_core".into(),
+            runtime: "::agent_contracts".into(),
             root,
         }
     }
@@ -97,7 +97,7 @@ impl Builder {
         self
     }
 
-    /// Names the runtime crate by another path (for crates that re-export `agent_core`).
+    /// Names the runtime crate by another path (for crates that re-export `agent_contracts`).
     pub fn runtime(mut self, path: syn::Path) -> Self {
         self.runtime = path.to_token_stream().to_string();
         self
@@ -336,8 +336,8 @@ impl Builder {
     /// the field's item schema, the count fits `minItems`/`maxItems`).
     ///
     /// ```no_run
-    /// # fn main() -> Result<(), agent_codegen::BuildError> {
-    /// agent_codegen::Builder::new("schemas").check_workflow_collecting(
+    /// # fn main() -> Result<(), agent_contracts_codegen::BuildError> {
+    /// agent_contracts_codegen::Builder::new("schemas").check_workflow_collecting(
     ///     &["discovery_agent", "selector_agent", "plan_generator_agent"],
     ///     None,
     ///     &[("collected_information", &["discovery_agent", "selector_agent"])],

@@ -255,7 +255,7 @@ fn model(
         }
         (input, output, runtime) => {
             // The agent cannot be generated, but its schemas can still be checked.
-            let runtime = runtime.unwrap_or_else(|| syn::parse_quote!(::agent_core));
+            let runtime = runtime.unwrap_or_else(|| syn::parse_quote!(::agent_contracts));
             let stem = crate::naming::agent_type(&name);
             let schemas = [
                 (input.flatten(), ContractKind::Input, format!("{stem}Input")),
@@ -343,7 +343,7 @@ fn read_schema(
 
 fn runtime_path(krate: Option<&LitStr>, errors: &mut Ctxt) -> Option<syn::Path> {
     match krate {
-        None => Some(syn::parse_quote!(::agent_core)),
+        None => Some(syn::parse_quote!(::agent_contracts)),
         Some(lit) => match lit.parse() {
             Ok(path) => Some(path),
             Err(_) => {
@@ -406,7 +406,7 @@ pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
             }
         }
     }
-    let runtime = runtime.unwrap_or_else(|| syn::parse_quote!(::agent_core));
+    let runtime = runtime.unwrap_or_else(|| syn::parse_quote!(::agent_contracts));
     let ident = &input.ident;
     if errors.has_errors() {
         // After an error, an impl that compiles, so that code using the type does not pile up

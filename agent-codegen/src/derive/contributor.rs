@@ -59,9 +59,9 @@ pub fn derive_prompt_contributor(input: &DeriveInput) -> TokenStream {
     }
     let runtime = match &attrs.krate {
         Some(lit) => errors.ok(lit.parse()),
-        None => Some(syn::parse_quote!(::agent_core)),
+        None => Some(syn::parse_quote!(::agent_contracts)),
     };
-    let runtime = runtime.unwrap_or_else(|| syn::parse_quote!(::agent_core));
+    let runtime = runtime.unwrap_or_else(|| syn::parse_quote!(::agent_contracts));
     match &attrs.template {
         Some(template) if !errors.has_errors() => expand(input, &attrs, template, &runtime),
         _ => {

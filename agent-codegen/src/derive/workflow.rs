@@ -3,7 +3,7 @@
 //! step's literal (its span), check, then expand.
 //!
 //! A proc macro cannot see another derive's attributes, so the steps are named by their
-//! agent folders under a schemas folder, the layout `agent_codegen::Builder` generates from;
+//! agent folders under a schemas folder, the layout `agent_contracts_codegen::Builder` generates from;
 //! `agents` names the module where their types are (`crate::agents`), so the expansion
 //! can build the `Workflow` and type its handoffs. `collect = { field = ["step", ...] }`
 //! gives the first step whose input declares `field` an array built from the named steps'
@@ -120,7 +120,7 @@ fn model(input: &DeriveInput, attrs: &Attrs, errors: &mut Ctxt) -> Option<Model>
     }
     let agents = attrs.agents.as_ref().and_then(|lit| path_of(lit, errors));
     let runtime = match &attrs.krate {
-        None => Some(syn::parse_quote!(::agent_core)),
+        None => Some(syn::parse_quote!(::agent_contracts)),
         Some(lit) => path_of(lit, errors),
     };
     let root = manifest_dir();
@@ -301,7 +301,7 @@ fn fallback(input: &DeriveInput, attrs: &Attrs) -> Option<TokenStream> {
     }
     let runtime: syn::Path = match &attrs.krate {
         Some(lit) => lit.parse().ok()?,
-        None => syn::parse_quote!(::agent_core),
+        None => syn::parse_quote!(::agent_contracts),
     };
     let name = attrs.name.as_ref().map_or_else(
         || crate::naming::agent_name(&input.ident.to_string()),

@@ -24,7 +24,7 @@ pub struct AgentDef {
     /// The user prompt template, relative to askama's template folders; the default prompt
     /// when `None`.
     pub user_prompt: Option<PromptSource>,
-    /// Path of the runtime crate (`::agent_core`, or what `#[agent(crate = "...")]` says).
+    /// Path of the runtime crate (`::agent_contracts`, or what `#[agent(crate = "...")]` says).
     pub runtime: syn::Path,
 }
 

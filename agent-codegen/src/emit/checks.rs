@@ -5,7 +5,7 @@
 //! (bounds, lengths, patterns, item counts, `required` and `additionalProperties` where the
 //! struct's attributes do not, ...) becomes an expression on the typed value. The runtime may
 //! then skip the validator when the typed input deserialized (through
-//! `agent_core::__private::deserialize_strict`) and the checks pass, so they must be sound: every node
+//! `agent_contracts::__private::deserialize_strict`) and the checks pass, so they must be sound: every node
 //! or keyword the walk does not understand compiles to `false` ("the validator decides"),
 //! and is listed, so a contract is *fully compiled* when the list is empty.
 //!

@@ -1,9 +1,9 @@
 //! Which providers' strict modes an output contract fits, decided here at build time for both
 //! front ends: the forms embedded beside the contract (the runtime sends them and removes the
 //! `null`s their rewrites let in) and the verdicts `agent-contract check --providers` prints.
-//! The rules themselves live in `agent_schema::strict`, which the runtime shares.
+//! The rules themselves live in `agent_contracts_schema::strict`, which the runtime shares.
 
-use agent_schema::strict::{Dialect, StrictForms, Strictness, strict_form};
+use agent_contracts_schema::strict::{Dialect, StrictForms, Strictness, strict_form};
 use serde_json::Value;
 
 /// The JSON text of the strict forms of the output contract `text` (none when it is not JSON:

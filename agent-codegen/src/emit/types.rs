@@ -24,16 +24,16 @@ pub struct TypeOptions {
     /// Input contracts reserve the tool call's own top-level keys.
     pub kind: ContractKind,
     /// Path of the runtime crate whose `__private` module re-exports serde,
-    /// serde_json and regress (`::agent_core` unless `#[agent(crate = ..)]`).
+    /// serde_json and regress (`::agent_contracts` unless `#[agent(crate = ..)]`).
     pub runtime: syn::Path,
 }
 
 impl Default for TypeOptions {
-    /// An input contract using `::agent_core`.
+    /// An input contract using `::agent_contracts`.
     fn default() -> Self {
         Self {
             kind: ContractKind::Input,
-            runtime: syn::parse_quote!(::agent_core),
+            runtime: syn::parse_quote!(::agent_contracts),
         }
     }
 }
@@ -107,7 +107,7 @@ impl GeneratedTypes {
     }
 }
 
-/// [`generate_types_with`] for an input contract using `::agent_core`.
+/// [`generate_types_with`] for an input contract using `::agent_contracts`.
 pub fn generate_types(
     schema_text: &str,
     origin: &str,
@@ -168,7 +168,7 @@ pub(crate) fn types(
     // First the runtime's own shape check (agent-schema): a `$ref` cycle would overflow the
     // stack in the rules below and in typify, and a contract it refuses could never be built
     // at run time. It is iterative, so no schema exhausts the stack here.
-    let shape: Vec<SchemaError> = agent_schema::shape::schema_problems(&schema)
+    let shape: Vec<SchemaError> = agent_contracts_schema::shape::schema_problems(&schema)
         .iter()
         .map(|problem| error(&problem.location(), problem.to_string()))
         .collect();
@@ -193,7 +193,7 @@ pub(crate) fn types(
     // The runtime compiles the same text with the same configuration (agent-core's
     // `Contract::new`); refusing what the rules above let through keeps that first use from
     // failing.
-    if let Err(e) = agent_schema::validator_options().build(&schema) {
+    if let Err(e) = agent_contracts_schema::validator_options().build(&schema) {
         // The validator names where in the schema it refused (the keyword's pointer).
         let problem =
             crate::schema::lints::meta_refusal(&schema, e.instance_path().as_str(), &e.to_string());

@@ -58,7 +58,7 @@ pub(crate) fn verdict(
 }
 
 /// The verdict of a whole schema (JSON text) as the source of a function
-/// `pub fn NAME(value: TapeValue<'_>) -> bool` calling `::agent_core`, for the differential
+/// `pub fn NAME(value: TapeValue<'_>) -> bool` calling `::agent_contracts`, for the differential
 /// tests of verdicts against the validator; `Err` says why the schema has none.
 pub fn verdict_fn(schema: &str, name: &str) -> Result<String, String> {
     let root: Value = serde_json::from_str(schema).map_err(|e| e.to_string())?;
@@ -73,7 +73,7 @@ pub fn verdict_fn(schema: &str, name: &str) -> Result<String, String> {
     if old_draft {
         return Err("a draft before 2019-09".into());
     }
-    let private = quote!(::agent_core::__private::checks);
+    let private = quote!(::agent_contracts::__private::checks);
     let verdict = verdict(&root, &root, &private)?;
     let name = format_ident!("{name}");
     let item: syn::File = syn::parse_quote! {

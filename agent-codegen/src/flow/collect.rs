@@ -8,7 +8,7 @@
 //! `agent_name`, which the collect fixes.
 
 use super::model::{CollectAt, Flow, FlowProblem, FlowReport, properties};
-use agent_schema::compat::{self, FindingKind, Holds};
+use agent_contracts_schema::compat::{self, FindingKind, Holds};
 use serde_json::{Value, json};
 
 /// The problem of a collect whose field no step's input contract declares.

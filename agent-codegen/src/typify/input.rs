@@ -219,7 +219,7 @@ fn nonconforming_defaults(root: &Value) -> Vec<Note> {
                 schema.entry(key).or_insert_with(|| value.clone());
             }
         }
-        let conforms = agent_schema::validator_options()
+        let conforms = agent_contracts_schema::validator_options()
             .build(&Value::Object(schema))
             .map(|validator| validator.is_valid(default));
         if !matches!(conforms, Ok(true)) {

@@ -1,6 +1,8 @@
 //! What `generate_types` returns for schemas it accepts.
 
-use agent_codegen::{ContractKind, Property, TypeOptions, generate_types, generate_types_with};
+use agent_contracts_codegen::{
+    ContractKind, Property, TypeOptions, generate_types, generate_types_with,
+};
 use serde_json::json;
 
 fn kitchen_sink() -> String {
@@ -110,14 +112,16 @@ fn assert_all_rerouted(code: &str) {
 fn crate_paths_go_through_the_runtime() {
     let code = code(&kitchen_sink(), &TypeOptions::default());
     assert_all_rerouted(&code);
-    assert!(code.contains("<D::Error as ::agent_core::__private::serde::de::Error>::custom"));
+    assert!(code.contains("<D::Error as ::agent_contracts::__private::serde::de::Error>::custom"));
     assert!(
-        code.contains(r#"skip_serializing_if = "::agent_core::__private::RawObject::is_empty""#)
+        code.contains(
+            r#"skip_serializing_if = "::agent_contracts::__private::RawObject::is_empty""#
+        )
     );
     // Every serde-derived item says where serde is.
     let derives = code.matches("__private::serde::Serialize,").count();
     let crate_attrs = code
-        .matches(r#"#[serde(crate = "::agent_core::__private::serde")]"#)
+        .matches(r#"#[serde(crate = "::agent_contracts::__private::serde")]"#)
         .count();
     assert_eq!(derives, crate_attrs);
 }
@@ -129,7 +133,7 @@ fn the_runtime_path_is_a_parameter() {
         runtime: syn::parse_quote!(crate::rt),
     };
     let code = code(&kitchen_sink(), &options);
-    assert!(!code.contains("agent_core"), "{code}");
+    assert!(!code.contains("agent_contracts"), "{code}");
     assert!(
         code.contains(r#"#[serde(crate = "crate::rt::__private::serde")]"#),
         "{code}"
@@ -177,7 +181,7 @@ fn what_typify_cannot_type_is_any_value_with_a_warning() {
     let generated = generate_types(&schema.to_string(), "a.json", "Root").unwrap();
     let code = generated.pretty();
     assert!(
-        code.contains("pub v: ::std::option::Option<::agent_core::__private::RawJson>"),
+        code.contains("pub v: ::std::option::Option<::agent_contracts::__private::RawJson>"),
         "{code}"
     );
     // Located at the smallest schema typify fails on.

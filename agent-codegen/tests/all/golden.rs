@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use agent_codegen::{ContractKind, TypeOptions, generate_types_with};
+use agent_contracts_codegen::{ContractKind, TypeOptions, generate_types_with};
 
 fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
@@ -92,7 +92,7 @@ fn partial_types_of_the_project_contracts() {
         let generated = generate_types_with(&schema, &path.display().to_string(), &root, &options)
             .unwrap_or_else(|errors| panic!("{name} rejected: {errors:#?}"));
         let actual = generated.pretty_partial();
-        assert!(actual.contains(&format!("impl ::agent_core::PartialOutput for {root}")));
+        assert!(actual.contains(&format!("impl ::agent_contracts::PartialOutput for {root}")));
         let golden = golden_dir().join("partial").join(format!("{name}.rs"));
         if std::env::var_os("UPDATE_GOLDEN").is_some() {
             std::fs::create_dir_all(golden.parent().unwrap()).unwrap();

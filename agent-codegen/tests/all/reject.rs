@@ -1,7 +1,9 @@
 //! Each rejection rule, on the smallest schema that triggers it, plus the
 //! accepted look-alikes that must keep working.
 
-use agent_codegen::{ContractKind, SchemaError, TypeOptions, generate_types, generate_types_with};
+use agent_contracts_codegen::{
+    ContractKind, SchemaError, TypeOptions, generate_types, generate_types_with,
+};
 use serde_json::{Value, json};
 
 /// Wraps `property` as the root's only (required) property `x`.

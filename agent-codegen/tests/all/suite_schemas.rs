@@ -3,7 +3,7 @@
 //! internal error. The suite's schemas are exotic on purpose, so many are refused; the counts
 //! are printed (`--nocapture`) and a floor keeps them from sliding back.
 
-use agent_codegen::generate_types;
+use agent_contracts_codegen::generate_types;
 use serde_json::{Value, json};
 use std::path::Path;
 

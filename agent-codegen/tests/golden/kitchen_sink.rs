@@ -1,17 +1,17 @@
 ///A contract touching most constructs typify types: definitions, enums, tagged unions, patterns, defaults, maps and renamed properties.
 #[derive(
-    ::agent_core::__private::serde::Deserialize,
-    ::agent_core::__private::serde::Serialize,
+    ::agent_contracts::__private::serde::Deserialize,
+    ::agent_contracts::__private::serde::Serialize,
     Clone,
     Debug,
     PartialEq
 )]
-#[serde(crate = "::agent_core::__private::serde")]
+#[serde(crate = "::agent_contracts::__private::serde")]
 #[serde(deny_unknown_fields)]
 pub struct KitchenSink {
     ///Stays a string: no chrono in the user's crate.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    #[serde(deserialize_with = "::agent_core::__private::checks::present")]
+    #[serde(deserialize_with = "::agent_contracts::__private::checks::present")]
     #[serde(default)]
     pub created_at: ::std::option::Option<::std::string::String>,
     ///Free-form labels.
@@ -25,18 +25,18 @@ pub struct KitchenSink {
     >,
     #[serde(
         default,
-        skip_serializing_if = "::agent_core::__private::RawObject::is_empty"
+        skip_serializing_if = "::agent_contracts::__private::RawObject::is_empty"
     )]
-    pub metadata: ::agent_core::__private::RawObject,
+    pub metadata: ::agent_contracts::__private::RawObject,
     pub mode: Mode,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub note: ::std::option::Option<::std::string::String>,
     #[serde(default = "defaults::default_u64::<u64, 3>")]
-    #[serde(deserialize_with = "::agent_core::__private::integer::deserialize")]
+    #[serde(deserialize_with = "::agent_contracts::__private::integer::deserialize")]
     pub retries: u64,
     ///A property name that is not a Rust identifier.
     #[serde(rename = "run-id", skip_serializing_if = "::std::option::Option::is_none")]
-    #[serde(deserialize_with = "::agent_core::__private::checks::present")]
+    #[serde(deserialize_with = "::agent_contracts::__private::checks::present")]
     #[serde(default)]
     pub run_id: ::std::option::Option<KitchenSinkRunId>,
     ///What to do, in order.
@@ -47,7 +47,7 @@ pub struct KitchenSink {
 }
 ///A property name that is not a Rust identifier.
 #[derive(
-    ::agent_core::__private::serde::Serialize,
+    ::agent_contracts::__private::serde::Serialize,
     Clone,
     Debug,
     Eq,
@@ -56,7 +56,7 @@ pub struct KitchenSink {
     PartialEq,
     PartialOrd
 )]
-#[serde(crate = "::agent_core::__private::serde")]
+#[serde(crate = "::agent_contracts::__private::serde")]
 #[serde(transparent)]
 pub struct KitchenSinkRunId(::std::string::String);
 impl ::std::ops::Deref for KitchenSinkRunId {
@@ -75,8 +75,11 @@ impl ::std::str::FromStr for KitchenSinkRunId {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::agent_core::__private::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::agent_core::__private::regress::Regex::new("^[a-z0-9-]+$").unwrap() });
+        static PATTERN: ::std::sync::LazyLock<
+            ::agent_contracts::__private::regress::Regex,
+        > = ::std::sync::LazyLock::new(|| {
+            ::agent_contracts::__private::regress::Regex::new("^[a-z0-9-]+$").unwrap()
+        });
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"^[a-z0-9-]+$\"".into());
         }
@@ -99,15 +102,15 @@ impl ::std::convert::TryFrom<::std::string::String> for KitchenSinkRunId {
         value.parse()
     }
 }
-impl<'de> ::agent_core::__private::serde::Deserialize<'de> for KitchenSinkRunId {
+impl<'de> ::agent_contracts::__private::serde::Deserialize<'de> for KitchenSinkRunId {
     fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
     where
-        D: ::agent_core::__private::serde::Deserializer<'de>,
+        D: ::agent_contracts::__private::serde::Deserializer<'de>,
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
             .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::agent_core::__private::serde::de::Error>::custom(
+                <D::Error as ::agent_contracts::__private::serde::de::Error>::custom(
                     e.to_string(),
                 )
             })
@@ -115,8 +118,8 @@ impl<'de> ::agent_core::__private::serde::Deserialize<'de> for KitchenSinkRunId 
 }
 ///A Rust keyword as a property name.
 #[derive(
-    ::agent_core::__private::serde::Deserialize,
-    ::agent_core::__private::serde::Serialize,
+    ::agent_contracts::__private::serde::Deserialize,
+    ::agent_contracts::__private::serde::Serialize,
     Clone,
     Copy,
     Debug,
@@ -126,7 +129,7 @@ impl<'de> ::agent_core::__private::serde::Deserialize<'de> for KitchenSinkRunId 
     PartialEq,
     PartialOrd
 )]
-#[serde(crate = "::agent_core::__private::serde")]
+#[serde(crate = "::agent_contracts::__private::serde")]
 pub enum KitchenSinkType {
     #[serde(rename = "full")]
     Full,
@@ -171,8 +174,8 @@ impl ::std::convert::TryFrom<::std::string::String> for KitchenSinkType {
 }
 ///How careful to be.
 #[derive(
-    ::agent_core::__private::serde::Deserialize,
-    ::agent_core::__private::serde::Serialize,
+    ::agent_contracts::__private::serde::Deserialize,
+    ::agent_contracts::__private::serde::Serialize,
     Clone,
     Copy,
     Debug,
@@ -182,7 +185,7 @@ impl ::std::convert::TryFrom<::std::string::String> for KitchenSinkType {
     PartialEq,
     PartialOrd
 )]
-#[serde(crate = "::agent_core::__private::serde")]
+#[serde(crate = "::agent_contracts::__private::serde")]
 pub enum Mode {
     #[serde(rename = "careful")]
     Careful,
@@ -227,13 +230,13 @@ impl ::std::convert::TryFrom<::std::string::String> for Mode {
 }
 ///One step, told apart by `kind`.
 #[derive(
-    ::agent_core::__private::serde::Deserialize,
-    ::agent_core::__private::serde::Serialize,
+    ::agent_contracts::__private::serde::Deserialize,
+    ::agent_contracts::__private::serde::Serialize,
     Clone,
     Debug,
     PartialEq
 )]
-#[serde(crate = "::agent_core::__private::serde")]
+#[serde(crate = "::agent_contracts::__private::serde")]
 #[serde(tag = "kind", deny_unknown_fields)]
 pub enum Step {
     #[serde(rename = "visit")]
@@ -243,7 +246,7 @@ pub enum Step {
 }
 ///`StepSelector`
 #[derive(
-    ::agent_core::__private::serde::Serialize,
+    ::agent_contracts::__private::serde::Serialize,
     Clone,
     Debug,
     Eq,
@@ -252,7 +255,7 @@ pub enum Step {
     PartialEq,
     PartialOrd
 )]
-#[serde(crate = "::agent_core::__private::serde")]
+#[serde(crate = "::agent_contracts::__private::serde")]
 #[serde(transparent)]
 pub struct StepSelector(::std::string::String);
 impl ::std::ops::Deref for StepSelector {
@@ -293,15 +296,15 @@ impl ::std::convert::TryFrom<::std::string::String> for StepSelector {
         value.parse()
     }
 }
-impl<'de> ::agent_core::__private::serde::Deserialize<'de> for StepSelector {
+impl<'de> ::agent_contracts::__private::serde::Deserialize<'de> for StepSelector {
     fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
     where
-        D: ::agent_core::__private::serde::Deserializer<'de>,
+        D: ::agent_contracts::__private::serde::Deserializer<'de>,
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
             .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::agent_core::__private::serde::de::Error>::custom(
+                <D::Error as ::agent_contracts::__private::serde::de::Error>::custom(
                     e.to_string(),
                 )
             })
@@ -360,62 +363,62 @@ impl ::std::fmt::Display for StepSelector {
     }
 }
 #[automatically_derived]
-impl ::agent_core::ContractChecks for KitchenSink {
+impl ::agent_contracts::ContractChecks for KitchenSink {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
-        (::agent_core::ContractChecks::satisfies_contract(&self.mode))
-            && (::agent_core::__private::checks::bound(
-                ::agent_core::__private::checks::AsNumber::number(&self.retries),
-                ::agent_core::__private::checks::Number::Int(0i128),
+        (::agent_contracts::ContractChecks::satisfies_contract(&self.mode))
+            && (::agent_contracts::__private::checks::bound(
+                ::agent_contracts::__private::checks::AsNumber::number(&self.retries),
+                ::agent_contracts::__private::checks::Number::Int(0i128),
                 &[::core::cmp::Ordering::Greater, ::core::cmp::Ordering::Equal],
             ))
             && (match &self.run_id {
                 ::core::option::Option::None => true,
                 ::core::option::Option::Some(v4) => {
-                    ::agent_core::ContractChecks::satisfies_contract(v4)
+                    ::agent_contracts::ContractChecks::satisfies_contract(v4)
                 }
             })
             && (((&self.steps)
                 .iter()
-                .all(|v5| ::agent_core::ContractChecks::satisfies_contract(v5)))
+                .all(|v5| ::agent_contracts::ContractChecks::satisfies_contract(v5)))
                 && ((&self.steps).len() >= 1usize))
-            && (::agent_core::ContractChecks::satisfies_contract(&self.type_))
+            && (::agent_contracts::ContractChecks::satisfies_contract(&self.type_))
     }
 }
 #[automatically_derived]
-impl ::agent_core::ContractChecks for Mode {
+impl ::agent_contracts::ContractChecks for Mode {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         true
     }
 }
 #[automatically_derived]
-impl ::agent_core::ContractChecks for KitchenSinkRunId {
+impl ::agent_contracts::ContractChecks for KitchenSinkRunId {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         {
-            static PATTERN: ::agent_core::__private::checks::Pattern = ::agent_core::__private::checks::LazyLock::new(||
-            ::agent_core::__private::checks::pattern("^[a-z0-9-]+$"));
-            ::agent_core::__private::checks::matches(&PATTERN, (&self.0).as_str())
+            static PATTERN: ::agent_contracts::__private::checks::Pattern = ::agent_contracts::__private::checks::LazyLock::new(||
+            ::agent_contracts::__private::checks::pattern("^[a-z0-9-]+$"));
+            ::agent_contracts::__private::checks::matches(&PATTERN, (&self.0).as_str())
         }
     }
 }
 #[automatically_derived]
-impl ::agent_core::ContractChecks for Step {
+impl ::agent_contracts::ContractChecks for Step {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         false
     }
 }
 #[automatically_derived]
-impl ::agent_core::ContractChecks for KitchenSinkType {
+impl ::agent_contracts::ContractChecks for KitchenSinkType {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         true
     }
 }
 #[automatically_derived]
-impl ::agent_core::ContractChecks for StepSelector {
+impl ::agent_contracts::ContractChecks for StepSelector {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         false

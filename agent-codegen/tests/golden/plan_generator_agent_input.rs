@@ -1,24 +1,24 @@
 ///Complete output from a sub-agent execution
 #[derive(
-    ::agent_core::__private::serde::Deserialize,
-    ::agent_core::__private::serde::Serialize,
+    ::agent_contracts::__private::serde::Deserialize,
+    ::agent_contracts::__private::serde::Serialize,
     Clone,
     Debug,
     PartialEq
 )]
-#[serde(crate = "::agent_core::__private::serde")]
+#[serde(crate = "::agent_contracts::__private::serde")]
 pub struct AgentOutput {
     ///Identifier of the source agent
     pub agent_name: AgentOutputAgentName,
     ///Brief explanation of what this agent discovered and how it helps plan generation. Example: 'Selector Agent found 5 listing selectors and 8 detail page selectors with 95%+ success rate'
     pub description: ::std::string::String,
     ///The COMPLETE response object from the agent, including all fields like selectors, URLs, pagination info, etc. Do not filter or summarize - include everything.
-    pub output: ::agent_core::__private::RawObject,
+    pub output: ::agent_contracts::__private::RawObject,
 }
 ///Identifier of the source agent
 #[derive(
-    ::agent_core::__private::serde::Deserialize,
-    ::agent_core::__private::serde::Serialize,
+    ::agent_contracts::__private::serde::Deserialize,
+    ::agent_contracts::__private::serde::Serialize,
     Clone,
     Copy,
     Debug,
@@ -28,7 +28,7 @@ pub struct AgentOutput {
     PartialEq,
     PartialOrd
 )]
-#[serde(crate = "::agent_core::__private::serde")]
+#[serde(crate = "::agent_contracts::__private::serde")]
 pub enum AgentOutputAgentName {
     #[serde(rename = "discovery_agent")]
     DiscoveryAgent,
@@ -81,13 +81,13 @@ impl ::std::convert::TryFrom<::std::string::String> for AgentOutputAgentName {
 }
 ///Input contract of the plan generator: everything the sub-agents collected about one target page.
 #[derive(
-    ::agent_core::__private::serde::Deserialize,
-    ::agent_core::__private::serde::Serialize,
+    ::agent_contracts::__private::serde::Deserialize,
+    ::agent_contracts::__private::serde::Serialize,
     Clone,
     Debug,
     PartialEq
 )]
-#[serde(crate = "::agent_core::__private::serde")]
+#[serde(crate = "::agent_contracts::__private::serde")]
 pub struct PlanGeneratorAgentInput {
     ///CRITICAL: Array of outputs from sub-agents that ran before plan generation. Each item contains the complete response from one sub-agent. This is the PRIMARY data source for generating the crawl plan - selectors, pagination info, accessibility requirements, and sample articles all come from here. Must include at least discovery_agent and selector_agent outputs.
     pub collected_information: ::std::vec::Vec<AgentOutput>,
@@ -98,7 +98,7 @@ pub struct PlanGeneratorAgentInput {
 }
 ///The URL of the page the crawl plan is for, exactly as the sub-agents visited it. Example: 'https://myapp.com/login'
 #[derive(
-    ::agent_core::__private::serde::Serialize,
+    ::agent_contracts::__private::serde::Serialize,
     Clone,
     Debug,
     Eq,
@@ -107,7 +107,7 @@ pub struct PlanGeneratorAgentInput {
     PartialEq,
     PartialOrd
 )]
-#[serde(crate = "::agent_core::__private::serde")]
+#[serde(crate = "::agent_contracts::__private::serde")]
 #[serde(transparent)]
 pub struct PlanGeneratorAgentInputTargetUrl(::std::string::String);
 impl ::std::ops::Deref for PlanGeneratorAgentInputTargetUrl {
@@ -149,16 +149,16 @@ for PlanGeneratorAgentInputTargetUrl {
         value.parse()
     }
 }
-impl<'de> ::agent_core::__private::serde::Deserialize<'de>
+impl<'de> ::agent_contracts::__private::serde::Deserialize<'de>
 for PlanGeneratorAgentInputTargetUrl {
     fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
     where
-        D: ::agent_core::__private::serde::Deserializer<'de>,
+        D: ::agent_contracts::__private::serde::Deserializer<'de>,
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
             .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::agent_core::__private::serde::de::Error>::custom(
+                <D::Error as ::agent_contracts::__private::serde::de::Error>::custom(
                     e.to_string(),
                 )
             })
@@ -166,7 +166,7 @@ for PlanGeneratorAgentInputTargetUrl {
 }
 ///Short snake_case identifier of the crawl task, used to name the plan file. Example: 'login_form_automation'
 #[derive(
-    ::agent_core::__private::serde::Serialize,
+    ::agent_contracts::__private::serde::Serialize,
     Clone,
     Debug,
     Eq,
@@ -175,7 +175,7 @@ for PlanGeneratorAgentInputTargetUrl {
     PartialEq,
     PartialOrd
 )]
-#[serde(crate = "::agent_core::__private::serde")]
+#[serde(crate = "::agent_contracts::__private::serde")]
 #[serde(transparent)]
 pub struct PlanGeneratorAgentInputTaskName(::std::string::String);
 impl ::std::ops::Deref for PlanGeneratorAgentInputTaskName {
@@ -216,16 +216,16 @@ impl ::std::convert::TryFrom<::std::string::String> for PlanGeneratorAgentInputT
         value.parse()
     }
 }
-impl<'de> ::agent_core::__private::serde::Deserialize<'de>
+impl<'de> ::agent_contracts::__private::serde::Deserialize<'de>
 for PlanGeneratorAgentInputTaskName {
     fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
     where
-        D: ::agent_core::__private::serde::Deserializer<'de>,
+        D: ::agent_contracts::__private::serde::Deserializer<'de>,
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
             .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::agent_core::__private::serde::de::Error>::custom(
+                <D::Error as ::agent_contracts::__private::serde::de::Error>::custom(
                     e.to_string(),
                 )
             })
@@ -274,40 +274,40 @@ impl ::std::fmt::Display for PlanGeneratorAgentInputTaskName {
     }
 }
 #[automatically_derived]
-impl ::agent_core::ContractChecks for PlanGeneratorAgentInput {
+impl ::agent_contracts::ContractChecks for PlanGeneratorAgentInput {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         (((&self.collected_information)
             .iter()
-            .all(|v1| ::agent_core::ContractChecks::satisfies_contract(v1)))
+            .all(|v1| ::agent_contracts::ContractChecks::satisfies_contract(v1)))
             && ((&self.collected_information).len() >= 1usize))
-            && (::agent_core::ContractChecks::satisfies_contract(&self.target_url))
-            && (::agent_core::ContractChecks::satisfies_contract(&self.task_name))
+            && (::agent_contracts::ContractChecks::satisfies_contract(&self.target_url))
+            && (::agent_contracts::ContractChecks::satisfies_contract(&self.task_name))
     }
 }
 #[automatically_derived]
-impl ::agent_core::ContractChecks for AgentOutput {
+impl ::agent_contracts::ContractChecks for AgentOutput {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
-        ::agent_core::ContractChecks::satisfies_contract(&self.agent_name)
+        ::agent_contracts::ContractChecks::satisfies_contract(&self.agent_name)
     }
 }
 #[automatically_derived]
-impl ::agent_core::ContractChecks for PlanGeneratorAgentInputTargetUrl {
+impl ::agent_contracts::ContractChecks for PlanGeneratorAgentInputTargetUrl {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
-        ::agent_core::__private::checks::chars((&self.0).as_str()) >= 1usize
+        ::agent_contracts::__private::checks::chars((&self.0).as_str()) >= 1usize
     }
 }
 #[automatically_derived]
-impl ::agent_core::ContractChecks for PlanGeneratorAgentInputTaskName {
+impl ::agent_contracts::ContractChecks for PlanGeneratorAgentInputTaskName {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
-        ::agent_core::__private::checks::chars((&self.0).as_str()) >= 1usize
+        ::agent_contracts::__private::checks::chars((&self.0).as_str()) >= 1usize
     }
 }
 #[automatically_derived]
-impl ::agent_core::ContractChecks for AgentOutputAgentName {
+impl ::agent_contracts::ContractChecks for AgentOutputAgentName {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         true

@@ -1,12 +1,12 @@
 ///Output contract of the plan generator: where the plan was written and what the agent says about it.
 #[derive(
-    ::agent_core::__private::serde::Deserialize,
-    ::agent_core::__private::serde::Serialize,
+    ::agent_contracts::__private::serde::Deserialize,
+    ::agent_contracts::__private::serde::Serialize,
     Clone,
     Debug,
     PartialEq
 )]
-#[serde(crate = "::agent_core::__private::serde")]
+#[serde(crate = "::agent_contracts::__private::serde")]
 #[serde(deny_unknown_fields)]
 pub struct PlanGeneratorAgentOutput {
     ///The agent's summary of the plan for the parent agent: steps, selectors used and open risks
@@ -18,7 +18,7 @@ pub struct PlanGeneratorAgentOutput {
 }
 ///Path of the crawl plan file the agent wrote, relative to the run's output folder. Example: 'plans/login_form_automation.md'
 #[derive(
-    ::agent_core::__private::serde::Serialize,
+    ::agent_contracts::__private::serde::Serialize,
     Clone,
     Debug,
     Eq,
@@ -27,7 +27,7 @@ pub struct PlanGeneratorAgentOutput {
     PartialEq,
     PartialOrd
 )]
-#[serde(crate = "::agent_core::__private::serde")]
+#[serde(crate = "::agent_contracts::__private::serde")]
 #[serde(transparent)]
 pub struct PlanGeneratorAgentOutputPlanFilePath(::std::string::String);
 impl ::std::ops::Deref for PlanGeneratorAgentOutputPlanFilePath {
@@ -70,16 +70,16 @@ for PlanGeneratorAgentOutputPlanFilePath {
         value.parse()
     }
 }
-impl<'de> ::agent_core::__private::serde::Deserialize<'de>
+impl<'de> ::agent_contracts::__private::serde::Deserialize<'de>
 for PlanGeneratorAgentOutputPlanFilePath {
     fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
     where
-        D: ::agent_core::__private::serde::Deserializer<'de>,
+        D: ::agent_contracts::__private::serde::Deserializer<'de>,
     {
         ::std::string::String::deserialize(deserializer)?
             .parse()
             .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::agent_core::__private::serde::de::Error>::custom(
+                <D::Error as ::agent_contracts::__private::serde::de::Error>::custom(
                     e.to_string(),
                 )
             })
@@ -87,8 +87,8 @@ for PlanGeneratorAgentOutputPlanFilePath {
 }
 ///Outcome of plan generation: 'success' when a complete plan was written, 'partial' when some steps lack selectors, 'failed' when no plan could be made
 #[derive(
-    ::agent_core::__private::serde::Deserialize,
-    ::agent_core::__private::serde::Serialize,
+    ::agent_contracts::__private::serde::Deserialize,
+    ::agent_contracts::__private::serde::Serialize,
     Clone,
     Copy,
     Debug,
@@ -98,7 +98,7 @@ for PlanGeneratorAgentOutputPlanFilePath {
     PartialEq,
     PartialOrd
 )]
-#[serde(crate = "::agent_core::__private::serde")]
+#[serde(crate = "::agent_contracts::__private::serde")]
 pub enum PlanGeneratorAgentOutputStatus {
     #[serde(rename = "success")]
     Success,
@@ -183,22 +183,22 @@ impl ::std::fmt::Display for PlanGeneratorAgentOutputPlanFilePath {
     }
 }
 #[automatically_derived]
-impl ::agent_core::ContractChecks for PlanGeneratorAgentOutput {
+impl ::agent_contracts::ContractChecks for PlanGeneratorAgentOutput {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
-        (::agent_core::ContractChecks::satisfies_contract(&self.plan_file_path))
-            && (::agent_core::ContractChecks::satisfies_contract(&self.status))
+        (::agent_contracts::ContractChecks::satisfies_contract(&self.plan_file_path))
+            && (::agent_contracts::ContractChecks::satisfies_contract(&self.status))
     }
 }
 #[automatically_derived]
-impl ::agent_core::ContractChecks for PlanGeneratorAgentOutputPlanFilePath {
+impl ::agent_contracts::ContractChecks for PlanGeneratorAgentOutputPlanFilePath {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
-        ::agent_core::__private::checks::chars((&self.0).as_str()) >= 1usize
+        ::agent_contracts::__private::checks::chars((&self.0).as_str()) >= 1usize
     }
 }
 #[automatically_derived]
-impl ::agent_core::ContractChecks for PlanGeneratorAgentOutputStatus {
+impl ::agent_contracts::ContractChecks for PlanGeneratorAgentOutputStatus {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         true
@@ -206,36 +206,36 @@ impl ::agent_core::ContractChecks for PlanGeneratorAgentOutputStatus {
 }
 ///[`PlanGeneratorAgentOutput`] as received so far, while the answer streams.
 #[derive(
-    ::agent_core::__private::serde::Deserialize,
+    ::agent_contracts::__private::serde::Deserialize,
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default
 )]
-#[serde(crate = "::agent_core::__private::serde")]
+#[serde(crate = "::agent_contracts::__private::serde")]
 pub struct PlanGeneratorAgentOutputPartial {
     ///`agent_response_content`, once known.
     #[serde(
         rename = "agent_response_content",
         default,
-        deserialize_with = "::agent_core::__private::partial::lenient"
+        deserialize_with = "::agent_contracts::__private::partial::lenient"
     )]
     pub agent_response_content: ::core::option::Option<::std::string::String>,
     ///`plan_file_path`, once known.
     #[serde(
         rename = "plan_file_path",
         default,
-        deserialize_with = "::agent_core::__private::partial::lenient"
+        deserialize_with = "::agent_contracts::__private::partial::lenient"
     )]
     pub plan_file_path: ::core::option::Option<::std::string::String>,
     ///`status`, once known.
     #[serde(
         rename = "status",
         default,
-        deserialize_with = "::agent_core::__private::partial::lenient"
+        deserialize_with = "::agent_contracts::__private::partial::lenient"
     )]
     pub status: ::core::option::Option<PlanGeneratorAgentOutputStatus>,
 }
 #[automatically_derived]
-impl ::agent_core::PartialOutput for PlanGeneratorAgentOutput {
+impl ::agent_contracts::PartialOutput for PlanGeneratorAgentOutput {
     type Partial = PlanGeneratorAgentOutputPartial;
 }

@@ -4,11 +4,11 @@
 //! limit, and untyped values read from their text. A `true` here that should be `false` is a
 //! value the fast path lets through without the validator.
 
-use agent_contract::__private::checks::{
+use agent_contracts_contract::__private::checks::{
     Number, bound, chars, compare, equal, matches, multiple_of, pattern, raw_len, raw_number,
     raw_str, raw_type, unique,
 };
-use agent_contract::RawJson;
+use agent_contracts_contract::RawJson;
 use std::cmp::Ordering::{Equal, Greater, Less};
 use std::sync::LazyLock;
 

@@ -9,8 +9,8 @@
 //! next tab stop of the *output* line, so whether `" \t # z"` is indented code or a heading
 //! depends on the column its line stands at.
 
-use agent_contract::__private::{escape_text, to_markdown_line};
-use agent_contract::to_markdown;
+use agent_contracts_contract::__private::{escape_text, to_markdown_line};
+use agent_contracts_contract::to_markdown;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::select;

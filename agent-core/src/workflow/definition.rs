@@ -7,8 +7,8 @@ use crate::config::Config;
 use crate::contributor::ContributorRegistry;
 use crate::error::Error;
 use crate::tool::Tool;
-use agent_contract::DynAgent;
-use agent_contract::{Agent, CheckedOutput};
+use agent_contracts_contract::DynAgent;
+use agent_contracts_contract::{Agent, CheckedOutput};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -76,14 +76,14 @@ pub(super) struct Collect {
 pub(super) struct CollectedItem<'a> {
     pub(super) agent_name: &'a str,
     pub(super) description: &'a str,
-    pub(super) output: agent_contract::__private::Shown<'a>,
+    pub(super) output: agent_contracts_contract::__private::Shown<'a>,
 }
 
 /// A workflow definition: agents, declared steps, handoffs, an optional synthesis.
 ///
 /// ```
-/// use agent_core::{Workflow, WorkflowOutcome};
-/// use agent_core::{Agent, Message, ScriptedModel};
+/// use agent_contracts::{Workflow, WorkflowOutcome};
+/// use agent_contracts::{Agent, Message, ScriptedModel};
 /// use std::sync::Arc;
 ///
 /// /// Finds venues.
@@ -108,7 +108,7 @@ pub(super) struct CollectedItem<'a> {
 ///     panic!("no question was scripted");
 /// };
 /// assert_eq!(state.upstream.entries().len(), 1);
-/// # Ok::<(), agent_core::Error>(()) }).unwrap();
+/// # Ok::<(), agent_contracts::Error>(()) }).unwrap();
 /// ```
 pub struct Workflow {
     pub(super) name: String,
@@ -276,7 +276,7 @@ impl Workflow {
         self.members.get(agent).ok_or_else(|| Error::UnknownAgent {
             workflow: self.name.clone(),
             place: place.to_owned(),
-            agent: agent_contract::__private::truncate(agent, 100).into_owned(),
+            agent: agent_contracts_contract::__private::truncate(agent, 100).into_owned(),
             known: self.members.keys().cloned().collect::<Vec<_>>().join(", "),
         })
     }

@@ -12,10 +12,10 @@ use crate::model::{ChatModel, ChatRequest, Message, Role};
 use crate::output::AgentOutput;
 use crate::transcript::{Event, Transcript};
 use crate::upstream::UpstreamContext;
-use agent_contract::RawObject;
-use agent_contract::ToolCall;
-use agent_contract::{CheckedOutput, PrepareError};
-use agent_contract::{ErrorKind, RetryError};
+use agent_contracts_contract::RawObject;
+use agent_contracts_contract::ToolCall;
+use agent_contracts_contract::{CheckedOutput, PrepareError};
+use agent_contracts_contract::{ErrorKind, RetryError};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -207,7 +207,7 @@ impl<'w> Runner<'w> {
             Some(shared) if shared.run_id() != state.run_id => {
                 Err(self.workflow.bad_state(format!(
                     "the state is of run `{}`, the shared context ids of run `{}`",
-                    agent_contract::__private::truncate(&state.run_id, 100),
+                    agent_contracts_contract::__private::truncate(&state.run_id, 100),
                     shared.run_id()
                 )))
             }
@@ -434,7 +434,7 @@ impl<'w> Runner<'w> {
             ErrorKind::OutputContract,
             format!(
                 "`next_agent` names `{}`, which is not an agent of this workflow",
-                agent_contract::__private::truncate(next, 100)
+                agent_contracts_contract::__private::truncate(next, 100)
             ),
             format!(
                 "Set `next_agent` to one of: {}, or leave it out",

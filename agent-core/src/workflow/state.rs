@@ -8,8 +8,8 @@ use crate::error::Error;
 use crate::ids::{ContextId, ContextIdGenerator};
 use crate::model::Message;
 use crate::upstream::UpstreamContext;
-use agent_contract::__private::text_depth;
-use agent_contract::RawObject;
+use agent_contracts_contract::__private::text_depth;
+use agent_contracts_contract::RawObject;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::{BTreeMap, HashMap};
@@ -126,8 +126,8 @@ impl Workflow {
                         agent_name: producer,
                         description,
                         output: match &part.written {
-                            Some(text) => agent_contract::__private::Shown::Text(text),
-                            None => agent_contract::__private::Shown::Value(&part.value),
+                            Some(text) => agent_contracts_contract::__private::Shown::Text(text),
+                            None => agent_contracts_contract::__private::Shown::Value(&part.value),
                         },
                     })
                 })
@@ -146,7 +146,7 @@ impl Workflow {
     /// and of that agent, and still passes the member's output contract (a stored output may
     /// have been edited since it was checked); the current call is the current agent's.
     fn check_calls(&self, state: &WorkflowState) -> Result<(), String> {
-        let cut = |s: &str| agent_contract::__private::truncate(s, 100).into_owned();
+        let cut = |s: &str| agent_contracts_contract::__private::truncate(s, 100).into_owned();
         let of_run = |id: &ContextId, agent: &str, what: &str| {
             let issued = state.issued.get(agent).copied().unwrap_or(0);
             if id.run_id() != state.run_id || id.agent_type() != agent || id.sequence() > issued {
@@ -241,7 +241,7 @@ impl Workflow {
     }
 
     pub(crate) fn check_state(&self, state: &WorkflowState) -> Result<(), String> {
-        let cut = |s: &str| agent_contract::__private::truncate(s, 100).into_owned();
+        let cut = |s: &str| agent_contracts_contract::__private::truncate(s, 100).into_owned();
         if state.workflow != self.name {
             return Err(format!(
                 "the state belongs to workflow `{}`",

@@ -5,7 +5,7 @@
 //!
 //! A changed contract is compared with the version the run was recorded under, kept in the
 //! store by fingerprint ([`CheckpointStore::save_contracts`]), by the data-flow check the
-//! build uses (`agent_schema::compat`): every value the earlier version allowed must pass the
+//! build uses (`agent_contracts_schema::compat`): every value the earlier version allowed must pass the
 //! current one. For an output contract, that is what the run produced; for an input
 //! contract, what the run would ask the agent (its context was checked to fit the earlier
 //! version). A mismatch, a comparison the check cannot decide, or an earlier version not
@@ -14,7 +14,7 @@
 use super::definition::Workflow;
 use crate::error::Error;
 use crate::store::{CheckpointStore, RunRecord, StoreError};
-use agent_schema::compat::{FindingKind, compare};
+use agent_contracts_schema::compat::{FindingKind, compare};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -38,14 +38,14 @@ impl Versions {
             let input = member.agent.input_contract().schema();
             entries.push((
                 format!("{name}.input"),
-                agent_schema::fingerprint(input),
+                agent_contracts_schema::fingerprint(input),
                 input,
             ));
             if let Some(output) = member.agent.output_contract() {
                 let output = output.schema();
                 entries.push((
                     format!("{name}.output"),
-                    agent_schema::fingerprint(output),
+                    agent_contracts_schema::fingerprint(output),
                     output,
                 ));
             }
@@ -78,7 +78,7 @@ impl Versions {
         &self,
         store: &dyn CheckpointStore,
         record: &RunRecord,
-        limits: &agent_contract::Limits,
+        limits: &agent_contracts_contract::Limits,
     ) -> Result<(), Error> {
         let Some(text) = &record.contracts else {
             return Ok(());
@@ -88,7 +88,8 @@ impl Versions {
         }
         let corrupt = |reason: String| -> Error {
             StoreError::Corrupt {
-                run_id: agent_contract::__private::truncate(&record.run_id, 128).into_owned(),
+                run_id: agent_contracts_contract::__private::truncate(&record.run_id, 128)
+                    .into_owned(),
                 reason,
             }
             .into()
@@ -106,7 +107,8 @@ impl Versions {
         })?;
         let refuse = |contract: &str, field: &str, keyword: &str, reason: String| -> Error {
             Error::ContractChanged {
-                run_id: agent_contract::__private::truncate(&record.run_id, 128).into_owned(),
+                run_id: agent_contracts_contract::__private::truncate(&record.run_id, 128)
+                    .into_owned(),
                 contract: contract.to_owned(),
                 field: field.to_owned(),
                 keyword: keyword.to_owned(),
@@ -139,7 +141,7 @@ impl Versions {
                 ));
             };
             if old.len() > limits.max_bytes
-                || agent_contract::__private::text_depth(&old) > limits.max_depth
+                || agent_contracts_contract::__private::text_depth(&old) > limits.max_depth
             {
                 return Err(corrupt(format!(
                     "the stored version {earlier} of `{name}` is past the size or depth limits"
@@ -150,7 +152,7 @@ impl Versions {
                     "the stored version {earlier} of `{name}` is not JSON: {e}"
                 ))
             })?;
-            if agent_schema::fingerprint(&old) != *earlier {
+            if agent_contracts_schema::fingerprint(&old) != *earlier {
                 return Err(corrupt(format!(
                     "the stored version {earlier} of `{name}` does not have that fingerprint"
                 )));

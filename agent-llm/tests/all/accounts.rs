@@ -3,8 +3,8 @@
 //! headers, Azure OpenAI, base URLs with a query; no key or token in `Debug` or errors.
 
 use crate::common::*;
-use agent_core::{ChatModel, ChatRequest, Message, ModelError};
-use agent_llm::{ConfigError, HeaderName, HeaderValue, HttpModel, Provider};
+use agent_contracts_core::{ChatModel, ChatRequest, Message, ModelError};
+use agent_contracts_llm::{ConfigError, HeaderName, HeaderValue, HttpModel, Provider};
 use serde_json::json;
 use std::collections::BTreeMap;
 use wiremock::{MockServer, Request};
@@ -183,9 +183,10 @@ async fn the_request_timeout_comes_from_the_environment_for_the_clis() {
     let vars = [
         ("OPENAI_API_KEY", KEY.to_owned()),
         ("OPENAI_BASE_URL", format!("{}/v1", server.uri())),
-        (agent_llm::REQUEST_TIMEOUT_ENV, "0.2".to_owned()),
+        (agent_contracts_llm::REQUEST_TIMEOUT_ENV, "0.2".to_owned()),
     ];
-    let model = agent_llm::from_spec_with("openai:gpt-test", env(&vars)).expect("a model");
+    let model =
+        agent_contracts_llm::from_spec_with("openai:gpt-test", env(&vars)).expect("a model");
     let started = std::time::Instant::now();
     let reply = model.complete(&request()).await.expect("the retry answers");
     assert_eq!(reply.message.content, "done");
@@ -200,7 +201,7 @@ async fn an_answer_cut_off_at_its_token_limit_is_its_own_error() {
         "length",
     ));
     let server = serve(OPENAI_PATH, vec![cut, openai_reply()]).await;
-    let clock = std::sync::Arc::new(agent_llm::ManualClock::new());
+    let clock = std::sync::Arc::new(agent_contracts_llm::ManualClock::new());
     let error = openai(&server, &clock).complete(&request()).await.err();
     assert_eq!(
         error,

@@ -2,12 +2,12 @@
 //! results in one user message, raw `tool_use.input`, retries and failures.
 
 use crate::common::*;
-use agent_core::ToolChoice;
-use agent_core::{
+use agent_contracts_core::ToolChoice;
+use agent_contracts_core::{
     ChatModel, ChatRequest, Message, ModelError, ModelOptions, ToolCallRequest, ToolDefinition,
     Usage,
 };
-use agent_llm::ManualClock;
+use agent_contracts_llm::ManualClock;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,7 +48,7 @@ async fn a_reply_brings_text_tool_calls_usage_and_stop_reason() {
         .expect("a reply");
     assert_eq!(response.message.content, "Calling.");
     assert_eq!(response.message.tool_calls, [call("toolu_1", input)]);
-    let thinking = agent_core::Thinking::Thinking {
+    let thinking = agent_contracts_core::Thinking::Thinking {
         thinking: "hm".into(),
         signature: String::new(),
     };
@@ -279,11 +279,14 @@ async fn an_empty_answer_goes_back_as_a_non_empty_turn() {
 
 #[test]
 fn a_thinking_budget_below_the_minimum_is_refused() {
-    let error = agent_llm::HttpModel::builder(agent_llm::Provider::Anthropic, "claude-test")
-        .thinking(1000)
-        .build()
-        .err()
-        .map(|e| e.to_string());
+    let error = agent_contracts_llm::HttpModel::builder(
+        agent_contracts_llm::Provider::Anthropic,
+        "claude-test",
+    )
+    .thinking(1000)
+    .build()
+    .err()
+    .map(|e| e.to_string());
     assert_eq!(
         error.as_deref(),
         Some(

@@ -2,11 +2,11 @@
 //! with the cost budget that ends a run when passed.
 
 use crate::common::*;
-use agent_core::{
+use agent_contracts_core::{
     ChatModel, ChatRequest, Config, Error, Message, Price, Prices, Runtime, ToolDefinition,
 };
+use agent_contracts_llm::PromptCaching;
 use agent_examples::agents::VenueAgent;
-use agent_llm::PromptCaching;
 use serde_json::json;
 
 /// Each reply of `message` reports 10 uncached input tokens, 3 read from the cache, 2

@@ -3,8 +3,8 @@
 //! And `azure:` specs, configured from the environment, reach the deployment.
 
 use crate::common::*;
-use agent_core::{ChatModel, ChatRequest, Message, ModelError};
-use agent_llm::{HttpModel, ManualClock, Provider};
+use agent_contracts_core::{ChatModel, ChatRequest, Message, ModelError};
+use agent_contracts_llm::{HttpModel, ManualClock, Provider};
 use std::sync::Arc;
 use wiremock::ResponseTemplate;
 
@@ -91,7 +91,7 @@ async fn an_azure_spec_reaches_the_deployment_with_its_key_and_api_version() {
         "OPENAI_API_VERSION" => Some("2024-10-21".to_owned()),
         _ => None,
     };
-    let model = agent_llm::from_spec_with("azure:plan-gpt", env).expect("a model");
+    let model = agent_contracts_llm::from_spec_with("azure:plan-gpt", env).expect("a model");
     let reply = model.complete(&request()).await.expect("a reply");
     assert_eq!(reply.message.content, "ok");
     let sent = &received(&server).await[0];
@@ -105,7 +105,7 @@ async fn an_azure_spec_reaches_the_deployment_with_its_key_and_api_version() {
 
     let missing = |name: &'static str| {
         let env = |n: &str| (n != name).then(|| env(n)).flatten();
-        agent_llm::from_spec_with("azure:plan-gpt", env).err()
+        agent_contracts_llm::from_spec_with("azure:plan-gpt", env).err()
     };
     for name in [
         "AZURE_OPENAI_ENDPOINT",
@@ -114,7 +114,7 @@ async fn an_azure_spec_reaches_the_deployment_with_its_key_and_api_version() {
     ] {
         assert_eq!(
             missing(name),
-            Some(agent_llm::ConfigError::MissingEnv(name)),
+            Some(agent_contracts_llm::ConfigError::MissingEnv(name)),
             "{name}"
         );
     }
@@ -143,7 +143,7 @@ fn a_setting_of_another_provider_is_refused() {
     for (builder, setting) in cases {
         let error = builder.build().err();
         assert!(
-            matches!(error, Some(agent_llm::ConfigError::Invalid { setting: s, .. }) if s == setting),
+            matches!(error, Some(agent_contracts_llm::ConfigError::Invalid { setting: s, .. }) if s == setting),
             "{setting}: {error:?}"
         );
     }
@@ -151,7 +151,7 @@ fn a_setting_of_another_provider_is_refused() {
     assert!(
         matches!(
             error,
-            Some(agent_llm::ConfigError::Invalid {
+            Some(agent_contracts_llm::ConfigError::Invalid {
                 setting: "api_version",
                 ..
             })

@@ -1,9 +1,11 @@
 //! Retries as a layer over any model: a server's long wait slept for real on tokio's paused
 //! clock, and retries around a `Router` of scripted models.
 
-use agent_core::BoxFuture;
-use agent_core::{ChatModel, ChatRequest, ChatResponse, Message, ModelError, ScriptedModel};
-use agent_llm::{ManualClock, RetryPolicy, Retrying, Router};
+use agent_contracts_core::BoxFuture;
+use agent_contracts_core::{
+    ChatModel, ChatRequest, ChatResponse, Message, ModelError, ScriptedModel,
+};
+use agent_contracts_llm::{ManualClock, RetryPolicy, Retrying, Router};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -103,8 +105,8 @@ async fn a_final_error_is_not_retried() {
 async fn a_fallback_moves_on_only_after_a_retryable_error_and_names_who_answered() {
     let down = flaky(1, ModelError::Timeout);
     let backup = ScriptedModel::default().script("a", [Message::assistant("from backup")]);
-    let model =
-        agent_llm::Fallback::new("openai:a", Arc::new(down)).or("anthropic:b", Arc::new(backup));
+    let model = agent_contracts_llm::Fallback::new("openai:a", Arc::new(down))
+        .or("anthropic:b", Arc::new(backup));
     let reply = model
         .complete(&request())
         .await
@@ -114,7 +116,8 @@ async fn a_fallback_moves_on_only_after_a_retryable_error_and_names_who_answered
 
     let refused = flaky(1, ModelError::Malformed("not a completion".into()));
     let untouched = Arc::new(ScriptedModel::default().script("a", ["never"]));
-    let model = agent_llm::Fallback::new("a", Arc::new(refused)).or("b", untouched.clone());
+    let model =
+        agent_contracts_llm::Fallback::new("a", Arc::new(refused)).or("b", untouched.clone());
     let error = model.complete(&request()).await.err();
     assert_eq!(
         error,

@@ -2,12 +2,12 @@
 //! compatible servers' quirks, retries and failures.
 
 use crate::common::*;
-use agent_core::{
+use agent_contracts_core::{
     ChatModel, ChatRequest, Message, ModelError, ModelOptions, ToolCallRequest, ToolDefinition,
     Usage,
 };
-use agent_core::{OutputSchema, ToolChoice};
-use agent_llm::{ManualClock, RetryPolicy, Retrying, StructuredOutput};
+use agent_contracts_core::{OutputSchema, ToolChoice};
+use agent_contracts_llm::{ManualClock, RetryPolicy, Retrying, StructuredOutput};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -414,7 +414,7 @@ async fn an_output_schema_asks_for_json_schema_strict_only_in_the_subset() {
 
 #[test]
 fn keys_stay_out_of_debug() {
-    let model = agent_llm::HttpModel::builder(agent_llm::Provider::OpenAi, "m")
+    let model = agent_contracts_llm::HttpModel::builder(agent_contracts_llm::Provider::OpenAi, "m")
         .api_key(KEY)
         .build()
         .expect("a model");
@@ -431,10 +431,11 @@ async fn a_refused_connection_is_retried_then_reported() {
         .map(|a| a.port())
         .expect("a free port");
     let clock = Arc::new(ManualClock::new());
-    let model = agent_llm::HttpModel::builder(agent_llm::Provider::OpenAi, "gpt-test")
-        .base_url(format!("http://127.0.0.1:{port}/v1"))
-        .build()
-        .expect("a model");
+    let model =
+        agent_contracts_llm::HttpModel::builder(agent_contracts_llm::Provider::OpenAi, "gpt-test")
+            .base_url(format!("http://127.0.0.1:{port}/v1"))
+            .build()
+            .expect("a model");
     let policy = RetryPolicy {
         max_attempts: 3,
         ..exact_retries()
@@ -499,7 +500,7 @@ async fn retries_stop_when_the_next_wait_would_pass_the_total_time() {
 async fn a_reasoning_effort_is_sent_with_max_completion_tokens() {
     let server = serve(OPENAI_PATH, vec![text_reply()]).await;
     let model = openai_builder(&server)
-        .reasoning_effort(agent_llm::ReasoningEffort::Low)
+        .reasoning_effort(agent_contracts_llm::ReasoningEffort::Low)
         .options(ModelOptions {
             max_tokens: Some(900),
             ..ModelOptions::default()

@@ -7,9 +7,9 @@
 //! responses, plus the story's extra turns.
 
 use crate::common::*;
-use agent_core::Event;
-use agent_core::tool_calls;
-use agent_core::{ChatModel, Message, Outcome, Role, Runtime};
+use agent_contracts_core::Event;
+use agent_contracts_core::tool_calls;
+use agent_contracts_core::{ChatModel, Message, Outcome, Role, Runtime};
 use agent_examples::pipeline;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -207,7 +207,7 @@ async fn the_plan_generator_story_over_chat_completions() {
         .map(|(n, m)| openai_reply(n, m))
         .collect();
     let server = serve(OPENAI_PATH, responses).await;
-    let clock = Arc::new(agent_llm::ManualClock::new());
+    let clock = Arc::new(agent_contracts_llm::ManualClock::new());
     let (runtime, outcome) = run(Arc::new(openai(&server, &clock))).await;
     assert_story(&server, &runtime, &outcome, &replies).await;
     let bodies = bodies(&server).await;
@@ -248,7 +248,7 @@ async fn the_plan_generator_story_over_messages() {
         .map(|(n, m)| anthropic_reply(n, m))
         .collect();
     let server = serve(ANTHROPIC_PATH, responses).await;
-    let clock = Arc::new(agent_llm::ManualClock::new());
+    let clock = Arc::new(agent_contracts_llm::ManualClock::new());
     let (runtime, outcome) = run(Arc::new(anthropic(&server, &clock))).await;
     assert_story(&server, &runtime, &outcome, &replies).await;
     let bodies = bodies(&server).await;
@@ -284,7 +284,7 @@ async fn a_thinking_model_gets_its_blocks_back_unchanged() {
         .map(|(n, m)| thinking_reply(n, m))
         .collect();
     let server = serve(ANTHROPIC_PATH, responses).await;
-    let clock = Arc::new(agent_llm::ManualClock::new());
+    let clock = Arc::new(agent_contracts_llm::ManualClock::new());
     let model = retrying(
         anthropic_builder(&server)
             .thinking(2048)

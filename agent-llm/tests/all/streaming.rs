@@ -4,8 +4,8 @@
 //! that stops early closing the connection before the rest was sent.
 
 use crate::common::*;
-use agent_core::{ChatModel, ChatRequest, Message, ModelError, StreamDelta, Thinking};
-use agent_llm::{Fallback, HttpModel, ManualClock, Provider};
+use agent_contracts_core::{ChatModel, ChatRequest, Message, ModelError, StreamDelta, Thinking};
+use agent_contracts_llm::{Fallback, HttpModel, ManualClock, Provider};
 use axum::body::{Body, Bytes};
 use serde_json::json;
 use std::ops::ControlFlow;
@@ -298,10 +298,12 @@ async fn errors_in_the_middle_of_a_stream_are_model_errors() {
         vec![sse(overloaded), sse(not_json), sse(unfinished)],
     )
     .await;
-    let never = agent_llm::RetryPolicy::never();
-    let model =
-        agent_llm::Retrying::new(anthropic_builder(&server).build().expect("a model"), never)
-            .clock(clock.clone());
+    let never = agent_contracts_llm::RetryPolicy::never();
+    let model = agent_contracts_llm::Retrying::new(
+        anthropic_builder(&server).build().expect("a model"),
+        never,
+    )
+    .clock(clock.clone());
     let mut seen = Seen::default();
     let error = model.stream(&request(), &mut seen.sink()).await.err();
     assert!(
@@ -348,7 +350,8 @@ async fn retries_and_fallbacks_stop_once_the_reader_saw_text() {
     )
     .await;
     let clock = Arc::new(ManualClock::new());
-    let backup = Arc::new(agent_core::ScriptedModel::default().script("a", ["from the backup"]));
+    let backup =
+        Arc::new(agent_contracts_core::ScriptedModel::default().script("a", ["from the backup"]));
     let model = Fallback::new("primary", Arc::new(anthropic(&server, &clock))).or("backup", backup);
     let mut seen = Seen::default();
     let error = model.stream(&request(), &mut seen.sink()).await.err();
@@ -567,12 +570,12 @@ async fn a_connection_cut_in_the_middle_is_a_transport_error() {
 
 #[tokio::test]
 async fn scripted_answers_stream_in_chunks_through_the_layers() {
-    let scripted = agent_core::ScriptedModel::default()
+    let scripted = agent_contracts_core::ScriptedModel::default()
         .chunk_size(5)
         .script("a", ["0123456789ab"]);
-    let model = agent_llm::Traced::new(agent_llm::Retrying::new(
+    let model = agent_contracts_llm::Traced::new(agent_contracts_llm::Retrying::new(
         scripted,
-        agent_llm::RetryPolicy::never(),
+        agent_contracts_llm::RetryPolicy::never(),
     ));
     let mut seen = Seen::default();
     let response = model

@@ -5,7 +5,7 @@
 //! tools whose parameters fit as written are marked `strict`.
 
 use crate::common::*;
-use agent_core::{ChatModel, ChatRequest, Message, Runtime, ToolDefinition};
+use agent_contracts_core::{ChatModel, ChatRequest, Message, Runtime, ToolDefinition};
 use agent_examples::agents::VenueAgent;
 use serde_json::{Value, json};
 
@@ -82,8 +82,8 @@ async fn structured_output_off_sends_neither_format_nor_strict_tools() {
     let reply = message(r#"{"type":"text","text":"{}"}"#, "end_turn");
     let server = serve(ANTHROPIC_PATH, vec![ok(reply.clone()), ok(reply)]).await;
     for mode in [
-        agent_llm::StructuredOutput::Auto,
-        agent_llm::StructuredOutput::Off,
+        agent_contracts_llm::StructuredOutput::Auto,
+        agent_contracts_llm::StructuredOutput::Off,
     ] {
         let model = anthropic_builder(&server)
             .structured_output(mode)

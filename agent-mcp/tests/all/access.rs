@@ -3,9 +3,9 @@
 //! (403), and the server's name and version as rmcp's client reads them; how long a slow
 //! client holds a connection (headers, body) and how many connections are served at once.
 
-use agent_core::ScriptedModel;
+use agent_contracts_core::ScriptedModel;
+use agent_contracts_mcp::{AgentServer, HttpSettings};
 use agent_examples::agents::{DiscoveryAgent, PlanGeneratorAgent};
-use agent_mcp::{AgentServer, HttpSettings};
 use rmcp::ServiceExt as _;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -223,7 +223,7 @@ async fn a_connection_serving_a_request_is_never_closed_to_make_room() {
     let model = Stalling::default();
     let settings = HttpSettings::default()
         .max_connections(1)
-        .sessions(agent_mcp::Sessions::Stateless);
+        .sessions(agent_contracts_mcp::Sessions::Stateless);
     let server =
         AgentServer::new(vec![&DiscoveryAgent], Arc::new(model.clone())).with_http(settings);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -271,17 +271,20 @@ impl Drop for SetOnDrop {
     }
 }
 
-impl agent_core::ChatModel for Stalling {
+impl agent_contracts_core::ChatModel for Stalling {
     fn complete<'a>(
         &'a self,
-        _: &'a agent_core::ChatRequest,
-    ) -> agent_core::BoxFuture<'a, Result<agent_core::ChatResponse, agent_core::ModelError>> {
+        _: &'a agent_contracts_core::ChatRequest,
+    ) -> agent_contracts_core::BoxFuture<
+        'a,
+        Result<agent_contracts_core::ChatResponse, agent_contracts_core::ModelError>,
+    > {
         Box::pin(async move {
             let _dropped = SetOnDrop(self.dropped.clone());
             self.started
                 .store(true, std::sync::atomic::Ordering::SeqCst);
             tokio::time::sleep(Duration::from_secs(60)).await;
-            Err(agent_core::ModelError::Timeout)
+            Err(agent_contracts_core::ModelError::Timeout)
         })
     }
 }

@@ -3,9 +3,9 @@
 //! a JSON-RPC error and `Retry-After` when the bytes held at once or the sessions are at their
 //! bound; no session at all in stateless mode.
 
-use agent_core::{Config, Limits, ScriptedModel};
+use agent_contracts_core::{Config, Limits, ScriptedModel};
+use agent_contracts_mcp::{AgentServer, HttpSettings, MAX_ENVELOPE_BYTES, Sessions};
 use agent_examples::agents::PlanGeneratorAgent;
-use agent_mcp::{AgentServer, HttpSettings, MAX_ENVELOPE_BYTES, Sessions};
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::sync::Arc;

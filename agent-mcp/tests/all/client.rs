@@ -1,14 +1,14 @@
-//! MCP tools for agents (`agent_mcp::client`): an agent's model calls a tool of an MCP server
+//! MCP tools for agents (`agent_contracts_mcp::client`): an agent's model calls a tool of an MCP server
 //! (the project's own, over streamable HTTP on loopback) with broken arguments, gets the retry
 //! error without the server being reached, calls again correctly, and reads the structured
 //! result; a result that breaks its `outputSchema`, an `isError` result and a slow server each
 //! come back as a tool result that says so.
 
-use agent_core::{BoxFuture, ChatModel, ChatRequest, ChatResponse, ModelError};
-use agent_core::{Member, Message, ScriptedModel, Workflow, WorkflowOutcome, tool_calls};
+use agent_contracts_core::{BoxFuture, ChatModel, ChatRequest, ChatResponse, ModelError};
+use agent_contracts_core::{Member, Message, ScriptedModel, Workflow, WorkflowOutcome, tool_calls};
+use agent_contracts_mcp::AgentServer;
+use agent_contracts_mcp::client::{McpServer, ToolSettings};
 use agent_examples::agents::DiscoveryAgent;
-use agent_mcp::AgentServer;
-use agent_mcp::client::{McpServer, ToolSettings};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

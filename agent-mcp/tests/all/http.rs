@@ -4,9 +4,9 @@
 //! arguments that reach the prompt as the client wrote them, and bodies the server cannot read
 //! for their text that rmcp answers as ever.
 
-use agent_core::{Config, Message, ScriptedModel};
+use agent_contracts_core::{Config, Message, ScriptedModel};
+use agent_contracts_mcp::AgentServer;
 use agent_examples::agents::{DiscoveryAgent, PlanGeneratorAgent};
-use agent_mcp::AgentServer;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -97,7 +97,7 @@ async fn tools_are_listed_with_both_schemas() {
         plan.input_schema["required"],
         json!(["task", "target_url", "task_name", "collected_information"])
     );
-    let output = <PlanGeneratorAgent as agent_core::Agent>::output_contract().unwrap();
+    let output = <PlanGeneratorAgent as agent_contracts_core::Agent>::output_contract().unwrap();
     assert_eq!(
         &Value::Object((**plan.output_schema.as_ref().unwrap()).clone()),
         output.schema()
@@ -237,11 +237,14 @@ impl Drop for CountDrop {
     }
 }
 
-impl agent_core::ChatModel for Silent {
+impl agent_contracts_core::ChatModel for Silent {
     fn complete<'a>(
         &'a self,
-        _: &'a agent_core::ChatRequest,
-    ) -> agent_core::BoxFuture<'a, Result<agent_core::ChatResponse, agent_core::ModelError>> {
+        _: &'a agent_contracts_core::ChatRequest,
+    ) -> agent_contracts_core::BoxFuture<
+        'a,
+        Result<agent_contracts_core::ChatResponse, agent_contracts_core::ModelError>,
+    > {
         let guard = CountDrop(self.0.clone());
         Box::pin(async move {
             let _guard = guard;
@@ -311,7 +314,7 @@ async fn a_body_too_long_or_not_json_gets_a_json_rpc_error_and_the_session_survi
 
     // Past the bound (by insignificant whitespace): refused unread, with a JSON-RPC error
     // under the call's id, so the client's call ends with it; no agent runs.
-    let padding = " ".repeat(agent_mcp::MAX_ENVELOPE_BYTES + 16 * 1024);
+    let padding = " ".repeat(agent_contracts_mcp::MAX_ENVELOPE_BYTES + 16 * 1024);
     let padded = FIXTURE.replacen('{', &format!("{{{padding}"), 1);
     let arguments = wire.as_written(&padded);
     let error = client
@@ -319,7 +322,7 @@ async fn a_body_too_long_or_not_json_gets_a_json_rpc_error_and_the_session_survi
         .await
         .unwrap_err();
     assert!(wire.all_sent());
-    let max = 8 * 1024 + agent_mcp::MAX_ENVELOPE_BYTES;
+    let max = 8 * 1024 + agent_contracts_mcp::MAX_ENVELOPE_BYTES;
     assert!(
         error
             .to_string()

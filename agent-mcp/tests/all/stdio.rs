@@ -3,9 +3,9 @@
 //! reach the prompt as the client wrote them, and a line too long for the server to read for
 //! its text still gets rmcp's answer, in a session that goes on.
 
-use agent_core::{Config, Message, ScriptedModel};
+use agent_contracts_core::{Config, Message, ScriptedModel};
+use agent_contracts_mcp::AgentServer;
 use agent_examples::agents::PlanGeneratorAgent;
-use agent_mcp::AgentServer;
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
@@ -90,7 +90,7 @@ async fn a_line_too_long_gets_a_json_rpc_error_and_the_session_survives() {
 
     // Past the bound (by insignificant whitespace): never parsed, answered with a JSON-RPC
     // error under the call's id, so the client's call ends with it; no agent runs.
-    let padding = " ".repeat(agent_mcp::MAX_ENVELOPE_BYTES + 16 * 1024);
+    let padding = " ".repeat(agent_contracts_mcp::MAX_ENVELOPE_BYTES + 16 * 1024);
     let padded = one_line(FIXTURE).replacen('{', &format!("{{{padding}"), 1);
     let arguments = wire.as_written(&padded);
     let error = client.call_tool(call(arguments)).await.unwrap_err();

@@ -4,11 +4,11 @@
 //! used twice, the specification's `input_required` round for a client on protocol
 //! `2026-07-28`, and a run paused on one server resumed by a new one on the same file store.
 
-use agent_core::{CheckpointStore, RunStatus};
-use agent_core::{Message, ScriptedModel};
+use agent_contracts_core::{CheckpointStore, RunStatus};
+use agent_contracts_core::{Message, ScriptedModel};
+use agent_contracts_mcp::AgentServer;
+use agent_contracts_store::FileStore;
 use agent_examples::event_planning;
-use agent_mcp::AgentServer;
-use agent_store::FileStore;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
     ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, InputRequest,
@@ -217,7 +217,7 @@ async fn bad_handles_and_answers_are_is_error_results_and_the_session_survives()
             "unknown resume handle: it was not issued by this server for `event_planning`, or it was changed"
         );
     }
-    let long = "a".repeat(agent_mcp::MAX_HANDLE_BYTES + 1);
+    let long = "a".repeat(agent_contracts_mcp::MAX_HANDLE_BYTES + 1);
     let result = resume(&client, json!({"handle": long, "answer": "yes"})).await;
     assert_eq!(structured(&result)["path"], json!(["handle"]));
 
@@ -394,7 +394,7 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "agent-mcp-{name}-{}-{}",
         std::process::id(),
-        agent_core::__private::now_ms()
+        agent_contracts_core::__private::now_ms()
     ));
     let _ = std::fs::remove_dir_all(&dir);
     dir
@@ -523,7 +523,7 @@ async fn the_handle_of_an_earlier_question_does_not_answer_a_later_one() {
             Message::assistant(VENUE),
         ],
     );
-    let workflow = agent_core::Workflow::new("venues")
+    let workflow = agent_contracts_core::Workflow::new("venues")
         .agent(&VenueAgent)
         .goal([("venue_agent", "Find a venue")]);
     let server = AgentServer::new(Vec::new(), Arc::new(model))
@@ -568,16 +568,19 @@ struct OverloadedOnce {
     requests: std::sync::atomic::AtomicU32,
 }
 
-impl agent_core::ChatModel for OverloadedOnce {
+impl agent_contracts_core::ChatModel for OverloadedOnce {
     fn complete<'a>(
         &'a self,
-        request: &'a agent_core::ChatRequest,
-    ) -> agent_core::BoxFuture<'a, Result<agent_core::ChatResponse, agent_core::ModelError>> {
+        request: &'a agent_contracts_core::ChatRequest,
+    ) -> agent_contracts_core::BoxFuture<
+        'a,
+        Result<agent_contracts_core::ChatResponse, agent_contracts_core::ModelError>,
+    > {
         let n = self
             .requests
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if n == 1 {
-            let overloaded = agent_core::ModelError::Status {
+            let overloaded = agent_contracts_core::ModelError::Status {
                 status: 503,
                 body: "overloaded".into(),
                 retry_after: None,
@@ -605,7 +608,7 @@ async fn an_answer_the_model_could_not_take_gets_a_fresh_handle_to_the_same_ques
         inner,
         requests: Default::default(),
     };
-    let workflow = agent_core::Workflow::new("venues")
+    let workflow = agent_contracts_core::Workflow::new("venues")
         .agent(&VenueAgent)
         .goal([("venue_agent", "Find a venue")]);
     let server = AgentServer::new(Vec::new(), Arc::new(model))
@@ -675,7 +678,7 @@ async fn connect_as(url: &str, token: &str) -> RunningService<RoleClient, ()> {
 #[tokio::test]
 async fn one_client_cannot_evict_anothers_paused_runs() {
     let (first, second) = ("first-client-token-0123", "second-client-token-0123");
-    let settings = agent_mcp::HttpSettings::default()
+    let settings = agent_contracts_mcp::HttpSettings::default()
         .bearer_token(first)
         .bearer_token(second);
     // The CLI's canned model answers any number of runs.

@@ -5,9 +5,11 @@
 //! newer schema version is refused and one of version 1 is upgraded once; PostgreSQL schema
 //! names are `a-z 0-9 _` only.
 
-use agent_core::__private::now_ms;
-use agent_core::{CheckpointStore, MemoryStore, RunPage, RunRecord, RunStatus, StoreError};
-use agent_store::{PostgresStore, SCHEMA_VERSION, SqliteStore};
+use agent_contracts_core::__private::now_ms;
+use agent_contracts_core::{
+    CheckpointStore, MemoryStore, RunPage, RunRecord, RunStatus, StoreError,
+};
+use agent_contracts_store::{PostgresStore, SCHEMA_VERSION, SqliteStore};
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -4,9 +4,9 @@
 //! Exit codes: 0 success, 1 usage error (unknown agent, unreadable file), 2 the input broke the
 //! contract (the retry error JSON is on stdout), or `check` found problems.
 
-use agent_core::ErrorKind;
-use agent_core::extract_json;
-use agent_core::{DynAgent, Limits, PrepareError, RetryError};
+use agent_contracts::ErrorKind;
+use agent_contracts::extract_json;
+use agent_contracts::{DynAgent, Limits, PrepareError, RetryError};
 use agent_examples::user_contracts::UserAgent;
 use agent_examples::{agents, bench, event_planning, pipeline, report};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -209,8 +209,8 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
                 Some(addr) => Some(
                     http_settings(addr, allowed_hosts, allowed_origins, no_auth)?.sessions(
                         match stateless {
-                            true => agent_mcp::Sessions::Stateless,
-                            false => agent_mcp::Sessions::default(),
+                            true => agent_contracts::mcp::Sessions::Stateless,
+                            false => agent_contracts::mcp::Sessions::default(),
                         },
                     ),
                 ),
@@ -234,8 +234,8 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
         } => {
             let definition = agent_of(&agent, schemas.as_deref())?.tool_definition();
             let definition = match format {
-                Format::Openai => agent_llm::openai::tool_json(&definition),
-                Format::Anthropic => agent_llm::anthropic::tool_json(&definition),
+                Format::Openai => agent_contracts::llm::openai::tool_json(&definition),
+                Format::Anthropic => agent_contracts::llm::anthropic::tool_json(&definition),
             };
             println!("{}", pretty(&definition));
             Ok(ExitCode::SUCCESS)
@@ -319,7 +319,7 @@ fn run(command: Command) -> Result<ExitCode, Usage> {
 }
 
 /// `{"success": true}` and exit 0, or the retry error and exit 2.
-fn verdict(result: Result<(), agent_core::RetryError>) -> ExitCode {
+fn verdict(result: Result<(), agent_contracts::RetryError>) -> ExitCode {
     match result {
         Ok(()) => {
             println!("{}", serde_json::json!({"success": true}));
@@ -334,7 +334,8 @@ fn verdict(result: Result<(), agent_core::RetryError>) -> ExitCode {
 fn check(dir: &Path, root: &Path, providers: bool) -> Result<ExitCode, Usage> {
     let absolute =
         |p: &Path| std::path::absolute(p).map_err(|e| Usage(format!("{}: {e}", p.display())));
-    let builder = agent_codegen::Builder::new(absolute(dir)?).manifest_dir(absolute(root)?);
+    let builder =
+        agent_contracts_codegen::Builder::new(absolute(dir)?).manifest_dir(absolute(root)?);
     let checks = builder.check().map_err(|e| Usage(e.0.join("; ")))?;
     if checks.is_empty() {
         return Err(Usage(format!(
@@ -371,8 +372,8 @@ fn check(dir: &Path, root: &Path, providers: bool) -> Result<ExitCode, Usage> {
 
 /// One line per output contract and provider: `as written`, `rewritten` with what the rewrite
 /// does, or `no` with what prevents it; agents with problems say so.
-fn strict_table(checks: &[agent_codegen::AgentCheck]) -> String {
-    use agent_codegen::Strictness;
+fn strict_table(checks: &[agent_contracts_codegen::AgentCheck]) -> String {
+    use agent_contracts_codegen::Strictness;
     let width = checks
         .iter()
         .map(|c| c.name.len())
@@ -407,7 +408,7 @@ fn strict_table(checks: &[agent_codegen::AgentCheck]) -> String {
 }
 
 fn run_bench(
-    agent: &'static dyn agent_core::DynAgent,
+    agent: &'static dyn agent_contracts::DynAgent,
     file: Option<&str>,
     synthetic_items: Option<usize>,
     without: Option<&str>,
@@ -443,8 +444,8 @@ fn http_settings(
     hosts: Vec<String>,
     origins: Vec<String>,
     no_auth: bool,
-) -> Result<agent_mcp::HttpSettings, Usage> {
-    let mut settings = agent_mcp::HttpSettings::default();
+) -> Result<agent_contracts::mcp::HttpSettings, Usage> {
+    let mut settings = agent_contracts::mcp::HttpSettings::default();
     for host in hosts {
         settings = settings.allowed_host(host);
     }
@@ -473,7 +474,7 @@ fn http_settings(
 
 fn mcp(
     model: Option<&str>,
-    http: Option<(std::net::SocketAddr, agent_mcp::HttpSettings)>,
+    http: Option<(std::net::SocketAddr, agent_contracts::mcp::HttpSettings)>,
     store: Option<&str>,
     served: Served,
 ) -> Result<ExitCode, Usage> {
@@ -482,10 +483,12 @@ fn mcp(
     })
     .map_err(|e| Usage(e.to_string()))?;
     let mut server = match served {
-        Served::CompiledIn => agent_mcp::AgentServer::new(agents::AGENTS.to_vec(), model)
-            .workflow(event_planning::workflow(), EVENT_PLANNING)
-            .map_err(|e| Usage(e.to_string()))?,
-        Served::Folder(agents) => agent_mcp::AgentServer::new(agents, model),
+        Served::CompiledIn => {
+            agent_contracts::mcp::AgentServer::new(agents::AGENTS.to_vec(), model)
+                .workflow(event_planning::workflow(), EVENT_PLANNING)
+                .map_err(|e| Usage(e.to_string()))?
+        }
+        Served::Folder(agents) => agent_contracts::mcp::AgentServer::new(agents, model),
     };
     let key = store.map(|_| handle_key()).transpose()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -494,7 +497,7 @@ fn mcp(
         .map_err(|e| Usage(e.to_string()))?;
     runtime.block_on(async {
         if let (Some(url), Some(key)) = (store, key) {
-            let store = agent_store::open(url)
+            let store = agent_contracts::store::open(url)
                 .await
                 .map_err(|e| Usage(format!("--store {url}: {e}")))?;
             server = server
@@ -511,7 +514,7 @@ fn mcp(
                 if let Ok(bound) = listener.local_addr() {
                     eprintln!(
                         "agent-contract: serving MCP at http://{bound}{}",
-                        agent_mcp::HTTP_PATH
+                        agent_contracts::mcp::HTTP_PATH
                     );
                 }
                 server.with_http(settings).serve_http_on(listener).await

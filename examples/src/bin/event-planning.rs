@@ -15,7 +15,7 @@
 //! runs until it is stopped (D: the canned model's delay per answer), and `--submit-answer
 //! RUN_ID --answer TEXT` records a paused run's answer for a worker to resume it.
 
-use agent_core::WorkflowOutcome;
+use agent_contracts::WorkflowOutcome;
 use agent_examples::{event_planning, report};
 use clap::{ArgGroup, Parser};
 use std::process::ExitCode;
@@ -93,9 +93,9 @@ async fn main() -> ExitCode {
     print!("{line}");
     let mut workflow = event_planning::workflow();
     if args.stream {
-        workflow = workflow.config(agent_core::Config {
+        workflow = workflow.config(agent_contracts::Config {
             delivery: report::streamed_to_stderr(),
-            ..agent_core::Config::default()
+            ..agent_contracts::Config::default()
         });
     }
     let runner = workflow.runner(model);
@@ -156,7 +156,7 @@ async fn durable(_: &Args, url: &str) -> ExitCode {
 #[cfg(feature = "store")]
 async fn durable(args: &Args, url: &str) -> ExitCode {
     use agent_examples::worker::{self, WorkerSettings};
-    let store = match agent_store::open(url).await {
+    let store = match agent_contracts::store::open(url).await {
         Ok(store) => store,
         Err(e) => return fail(&e),
     };
@@ -204,7 +204,7 @@ async fn durable(args: &Args, url: &str) -> ExitCode {
         };
     }
     let (model, line) = match report::model("event-planning", args.model.as_deref(), || {
-        let scripted = agent_core::ScriptedModel::default();
+        let scripted = agent_contracts::ScriptedModel::default();
         Arc::new(match &args.resume {
             Some(_) => event_planning::script_after_question(scripted),
             None => event_planning::script_before_question(scripted),
@@ -232,7 +232,7 @@ async fn durable(args: &Args, url: &str) -> ExitCode {
             println!("run {} is saved, paused", state.run_id);
             println!(
                 "resume with: event-planning --store {} --resume {} --answer TEXT",
-                agent_store::redact_url(url),
+                agent_contracts::store::redact_url(url),
                 state.run_id
             );
             ExitCode::SUCCESS
@@ -250,12 +250,12 @@ async fn durable(args: &Args, url: &str) -> ExitCode {
 #[cfg(feature = "store")]
 async fn queue_flows(
     args: &Args,
-    store: &Arc<dyn agent_core::CheckpointStore>,
+    store: &Arc<dyn agent_contracts::CheckpointStore>,
 ) -> Option<ExitCode> {
     let workflow = event_planning::workflow();
     // Nothing is run: the model is never asked.
     let runner = workflow
-        .runner(agent_core::ScriptedModel::default())
+        .runner(agent_contracts::ScriptedModel::default())
         .with_store(store.clone());
     if let Some(count) = args.enqueue {
         for _ in 0..count {

@@ -69,12 +69,12 @@ async fn main() -> ExitCode {
         },
         None => Vec::new(),
     };
-    let config = agent_core::Config {
+    let config = agent_contracts::Config {
         delivery: match args.stream {
             true => report::streamed_to_stderr(),
-            false => agent_core::Delivery::Whole,
+            false => agent_contracts::Delivery::Whole,
         },
-        ..agent_core::Config::default()
+        ..agent_contracts::Config::default()
     };
     let (runtime, outcome) = pipeline::run_with(model, tools, config).await;
     print!("{}", runtime.transcript());
@@ -98,15 +98,15 @@ async fn main() -> ExitCode {
 
 /// Without the `mcp` feature the MCP client is not compiled in: say how to get it.
 #[cfg(not(feature = "mcp"))]
-async fn mcp_tools(path: &std::path::Path) -> Result<Vec<Arc<dyn agent_core::Tool>>, String> {
+async fn mcp_tools(path: &std::path::Path) -> Result<Vec<Arc<dyn agent_contracts::Tool>>, String> {
     let flag = format!("--mcp-config {}", path.display());
     Err(report::not_built("plan-pipeline", "mcp", &flag))
 }
 
 /// The tools of every server of the `mcpServers` file at `path`.
 #[cfg(feature = "mcp")]
-async fn mcp_tools(path: &std::path::Path) -> Result<Vec<Arc<dyn agent_core::Tool>>, String> {
-    use agent_mcp::client::{McpServer, ToolSettings, server_specs};
+async fn mcp_tools(path: &std::path::Path) -> Result<Vec<Arc<dyn agent_contracts::Tool>>, String> {
+    use agent_contracts::mcp::client::{McpServer, ToolSettings, server_specs};
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut tools = Vec::new();
@@ -128,7 +128,7 @@ async fn mcp_tools(path: &std::path::Path) -> Result<Vec<Arc<dyn agent_core::Too
 /// The declared pipeline: no main agent; the workflow routes each step and collects the
 /// sub-agents' outputs for the plan generator.
 async fn declared() -> ExitCode {
-    use agent_core::WorkflowOutcome;
+    use agent_contracts::WorkflowOutcome;
     use agent_examples::pipeline::PlanPipeline;
     println!(
         "Workflow `{}` (declared, checked at compile time): {}",

@@ -1,7 +1,7 @@
 //! `event-planning --store`: the run pauses and is saved in one process and resumes in
 //! another, on SQLite and (when `DATABASE_URL` is set) PostgreSQL.
 
-use agent_core::CheckpointStore as _;
+use agent_contracts::CheckpointStore as _;
 use agent_examples::event_planning::{HUMAN_ANSWER, PLAN};
 use std::process::{Command, Output};
 
@@ -128,7 +128,7 @@ async fn flow(url: &str) {
     // The run records the fingerprint of each of its 8 contracts; one recorded under a
     // version the store does not keep is refused by name, and stays paused.
     let run_id = start(url);
-    let store = agent_store::open(url).await.unwrap();
+    let store = agent_contracts::store::open(url).await.unwrap();
     let mut record = store.load(&run_id).await.unwrap();
     let mut fingerprints: std::collections::BTreeMap<String, String> =
         serde_json::from_str(record.contracts.as_deref().unwrap()).unwrap();
@@ -148,7 +148,7 @@ async fn flow(url: &str) {
     );
     assert_eq!(
         store.load(&run_id).await.unwrap().status,
-        agent_core::RunStatus::Paused
+        agent_contracts::RunStatus::Paused
     );
 
     // A tampered stored run is refused, and stays paused.
@@ -176,7 +176,9 @@ async fn sqlite_flow() {
     flow(&url).await;
 
     // One corrupt row: `--list` names it on stderr and still lists every other run.
-    let store = agent_store::SqliteStore::open(&url).await.unwrap();
+    let store = agent_contracts::store::SqliteStore::open(&url)
+        .await
+        .unwrap();
     let runs = store.list().await.unwrap();
     let victim = runs[0].as_ref().unwrap().run_id.clone();
     sqlx::query("UPDATE agent_runs SET status = 'bogus' WHERE run_id = ?1")
@@ -236,7 +238,7 @@ async fn store_url_passwords_never_print() {
         "{stdout}"
     );
     assert!(!stdout.contains("s3cret-pw") && !text(&out.stderr).contains("s3cret-pw"));
-    let store = agent_store::PostgresStore::connect(&with_password)
+    let store = agent_contracts::store::PostgresStore::connect(&with_password)
         .await
         .unwrap();
     assert!(!format!("{store:?}").contains("s3cret-pw"));
@@ -255,7 +257,7 @@ pub(crate) async fn own_schema(tag: &str) -> Option<(String, String)> {
     let schema = format!(
         "{tag}_{}_{}",
         std::process::id(),
-        agent_core::__private::now_ms()
+        agent_contracts::__private::now_ms()
     );
     let pool = sqlx::PgPool::connect(&url).await.unwrap();
     let sql = format!("CREATE SCHEMA {schema}");

@@ -1,11 +1,11 @@
 //! The event-planning workflow: what each agent saw, and pause/serialize/resume.
 
-use agent_core::{Role, ScriptedModel};
-use agent_core::{WorkflowOutcome, WorkflowState};
+use agent_contracts::{Role, ScriptedModel};
+use agent_contracts::{WorkflowOutcome, WorkflowState};
 use agent_examples::event_planning::{self, HUMAN_ANSWER, PLAN, REQUEST};
 use std::sync::Arc;
 
-fn text_of(request: &agent_core::ChatRequest) -> String {
+fn text_of(request: &agent_contracts::ChatRequest) -> String {
     request
         .messages
         .iter()
@@ -250,10 +250,10 @@ async fn a_sealed_state_opens_only_unchanged_under_its_key() {
     let state = run_to_question(model).await;
     let workflow = event_planning::workflow();
     let key = b"a server-side secret of 32 bytes!";
-    let sealed = agent_mcp::seal::seal_state(&workflow, &state, key);
+    let sealed = agent_contracts::mcp::seal::seal_state(&workflow, &state, key);
     assert_eq!(sealed.as_bytes()[64], b'.');
     assert_eq!(
-        agent_mcp::seal::open_state(&workflow, &sealed, key).unwrap(),
+        agent_contracts::mcp::seal::open_state(&workflow, &sealed, key).unwrap(),
         state
     );
 
@@ -262,17 +262,17 @@ async fn a_sealed_state_opens_only_unchanged_under_its_key() {
         .replacen("Three", "Thirty", 1)
         .replacen("40", "400", 1);
     assert_ne!(edited, sealed);
-    let other = agent_core::Workflow::new("other");
+    let other = agent_contracts::Workflow::new("other");
     let cases = [
-        agent_mcp::seal::open_state(&workflow, &edited, key).unwrap_err(),
-        agent_mcp::seal::open_state(&workflow, &sealed, b"another key").unwrap_err(),
-        agent_mcp::seal::open_state(&workflow, &sealed[1..], key).unwrap_err(),
-        agent_mcp::seal::open_state(&workflow, "no signature", key).unwrap_err(),
+        agent_contracts::mcp::seal::open_state(&workflow, &edited, key).unwrap_err(),
+        agent_contracts::mcp::seal::open_state(&workflow, &sealed, b"another key").unwrap_err(),
+        agent_contracts::mcp::seal::open_state(&workflow, &sealed[1..], key).unwrap_err(),
+        agent_contracts::mcp::seal::open_state(&workflow, "no signature", key).unwrap_err(),
     ];
     for error in cases {
         assert!(error.to_string().starts_with(refused), "{error}");
     }
-    let error = agent_mcp::seal::open_state(&other, &sealed, key)
+    let error = agent_contracts::mcp::seal::open_state(&other, &sealed, key)
         .unwrap_err()
         .to_string();
     assert!(
@@ -282,7 +282,7 @@ async fn a_sealed_state_opens_only_unchanged_under_its_key() {
 }
 
 /// Each state text is refused with a message that starts as expected.
-fn assert_refused(workflow: &agent_core::Workflow, cases: Vec<(String, &str)>) {
+fn assert_refused(workflow: &agent_contracts::Workflow, cases: Vec<(String, &str)>) {
     for (text, expected) in cases {
         let error = workflow.parse_state(&text).unwrap_err().to_string();
         assert!(

@@ -5,7 +5,7 @@
 //! run ends with the same plan as without `--stream`, and the summary counts the tokens the
 //! streams reported.
 
-use agent_core::Message;
+use agent_contracts::Message;
 use axum::body::{Body, Bytes};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

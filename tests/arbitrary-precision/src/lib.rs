@@ -4,7 +4,7 @@
 //! accepts them.
 #![forbid(unsafe_code)]
 
-use agent_core::Agent;
+use agent_contracts::Agent;
 
 /// Integer fields in every position a contract puts them: plain, optional, bounded, in arrays,
 /// maps, nested objects and unions.

@@ -2,10 +2,10 @@
 //! accepts them, so the typed read must), and fractional ones are still refused at their path.
 
 use agent_arbitrary_precision::Integers;
-use agent_core::{Agent, AgentInput, Limits, PathSegment, ToolCall};
+use agent_contracts::{Agent, AgentInput, Limits, PathSegment, ToolCall};
 use serde_json::{Value, json};
 
-fn typed(context: &Value) -> Result<Value, agent_core::RetryError> {
+fn typed(context: &Value) -> Result<Value, agent_contracts::RetryError> {
     let mut kwargs = context.as_object().expect("an object").clone();
     kwargs.insert("task".into(), json!("t"));
     let call = ToolCall::from_json_str(&Value::Object(kwargs).to_string(), &Limits::default())?;

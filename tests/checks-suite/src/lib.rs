@@ -2,7 +2,7 @@
 //! real-world tool schemas and `bounds.schema.json`, compiled with their generated contract
 //! checks (see `build.rs`), for the differential tests in `tests/`.
 
-use agent_core::ContractChecks;
+use agent_contracts::ContractChecks;
 use serde_json::Value;
 
 /// One typed suite schema.
@@ -30,25 +30,25 @@ pub struct Schema {
 /// Deserialized as the checks assume, and the checks pass.
 fn fast<T>(instance: &Value) -> bool
 where
-    T: for<'de> agent_core::__private::serde::Deserialize<'de> + ContractChecks,
+    T: for<'de> agent_contracts::__private::serde::Deserialize<'de> + ContractChecks,
 {
-    agent_core::__private::deserialize_strict::<T, _>(instance)
+    agent_contracts::__private::deserialize_strict::<T, _>(instance)
         .is_ok_and(|t| t.satisfies_contract())
 }
 
 /// The checks alone, on what deserialized.
 fn checks<T>(instance: &Value) -> Option<bool>
 where
-    T: for<'de> agent_core::__private::serde::Deserialize<'de> + ContractChecks,
+    T: for<'de> agent_contracts::__private::serde::Deserialize<'de> + ContractChecks,
 {
-    agent_core::__private::deserialize_strict::<T, _>(instance)
+    agent_contracts::__private::deserialize_strict::<T, _>(instance)
         .ok()
         .map(|t| t.satisfies_contract())
 }
 
 include!(concat!(env!("OUT_DIR"), "/suite.rs"));
 
-/// One schema's verdict-only read: the code `agent_codegen::verdict_fn` generates for the
+/// One schema's verdict-only read: the code `agent_contracts_codegen::verdict_fn` generates for the
 /// schema as a whole, run on an instance's tape.
 pub struct Verdict {
     /// The suite file, or the contract's path.
@@ -60,7 +60,8 @@ pub struct Verdict {
     /// The group's tests, as JSON (`[{"description", "data", "valid"}]`).
     pub tests: &'static str,
     /// The generated verdict, or why the schema has none.
-    pub verdict: Result<fn(agent_core::__private::checks::TapeValue<'_>) -> bool, &'static str>,
+    pub verdict:
+        Result<fn(agent_contracts::__private::checks::TapeValue<'_>) -> bool, &'static str>,
 }
 
 /// The verdicts, one module of functions (`v0`, `v1`, ...) and their table.

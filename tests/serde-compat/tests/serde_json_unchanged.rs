@@ -68,19 +68,19 @@ fn a_flattened_map_takes_numbers() {
 fn the_same_build_still_renders_numbers_as_written() {
     // The reason agent-core once turned those features on: numbers and key order in prompts.
     // They come from the text now.
-    let call = agent_core::ToolCall::from_json_str(
+    let call = agent_contracts::ToolCall::from_json_str(
         r#"{"task": "t", "z": 0.60, "a": [1e5, 0.000001]}"#,
-        &agent_core::Limits::default(),
+        &agent_contracts::Limits::default(),
     )
     .unwrap();
-    let raw: agent_core::RawJson =
+    let raw: agent_contracts::RawJson =
         serde_json::from_str(r#"{"z": 0.60, "a": [1e5, 0.000001]}"#).unwrap();
     assert_eq!(
-        agent_core::to_markdown(&raw).unwrap(),
+        agent_contracts::to_markdown(&raw).unwrap(),
         "- **z**: 0.60\n- **a**:\n  - 1e5\n  - 0.000001"
     );
     assert_eq!(
-        agent_core::__private::default_call_prompt(&call),
+        agent_contracts::__private::default_call_prompt(&call),
         "t\n\n## Context\n```json\n{\n  \"z\": 0.60,\n  \"a\": [\n    1e5,\n    0.000001\n  ]\n}\n```"
     );
 }

@@ -1,11 +1,13 @@
 //! Code first: `#[derive(AgentInput)]` on a struct that derives `Deserialize` and
 //! `JsonSchema` gives the same runtime behaviour as a schema file, with schemars' schema.
 
-use agent_core::{AgentInput, RetryError, ToolCall};
+use agent_contracts::{AgentInput, RetryError, ToolCall};
 use serde_json::json;
 
 /// Searches the crawled pages.
-#[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema, agent_core::AgentInput)]
+#[derive(
+    Debug, PartialEq, serde::Deserialize, schemars::JsonSchema, agent_contracts::AgentInput,
+)]
 struct Search {
     query: String,
     #[schemars(range(min = 1, max = 50))]
@@ -13,14 +15,14 @@ struct Search {
 }
 
 /// The same contract as a schema file.
-#[derive(agent_core::Agent)]
+#[derive(agent_contracts::Agent)]
 #[agent(input = "fixtures/agent_input/search.schema.json")]
 struct SearchAgent;
 
 fn from_kwargs(kwargs: &str) -> Result<Search, RetryError> {
     Search::from_call(
-        &ToolCall::from_json_str(kwargs, &agent_core::Limits::default())?,
-        &agent_core::Limits::default(),
+        &ToolCall::from_json_str(kwargs, &agent_contracts::Limits::default())?,
+        &agent_contracts::Limits::default(),
     )
 }
 
@@ -83,7 +85,7 @@ fn same_retry_error_as_a_schema_file_contract() {
         r#"{"task": "x", "query": 3, "limit": 0}"#,
     ] {
         let code_first = from_kwargs(kwargs).unwrap_err().to_json();
-        let schema_file = agent_core::check_call::<SearchAgent>(kwargs, &Default::default());
+        let schema_file = agent_contracts::check_call::<SearchAgent>(kwargs, &Default::default());
         assert_eq!(code_first, schema_file.unwrap_err().to_json(), "{kwargs}");
     }
 }
@@ -92,19 +94,19 @@ fn same_retry_error_as_a_schema_file_contract() {
 /// code-first input has none, so the validator reads every call first (on the call's tape).
 #[test]
 fn only_the_schema_file_input_has_compiled_checks() {
-    type FromFile = <SearchAgent as agent_core::Agent>::Input;
+    type FromFile = <SearchAgent as agent_contracts::Agent>::Input;
     const { assert!(<FromFile as AgentInput>::COMPILED_CHECKS) };
     const { assert!(!<Search as AgentInput>::COMPILED_CHECKS) };
     let kwargs = r#"{"task": "x", "query": "login", "limit": 5}"#;
-    let call = ToolCall::from_json_str(kwargs, &agent_core::Limits::default()).unwrap();
-    let typed = FromFile::from_call(&call, &agent_core::Limits::default()).unwrap();
+    let call = ToolCall::from_json_str(kwargs, &agent_contracts::Limits::default()).unwrap();
+    let typed = FromFile::from_call(&call, &agent_contracts::Limits::default()).unwrap();
     assert_eq!(typed.satisfies_contract(), Some(true));
     assert!(
         !call.context_built(),
         "the compiled checks decided without a Value"
     );
-    let call = ToolCall::from_json_str(kwargs, &agent_core::Limits::default()).unwrap();
-    let code_first = Search::from_call(&call, &agent_core::Limits::default()).unwrap();
+    let call = ToolCall::from_json_str(kwargs, &agent_contracts::Limits::default()).unwrap();
+    let code_first = Search::from_call(&call, &agent_contracts::Limits::default()).unwrap();
     assert_eq!(code_first.satisfies_contract(), None);
     assert!(
         !call.context_built(),
@@ -113,13 +115,13 @@ fn only_the_schema_file_input_has_compiled_checks() {
     // A limit past the schema's maximum: the checks say no and the validator explains it.
     let call = ToolCall::from_json_str(
         r#"{"task": "x", "query": "login", "limit": 51}"#,
-        &agent_core::Limits::default(),
+        &agent_contracts::Limits::default(),
     )
     .unwrap();
-    let error = FromFile::from_call(&call, &agent_core::Limits::default()).unwrap_err();
+    let error = FromFile::from_call(&call, &agent_contracts::Limits::default()).unwrap_err();
     assert_eq!(
         error.errors[0].path,
-        [agent_core::PathSegment::Key("limit".into())]
+        [agent_contracts::PathSegment::Key("limit".into())]
     );
     assert!(
         !call.context_built(),

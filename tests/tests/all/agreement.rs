@@ -17,8 +17,8 @@
 //! A disagreement is a bug in the codegen's rejection rules. The ones that stand are listed in
 //! [`KNOWN_REFUSED`] and [`KNOWN_ACCEPTED`] with why; any other fails the test.
 
-use agent_core::ContractChecks;
-use agent_core::{Agent, AgentInput, Contract, DynAgent};
+use agent_contracts::ContractChecks;
+use agent_contracts::{Agent, AgentInput, Contract, DynAgent};
 use agent_examples::agents;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -59,7 +59,8 @@ fn deserializes<T: DeserializeOwned>(value: &Value) -> bool {
 }
 
 fn passes_checks<T: DeserializeOwned + ContractChecks>(value: &Value) -> bool {
-    agent_core::__private::deserialize_strict::<T, _>(value).is_ok_and(|t| t.satisfies_contract())
+    agent_contracts::__private::deserialize_strict::<T, _>(value)
+        .is_ok_and(|t| t.satisfies_contract())
 }
 
 fn sides_of<A: Agent>() -> Vec<Side>
@@ -409,12 +410,12 @@ fn schema_and_type_agree() {
         checked += 1;
         let schema = side
             .contract
-            .check(instance, &agent_core::Limits::default())
+            .check(instance, &agent_contracts::Limits::default())
             .is_ok();
         let typed = (side.typed)(instance);
         let structure = side
             .structure
-            .check(instance, &agent_core::Limits::default())
+            .check(instance, &agent_contracts::Limits::default())
             .is_ok();
         let (line, known) = if schema && !typed {
             (
@@ -446,7 +447,7 @@ fn schema_and_type_agree() {
         let side = sides.iter().find(|s| s.label == label).unwrap();
         assert!(
             side.contract
-                .check(&instance, &agent_core::Limits::default())
+                .check(&instance, &agent_contracts::Limits::default())
                 .is_ok(),
             "{label} fixture"
         );
@@ -457,7 +458,7 @@ fn schema_and_type_agree() {
         let base = base_of(&side.label, schema);
         assert!(
             side.contract
-                .check(&base, &agent_core::Limits::default())
+                .check(&base, &agent_contracts::Limits::default())
                 .is_ok(),
             "{}: the generated example is invalid: {base}",
             side.label
@@ -487,7 +488,7 @@ fn schema_and_type_agree() {
 }
 
 /// The generated checks are a sound stand-in for the validator: on every instance above,
-/// when the typed input deserializes (through `agent_core::__private::deserialize_strict`) and the
+/// when the typed input deserializes (through `agent_contracts::__private::deserialize_strict`) and the
 /// checks pass, the validator accepts it. A valid instance the checks do not pass (a schema
 /// part they leave to the validator) is the slow path: allowed, counted.
 #[test]
@@ -512,7 +513,7 @@ fn generated_checks_agree_with_the_validator() {
     for (side, instance) in &instances {
         let valid = side
             .contract
-            .check(instance, &agent_core::Limits::default())
+            .check(instance, &agent_contracts::Limits::default())
             .is_ok();
         match (valid, (side.fast)(instance)) {
             (true, true) => fast += 1,
@@ -559,7 +560,7 @@ fn contracts_compiled_to_checks_are_counted() {
     for path in &paths {
         let text = std::fs::read_to_string(path).unwrap();
         let shown = path.display().to_string();
-        match agent_codegen::generate_types(&text, &shown, "Root") {
+        match agent_contracts_codegen::generate_types(&text, &shown, "Root") {
             Ok(types) if types.unchecked.is_empty() => full += 1,
             Ok(types) => {
                 partial += 1;
@@ -609,14 +610,14 @@ fn an_integral_float_is_an_integer() {
     let contract = <agents::AccessibilityAgent as Agent>::output_contract().unwrap();
     assert!(
         contract
-            .check(&answer, &agent_core::Limits::default())
+            .check(&answer, &agent_contracts::Limits::default())
             .is_ok()
     );
     assert!(
         DynAgent::check_output(
             &agents::AccessibilityAgent,
             &answer,
-            &agent_core::Limits::default()
+            &agent_contracts::Limits::default()
         )
         .is_ok()
     );

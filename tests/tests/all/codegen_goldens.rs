@@ -1,5 +1,5 @@
 //! The codegen goldens (`agent-codegen/tests/golden/*.rs`, typify's pretty-printed output for
-//! the schemas beside them) compile in a crate that depends on `agent_core` alone, and the
+//! the schemas beside them) compile in a crate that depends on `agent_contracts` alone, and the
 //! types they declare read real data the way the schemas mean it.
 
 use serde_json::json;
@@ -15,7 +15,7 @@ macro_rules! golden {
             )]
             // typify's code calls `String::deserialize` and the like.
             #[allow(unused_imports, reason = "not every golden needs both traits")]
-            use ::agent_core::__private::serde::{Deserialize as _, Serialize as _};
+            use ::agent_contracts::__private::serde::{Deserialize as _, Serialize as _};
             include!(concat!("../../../agent-codegen/tests/golden/", $file));
         }
     };
@@ -30,7 +30,9 @@ const KWARGS: &str = include_str!("../../fixtures/plan_generator/kwargs.json");
 #[test]
 fn plan_generator_input_reads_the_fixture_context() {
     use plan_input::{AgentOutputAgentName, PlanGeneratorAgentInput};
-    let call = agent_core::ToolCall::from_json_str(KWARGS, &agent_core::Limits::default()).unwrap();
+    let call =
+        agent_contracts::ToolCall::from_json_str(KWARGS, &agent_contracts::Limits::default())
+            .unwrap();
     let input: PlanGeneratorAgentInput = call.deserialize_context().unwrap();
     assert_eq!(input.target_url.as_str(), "https://myapp.com/login");
     assert_eq!(input.task_name.as_str(), "login_form_automation");
@@ -80,9 +82,10 @@ fn plan_generator_input_reads_the_fixture_context() {
 #[test]
 fn plan_generator_input_enforces_min_length_and_enum() {
     use plan_input::PlanGeneratorAgentInput;
-    let mut context = agent_core::ToolCall::from_json_str(KWARGS, &agent_core::Limits::default())
-        .unwrap()
-        .into_context();
+    let mut context =
+        agent_contracts::ToolCall::from_json_str(KWARGS, &agent_contracts::Limits::default())
+            .unwrap()
+            .into_context();
     context["target_url"] = json!("");
     let error =
         serde_json::from_value::<PlanGeneratorAgentInput>(context.clone().into()).unwrap_err();

@@ -2,11 +2,11 @@
 //! agent call one and carries it in tool results, retry errors and outputs; typed upstream
 //! context records the call behind each part.
 
-use agent_core::Event;
-use agent_core::tool_calls;
-use agent_core::{ContextId, ContextIdError, ContextIdGenerator, Segment, Timestamp};
-use agent_core::{Message, Role, Runtime, ScriptedModel};
-use agent_core::{Upstream, UpstreamContext, UpstreamError};
+use agent_contracts::Event;
+use agent_contracts::tool_calls;
+use agent_contracts::{ContextId, ContextIdError, ContextIdGenerator, Segment, Timestamp};
+use agent_contracts::{Message, Role, Runtime, ScriptedModel};
+use agent_contracts::{Upstream, UpstreamContext, UpstreamError};
 use agent_tests::{DiscoveryAgent, block_on};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -417,7 +417,7 @@ fn every_call_of_a_run_gets_an_id_and_results_carry_it() {
     );
     let ids = Arc::new(ContextIdGenerator::new("run-7").unwrap());
     let runtime = Runtime::new(model.clone()).with_context_ids(ids.clone());
-    let tools: [&dyn agent_core::DynAgent; 1] = [&DiscoveryAgent];
+    let tools: [&dyn agent_contracts::DynAgent; 1] = [&DiscoveryAgent];
     let outcome = block_on(runtime.run_loop("main_agent", "system", "user", &tools)).unwrap();
 
     // The loop is a call too.
@@ -538,10 +538,13 @@ fn output_retry_errors_carry_the_call_id_after_their_keys() {
 
 #[test]
 fn the_plain_contract_retry_error_keeps_its_nine_keys() {
-    let error =
-        agent_core::DynAgent::prepare(&DiscoveryAgent, r#"{"task": "Scan"}"#, &Default::default())
-            .unwrap_err();
-    let agent_core::PrepareError::Retry(error) = error else {
+    let error = agent_contracts::DynAgent::prepare(
+        &DiscoveryAgent,
+        r#"{"task": "Scan"}"#,
+        &Default::default(),
+    )
+    .unwrap_err();
+    let agent_contracts::PrepareError::Retry(error) = error else {
         panic!("expected a retry error");
     };
     assert_eq!(keys(&error.to_json()).len(), 9);
@@ -674,9 +677,12 @@ fn the_context_map_goes_through_the_contract_path() {
     // The consumer's contract names the keys it needs; the caller maps parts onto them.
     context.insert("target_url".into(), context["scout_output"].clone());
     context.remove("scout_output");
-    let call = agent_core::ToolCall::new("Scan", context);
-    let prepared =
-        agent_core::DynAgent::prepare_call(&DiscoveryAgent, call, &agent_core::Limits::default())
-            .unwrap();
+    let call = agent_contracts::ToolCall::new("Scan", context);
+    let prepared = agent_contracts::DynAgent::prepare_call(
+        &DiscoveryAgent,
+        call,
+        &agent_contracts::Limits::default(),
+    )
+    .unwrap();
     assert!(prepared.user_prompt.contains("https://a.example"));
 }

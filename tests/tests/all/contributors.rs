@@ -1,14 +1,14 @@
 //! Prompt contributors: order (priority, then name), filtering by agent, contributors that
 //! decline or fail, the golden system prompt, and the runtime assembling sub-agent prompts.
 
-use agent_core::__private::askama::Template;
-use agent_core::ContextId;
-use agent_core::UpstreamContext;
-use agent_core::{
+use agent_contracts::__private::askama::Template;
+use agent_contracts::ContextId;
+use agent_contracts::UpstreamContext;
+use agent_contracts::{
     AssemblyError, ContextIdContributor, ContributorError, ContributorRegistry,
     EpisodicMemoryContributor, PromptContext, PromptContributor,
 };
-use agent_core::{DynAgent, Error, Message, Runtime, ScriptedModel};
+use agent_contracts::{DynAgent, Error, Message, Runtime, ScriptedModel};
 use agent_tests::{DiscoveryAgent, block_on};
 use serde_json::{Map, Value, json};
 use std::fmt;
@@ -200,7 +200,7 @@ impl fmt::Display for Unprintable {
 }
 
 #[derive(Template)]
-#[template(source = "Status: {{ status }}", ext = "txt", askama = agent_core::__private::askama)]
+#[template(source = "Status: {{ status }}", ext = "txt", askama = agent_contracts::__private::askama)]
 struct StatusPrompt {
     status: Unprintable,
 }
@@ -357,7 +357,7 @@ fn the_standard_prompt_of_a_call_without_upstream_is_identity_then_output_contra
 // ---- templates built per call -------------------------------------------------------------
 
 #[derive(Template)]
-#[template(source = "The user's locale is {{ locale }}.", ext = "txt", askama = agent_core::__private::askama)]
+#[template(source = "The user's locale is {{ locale }}.", ext = "txt", askama = agent_contracts::__private::askama)]
 struct Locale {
     locale: String,
 }
@@ -412,7 +412,7 @@ fn the_runtime_assembles_sub_agent_and_loop_prompts() {
             .script(
                 "main_agent",
                 [
-                    agent_core::tool_calls([(
+                    agent_contracts::tool_calls([(
                         "run_discovery_agent",
                         r#"{"task": "Scan", "target_url": "https://a.example"}"#,
                     )]),
@@ -446,7 +446,7 @@ fn the_runtime_assembles_sub_agent_and_loop_prompts() {
     // Upstream parts passed with the call are listed with their context ids.
     let upstream = upstream();
 
-    let options = agent_core::CallOptions {
+    let options = agent_contracts::CallOptions {
         upstream: Some(&upstream),
         ..Default::default()
     };

@@ -4,15 +4,15 @@
 //! check names the step and the field of what is wrong. The compile errors themselves are
 //! the `ui/workflow/` cases.
 
-use agent_codegen::flow::{self, Flow};
-use agent_core::Workflow;
+use agent_contracts::Workflow;
+use agent_contracts_codegen::flow::{self, Flow};
 use agent_examples::agents::{budget_agent, catering_agent};
 use agent_examples::event_planning::EventPlanning;
 use std::path::Path;
 
 mod agents {
     /// Produces a count and a kind.
-    #[derive(agent_core::Agent)]
+    #[derive(agent_contracts::Agent)]
     #[agent(
         name = "producer",
         input = "ui/schemas/flow/producer/input.schema.json",
@@ -21,7 +21,7 @@ mod agents {
     pub struct Producer;
 
     /// Reads the producer's kind, which must match a pattern.
-    #[derive(agent_core::Agent)]
+    #[derive(agent_contracts::Agent)]
     #[agent(
         name = "patterned",
         input = "ui/schemas/flow/patterned/input.schema.json"
@@ -31,13 +31,13 @@ mod agents {
 
 mod topical {
     /// Needs a topic, from the run's input.
-    #[derive(agent_core::Agent)]
+    #[derive(agent_contracts::Agent)]
     #[agent(name = "topical", input = "ui/schemas/flow/topical/input.schema.json")]
     pub struct Topical;
 }
 
 /// The run's input provides `topic`, with a tighter bound than the step asks.
-#[derive(agent_core::Workflow)]
+#[derive(agent_contracts::Workflow)]
 #[workflow(
     schemas = "ui/schemas/flow",
     input = "ui/schemas/flow_input.schema.json",
@@ -47,7 +47,7 @@ mod topical {
 struct Topics;
 
 /// A pattern is beyond the comparison: the flow compiles, and says so.
-#[derive(agent_core::Workflow)]
+#[derive(agent_contracts::Workflow)]
 #[workflow(
     schemas = "ui/schemas/flow",
     agents = "crate::data_flow::agents",
@@ -79,30 +79,30 @@ fn budget_of(input: &catering_agent::CateringAgentInput) -> &budget_agent::Budge
 
 #[test]
 fn a_referenced_contract_has_one_type() {
-    let call = agent_core::ToolCall::from_json_str(
+    let call = agent_contracts::ToolCall::from_json_str(
         r#"{"task": "Plan the catering",
             "venue_agent_output": {"venue_name": "Loft", "capacity": 60, "cost_usd": 1500},
             "budget_agent_output": {"total_budget_usd": 5000, "allocations": {"catering": 2000}}}"#,
-        &agent_core::Limits::default(),
+        &agent_contracts::Limits::default(),
     )
     .unwrap();
-    let input = <catering_agent::CateringAgentInput as agent_core::AgentInput>::from_call(
+    let input = <catering_agent::CateringAgentInput as agent_contracts::AgentInput>::from_call(
         &call,
-        &agent_core::Limits::default(),
+        &agent_contracts::Limits::default(),
     )
     .unwrap();
     assert_eq!(budget_of(&input).allocations["catering"], 2000.0);
     // The bundled contract checks the producer's shape at run time too.
-    let call = agent_core::ToolCall::from_json_str(
+    let call = agent_contracts::ToolCall::from_json_str(
         r#"{"task": "Plan the catering",
             "venue_agent_output": {"venue_name": "Loft", "capacity": 60, "cost_usd": 1500},
             "budget_agent_output": {"total_budget_usd": 5000}}"#,
-        &agent_core::Limits::default(),
+        &agent_contracts::Limits::default(),
     )
     .unwrap();
-    let error = <catering_agent::CateringAgentInput as agent_core::AgentInput>::from_call(
+    let error = <catering_agent::CateringAgentInput as agent_contracts::AgentInput>::from_call(
         &call,
-        &agent_core::Limits::default(),
+        &agent_contracts::Limits::default(),
     )
     .unwrap_err();
     assert_eq!(
@@ -111,7 +111,9 @@ fn a_referenced_contract_has_one_type() {
     );
     assert_eq!(
         error.path,
-        [agent_core::PathSegment::Key("budget_agent_output".into())]
+        [agent_contracts::PathSegment::Key(
+            "budget_agent_output".into()
+        )]
     );
 }
 
@@ -225,8 +227,8 @@ fn a_declared_workflow_has_its_agents_and_steps() {
 /// The build-script front end runs the same check.
 #[test]
 fn the_builder_checks_a_workflow_alike() {
-    let builder =
-        agent_codegen::Builder::new("../schemas").manifest_dir(env!("CARGO_MANIFEST_DIR"));
+    let builder = agent_contracts_codegen::Builder::new("../schemas")
+        .manifest_dir(env!("CARGO_MANIFEST_DIR"));
     let report = builder.check_workflow(&EventPlanning::STEPS, None).unwrap();
     assert_eq!(report, flow::FlowReport::default());
     let errors = builder
@@ -241,8 +243,8 @@ fn the_builder_checks_a_workflow_alike() {
 /// The build-script front end checks a `collect` as the derive does.
 #[test]
 fn the_builder_checks_a_collect_alike() {
-    let builder =
-        agent_codegen::Builder::new("../schemas").manifest_dir(env!("CARGO_MANIFEST_DIR"));
+    let builder = agent_contracts_codegen::Builder::new("../schemas")
+        .manifest_dir(env!("CARGO_MANIFEST_DIR"));
     let input = Path::new("../examples/workflows/plan_pipeline.input.schema.json");
     let steps = [
         "discovery_agent",
@@ -290,7 +292,7 @@ fn the_derive_tracks_the_sibling_files() {
         )]
         pub struct CateringAgent;
     };
-    let expanded = agent_codegen::derive::derive_agent(&derive).to_string();
+    let expanded = agent_contracts_codegen::derive::derive_agent(&derive).to_string();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let schemas = root.parent().unwrap().join("schemas");
     for path in [
@@ -308,8 +310,8 @@ fn the_derive_tracks_the_sibling_files() {
 fn the_run_input_provides_fields() {
     assert_eq!(Topics::UNDECIDED, [] as [&str; 0]);
     Topics::workflow(["Write about the topic"]).check().unwrap();
-    let builder =
-        agent_codegen::Builder::new("ui/schemas/flow").manifest_dir(env!("CARGO_MANIFEST_DIR"));
+    let builder = agent_contracts_codegen::Builder::new("ui/schemas/flow")
+        .manifest_dir(env!("CARGO_MANIFEST_DIR"));
     let errors = builder.check_workflow(&["topical"], None).unwrap_err();
     assert_eq!(
         errors.to_string(),
@@ -321,7 +323,7 @@ fn the_run_input_provides_fields() {
 /// build script's) where its contract refers to `../budget_agent/output.schema.json`.
 mod mapped {
     /// Plans the catering within its allocation.
-    #[derive(agent_core::Agent)]
+    #[derive(agent_contracts::Agent)]
     #[agent(
         name = "catering_agent",
         input = "../schemas/catering_agent/input.schema.json",
@@ -339,29 +341,30 @@ fn catering_allocation(budget: &budget_agent::BudgetAgentOutput) -> f64 {
 
 #[test]
 fn a_mapped_contract_is_the_producers_type() {
-    use agent_core::__private::ContractType;
-    let call = agent_core::ToolCall::from_json_str(
+    use agent_contracts::__private::ContractType;
+    let call = agent_contracts::ToolCall::from_json_str(
         r#"{"task": "Plan the catering",
             "venue_agent_output": {"venue_name": "Loft", "capacity": 60, "cost_usd": 1500},
             "budget_agent_output": {"total_budget_usd": 5000, "allocations": {"catering": 2000}}}"#,
-        &agent_core::Limits::default(),
+        &agent_contracts::Limits::default(),
     )
     .unwrap();
-    let input = <mapped::catering_agent::CateringAgentInput as agent_core::AgentInput>::from_call(
-        &call,
-        &agent_core::Limits::default(),
-    )
-    .unwrap();
+    let input =
+        <mapped::catering_agent::CateringAgentInput as agent_contracts::AgentInput>::from_call(
+            &call,
+            &agent_contracts::Limits::default(),
+        )
+        .unwrap();
     assert_eq!(catering_allocation(&input.budget_agent_output), 2000.0);
     assert_eq!(
-        <mapped::CateringAgent as agent_core::Agent>::NAME,
+        <mapped::CateringAgent as agent_contracts::Agent>::NAME,
         "catering_agent"
     );
     // The derive's consumer and the build script's consumer hold the same type, and the
     // fingerprints of the two front ends agree for the same schema.
-    let built = <catering_agent::CateringAgentInput as agent_core::AgentInput>::from_call(
+    let built = <catering_agent::CateringAgentInput as agent_contracts::AgentInput>::from_call(
         &call,
-        &agent_core::Limits::default(),
+        &agent_contracts::Limits::default(),
     )
     .unwrap();
     assert_eq!(input.budget_agent_output, built.budget_agent_output);
@@ -485,8 +488,8 @@ fn a_collect_names_the_step_and_the_field_of_what_is_wrong() {
 /// all fit is decided by the generated checks alone (no `Value`, no validator).
 #[test]
 fn the_plan_generator_checks_each_output_against_its_agents_contract() {
-    use agent_core::PrepareError;
-    use agent_core::{DynAgent, Limits};
+    use agent_contracts::PrepareError;
+    use agent_contracts::{DynAgent, Limits};
     use serde_json::{Value, json};
 
     let fixture: Value = serde_json::from_str(agent_tests::KWARGS).unwrap();

@@ -1,7 +1,7 @@
 //! The plan generator through `#[derive(Agent)]`: kwargs in, golden prompt out; and the
 //! derive's typed input, output and tool definition.
 
-use agent_core::{Agent, DynAgent};
+use agent_contracts::{Agent, DynAgent};
 use agent_tests::{DiscoveryAgent, GOLDEN as EXPECTED, KWARGS, PlanGeneratorAgent};
 
 #[test]
@@ -15,7 +15,7 @@ fn derive_renders_the_golden_prompt() {
 #[test]
 fn typed_input_has_the_contract_fields() {
     let checked =
-        agent_core::check_call::<PlanGeneratorAgent>(KWARGS, &Default::default()).unwrap();
+        agent_contracts::check_call::<PlanGeneratorAgent>(KWARGS, &Default::default()).unwrap();
     assert_eq!(
         checked.input.target_url.to_string(),
         "https://myapp.com/login"

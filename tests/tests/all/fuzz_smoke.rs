@@ -277,7 +277,7 @@ fn kwargs_prompt_bounded_fuzz() {
 /// `fuzz/regressions/` are the raw fuzzer inputs).
 #[test]
 fn crashes_found_by_fuzzing_stay_fixed() {
-    use agent_core::to_markdown;
+    use agent_contracts::to_markdown;
     use serde_json::json;
     // A digit followed by a multi-byte character panicked (a byte slice inside `é`).
     assert_eq!(to_markdown(&json!("0é")).unwrap(), "0é");
@@ -346,5 +346,5 @@ fn kwargs_large_shapes() {
     let text = agent_fuzz::large_kwargs("{}", 1 + 255 * 997, 0);
     assert!(text.len() > 500_000);
     let text = agent_fuzz::large_kwargs("{\"a\": [1, 2, {\"b\": null}]}", 1 + 255 * 997, 2);
-    assert!(text.len() > agent_core::Limits::default().max_bytes);
+    assert!(text.len() > agent_contracts::Limits::default().max_bytes);
 }

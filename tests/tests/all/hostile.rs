@@ -2,10 +2,10 @@
 //! outgrows its call, numbers no `f64` holds, and schemas whose validation would never end or
 //! would branch without bound. Each gets a clear error; nothing crashes.
 
-use agent_core::ToolCall;
-use agent_core::{Contract, ContractKind};
-use agent_core::{DynAgent, Limits};
-use agent_core::{ErrorKind, PathSegment};
+use agent_contracts::ToolCall;
+use agent_contracts::{Contract, ContractKind};
+use agent_contracts::{DynAgent, Limits};
+use agent_contracts::{ErrorKind, PathSegment};
 use agent_tests::{DiscoveryAgent, KWARGS, PlanGeneratorAgent};
 use serde_json::{Value, json};
 
@@ -19,7 +19,7 @@ fn a_call_of_millions_of_empty_objects_is_refused_before_validation() {
     let items = vec!["{}"; 1_300_000].join(",");
     let kwargs = format!(r#"{{"task": "t", "collected_information": [{items}]}}"#);
     assert!(kwargs.len() <= Limits::default().max_bytes);
-    let error = ToolCall::from_json_str(&kwargs, &agent_core::Limits::default()).unwrap_err();
+    let error = ToolCall::from_json_str(&kwargs, &agent_contracts::Limits::default()).unwrap_err();
     assert_eq!(error.kind, ErrorKind::TooManyValues { limit: 250_000 });
     assert_eq!(
         error.error, "Input holds more than 250000 JSON values",
@@ -48,7 +48,7 @@ fn a_prompt_that_outgrows_its_call_is_a_retry_error() {
         ..Limits::default()
     };
     let error = PlanGeneratorAgent.prepare(&kwargs, &limits).unwrap_err();
-    let agent_core::PrepareError::Retry(error) = error else {
+    let agent_contracts::PrepareError::Retry(error) = error else {
         panic!("expected a retry error, got {error}");
     };
     assert!(
@@ -81,7 +81,7 @@ fn a_number_no_double_holds_is_a_retry_error_naming_its_path() {
     );
     // Negative too, and in an answer.
     let answer = r#"{"page_title": "A", "discovered_elements": [], "forms_detected": -1e400}"#;
-    let error = agent_core::extract_json(answer, &Limits::default()).unwrap_err();
+    let error = agent_contracts::extract_json(answer, &Limits::default()).unwrap_err();
     assert_eq!(error.kind, ErrorKind::NumberOutOfRange);
     assert_eq!(error.path, [PathSegment::Key("forms_detected".into())]);
 }
@@ -111,7 +111,8 @@ fn self_reference_at_the_root_is_refused_but_a_self_property_is_not() {
     }
     let tree = contract(json!({"type": "object", "properties": {"self": {"$ref": "#"}}})).unwrap();
     let nested = json!({"self": {"self": {"self": {}}}});
-    tree.check(&nested, &agent_core::Limits::default()).unwrap();
+    tree.check(&nested, &agent_contracts::Limits::default())
+        .unwrap();
 }
 
 #[test]

@@ -24,7 +24,7 @@ mod shadowing {
     trait Serialize {}
 
     /// Generates a crawl plan from the sub-agents' collected information
-    #[derive(::agent_core::Agent)]
+    #[derive(::agent_contracts::Agent)]
     #[agent(
         name = "plan_generator_agent",
         input = "../schemas/plan_generator_agent/input.schema.json",
@@ -34,20 +34,20 @@ mod shadowing {
     pub struct PlanGeneratorAgent;
 
     /// A code-first contract.
-    #[derive(::serde::Deserialize, ::schemars::JsonSchema, ::agent_core::AgentInput)]
+    #[derive(::serde::Deserialize, ::schemars::JsonSchema, ::agent_contracts::AgentInput)]
     pub struct Search {
         pub query: ::std::string::String,
     }
 
     /// A prompt contributor.
-    #[derive(::agent_core::PromptContributor)]
+    #[derive(::agent_contracts::PromptContributor)]
     #[contributor(template = "contributors/style.md", name = "style")]
     pub struct Style {
         pub tone: &'static str,
     }
 
     /// A contract that refers to two sibling contracts, bundled by the derive.
-    #[derive(::agent_core::Agent)]
+    #[derive(::agent_contracts::Agent)]
     #[agent(
         name = "catering_agent",
         input = "../schemas/catering_agent/input.schema.json",
@@ -56,7 +56,7 @@ mod shadowing {
     pub struct CateringAgent;
 
     /// A declared workflow over the build script's agents.
-    #[derive(::agent_core::Workflow)]
+    #[derive(::agent_contracts::Workflow)]
     #[workflow(
         schemas = "../schemas",
         agents = "::agent_examples::agents",
@@ -73,19 +73,19 @@ const EXPECTED: &str = include_str!("../../fixtures/plan_generator/expected_user
 
 #[test]
 fn shadowed_prelude_names_still_derive() {
-    use agent_core::DynAgent;
+    use agent_contracts::DynAgent;
     let prepared = shadowing::PlanGeneratorAgent
         .prepare(KWARGS, &Default::default())
         .unwrap();
     assert_eq!(prepared.user_prompt, EXPECTED);
-    let call = agent_core::ToolCall::from_json_str(
+    let call = agent_contracts::ToolCall::from_json_str(
         r#"{"task": "x", "query": "rust"}"#,
-        &agent_core::Limits::default(),
+        &agent_contracts::Limits::default(),
     )
     .unwrap();
-    let search = <shadowing::Search as agent_core::AgentInput>::from_call(
+    let search = <shadowing::Search as agent_contracts::AgentInput>::from_call(
         &call,
-        &agent_core::Limits::default(),
+        &agent_contracts::Limits::default(),
     )
     .unwrap();
     assert_eq!(search.query, "rust");
@@ -93,30 +93,30 @@ fn shadowed_prelude_names_still_derive() {
 
 #[test]
 fn no_implicit_prelude_still_derives() {
-    use agent_core::DynAgent;
+    use agent_contracts::DynAgent;
     let prepared = no_prelude::PlanGeneratorAgent
         .prepare(KWARGS, &Default::default())
         .unwrap();
     assert_eq!(prepared.user_prompt, EXPECTED);
-    let call = agent_core::ToolCall::from_json_str(
+    let call = agent_contracts::ToolCall::from_json_str(
         r#"{"task": "x", "query": "rust"}"#,
-        &agent_core::Limits::default(),
+        &agent_contracts::Limits::default(),
     )
     .unwrap();
-    let search = <no_prelude::Search as agent_core::AgentInput>::from_call(
+    let search = <no_prelude::Search as agent_contracts::AgentInput>::from_call(
         &call,
-        &agent_core::Limits::default(),
+        &agent_contracts::Limits::default(),
     )
     .unwrap();
     assert_eq!(search.query, "rust");
 }
 
 /// The `Style` contributor of each hygiene module renders the same text.
-fn style_renders(style: &dyn agent_core::PromptContributor) {
-    let id: agent_core::ContextId = "run-1/selector_agent/1/2026-01-19T10:15:00.123Z"
+fn style_renders(style: &dyn agent_contracts::PromptContributor) {
+    let id: agent_contracts::ContextId = "run-1/selector_agent/1/2026-01-19T10:15:00.123Z"
         .parse()
         .unwrap();
-    let ctx = agent_core::PromptContext::new("selector_agent", &id);
+    let ctx = agent_contracts::PromptContext::new("selector_agent", &id);
     assert_eq!(style.name(), "style");
     assert_eq!(
         style.contribute(&ctx).unwrap().as_deref(),
@@ -136,16 +136,16 @@ const CATERING: &str = r#"{"task": "Plan the catering",
 
 /// The derive bundles the sibling contracts the catering contract names, as the build script
 /// does: both check a call alike.
-fn catering_checks<A: agent_core::Agent>() {
-    use agent_core::DynAgent as _;
+fn catering_checks<A: agent_contracts::Agent>() {
+    use agent_contracts::DynAgent as _;
     let built = agent_examples::agents::CateringAgent;
-    let ok = agent_core::check_call::<A>(CATERING, &Default::default());
+    let ok = agent_contracts::check_call::<A>(CATERING, &Default::default());
     assert!(ok.is_ok());
     let broken = CATERING.replace(
         r#""allocations": {"catering": 2000}"#,
         r#""allocations": []"#,
     );
-    let Err(derived) = agent_core::check_call::<A>(&broken, &Default::default()) else {
+    let Err(derived) = agent_contracts::check_call::<A>(&broken, &Default::default()) else {
         panic!("an array of allocations passed");
     };
     let generated = built.validate(&broken, &Default::default()).unwrap_err();
@@ -168,13 +168,13 @@ fn bundled_contracts_and_workflows_derive_without_the_prelude() {
 /// generated code must not take for the prelude's trait.
 mod definition_named_default {
     /// Reads a config whose mode is a definition named `default`.
-    #[derive(::agent_core::Agent)]
+    #[derive(::agent_contracts::Agent)]
     #[agent(input = "ui/schemas/default_definition.schema.json")]
     pub struct ConfigReader;
 
     #[test]
     fn its_defaults_are_filled() {
-        let agent: &dyn ::agent_core::DynAgent = &ConfigReader;
+        let agent: &dyn ::agent_contracts::DynAgent = &ConfigReader;
         assert_eq!(agent.name(), "config_reader");
         let input: config_reader::ConfigReaderInput =
             ::serde_json::from_str(r#"{"mode": {}}"#).expect("a config");
@@ -189,13 +189,13 @@ mod definition_named_default {
 /// map value.
 mod integral_floats {
     /// Reads integers.
-    #[derive(::agent_core::Agent)]
+    #[derive(::agent_contracts::Agent)]
     #[agent(input = "ui/schemas/integral_floats.schema.json")]
     pub struct Counter;
 
     #[test]
     fn integral_floats_fill_every_integer() {
-        let agent: &dyn ::agent_core::DynAgent = &Counter;
+        let agent: &dyn ::agent_contracts::DynAgent = &Counter;
         assert_eq!(agent.name(), "counter");
         let text = r#"{"service_id": 2.0, "plain": 3.0, "bounded": 4.0, "either": 5.0, "nullable": 6.0,
             "items": [{"n": 7.0}], "map": {"a": 8.0}, "ids": [9.0, 1e1]}"#;

@@ -6,7 +6,7 @@
 //! No timing assertions: speed is for the benches. Tests that would take unbounded time or
 //! stack without the limits simply would not finish.
 
-use agent_core::{
+use agent_contracts::{
     Contract, ContractKind, DynAgent, ErrorKind, Limits, PathSegment, RetryError, ToolCall,
 };
 use serde_json::{Value, json};
@@ -63,9 +63,9 @@ fn depth_limit_is_exact_and_counts_the_call_object() {
     assert_eq!(limits.max_depth, 64);
     // The kwargs object is level 1: 63 arrays inside it reach 64, one more is too deep.
     let ok = format!(r#"{{"task": "t", "deep": {}}}"#, nested_arrays(63));
-    assert!(ToolCall::from_json_str(&ok, &agent_core::Limits::default()).is_ok());
+    assert!(ToolCall::from_json_str(&ok, &agent_contracts::Limits::default()).is_ok());
     let deep = format!(r#"{{"task": "t", "deep": {}}}"#, nested_arrays(64));
-    let error = ToolCall::from_json_str(&deep, &agent_core::Limits::default()).unwrap_err();
+    let error = ToolCall::from_json_str(&deep, &agent_contracts::Limits::default()).unwrap_err();
     assert_eq!(error.kind, ErrorKind::TooDeep { limit: 64 });
     assert_eq!(error.error, "Input nesting exceeds the depth limit of 64");
     assert_eq!(error.hint, "Flatten the data: nest it less deeply");
@@ -77,11 +77,11 @@ fn a_hundred_thousand_levels_cost_no_stack() {
     // serde_json would stop at 128 levels on its own; the depth scan runs before it and uses no
     // recursion, so this is the limit's error and not the parser's.
     let deep = format!(r#"{{"task": "t", "deep": {}}}"#, nested_arrays(100_000));
-    let error = ToolCall::from_json_str(&deep, &agent_core::Limits::default()).unwrap_err();
+    let error = ToolCall::from_json_str(&deep, &agent_contracts::Limits::default()).unwrap_err();
     assert_eq!(error.kind, ErrorKind::TooDeep { limit: 64 });
     // Unbalanced text (never closed) is measured the same way.
     let open = format!(r#"{{"task": "t", "deep": {}"#, "{\"a\":".repeat(100_000));
-    let error = ToolCall::from_json_str(&open, &agent_core::Limits::default()).unwrap_err();
+    let error = ToolCall::from_json_str(&open, &agent_contracts::Limits::default()).unwrap_err();
     assert_eq!(error.kind, ErrorKind::TooDeep { limit: 64 });
     // Through an agent, the error names the contract's required fields.
     let error = plan_generator()
@@ -98,11 +98,11 @@ fn a_hundred_thousand_levels_cost_no_stack() {
 fn a_stringified_context_counts_from_the_call_level() {
     let context = format!(r#"{{"deep": {}}}"#, nested_arrays(63));
     let kwargs = json!({"task": "t", "context": context}).to_string();
-    let error = ToolCall::from_json_str(&kwargs, &agent_core::Limits::default()).unwrap_err();
+    let error = ToolCall::from_json_str(&kwargs, &agent_contracts::Limits::default()).unwrap_err();
     assert_eq!(error.kind, ErrorKind::TooDeep { limit: 64 });
     let context = format!(r#"{{"deep": {}}}"#, nested_arrays(62));
     let kwargs = json!({"task": "t", "context": context}).to_string();
-    assert!(ToolCall::from_json_str(&kwargs, &agent_core::Limits::default()).is_ok());
+    assert!(ToolCall::from_json_str(&kwargs, &agent_contracts::Limits::default()).is_ok());
 }
 
 #[test]
@@ -137,7 +137,7 @@ fn a_parsed_value_is_measured_iteratively() {
 #[test]
 fn an_answer_is_depth_checked_too() {
     let answer = format!("Here it is: {{\"a\": {}}}", nested_arrays(100_000));
-    let error = agent_core::extract_json(&answer, &Limits::default()).unwrap_err();
+    let error = agent_contracts::extract_json(&answer, &Limits::default()).unwrap_err();
     assert_eq!(error.kind, ErrorKind::TooDeep { limit: 64 });
 }
 
@@ -196,7 +196,7 @@ fn the_default_size_limit_is_four_mebibytes() {
         }
     );
     // An oversized answer is refused the same way.
-    let error = agent_core::extract_json(&over, &limits).unwrap_err();
+    let error = agent_contracts::extract_json(&over, &limits).unwrap_err();
     assert!(matches!(error.kind, ErrorKind::TooLarge { .. }));
 }
 
@@ -218,10 +218,10 @@ fn integer_items() -> serde_json::Value {
 
 #[test]
 fn a_small_array_of_invalid_items_reports_exactly_max_errors() {
-    let call =
-        ToolCall::from_json_str(&invalid_items(5_000), &agent_core::Limits::default()).unwrap();
+    let call = ToolCall::from_json_str(&invalid_items(5_000), &agent_contracts::Limits::default())
+        .unwrap();
     let error = contract(integer_items())
-        .check(call.context(), &agent_core::Limits::default())
+        .check(call.context(), &agent_contracts::Limits::default())
         .unwrap_err();
     assert_eq!(error.errors.len(), Limits::default().max_errors);
     assert_eq!(error.errors.len(), 20);
@@ -250,9 +250,9 @@ fn a_three_megabyte_array_of_invalid_items_reports_its_first_error_only() {
     // so past 10,000 values the report is the first error, found by a pass that stops there.
     let kwargs = invalid_items(60_000);
     assert!(kwargs.len() > 3_000_000, "{} bytes", kwargs.len());
-    let call = ToolCall::from_json_str(&kwargs, &agent_core::Limits::default()).unwrap();
+    let call = ToolCall::from_json_str(&kwargs, &agent_contracts::Limits::default()).unwrap();
     let error = contract(integer_items())
-        .check(call.context(), &agent_core::Limits::default())
+        .check(call.context(), &agent_contracts::Limits::default())
         .unwrap_err();
     assert_eq!(error.errors.len(), 1);
     assert_eq!(
@@ -272,7 +272,10 @@ fn many_bad_fields_report_at_most_max_errors() {
     }
     let schema = json!({"type": "object", "properties": properties});
     let error = contract(schema)
-        .check(&Value::Object(instance), &agent_core::Limits::default())
+        .check(
+            &Value::Object(instance),
+            &agent_contracts::Limits::default(),
+        )
         .unwrap_err();
     assert_eq!(error.errors.len(), 20);
     // The hint names the fields of the reported errors only.
@@ -332,7 +335,7 @@ fn a_huge_value_is_echoed_within_the_bound() {
         "n": {"nested": huge}
     });
     let error = contract(schema)
-        .check(&instance, &agent_core::Limits::default())
+        .check(&instance, &agent_contracts::Limits::default())
         .unwrap_err();
     assert_eq!(error.errors.len(), 4);
     assert_bounded(&error, &limits);
@@ -357,7 +360,7 @@ fn caller_keys_are_echoed_within_the_bound() {
     });
     let instance = json!({ long.clone(): "not a number", "scores": { long.clone(): "nan" } });
     let error = contract(schema)
-        .check(&instance, &agent_core::Limits::default())
+        .check(&instance, &agent_contracts::Limits::default())
         .unwrap_err();
     assert_eq!(error.errors.len(), 2);
     assert_bounded(&error, &limits);
@@ -385,7 +388,7 @@ fn caller_keys_are_echoed_within_the_bound() {
         .map(|i| (format!("{i}{long}"), json!(1)))
         .collect();
     let error = contract(closed)
-        .check(&Value::Object(many), &agent_core::Limits::default())
+        .check(&Value::Object(many), &agent_contracts::Limits::default())
         .unwrap_err();
     assert_bounded(&error, &limits);
     assert_eq!(error.provided_fields.len(), limits.max_listed_fields);
@@ -430,7 +433,7 @@ fn rendered_markdown_stays_linear_in_the_input() {
     let mut worst: f64 = 0.0;
     let mut check = |value: Value| {
         let json_len = value.to_string().len();
-        let rendered = agent_core::to_markdown(&value).unwrap();
+        let rendered = agent_contracts::to_markdown(&value).unwrap();
         assert!(
             rendered.len() <= K * json_len + 64,
             "{} bytes rendered from {json_len} bytes",

@@ -1,9 +1,9 @@
 //! The plan generator's markdown path by hand (no derive): kwargs in, golden prompt out.
 
-use agent_core::__private::askama::Template;
-use agent_core::RawObject;
-use agent_core::ToolCall;
-use agent_core::filters;
+use agent_contracts::__private::askama::Template;
+use agent_contracts::RawObject;
+use agent_contracts::ToolCall;
+use agent_contracts::filters;
 use serde::Deserialize;
 
 /// An output the contract leaves untyped is a `RawObject`: the sub-agent's JSON as written.
@@ -22,7 +22,7 @@ struct Input {
 }
 
 #[derive(Template)]
-#[template(path = "agents/plan_generator_user.md", escape = "none", askama = agent_core::__private::askama)]
+#[template(path = "agents/plan_generator_user.md", escape = "none", askama = agent_contracts::__private::askama)]
 struct Prompt<'a> {
     task: &'a str,
     target_url: &'a str,
@@ -33,7 +33,7 @@ struct Prompt<'a> {
 #[test]
 fn hand_written_template_gives_the_golden_prompt() {
     let kwargs = include_str!("../../fixtures/plan_generator/kwargs.json");
-    let call = ToolCall::from_json_str(kwargs, &agent_core::Limits::default()).unwrap();
+    let call = ToolCall::from_json_str(kwargs, &agent_contracts::Limits::default()).unwrap();
     let input: Input = call.deserialize_context().unwrap();
     let prompt = Prompt {
         task: &call.task,

@@ -1,13 +1,13 @@
 //! Contracts are offline and sandboxed: a remote `$ref`, a `$ref` to a file, or a custom
-//! meta-schema is refused both at build time (`agent_codegen::generate_types`) and at run time
-//! (`agent_core::Contract::new`), and neither ever opens a connection or a file to resolve it.
+//! meta-schema is refused both at build time (`agent_contracts_codegen::generate_types`) and at run time
+//! (`agent_contracts::Contract::new`), and neither ever opens a connection or a file to resolve it.
 //!
 //! The proofs: an HTTP `$ref` points at a listener on 127.0.0.1 that must have accepted no
 //! connection afterwards; a file `$ref` points at a named pipe, whose opening for reading
 //! would block until a writer came (so a build that read it would never return), and which
 //! has no reader afterwards.
 
-use agent_core::{Contract, ContractError, ContractKind};
+use agent_contracts::{Contract, ContractError, ContractKind};
 use serde_json::{Value, json};
 use std::net::TcpListener;
 use std::sync::mpsc;
@@ -29,7 +29,7 @@ fn runtime_error(schema: &Value) -> String {
 
 fn build_errors(schema: &Value) -> Vec<String> {
     let text = serde_json::to_string_pretty(schema).unwrap();
-    match agent_codegen::generate_types(&text, "offline.schema.json", "Root") {
+    match agent_contracts_codegen::generate_types(&text, "offline.schema.json", "Root") {
         Ok(_) => panic!("the schema generated types: {text}"),
         Err(errors) => errors.into_iter().map(|e| e.to_string()).collect(),
     }
@@ -217,7 +217,7 @@ fn local_refs_and_the_published_meta_schemas_need_no_fetch() {
         contract
             .check(
                 &json!({"a": "x", "b": "y", "meta": {"type": "string"}}),
-                &agent_core::Limits::default()
+                &agent_contracts::Limits::default()
             )
             .is_ok()
     );
@@ -225,7 +225,7 @@ fn local_refs_and_the_published_meta_schemas_need_no_fetch() {
         contract
             .check(
                 &json!({"meta": {"type": 12}}),
-                &agent_core::Limits::default()
+                &agent_contracts::Limits::default()
             )
             .is_err()
     );
@@ -249,7 +249,7 @@ fn the_validator_is_built_without_resolvers() {
     // agent-llm brings reqwest and hyper to the workspace: neither the validator nor
     // agent-core may depend on them.
     let lock = include_str!("../../../Cargo.lock");
-    for package in ["jsonschema", "referencing", "agent-core"] {
+    for package in ["jsonschema", "referencing", "agent-contracts-core"] {
         let dependencies = locked_dependencies(lock, package);
         for crate_name in ["reqwest", "ureq", "hyper"] {
             assert!(
@@ -259,7 +259,7 @@ fn the_validator_is_built_without_resolvers() {
         }
     }
     assert!(!lock.contains("name = \"ureq\""), "ureq is in Cargo.lock");
-    let llm = locked_dependencies(lock, "agent-llm");
+    let llm = locked_dependencies(lock, "agent-contracts-llm");
     assert!(
         llm.iter().any(|d| d.starts_with("reqwest")),
         "the check reads the lock"
@@ -288,12 +288,12 @@ fn documents_held_in_memory_are_the_only_ones_resolved() {
         Contract::with_documents("docs", ContractKind::Input, with_ref(held), documents()).unwrap();
     assert!(
         contract
-            .check(&json!({"x": "a"}), &agent_core::Limits::default())
+            .check(&json!({"x": "a"}), &agent_contracts::Limits::default())
             .is_ok()
     );
     assert!(
         contract
-            .check(&json!({"x": ""}), &agent_core::Limits::default())
+            .check(&json!({"x": ""}), &agent_contracts::Limits::default())
             .is_err()
     );
     // A document that is not held is refused, not fetched; also from inside a held document.

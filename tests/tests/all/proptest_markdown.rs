@@ -4,7 +4,7 @@
 //! the template itself made: no value forges structure. And the output stays linear in the
 //! input.
 //!
-//! (a) `agent_core::to_markdown` inside a fixed frame (a heading, the value, a rule),
+//! (a) `agent_contracts::to_markdown` inside a fixed frame (a heading, the value, a rule),
 //! and `to_markdown_line` inside a heading; (b) the plan generator's prompt, rendered from
 //! arbitrary `output` objects and arbitrary strings wherever its contract allows them
 //! (`target_url`, `task_name`, `description`; `agent_name` is an enum); (c) the default
@@ -12,9 +12,9 @@
 
 use crate::agent_fuzz;
 
-use agent_core::__private::to_markdown_line;
-use agent_core::to_markdown;
-use agent_core::{Limits, ToolCall};
+use agent_contracts::__private::to_markdown_line;
+use agent_contracts::to_markdown;
+use agent_contracts::{Limits, ToolCall};
 use agent_fuzz::{Structure, depth, structure, top_level_entries};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -260,12 +260,12 @@ proptest! {
             &outputs,
         );
         // The derive renders the same prompt.
-        let checked = agent_core::check_call::<agent_fuzz::PlanGeneratorAgent>(
+        let checked = agent_contracts::check_call::<agent_fuzz::PlanGeneratorAgent>(
             &text,
             &Limits::default(),
         )
         .unwrap();
-        let derived = <agent_fuzz::PlanGeneratorAgent as agent_core::Agent>::render_user_prompt(
+        let derived = <agent_fuzz::PlanGeneratorAgent as agent_contracts::Agent>::render_user_prompt(
             &checked.call,
             &checked.input,
         )
@@ -283,7 +283,7 @@ proptest! {
         kwargs.insert("task".into(), json!("Do it"));
         kwargs.insert("context".into(), context);
         let call = ToolCall::from_value(Value::Object(kwargs), &Limits::default()).unwrap();
-        let prompt = agent_core::__private::default_user_prompt(&call.task, call.context().as_object().unwrap());
+        let prompt = agent_contracts::__private::default_user_prompt(&call.task, call.context().as_object().unwrap());
         agent_fuzz::check_default_prompt(&call, &prompt);
     }
 }
@@ -313,7 +313,7 @@ proptest! {
         key in text(),
     ) {
         for text in [value.to_string(), serde_json::to_string_pretty(&value).unwrap()] {
-            let raw: agent_core::RawJson = serde_json::from_str(&text).unwrap();
+            let raw: agent_contracts::RawJson = serde_json::from_str(&text).unwrap();
             let walked: Box<serde_json::value::RawValue> = serde_json::from_str(&text).unwrap();
             prop_assert_eq!(
                 in_every_slot(&raw, &key),

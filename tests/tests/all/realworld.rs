@@ -9,7 +9,7 @@
 //! with `UPDATE_GOLDEN=1`): every error names the file, `line:col` and what to change.
 #![deny(warnings)]
 
-use agent_core::{Agent, AgentInput, PathSegment, ToolCall};
+use agent_contracts::{Agent, AgentInput, PathSegment, ToolCall};
 use serde::Deserialize as _;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -23,7 +23,7 @@ struct IntegerFloat;
 /// reports each warning at the schema's literal as a `deprecated` one, allowed here alone.
 #[allow(deprecated)]
 mod warned {
-    use agent_core::Agent;
+    use agent_contracts::Agent;
 
     #[derive(Agent)]
     #[agent(input = "fixtures/realworld/default_mismatch.schema.json")]
@@ -81,9 +81,11 @@ fn display(path: &Path) -> String {
     relative.display().to_string()
 }
 
-fn generate(path: &Path) -> Result<agent_codegen::GeneratedTypes, Vec<agent_codegen::SchemaError>> {
+fn generate(
+    path: &Path,
+) -> Result<agent_contracts_codegen::GeneratedTypes, Vec<agent_contracts_codegen::SchemaError>> {
     let text = std::fs::read_to_string(path).expect("schema file");
-    agent_codegen::generate_types(&text, &display(path), "Root")
+    agent_contracts_codegen::generate_types(&text, &display(path), "Root")
 }
 
 #[test]
@@ -158,7 +160,7 @@ fn refused_schemas_name_file_line_col_and_what_to_change() {
 }
 
 /// Checks and types `context` as a call of `A`, and returns the typed input serialized back.
-fn typed<A: Agent>(context: &Value) -> Result<Value, agent_core::RetryError>
+fn typed<A: Agent>(context: &Value) -> Result<Value, agent_contracts::RetryError>
 where
     A::Input: Serialize,
 {
@@ -167,9 +169,9 @@ where
     kwargs.extend(context.as_object().expect("an object").clone());
     let call = ToolCall::from_json_str(
         &Value::Object(kwargs).to_string(),
-        &agent_core::Limits::default(),
+        &agent_contracts::Limits::default(),
     )?;
-    let input = A::Input::from_call(&call, &agent_core::Limits::default())?;
+    let input = A::Input::from_call(&call, &agent_contracts::Limits::default())?;
     Ok(serde_json::to_value(&input).expect("typed input serializes"))
 }
 
@@ -313,7 +315,7 @@ fn one_verdict<A: Agent>(base: &Value) {
             let mut instance = base.clone();
             instance[name.as_str()] = probe;
             if contract
-                .check(&instance, &agent_core::Limits::default())
+                .check(&instance, &agent_contracts::Limits::default())
                 .is_err()
             {
                 continue;
@@ -321,7 +323,7 @@ fn one_verdict<A: Agent>(base: &Value) {
             checked += 1;
             if let Err(e) = A::Input::deserialize(&instance) {
                 let error =
-                    contract.deserialize_error(&instance, &e, &agent_core::Limits::default());
+                    contract.deserialize_error(&instance, &e, &agent_contracts::Limits::default());
                 assert!(
                     !error.path.is_empty(),
                     "{}: the schema accepts {instance} but the type refuses it: {e}",

@@ -1,14 +1,14 @@
 //! A catastrophic pattern (`^(a+)+$`) on a long input (100,000 `a`s and a `b`) is refused in
 //! linear time, both by the validator (`Contract`) and by the generated type (the derive's
-//! newtype calls `agent_core::__private::regress::Regex`, backed by the linear-time `regex`
+//! newtype calls `agent_contracts::__private::regress::Regex`, backed by the linear-time `regex`
 //! crate). A backtracking engine would take about 2^100,000 steps here: that these tests
 //! finish at all is the point. No timing assertions.
 
-use agent_core::{Contract, ContractKind, DynAgent, Limits, PathSegment};
+use agent_contracts::{Contract, ContractKind, DynAgent, Limits, PathSegment};
 use serde_json::{Value, json};
 
 /// Takes a word made of `a`s.
-#[derive(agent_core::Agent)]
+#[derive(agent_contracts::Agent)]
 #[agent(
     name = "regex_agent",
     description = "Takes a word made of a's",
@@ -26,7 +26,10 @@ fn evil() -> String {
 fn the_validator_refuses_it_in_linear_time() {
     let contract = Contract::from_json_str("regex", ContractKind::Input, SCHEMA).unwrap();
     let error = contract
-        .check(&json!({ "word": evil() }), &agent_core::Limits::default())
+        .check(
+            &json!({ "word": evil() }),
+            &agent_contracts::Limits::default(),
+        )
         .unwrap_err();
     assert_eq!(error.errors.len(), 1);
     assert_eq!(error.path, [PathSegment::Key("word".into())]);
@@ -43,7 +46,7 @@ fn the_validator_refuses_it_in_linear_time() {
         contract
             .check(
                 &json!({ "word": "a".repeat(100_000) }),
-                &agent_core::Limits::default()
+                &agent_contracts::Limits::default()
             )
             .is_ok()
     );
@@ -88,14 +91,20 @@ fn pattern_properties_keys_are_linear_too() {
     instance.insert(evil(), json!(1));
     assert!(
         contract
-            .check(&Value::Object(instance), &agent_core::Limits::default())
+            .check(
+                &Value::Object(instance),
+                &agent_contracts::Limits::default()
+            )
             .is_err()
     );
     let mut instance = serde_json::Map::new();
     instance.insert("a".repeat(100_000), json!(1));
     assert!(
         contract
-            .check(&Value::Object(instance), &agent_core::Limits::default())
+            .check(
+                &Value::Object(instance),
+                &agent_contracts::Limits::default()
+            )
             .is_ok()
     );
 }

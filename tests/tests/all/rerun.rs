@@ -1,11 +1,11 @@
 //! Reruns: an output retry and a redo a human asked for both get the previous attempt, so the
 //! rerun's prompt names the error and differs from the first prompt.
 
-use agent_core::__private::describe_retry_error;
-use agent_core::Event;
-use agent_core::PreviousAttempt;
-use agent_core::{Config, DynAgent, Error, Message, Role, Runtime, ScriptedModel, Side};
-use agent_core::{ContextId, ContextIdGenerator};
+use agent_contracts::__private::describe_retry_error;
+use agent_contracts::Event;
+use agent_contracts::PreviousAttempt;
+use agent_contracts::{Config, DynAgent, Error, Message, Role, Runtime, ScriptedModel, Side};
+use agent_contracts::{ContextId, ContextIdGenerator};
 use agent_tests::{DiscoveryAgent, GOLDEN, KWARGS, PlanGeneratorAgent, block_on};
 use std::sync::Arc;
 
@@ -192,7 +192,7 @@ fn a_redo_is_a_new_call_whose_prompt_shows_the_previous_attempt() {
         .with_error("You listed no elements; the page has a login form.");
     assert_eq!(previous.context_id, first.context_id);
     assert_eq!(previous.attempt, 1);
-    let redo = agent_core::CallOptions {
+    let redo = agent_contracts::CallOptions {
         previous: Some(&previous),
         ..Default::default()
     };
@@ -341,7 +341,7 @@ fn retry_errors_are_described_with_every_violation() {
     let error = PlanGeneratorAgent
         .check_output(
             &serde_json::from_str(BAD_PLAN).unwrap(),
-            &agent_core::Limits::default(),
+            &agent_contracts::Limits::default(),
         )
         .unwrap_err();
     let text = describe_retry_error(&error);
@@ -353,7 +353,8 @@ fn retry_errors_are_described_with_every_violation() {
         text.lines().filter(|l| l.starts_with("- at `/")).count(),
         error.errors.len()
     );
-    let single = agent_core::RetryError::call(agent_core::ErrorKind::NotJson, "bad", "fix it");
+    let single =
+        agent_contracts::RetryError::call(agent_contracts::ErrorKind::NotJson, "bad", "fix it");
     assert_eq!(
         describe_retry_error(&single),
         "Tool call arguments are not valid JSON: bad"

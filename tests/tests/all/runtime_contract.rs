@@ -1,8 +1,8 @@
 //! Input and output contracts of the plan generator: the retry error, exactly (spec items 2
 //! and 7).
 
-use agent_core::{Agent, AgentInput};
-use agent_core::{Contract, ContractKind, ErrorKind, PathSegment, RetryError, ToolCall};
+use agent_contracts::{Agent, AgentInput};
+use agent_contracts::{Contract, ContractKind, ErrorKind, PathSegment, RetryError, ToolCall};
 use agent_tests::{PlanGeneratorAgent, RETRY_KEYS};
 use serde_json::{Value, json};
 
@@ -34,7 +34,7 @@ fn described(pointer: &str) -> Value {
 
 /// Checks the kwargs text's merged context against the input contract.
 fn check_input(kwargs: &str) -> RetryError {
-    let call = ToolCall::from_json_str(kwargs, &agent_core::Limits::default()).unwrap();
+    let call = ToolCall::from_json_str(kwargs, &agent_contracts::Limits::default()).unwrap();
     input().check_call(&call, &Default::default()).unwrap_err()
 }
 
@@ -88,13 +88,13 @@ fn the_schemas_compile_and_know_their_required_fields() {
 #[test]
 fn a_valid_context_passes() {
     assert_eq!(
-        input().check(&valid_context(), &agent_core::Limits::default()),
+        input().check(&valid_context(), &agent_contracts::Limits::default()),
         Ok(())
     );
     let kwargs = include_str!("../../fixtures/plan_generator/kwargs.json");
-    let call = ToolCall::from_json_str(kwargs, &agent_core::Limits::default()).unwrap();
+    let call = ToolCall::from_json_str(kwargs, &agent_contracts::Limits::default()).unwrap();
     assert_eq!(
-        input().check(call.context(), &agent_core::Limits::default()),
+        input().check(call.context(), &agent_contracts::Limits::default()),
         Ok(())
     );
 }
@@ -154,7 +154,7 @@ fn an_empty_collected_information_names_the_invalid_field() {
     let mut context = valid_context();
     context["collected_information"] = json!([]);
     let e = input()
-        .check(&context, &agent_core::Limits::default())
+        .check(&context, &agent_contracts::Limits::default())
         .unwrap_err();
     let json = e.to_json();
     assert_eq!(keys(&json), RETRY_KEYS);
@@ -192,7 +192,7 @@ fn a_bad_agent_name_is_located_and_described_through_the_ref() {
     let mut context = valid_context();
     context["collected_information"][0]["agent_name"] = json!("bogus_agent");
     let e = input()
-        .check(&context, &agent_core::Limits::default())
+        .check(&context, &agent_contracts::Limits::default())
         .unwrap_err();
     let message =
         r#""bogus_agent" is not one of "discovery_agent", "selector_agent" or 2 other candidates"#;
@@ -239,7 +239,7 @@ fn a_missing_nested_field_is_described_by_its_own_property() {
         .unwrap()
         .remove("output");
     let e = input()
-        .check(&context, &agent_core::Limits::default())
+        .check(&context, &agent_contracts::Limits::default())
         .unwrap_err();
     assert_eq!(e.missing_fields, Vec::<String>::new());
     assert_eq!(
@@ -326,7 +326,7 @@ fn at_most_twenty_errors_are_listed() {
     let mut context = valid_context();
     context["collected_information"] = Value::Array(items);
     let e = input()
-        .check(&context, &agent_core::Limits::default())
+        .check(&context, &agent_contracts::Limits::default())
         .unwrap_err();
     assert_eq!(e.errors.len(), 20);
     for (i, v) in e.errors.iter().enumerate() {
@@ -373,7 +373,7 @@ fn a_huge_wrong_value_is_not_echoed() {
     let mut context = valid_context();
     context["collected_information"] = json!(huge);
     let e = input()
-        .check(&context, &agent_core::Limits::default())
+        .check(&context, &agent_contracts::Limits::default())
         .unwrap_err();
     assert_echo_bounded(&e, &huge);
     let prefix = format!("\"{}…", &huge[..199]);
@@ -392,7 +392,7 @@ fn a_huge_wrong_value_is_not_echoed() {
     context["target_url"] = json!(vec![huge.as_str(); 3]);
     context["task_name"] = json!({ huge.as_str(): 1 });
     let e = input()
-        .check(&context, &agent_core::Limits::default())
+        .check(&context, &agent_contracts::Limits::default())
         .unwrap_err();
     assert_eq!(e.errors.len(), 4);
     assert_echo_bounded(&e, &huge);
@@ -415,7 +415,7 @@ fn a_huge_unexpected_key_is_not_echoed() {
         huge.as_str(): 1,
     });
     let e = output()
-        .check(&answer, &agent_core::Limits::default())
+        .check(&answer, &agent_contracts::Limits::default())
         .unwrap_err();
     assert_eq!(e.errors.len(), 1);
     assert_echo_bounded(&e, &huge);
@@ -448,7 +448,7 @@ fn many_unexpected_keys_are_listed_within_the_bound() {
         "y": 2,
     });
     let e = output()
-        .check(&answer, &agent_core::Limits::default())
+        .check(&answer, &agent_contracts::Limits::default())
         .unwrap_err();
     assert_eq!(
         e.validation_message,
@@ -458,7 +458,7 @@ fn many_unexpected_keys_are_listed_within_the_bound() {
         answer[format!("extra_{i:04}")] = json!(i);
     }
     let e = output()
-        .check(&answer, &agent_core::Limits::default())
+        .check(&answer, &agent_contracts::Limits::default())
         .unwrap_err();
     // In the `Value`'s sorted order.
     let list: String = (0..100)
@@ -485,7 +485,10 @@ fn a_huge_key_failing_property_names_is_masked() {
     .unwrap();
     let huge = "k".repeat(10 * 1024);
     let e = contract
-        .check(&json!({ huge.as_str(): 1 }), &agent_core::Limits::default())
+        .check(
+            &json!({ huge.as_str(): 1 }),
+            &agent_contracts::Limits::default(),
+        )
         .unwrap_err();
     assert_echo_bounded(&e, &huge);
     assert_eq!(
@@ -498,7 +501,7 @@ fn a_huge_key_failing_property_names_is_masked() {
 fn a_wrong_answer_breaks_the_output_contract() {
     let answer = json!({"plan_file_path": "", "status": "done", "extra": 1});
     let e = output()
-        .check(&answer, &agent_core::Limits::default())
+        .check(&answer, &agent_contracts::Limits::default())
         .unwrap_err();
     assert_eq!(e.kind, ErrorKind::OutputContract);
     let output_schema: Value = serde_json::from_str(OUTPUT_SCHEMA).unwrap();
@@ -545,7 +548,7 @@ fn a_wrong_answer_breaks_the_output_contract() {
 #[test]
 fn an_answer_that_is_not_an_object_breaks_the_output_contract() {
     let e = output()
-        .check(&json!("plans/a.md"), &agent_core::Limits::default())
+        .check(&json!("plans/a.md"), &agent_contracts::Limits::default())
         .unwrap_err();
     assert_eq!(
         e.to_json(),
@@ -575,7 +578,7 @@ fn a_right_answer_passes_the_output_contract() {
         "agent_response_content": "Plan written; two steps lack selectors."
     });
     assert_eq!(
-        output().check(&answer, &agent_core::Limits::default()),
+        output().check(&answer, &agent_contracts::Limits::default()),
         Ok(())
     );
 }
@@ -584,7 +587,7 @@ fn a_right_answer_passes_the_output_contract() {
 fn a_deserialize_error_has_the_same_shape() {
     let context = valid_context();
     let serde_error = serde_json::from_str::<u8>("\"x\"").unwrap_err();
-    let e = input().deserialize_error(&context, &serde_error, &agent_core::Limits::default());
+    let e = input().deserialize_error(&context, &serde_error, &agent_contracts::Limits::default());
     let json = e.to_json();
     assert_eq!(keys(&json), RETRY_KEYS);
     assert_eq!(json["error"], json!("Input contract validation failed"));

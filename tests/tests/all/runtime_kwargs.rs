@@ -1,13 +1,13 @@
 //! Tool-call kwargs: reserved keys, merging into the context, key order, and every bad input
 //! turned into a retry error of one shape (spec items 1 and 3).
 
-use agent_core::{ErrorKind, Limits, RetryError, ToolCall};
+use agent_contracts::{ErrorKind, Limits, RetryError, ToolCall};
 use agent_tests::RETRY_KEYS;
 use serde_json::{Value, json};
 
 /// The retry error's JSON keys, in order.
 fn call(text: &str) -> ToolCall {
-    ToolCall::from_json_str(text, &agent_core::Limits::default())
+    ToolCall::from_json_str(text, &agent_contracts::Limits::default())
         .unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 
@@ -17,7 +17,7 @@ fn context_text(text: &str) -> String {
 }
 
 fn err(text: &str) -> RetryError {
-    match ToolCall::from_json_str(text, &agent_core::Limits::default()) {
+    match ToolCall::from_json_str(text, &agent_contracts::Limits::default()) {
         Ok(call) => panic!("{text:.200}: accepted as {call:?}"),
         Err(e) => e,
     }
@@ -400,7 +400,7 @@ fn deep_nesting_inside_a_stringified_context_counts_like_an_object_context() {
         let stringified = serde_json::to_string(&json!({"task": "t", "context": object})).unwrap();
         let accepted = depth < 64;
         for text in [&direct, &stringified] {
-            match ToolCall::from_json_str(text, &agent_core::Limits::default()) {
+            match ToolCall::from_json_str(text, &agent_contracts::Limits::default()) {
                 Ok(c) => {
                     assert!(accepted, "depth {depth} accepted: {text}");
                     assert_eq!(c.context().as_object().unwrap().len(), 1);

@@ -1,7 +1,7 @@
 //! JSON to markdown in the nested-list format, and values that try to forge the prompt's
 //! structure, checked with a CommonMark parser (spec item 5).
 
-use agent_core::to_markdown;
+use agent_contracts::to_markdown;
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -12,7 +12,7 @@ fn md(value: &Value) -> String {
 
 /// Keeps JSON text as written (its key order, its numbers' text) and renders it.
 fn md_text(json: &str) -> String {
-    let raw: agent_core::RawJson = serde_json::from_str(json).unwrap();
+    let raw: agent_contracts::RawJson = serde_json::from_str(json).unwrap();
     to_markdown(&raw).unwrap()
 }
 

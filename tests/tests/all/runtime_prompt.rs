@@ -1,11 +1,11 @@
 //! The default user prompt (spec item 4), and one prompt whatever way the parent sent the data
 //! (spec item 6).
 
-use agent_core::__private::askama::Template;
-use agent_core::__private::{default_call_prompt, default_user_prompt};
-use agent_core::RawObject;
-use agent_core::ToolCall;
-use agent_core::filters;
+use agent_contracts::__private::askama::Template;
+use agent_contracts::__private::{default_call_prompt, default_user_prompt};
+use agent_contracts::RawObject;
+use agent_contracts::ToolCall;
+use agent_contracts::filters;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -17,7 +17,9 @@ fn map(json: &str) -> Map<String, Value> {
 /// context as the parent wrote it.
 fn prompt(task: &str, context: &str) -> String {
     let kwargs = format!(r#"{{"task": {}, "context": {context}}}"#, json!(task));
-    default_call_prompt(&ToolCall::from_json_str(&kwargs, &agent_core::Limits::default()).unwrap())
+    default_call_prompt(
+        &ToolCall::from_json_str(&kwargs, &agent_contracts::Limits::default()).unwrap(),
+    )
 }
 
 // ---- 4. the default user prompt -----------------------------------------------------------
@@ -48,7 +50,7 @@ fn no_context_is_the_task_alone() {
     assert_eq!(default_user_prompt("", &Map::new()), "");
     let call = ToolCall::from_json_str(
         r#"{"task": "Plan it", "context": {}}"#,
-        &agent_core::Limits::default(),
+        &agent_contracts::Limits::default(),
     )
     .unwrap();
     assert_eq!(
@@ -120,7 +122,7 @@ fn strings_are_json_escaped_inside_the_fence() {
 fn the_plan_generator_call_gives_the_golden_default_prompt() {
     let call = ToolCall::from_json_str(
         include_str!("../../fixtures/plan_generator/kwargs.json"),
-        &agent_core::Limits::default(),
+        &agent_contracts::Limits::default(),
     )
     .unwrap();
     assert_eq!(
@@ -140,7 +142,7 @@ struct Item {
 
 /// The hand-written plan generator template of `markdown_path.rs`.
 #[derive(Template)]
-#[template(path = "agents/plan_generator_user.md", escape = "none", askama = agent_core::__private::askama)]
+#[template(path = "agents/plan_generator_user.md", escape = "none", askama = agent_contracts::__private::askama)]
 struct Prompt<'a> {
     task: &'a str,
     target_url: &'a str,
@@ -261,7 +263,7 @@ fn flat_nested_stringified_and_mixed_data_give_one_prompt() {
     let golden_template = include_str!("../../fixtures/plan_generator/expected_user_prompt.md");
     let expected: Value = serde_json::from_str(&context).unwrap();
     for (form, text) in &forms {
-        let call = ToolCall::from_json_str(text, &agent_core::Limits::default())
+        let call = ToolCall::from_json_str(text, &agent_contracts::Limits::default())
             .unwrap_or_else(|e| panic!("{form}: {e}"));
         assert_eq!(call.task, "Generate Crawl Plan", "{form}");
         assert_eq!(call.context(), &expected, "{form}");
@@ -289,7 +291,7 @@ fn a_flat_key_overrides_a_stale_one_in_context() {
         ("context", &stale),
         ("target_url", &url),
     ]);
-    let call = ToolCall::from_json_str(&text, &agent_core::Limits::default()).unwrap();
+    let call = ToolCall::from_json_str(&text, &agent_contracts::Limits::default()).unwrap();
     assert_eq!(
         template_prompt(&call),
         include_str!("../../fixtures/plan_generator/expected_user_prompt.md")
@@ -299,7 +301,7 @@ fn a_flat_key_overrides_a_stale_one_in_context() {
 #[test]
 fn the_markdown_filter_is_usable_from_templates() {
     #[derive(Template)]
-    #[template(source = "{{ v|markdown }}", ext = "md", escape = "none", askama = agent_core::__private::askama)]
+    #[template(source = "{{ v|markdown }}", ext = "md", escape = "none", askama = agent_contracts::__private::askama)]
     struct One<'a> {
         v: &'a Value,
     }

@@ -4,7 +4,7 @@
 //! typed partials, a retry, then the checked output; answers delivered whole are unchanged,
 //! and a workflow step (which may ask a question) is checked only once complete.
 
-use agent_core::{
+use agent_contracts::{
     Config, Delivery, Event, Runtime, ScriptedModel, StreamEvent, Streamed, Workflow,
     WorkflowOutcome,
 };

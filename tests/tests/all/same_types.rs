@@ -1,13 +1,13 @@
 //! The derive and the build script generate the same types from the same schema: the plan
-//! generator through `#[derive(Agent)]` here, and through `agent_codegen::Builder` in
+//! generator through `#[derive(Agent)]` here, and through `agent_contracts_codegen::Builder` in
 //! agent-examples' build script, type the same data the same way, and the two front ends
 //! emit the same code.
 
-use agent_core::AgentInput;
+use agent_contracts::AgentInput;
 use std::path::Path;
 
 /// Generates a crawl plan from the sub-agents' collected information
-#[derive(agent_core::Agent)]
+#[derive(agent_contracts::Agent)]
 #[agent(
     name = "plan_generator_agent",
     input = "../schemas/plan_generator_agent/input.schema.json",
@@ -22,14 +22,17 @@ const KWARGS: &str = include_str!("../../fixtures/plan_generator/kwargs.json");
 
 #[test]
 fn both_front_ends_type_the_fixture_alike() {
-    let call = agent_core::ToolCall::from_json_str(KWARGS, &agent_core::Limits::default()).unwrap();
+    let call =
+        agent_contracts::ToolCall::from_json_str(KWARGS, &agent_contracts::Limits::default())
+            .unwrap();
     let derived = plan_generator_agent::PlanGeneratorAgentInput::from_call(
         &call,
-        &agent_core::Limits::default(),
+        &agent_contracts::Limits::default(),
     )
     .unwrap();
     let generated =
-        built::PlanGeneratorAgentInput::from_call(&call, &agent_core::Limits::default()).unwrap();
+        built::PlanGeneratorAgentInput::from_call(&call, &agent_contracts::Limits::default())
+            .unwrap();
     assert_eq!(format!("{derived:#?}"), format!("{generated:#?}"));
     let derived = serde_json::to_value(&derived).unwrap();
     assert_eq!(derived, serde_json::to_value(&generated).unwrap());
@@ -43,11 +46,14 @@ fn both_front_ends_type_an_answer_alike() {
         "status": "success",
         "agent_response_content": "Four steps, all selectors verified",
     });
-    let derived =
-        agent_core::check_output::<PlanGeneratorAgent>(&answer, &agent_core::Limits::default())
-            .unwrap();
+    let derived = agent_contracts::check_output::<PlanGeneratorAgent>(
+        &answer,
+        &agent_contracts::Limits::default(),
+    )
+    .unwrap();
     let generated =
-        agent_core::check_output::<BuiltAgent>(&answer, &agent_core::Limits::default()).unwrap();
+        agent_contracts::check_output::<BuiltAgent>(&answer, &agent_contracts::Limits::default())
+            .unwrap();
     assert_eq!(format!("{derived:#?}"), format!("{generated:#?}"));
     assert_eq!(
         serde_json::to_value(&derived).unwrap(),
@@ -58,8 +64,8 @@ fn both_front_ends_type_an_answer_alike() {
 #[test]
 fn both_front_ends_reject_alike() {
     let kwargs = r#"{"task": "Generate plan", "target_url": "", "task_name": "x"}"#;
-    let derived = agent_core::check_call::<PlanGeneratorAgent>(kwargs, &Default::default());
-    let generated = agent_core::check_call::<BuiltAgent>(kwargs, &Default::default());
+    let derived = agent_contracts::check_call::<PlanGeneratorAgent>(kwargs, &Default::default());
+    let generated = agent_contracts::check_call::<BuiltAgent>(kwargs, &Default::default());
     assert_eq!(
         derived.unwrap_err().to_json(),
         generated.unwrap_err().to_json()
@@ -83,8 +89,9 @@ fn both_front_ends_emit_the_same_code() {
         )]
         pub struct PlanGeneratorAgent;
     };
-    let derived: syn::File = syn::parse2(agent_codegen::derive::derive_agent(&derive)).unwrap();
-    let built = agent_codegen::Builder::new(root.join("../schemas"))
+    let derived: syn::File =
+        syn::parse2(agent_contracts_codegen::derive::derive_agent(&derive)).unwrap();
+    let built = agent_contracts_codegen::Builder::new(root.join("../schemas"))
         .generate()
         .unwrap();
     let built: syn::File = syn::parse_str(&built).unwrap();
@@ -127,7 +134,7 @@ fn both_front_ends_emit_the_same_code() {
                 syn::Item::Const(c) => Some(quote::quote!(#c)),
                 _ => None,
             })
-            .map(|tokens| agent_codegen::pretty(&tokens))
+            .map(|tokens| agent_contracts_codegen::pretty(&tokens))
             .find(|text| text.contains("Agent for PlanGeneratorAgent"))
             .expect("the `Agent` impl")
     };
@@ -203,5 +210,5 @@ fn normalized(mut module: syn::ItemMod) -> String {
             *c.expr = syn::parse_quote!("<schema>");
         }
     }
-    agent_codegen::pretty(&quote::quote!(#module))
+    agent_contracts_codegen::pretty(&quote::quote!(#module))
 }

@@ -1,5 +1,5 @@
 //! The official JSON-Schema-Test-Suite, draft 2020-12, through the project's own validator
-//! configuration: `agent_core::Contract::new(.., schema)` and then `check`, exactly as every
+//! configuration: `agent_contracts::Contract::new(.., schema)` and then `check`, exactly as every
 //! agent's contract runs (offline, patterns on the linear-time `regex` engine).
 //!
 //! The suite is vendored under `tests/fixtures/JSON-Schema-Test-Suite/` (with its LICENSE; see
@@ -12,7 +12,7 @@
 //! from memory through `Contract::with_documents`: nothing is fetched (contracts are offline),
 //! and schemas that do not name a remote go through `Contract::new`.
 
-use agent_core::{Contract, ContractKind};
+use agent_contracts::{Contract, ContractKind};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -113,7 +113,7 @@ fn run_files(files: &[PathBuf], skipped: &[(&str, &str, &str)]) -> Tally {
                 let expected = test["valid"].as_bool().unwrap();
                 let outcome = match &contract {
                     Ok(contract) => {
-                        let limits = agent_core::Limits::default();
+                        let limits = agent_contracts::Limits::default();
                         let by_value = contract.check(&test["data"], &limits);
                         for text in [
                             test["data"].to_string(),

@@ -16,7 +16,7 @@ fn closed_port() -> u16 {
 async fn a_closed_postgres_port_is_named_with_what_to_check() {
     let port = closed_port();
     let url = format!("postgres://app:s3cret@127.0.0.1:{port}/runs");
-    let Err(error) = agent_store::open(&url).await else {
+    let Err(error) = agent_contracts::store::open(&url).await else {
         panic!("nothing listens on {port}");
     };
     let text = error.to_string();
@@ -54,7 +54,7 @@ async fn a_silent_postgres_server_times_out_and_says_so() {
     });
     let url =
         format!("postgres://app:s3cret@127.0.0.1:{port}/runs?connect_timeout=1&sslmode=disable");
-    let Err(error) = agent_store::open(&url).await else {
+    let Err(error) = agent_contracts::store::open(&url).await else {
         panic!("the server never answers");
     };
     assert_eq!(
@@ -66,10 +66,11 @@ async fn a_silent_postgres_server_times_out_and_says_so() {
         )
     );
     silent.abort();
-    let bad = agent_store::open("postgres://app:s3cret@127.0.0.1:1/runs?connect_timeout=soon")
-        .await
-        .err()
-        .unwrap();
+    let bad =
+        agent_contracts::store::open("postgres://app:s3cret@127.0.0.1:1/runs?connect_timeout=soon")
+            .await
+            .err()
+            .unwrap();
     assert_eq!(
         bad.to_string(),
         "store backend failed: PostgreSQL store `postgres://app:***@127.0.0.1:1/runs?connect_timeout=soon`: \
@@ -81,7 +82,8 @@ async fn a_silent_postgres_server_times_out_and_says_so() {
 async fn an_unopenable_sqlite_path_is_named() {
     let dir = crate::stores::temp_dir("unopenable");
     let path = dir.join("no-such-folder").join("runs.db");
-    let Err(error) = agent_store::open(&format!("sqlite:{}", path.display())).await else {
+    let Err(error) = agent_contracts::store::open(&format!("sqlite:{}", path.display())).await
+    else {
         panic!("its folder does not exist");
     };
     let text = error.to_string();
@@ -110,8 +112,8 @@ async fn a_failing_query_names_the_store() {
         .filename(&path)
         .create_if_missing(true);
     let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
-    let store = agent_store::SqliteStore::from_pool(pool.clone());
-    let error = agent_core::CheckpointStore::load(&store, "any")
+    let store = agent_contracts::store::SqliteStore::from_pool(pool.clone());
+    let error = agent_contracts::CheckpointStore::load(&store, "any")
         .await
         .unwrap_err();
     assert!(

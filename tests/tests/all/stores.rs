@@ -1,13 +1,13 @@
 //! One suite, run against every store: memory, file, SQLite in a temp dir, and PostgreSQL
 //! when `DATABASE_URL` is set (each test in its own schema).
 
-use agent_core::{BoxFuture, ChatRequest, ChatResponse, ModelError};
-use agent_core::{ChatModel, Error, ScriptedModel};
-use agent_core::{CheckpointStore, Lease, MemoryStore, RunRecord, RunStatus, StoreError};
-use agent_core::{WorkflowOutcome, WorkflowState};
+use agent_contracts::store::FileStore;
+use agent_contracts::store::{PostgresStore, SqliteStore};
+use agent_contracts::{BoxFuture, ChatRequest, ChatResponse, ModelError};
+use agent_contracts::{ChatModel, Error, ScriptedModel};
+use agent_contracts::{CheckpointStore, Lease, MemoryStore, RunRecord, RunStatus, StoreError};
+use agent_contracts::{WorkflowOutcome, WorkflowState};
 use agent_examples::event_planning::{self, HUMAN_ANSWER, PLAN, REQUEST};
-use agent_store::FileStore;
-use agent_store::{PostgresStore, SqliteStore};
 use std::path::PathBuf;
 use std::str::FromStr as _;
 use std::sync::Arc;
@@ -27,7 +27,7 @@ pub(crate) fn temp_dir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "agent-store-{tag}-{}-{n}-{}",
         std::process::id(),
-        agent_core::__private::now_ms()
+        agent_contracts::__private::now_ms()
     ));
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -80,7 +80,7 @@ pub(crate) fn postgres() -> Option<(Opener, Cleanup)> {
         "t{}_{}_{}",
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed),
-        agent_core::__private::now_ms()
+        agent_contracts::__private::now_ms()
     );
     let (url2, schema2) = (url.clone(), schema.clone());
     let open: Opener = Box::new(move || {
@@ -369,7 +369,7 @@ async fn crash_resumes_from_last_completed_step(open: Opener) {
     assert_eq!(done, ["venue_agent", "budget_agent"]);
 
     // A new process: only catering onward is scripted, so the finished steps are not rerun.
-    let question = agent_core::Message::assistant(
+    let question = agent_contracts::Message::assistant(
         r#"{"user_input_needed": true, "user_prompt": "Do any guests have dietary restrictions?"}"#,
     );
     let model = ScriptedModel::default().script("catering_agent", [question]);
@@ -429,7 +429,7 @@ async fn transient_errors_lose_nothing(open: Opener) {
     let runs = listed(&*open().await).await;
     let stored = runs.iter().find(|r| r.run_id != id).unwrap();
     assert_eq!(stored.status, RunStatus::Running);
-    let question = agent_core::Message::assistant(
+    let question = agent_contracts::Message::assistant(
         r#"{"user_input_needed": true, "user_prompt": "Do any guests have dietary restrictions?"}"#,
     );
     let model = ScriptedModel::default().script("catering_agent", [question]);
@@ -569,7 +569,7 @@ async fn sqlite_version_1_is_upgraded() {
             .fetch_all(store.pool())
             .await
             .unwrap();
-    assert_eq!(versions, [1, agent_store::SCHEMA_VERSION]);
+    assert_eq!(versions, [1, agent_contracts::store::SCHEMA_VERSION]);
     store.pool().close().await;
     // Opened again, nothing is added twice.
     let again = SqliteStore::open(&url).await.unwrap();
@@ -622,7 +622,7 @@ async fn postgres_raw_rows_are_refused() {
     let schema = format!(
         "raw{}_{}",
         std::process::id(),
-        agent_core::__private::now_ms()
+        agent_contracts::__private::now_ms()
     );
     let store = PostgresStore::connect_in_schema(&url, Some(&schema))
         .await
@@ -695,7 +695,7 @@ async fn leases_expire_and_runs_are_taken_over(open: Opener) {
         (RunStatus::Running, 2, 0)
     );
     assert_eq!(held.owner.as_deref(), Some("worker-a"));
-    assert!(held.lease_until_ms >= agent_core::__private::now_ms() + 200);
+    assert!(held.lease_until_ms >= agent_contracts::__private::now_ms() + 200);
     assert_eq!(store.claim_next("event_planning", &b).await.unwrap(), None);
     store.renew("leased-run", &a).await.unwrap();
     let refused = store.renew("leased-run", &b).await.unwrap_err();
@@ -826,7 +826,7 @@ async fn a_dead_workers_run_is_finished_by_another(open: Opener) {
         (RunStatus::Running, Some("dying"))
     );
 
-    let question = agent_core::Message::assistant(
+    let question = agent_contracts::Message::assistant(
         r#"{"user_input_needed": true, "user_prompt": "Do any guests have dietary restrictions?"}"#,
     );
     let model = Arc::new(ScriptedModel::default().script("catering_agent", [question]));
@@ -1007,7 +1007,7 @@ async fn pages_of_runs(open: Opener) {
     let ids = |runs: Vec<Result<RunRecord, StoreError>>| -> Vec<String> {
         runs.into_iter().map(|r| r.unwrap().run_id).collect()
     };
-    let mut page = agent_core::RunPage::first(3);
+    let mut page = agent_contracts::RunPage::first(3);
     let mut seen = Vec::new();
     loop {
         let runs = store.list_page(&page).await.unwrap();
@@ -1022,16 +1022,16 @@ async fn pages_of_runs(open: Opener) {
         .collect();
     assert_eq!(seen, all);
     assert_eq!(seen.len(), 7);
-    let paused = agent_core::RunPage {
+    let paused = agent_contracts::RunPage {
         status: Some(RunStatus::Paused),
-        ..agent_core::RunPage::first(10)
+        ..agent_contracts::RunPage::first(10)
     };
     assert_eq!(
         ids(store.list_page(&paused).await.unwrap()),
         ["page-0", "page-2", "page-4", "page-6"]
     );
     let page_2 = store.load("page-2").await.unwrap();
-    let after = agent_core::RunPage {
+    let after = agent_contracts::RunPage {
         after: Some((page_2.created_ms, page_2.run_id)),
         ..paused
     };
@@ -1041,7 +1041,7 @@ async fn pages_of_runs(open: Opener) {
     );
     assert!(
         store
-            .list_page(&agent_core::RunPage::first(0))
+            .list_page(&agent_contracts::RunPage::first(0))
             .await
             .unwrap()
             .is_empty()
@@ -1118,7 +1118,7 @@ async fn postgres_over_tls() {
         return;
     };
     let join = if url.contains('?') { '&' } else { '?' };
-    let bogus = agent_store::open(&format!("{url}{join}sslmode=sometimes")).await;
+    let bogus = agent_contracts::store::open(&format!("{url}{join}sslmode=sometimes")).await;
     let refused = bogus
         .err()
         .expect("an unknown sslmode is refused")
@@ -1138,7 +1138,7 @@ async fn postgres_over_tls() {
     let schema = format!(
         "tls{}_{}",
         std::process::id(),
-        agent_core::__private::now_ms()
+        agent_contracts::__private::now_ms()
     );
     let tls = format!("{url}{join}sslmode=require");
     let store = PostgresStore::connect_in_schema(&tls, Some(&schema))
@@ -1192,7 +1192,7 @@ async fn stores_from_pools_migrate_explicitly() {
     let schema = format!(
         "pool{}_{}",
         std::process::id(),
-        agent_core::__private::now_ms()
+        agent_contracts::__private::now_ms()
     );
     let store = PostgresStore::from_pool(pool.clone(), Some(&schema)).unwrap();
     assert!(store.load("any").await.unwrap_err().is_retryable());
@@ -1214,7 +1214,7 @@ async fn a_resume_handle_takes_over_a_dead_resumers_run() {
     let store: Arc<dyn CheckpointStore> = Arc::new(MemoryStore::default());
     let state = pause(store.clone()).await;
     let paused = store.load(&state.run_id).await.unwrap();
-    let handle = agent_core::PausedRun {
+    let handle = agent_contracts::PausedRun {
         run_id: state.run_id.clone(),
         sequence: paused.sequence,
     };

@@ -1,14 +1,14 @@
 //! Structured outputs: the versioned delegation (orchestrators) and consolidation (collectors)
 //! templates of `schemas/delegation` and `schemas/consolidation`, as output contracts.
 
-use agent_core::UpstreamContext;
-use agent_core::{
+use agent_contracts::UpstreamContext;
+use agent_contracts::{
     Agent, ChatModel, ChatRequest, DynAgent, Message, PathSegment, Role, Runtime, ScriptedModel,
     check_output,
 };
-use agent_core::{BoxFuture, ChatResponse, ModelError, tool_calls};
-use agent_core::{ContextId, ContextIdGenerator};
-use agent_core::{ContextIdContributor, ContributorRegistry, PromptContributor};
+use agent_contracts::{BoxFuture, ChatResponse, ModelError, tool_calls};
+use agent_contracts::{ContextId, ContextIdGenerator};
+use agent_contracts::{ContextIdContributor, ContributorRegistry, PromptContributor};
 use agent_tests::block_on;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -115,7 +115,8 @@ fn both_templates_are_versioned() {
 #[test]
 fn a_valid_delegation_passes_and_is_typed() {
     let value = delegation(RESULT_ID);
-    let typed = check_output::<DelegationAgent>(&value, &agent_core::Limits::default()).unwrap();
+    let typed =
+        check_output::<DelegationAgent>(&value, &agent_contracts::Limits::default()).unwrap();
     // The typed output serializes to the same JSON, a null `subdomainFocus` left out.
     let mut without_null = value.clone();
     without_null["assignments"][1]
@@ -143,7 +144,7 @@ fn a_wrong_schema_version_is_rejected() {
         let mut value = delegation(RESULT_ID);
         value["schemaVersion"] = version.clone();
         let error = DelegationAgent
-            .check_output(&value, &agent_core::Limits::default())
+            .check_output(&value, &agent_contracts::Limits::default())
             .unwrap_err();
         assert_eq!(
             error.error, "Output contract validation failed",
@@ -158,7 +159,7 @@ fn a_wrong_schema_version_is_rejected() {
     let mut missing = delegation(RESULT_ID);
     missing.as_object_mut().unwrap().remove("schemaVersion");
     let error = DelegationAgent
-        .check_output(&missing, &agent_core::Limits::default())
+        .check_output(&missing, &agent_contracts::Limits::default())
         .unwrap_err();
     assert!(
         error.validation_message.contains("schemaVersion"),
@@ -207,7 +208,7 @@ fn malformed_delegations_are_rejected_where_they_break() {
         let mut value = delegation(RESULT_ID);
         break_it(&mut value);
         let error = DelegationAgent
-            .check_output(&value, &agent_core::Limits::default())
+            .check_output(&value, &agent_contracts::Limits::default())
             .unwrap_err();
         assert_eq!(path(&error.path), at, "{error}");
     }
@@ -282,7 +283,8 @@ fn a_scripted_orchestrator_delegates_through_the_runtime() {
         ("run-7", "delegation", 1)
     );
     let typed = serde_json::to_value(
-        check_output::<DelegationAgent>(&result["output"], &agent_core::Limits::default()).unwrap(),
+        check_output::<DelegationAgent>(&result["output"], &agent_contracts::Limits::default())
+            .unwrap(),
     )
     .unwrap();
     assert_eq!(typed["assignments"][0]["subdomainFocus"], "login form");
@@ -391,7 +393,8 @@ fn a_collector_consolidates_an_upstream_context() {
     assert!(prepared.user_prompt.contains("run-7/discovery_agent/2/"));
 
     let value = consolidation("run-7/consolidation/1/2026-01-19T10:16:00.000Z");
-    let typed = check_output::<ConsolidationAgent>(&value, &agent_core::Limits::default()).unwrap();
+    let typed =
+        check_output::<ConsolidationAgent>(&value, &agent_contracts::Limits::default()).unwrap();
     assert_eq!(
         serde_json::to_value(&typed).unwrap()["decision"]["decisionType"],
         "advance_phase"
@@ -402,7 +405,7 @@ fn a_collector_consolidates_an_upstream_context() {
     assert_eq!(
         path(
             &ConsolidationAgent
-                .check_output(&bad, &agent_core::Limits::default())
+                .check_output(&bad, &agent_contracts::Limits::default())
                 .unwrap_err()
                 .path
         ),
@@ -413,7 +416,7 @@ fn a_collector_consolidates_an_upstream_context() {
     assert_eq!(
         path(
             &ConsolidationAgent
-                .check_output(&bad, &agent_core::Limits::default())
+                .check_output(&bad, &agent_contracts::Limits::default())
                 .unwrap_err()
                 .path
         ),
@@ -424,7 +427,7 @@ fn a_collector_consolidates_an_upstream_context() {
     assert_eq!(
         path(
             &ConsolidationAgent
-                .check_output(&bad, &agent_core::Limits::default())
+                .check_output(&bad, &agent_contracts::Limits::default())
                 .unwrap_err()
                 .path
         ),
@@ -435,7 +438,7 @@ fn a_collector_consolidates_an_upstream_context() {
     assert_eq!(
         path(
             &ConsolidationAgent
-                .check_output(&bad, &agent_core::Limits::default())
+                .check_output(&bad, &agent_contracts::Limits::default())
                 .unwrap_err()
                 .path
         ),

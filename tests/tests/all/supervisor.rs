@@ -1,10 +1,10 @@
 //! The supervisor pipeline (database -> analysis -> reporting): the context each
 //! agent received, `return_tool_output`, a handoff failure and its recovery, and bad input.
 
-use agent_core::ToolDefinition;
-use agent_core::{Agent, ScriptedModel};
-use agent_core::{Member, Tool, Workflow, WorkflowOutcome};
-use agent_core::{Message, tool_calls};
+use agent_contracts::ToolDefinition;
+use agent_contracts::{Agent, ScriptedModel};
+use agent_contracts::{Member, Tool, Workflow, WorkflowOutcome};
+use agent_contracts::{Message, tool_calls};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -34,7 +34,7 @@ impl Tool for FetchProductData {
             parameters: json!({"type": "object", "properties": {}}),
         }
     }
-    fn call<'a>(&'a self, _arguments: &'a str) -> agent_core::BoxFuture<'a, Value> {
+    fn call<'a>(&'a self, _arguments: &'a str) -> agent_contracts::BoxFuture<'a, Value> {
         Box::pin(async {
             json!({"data": [{"product": "widget", "sales": 120}, {"product": "gadget", "sales": 80}]})
         })
@@ -76,7 +76,7 @@ fn model(analysis: Vec<Message>) -> ScriptedModel {
         )
 }
 
-fn context_of(request: &agent_core::ChatRequest) -> Value {
+fn context_of(request: &agent_contracts::ChatRequest) -> Value {
     let routed = &request
         .messages
         .iter()
@@ -193,7 +193,7 @@ async fn a_handoff_failure_re_asks_the_producer_then_recovers() {
 #[tokio::test]
 async fn a_handoff_that_keeps_failing_stops_naming_both_agents() {
     let model = Arc::new(model(vec![Message::assistant(r#"{"insights": []}"#); 10]));
-    let config = agent_core::Config {
+    let config = agent_contracts::Config {
         max_retries: 2,
         ..Default::default()
     };
@@ -219,7 +219,7 @@ async fn an_unknown_agent_in_a_goal_is_a_clear_error() {
         .start("go")
         .await
         .unwrap_err();
-    assert!(matches!(error, agent_core::Error::UnknownAgent { .. }));
+    assert!(matches!(error, agent_contracts::Error::UnknownAgent { .. }));
     assert_eq!(
         error.to_string(),
         "workflow `data_pipeline`: step 4 names unknown agent `summary_agent`; known agents: analysis_agent, database_agent, reporting_agent"
@@ -230,7 +230,7 @@ async fn an_unknown_agent_in_a_goal_is_a_clear_error() {
 async fn routing_that_loops_stops_at_the_hop_bound() {
     let back = Message::assistant(r#"{"insights": ["again"], "next_agent": "analysis_agent"}"#);
     let model = Arc::new(model(vec![back; 20]));
-    let config = agent_core::Config {
+    let config = agent_contracts::Config {
         max_hops: 5,
         ..Default::default()
     };
@@ -261,13 +261,15 @@ async fn context_that_breaks_an_input_contract_stops_before_the_agent_runs() {
         .start("go")
         .await
         .unwrap_err();
-    let agent_core::Error::Retry { agent, error, .. } = &error else {
+    let agent_contracts::Error::Retry { agent, error, .. } = &error else {
         panic!("expected a retry error, got {error}");
     };
     assert_eq!(agent, "analysis_agent");
     assert_eq!(
         error.path,
-        [agent_core::PathSegment::Key("database_agent_output".into())]
+        [agent_contracts::PathSegment::Key(
+            "database_agent_output".into()
+        )]
     );
     assert!(model.requests_of("analysis_agent").is_empty());
 }

@@ -3,12 +3,12 @@
 //! runtime and in a workflow step alike), the config's limits reach every contract, tool calls
 //! run concurrently in order, and a run can be cancelled or dropped.
 
-use agent_core::{BoxFuture, ChatResponse, ModelError, tool_calls};
-use agent_core::{
+use agent_contracts::{BoxFuture, ChatResponse, ModelError, tool_calls};
+use agent_contracts::{
     CancellationToken, ChatModel, ChatRequest, Config, DynAgent, Error, Limits, Message, Runtime,
     ScriptedModel, Side,
 };
-use agent_core::{Workflow, WorkflowOutcome};
+use agent_contracts::{Workflow, WorkflowOutcome};
 use agent_tests::{DiscoveryAgent, GOLDEN, KWARGS, PlanGeneratorAgent};
 use serde_json::Value;
 use std::sync::Arc;
@@ -47,7 +47,7 @@ async fn a_typed_call_returns_the_typed_output_after_an_output_retry() {
         .events()
         .iter()
         .find_map(|e| match e {
-            agent_core::Event::AgentCall { context_id, .. } => Some(context_id.to_string()),
+            agent_contracts::Event::AgentCall { context_id, .. } => Some(context_id.to_string()),
             _ => None,
         })
         .unwrap();
@@ -383,10 +383,10 @@ async fn dropping_a_runs_future_stops_it() {
 
 fn with_usage(text: &str, input: u64, output: u64) -> ChatResponse {
     ChatResponse {
-        usage: Some(agent_core::Usage {
+        usage: Some(agent_contracts::Usage {
             input_tokens: input,
             output_tokens: output,
-            ..agent_core::Usage::default()
+            ..agent_contracts::Usage::default()
         }),
         ..ChatResponse::from(Message::assistant(text))
     }
@@ -452,7 +452,7 @@ async fn a_sub_agent_call_asks_for_its_output_contract_as_structured_output() {
     let schema = request.output_schema.as_ref().unwrap();
     assert_eq!(
         &schema.schema,
-        <PlanGeneratorAgent as agent_core::Agent>::output_contract()
+        <PlanGeneratorAgent as agent_contracts::Agent>::output_contract()
             .unwrap()
             .schema()
     );

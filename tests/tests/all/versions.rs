@@ -9,8 +9,8 @@
 //! fingerprint, as a build of that version would have left it.
 
 use crate::stores::Opener;
-use agent_core::{CheckpointStore, DynAgent, Error, RunRecord, RunStatus, ScriptedModel};
-use agent_core::{StoreError, WorkflowOutcome};
+use agent_contracts::{CheckpointStore, DynAgent, Error, RunRecord, RunStatus, ScriptedModel};
+use agent_contracts::{StoreError, WorkflowOutcome};
 use agent_examples::event_planning::{self, HUMAN_ANSWER, PLAN, REQUEST};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -68,7 +68,7 @@ async fn under_earlier_venue_output(
     run_id: &str,
     schema: &Value,
 ) -> RunRecord {
-    let fingerprint = agent_schema::fingerprint(schema);
+    let fingerprint = agent_contracts_schema::fingerprint(schema);
     store
         .save_contracts(&[(fingerprint.clone(), schema.to_string())])
         .await
@@ -100,13 +100,13 @@ async fn runs_record_every_contracts_fingerprint(open: Opener) {
     assert_eq!(names, expected);
     assert_eq!(
         map["venue_agent.output"],
-        agent_schema::fingerprint(&venue_output())
+        agent_contracts_schema::fingerprint(&venue_output())
     );
     // Each version is kept by its fingerprint, as its canonical text.
     for fingerprint in map.values() {
         let kept = store.load_contract(fingerprint).await.unwrap().unwrap();
         let kept: Value = serde_json::from_str(&kept).unwrap();
-        assert_eq!(&agent_schema::fingerprint(&kept), fingerprint);
+        assert_eq!(&agent_contracts_schema::fingerprint(&kept), fingerprint);
     }
     assert_eq!(store.load_contract("0000000000000000").await.unwrap(), None);
     // Kept once: a second copy under the same fingerprint changes nothing.
@@ -138,7 +138,7 @@ async fn a_compatible_change_resumes(open: Opener) {
     assert_eq!(done.status, RunStatus::Finished);
     assert_eq!(
         fingerprints(&done)["venue_agent.output"],
-        agent_schema::fingerprint(&venue_output())
+        agent_contracts_schema::fingerprint(&venue_output())
     );
 }
 

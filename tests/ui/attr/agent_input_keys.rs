@@ -1,10 +1,10 @@
 //! `AgentInput` parses its keys like `Agent`: a near miss gets a did-you-mean, a repeated key
 //! is an error, and the fallback impl keeps code that uses the type free of other errors.
 
-use agent_core::AgentInput;
+use agent_contracts::AgentInput;
 
 #[derive(serde::Deserialize, schemars::JsonSchema, AgentInput)]
-#[agent(nam = "search", crate = "agent_core", crate = "agent_core")]
+#[agent(nam = "search", crate = "agent_contracts", crate = "agent_contracts")]
 struct Search {
     query: String,
 }

@@ -1,6 +1,6 @@
 //! Every problem of one derive is reported by one compile.
 
-use agent_core::Agent;
+use agent_contracts::Agent;
 
 #[derive(Agent)]
 #[agent(

@@ -1,4 +1,4 @@
-use agent_core::Agent;
+use agent_contracts::Agent;
 
 #[derive(Agent)]
 #[agent(name = "crawler", user_prompt = "ui/ok.md")]

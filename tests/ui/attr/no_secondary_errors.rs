@@ -1,6 +1,6 @@
 //! A failed derive still implements `Agent`, so code using the agent adds no errors of its own.
 
-use agent_core::{Agent, DynAgent};
+use agent_contracts::{Agent, DynAgent};
 
 #[derive(Agent)]
 #[agent(input = "ui/schemas/not_object.schema.json")]

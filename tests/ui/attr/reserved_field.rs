@@ -1,4 +1,4 @@
-use agent_core::AgentInput;
+use agent_contracts::AgentInput;
 
 #[derive(serde::Deserialize, schemars::JsonSchema, AgentInput)]
 struct Search {

@@ -1,4 +1,4 @@
-use agent_core::PromptContributor;
+use agent_contracts::PromptContributor;
 
 #[derive(PromptContributor)]
 #[contributor(name = "style", name = "again")]

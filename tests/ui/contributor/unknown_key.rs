@@ -1,7 +1,7 @@
 //! An unknown key is reported at the key, and the fallback impl keeps code that uses the
 //! contributor free of errors of its own.
 
-use agent_core::PromptContributor;
+use agent_contracts::PromptContributor;
 
 #[derive(PromptContributor)]
 #[contributor(template = "contributors/style.md", priorty = 3)]

@@ -1,5 +1,5 @@
 // A property only a `then` declares would be dropped by the Rust type: refused at the property.
-use agent_core::Agent;
+use agent_contracts::Agent;
 
 #[derive(Agent)]
 #[agent(input = "ui/schemas/if_then.schema.json")]

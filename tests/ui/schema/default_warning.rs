@@ -2,7 +2,7 @@
 // literal; `deny` turns the warning into this error, the only way a compile-fail case shows it.
 #![deny(deprecated)]
 
-use agent_core::Agent;
+use agent_contracts::Agent;
 
 #[derive(Agent)]
 #[agent(input = "ui/schemas/bad_default.schema.json")]

@@ -2,7 +2,7 @@
 
 mod agents {
     /// Makes things.
-    #[derive(agent_core::Agent)]
+    #[derive(agent_contracts::Agent)]
     #[agent(
         input = "ui/schemas/mapped/maker/input.schema.json",
         output = "ui/schemas/mapped/maker/output.schema.json"
@@ -10,7 +10,7 @@ mod agents {
     pub struct Maker;
 
     /// Produces a count and a kind: another output contract.
-    #[derive(agent_core::Agent)]
+    #[derive(agent_contracts::Agent)]
     #[agent(
         input = "ui/schemas/flow/producer/input.schema.json",
         output = "ui/schemas/flow/producer/output.schema.json"
@@ -19,7 +19,7 @@ mod agents {
 }
 
 /// Uses the maker's output, mapped onto the producer's type.
-#[derive(agent_core::Agent)]
+#[derive(agent_contracts::Agent)]
 #[agent(
     input = "ui/schemas/mapped/user/input.schema.json",
     types = { "../maker/output.schema.json" = crate::agents::producer::ProducerOutput }

@@ -1,4 +1,4 @@
-use agent_core::Agent;
+use agent_contracts::Agent;
 
 #[derive(Agent)]
 #[agent(input = "ui/schemas/misspelt_type.schema.json")]

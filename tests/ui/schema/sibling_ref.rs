@@ -1,12 +1,12 @@
 // A sibling `$ref` may not leave the schemas folder, and must name a file that exists.
 
 /// Reads a file outside the schemas folder.
-#[derive(agent_core::Agent)]
+#[derive(agent_contracts::Agent)]
 #[agent(input = "ui/schemas/flow/escape/input.schema.json")]
 struct Escape;
 
 /// Reads a contract no agent folder has.
-#[derive(agent_core::Agent)]
+#[derive(agent_contracts::Agent)]
 #[agent(input = "ui/schemas/flow/dangling/input.schema.json")]
 struct Dangling;
 

@@ -1,7 +1,7 @@
 //! A typo below the top level, in a loop variable: reported with the template line and a
 //! did-you-mean, like a top-level one.
 
-use agent_core::Agent;
+use agent_contracts::Agent;
 
 #[derive(Agent)]
 #[agent(

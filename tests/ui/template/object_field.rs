@@ -2,7 +2,7 @@
 //! binding of an optional object, each reported at its template line with a did-you-mean, not
 //! as rustc's "no field" error on a generated type.
 
-use agent_core::Agent;
+use agent_contracts::Agent;
 
 #[derive(Agent)]
 #[agent(

@@ -1,7 +1,7 @@
 //! A field read on a string: reported with the template line, not as a rustc error about a
 //! generated type.
 
-use agent_core::Agent;
+use agent_contracts::Agent;
 
 #[derive(Agent)]
 #[agent(

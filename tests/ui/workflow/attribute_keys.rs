@@ -1,6 +1,6 @@
 // A misspelled key, and the keys a declaration cannot do without; code using the workflow
 // still compiles.
-#[derive(agent_core::Workflow)]
+#[derive(agent_contracts::Workflow)]
 #[workflow(steps = ["producer"], agnets = "crate::agents")]
 struct Flow;
 

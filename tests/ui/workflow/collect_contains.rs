@@ -1,6 +1,6 @@
 // The consumer's contract requires an item from `finder` (`contains`), and the collect leaves
 // it out.
-#[derive(agent_core::Workflow)]
+#[derive(agent_contracts::Workflow)]
 #[workflow(
     schemas = "ui/schemas/contains",
     agents = "crate::agents",

@@ -1,5 +1,5 @@
 // A collect names a step whose output is not an object, and one the item's `agent_name` does not allow.
-#[derive(agent_core::Workflow)]
+#[derive(agent_contracts::Workflow)]
 #[workflow(
     schemas = "ui/schemas/collect",
     agents = "crate::agents",

@@ -1,5 +1,5 @@
 // A collect names a step that runs after the consumer, and collects fewer items than `minItems`.
-#[derive(agent_core::Workflow)]
+#[derive(agent_contracts::Workflow)]
 #[workflow(
     schemas = "ui/schemas/collect",
     agents = "crate::agents",

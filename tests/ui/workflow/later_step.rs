@@ -1,5 +1,5 @@
 // A step needs the output of a step that runs after it.
-#[derive(agent_core::Workflow)]
+#[derive(agent_contracts::Workflow)]
 #[workflow(schemas = "ui/schemas/flow", agents = "crate::agents", steps = ["consumer", "producer"])]
 struct Flow;
 

@@ -1,5 +1,5 @@
 // A step needs a field that neither the workflow's input nor an earlier step provides.
-#[derive(agent_core::Workflow)]
+#[derive(agent_contracts::Workflow)]
 #[workflow(schemas = "ui/schemas/flow", agents = "crate::agents", steps = ["producer", "reader"])]
 struct Flow;
 

@@ -1,5 +1,5 @@
 // Two contracts refer to each other through sibling `$ref`s.
-#[derive(agent_core::Workflow)]
+#[derive(agent_contracts::Workflow)]
 #[workflow(schemas = "ui/schemas/flow", agents = "crate::agents", steps = ["loop_a"])]
 struct Flow;
 

@@ -1,5 +1,5 @@
 // Two steps need each other's output: no order runs them.
-#[derive(agent_core::Workflow)]
+#[derive(agent_contracts::Workflow)]
 #[workflow(schemas = "ui/schemas/flow", agents = "crate::agents", steps = ["ping", "pong"])]
 struct Flow;
 

@@ -1,5 +1,5 @@
 // A step names no agent folder.
-#[derive(agent_core::Workflow)]
+#[derive(agent_contracts::Workflow)]
 #[workflow(schemas = "ui/schemas/flow", agents = "crate::agents", steps = ["producer", "countr"])]
 struct Flow;
 

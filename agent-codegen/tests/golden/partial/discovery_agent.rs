@@ -1,44 +1,44 @@
 ///[`DiscoveryAgentOutput`] as received so far, while the answer streams.
 #[derive(
-    ::agent_core::__private::serde::Deserialize,
+    ::agent_contracts::__private::serde::Deserialize,
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default
 )]
-#[serde(crate = "::agent_core::__private::serde")]
+#[serde(crate = "::agent_contracts::__private::serde")]
 pub struct DiscoveryAgentOutputPartial {
     ///`discovered_elements`, once known.
     #[serde(
         rename = "discovered_elements",
         default,
-        deserialize_with = "::agent_core::__private::partial::lenient_items"
+        deserialize_with = "::agent_contracts::__private::partial::lenient_items"
     )]
     pub discovered_elements: ::core::option::Option<
-        ::std::vec::Vec<::agent_core::__private::RawObject>,
+        ::std::vec::Vec<::agent_contracts::__private::RawObject>,
     >,
     ///`forms_detected`, once known.
     #[serde(
         rename = "forms_detected",
         default,
-        deserialize_with = "::agent_core::__private::partial::lenient_integer"
+        deserialize_with = "::agent_contracts::__private::partial::lenient_integer"
     )]
     pub forms_detected: ::core::option::Option<u64>,
     ///`metadata`, once known.
     #[serde(
         rename = "metadata",
         default,
-        deserialize_with = "::agent_core::__private::partial::lenient"
+        deserialize_with = "::agent_contracts::__private::partial::lenient"
     )]
-    pub metadata: ::core::option::Option<::agent_core::__private::RawObject>,
+    pub metadata: ::core::option::Option<::agent_contracts::__private::RawObject>,
     ///`page_title`, once known.
     #[serde(
         rename = "page_title",
         default,
-        deserialize_with = "::agent_core::__private::partial::lenient"
+        deserialize_with = "::agent_contracts::__private::partial::lenient"
     )]
     pub page_title: ::core::option::Option<::std::string::String>,
 }
 #[automatically_derived]
-impl ::agent_core::PartialOutput for DiscoveryAgentOutput {
+impl ::agent_contracts::PartialOutput for DiscoveryAgentOutput {
     type Partial = DiscoveryAgentOutputPartial;
 }

@@ -1,35 +1,35 @@
 ///[`LogisticsAgentOutput`] as received so far, while the answer streams.
 #[derive(
-    ::agent_core::__private::serde::Deserialize,
+    ::agent_contracts::__private::serde::Deserialize,
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default
 )]
-#[serde(crate = "::agent_core::__private::serde")]
+#[serde(crate = "::agent_contracts::__private::serde")]
 pub struct LogisticsAgentOutputPartial {
     ///`cost_usd`, once known.
     #[serde(
         rename = "cost_usd",
         default,
-        deserialize_with = "::agent_core::__private::partial::lenient"
+        deserialize_with = "::agent_contracts::__private::partial::lenient"
     )]
     pub cost_usd: ::core::option::Option<f64>,
     ///`next_agent`, once known.
     #[serde(
         rename = "next_agent",
         default,
-        deserialize_with = "::agent_core::__private::partial::lenient"
+        deserialize_with = "::agent_contracts::__private::partial::lenient"
     )]
     pub next_agent: ::core::option::Option<::std::string::String>,
     ///`timeline`, once known.
     #[serde(
         rename = "timeline",
         default,
-        deserialize_with = "::agent_core::__private::partial::lenient_items"
+        deserialize_with = "::agent_contracts::__private::partial::lenient_items"
     )]
     pub timeline: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
 }
 #[automatically_derived]
-impl ::agent_core::PartialOutput for LogisticsAgentOutput {
+impl ::agent_contracts::PartialOutput for LogisticsAgentOutput {
     type Partial = LogisticsAgentOutputPartial;
 }

@@ -1,35 +1,35 @@
 ///[`PlanGeneratorAgentOutput`] as received so far, while the answer streams.
 #[derive(
-    ::agent_core::__private::serde::Deserialize,
+    ::agent_contracts::__private::serde::Deserialize,
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default
 )]
-#[serde(crate = "::agent_core::__private::serde")]
+#[serde(crate = "::agent_contracts::__private::serde")]
 pub struct PlanGeneratorAgentOutputPartial {
     ///`agent_response_content`, once known.
     #[serde(
         rename = "agent_response_content",
         default,
-        deserialize_with = "::agent_core::__private::partial::lenient"
+        deserialize_with = "::agent_contracts::__private::partial::lenient"
     )]
     pub agent_response_content: ::core::option::Option<::std::string::String>,
     ///`plan_file_path`, once known.
     #[serde(
         rename = "plan_file_path",
         default,
-        deserialize_with = "::agent_core::__private::partial::lenient"
+        deserialize_with = "::agent_contracts::__private::partial::lenient"
     )]
     pub plan_file_path: ::core::option::Option<::std::string::String>,
     ///`status`, once known.
     #[serde(
         rename = "status",
         default,
-        deserialize_with = "::agent_core::__private::partial::lenient"
+        deserialize_with = "::agent_contracts::__private::partial::lenient"
     )]
     pub status: ::core::option::Option<PlanGeneratorAgentOutputStatus>,
 }
 #[automatically_derived]
-impl ::agent_core::PartialOutput for PlanGeneratorAgentOutput {
+impl ::agent_contracts::PartialOutput for PlanGeneratorAgentOutput {
     type Partial = PlanGeneratorAgentOutputPartial;
 }

@@ -22,9 +22,9 @@ impl<'w> Runner<'w> {
     /// hand needs `enable_time()` (or `enable_all()`).
     ///
     /// ```
-    /// use agent_core::{CheckpointStore, MemoryStore, RunStatus};
-    /// use agent_core::{Workflow, WorkflowOutcome};
-    /// use agent_core::{Agent, Message, ScriptedModel};
+    /// use agent_contracts::{CheckpointStore, MemoryStore, RunStatus};
+    /// use agent_contracts::{Workflow, WorkflowOutcome};
+    /// use agent_contracts::{Agent, Message, ScriptedModel};
     /// use std::sync::Arc;
     ///
     /// /// Finds venues.
@@ -51,7 +51,7 @@ impl<'w> Runner<'w> {
     /// let outcome = later.resume_run(&state.run_id, "Yes").await?;
     /// assert!(matches!(outcome, WorkflowOutcome::Finished { .. }));
     /// assert_eq!(store.load(&state.run_id).await?.status, RunStatus::Finished);
-    /// # Ok::<(), agent_core::Error>(()) }).unwrap();
+    /// # Ok::<(), agent_contracts::Error>(()) }).unwrap();
     /// ```
     pub fn with_store(mut self, store: Arc<dyn CheckpointStore>) -> Self {
         let lease = match self.durable.take() {
@@ -390,7 +390,7 @@ impl<'w> Runner<'w> {
         if record.workflow != self.workflow.name {
             let reason = format!(
                 "it belongs to workflow `{}`",
-                agent_contract::__private::truncate(&record.workflow, 100)
+                agent_contracts_contract::__private::truncate(&record.workflow, 100)
             );
             return Err(corrupt(record, reason));
         }
@@ -402,7 +402,7 @@ impl<'w> Runner<'w> {
         if state.run_id != record.run_id {
             let reason = format!(
                 "its state is of run `{}`",
-                agent_contract::__private::truncate(&state.run_id, 100)
+                agent_contracts_contract::__private::truncate(&state.run_id, 100)
             );
             return Err(corrupt(record, reason));
         }
@@ -493,7 +493,7 @@ impl<'w> Runner<'w> {
 
 fn corrupt(record: &RunRecord, reason: String) -> Error {
     StoreError::Corrupt {
-        run_id: agent_contract::__private::truncate(&record.run_id, 128).into_owned(),
+        run_id: agent_contracts_contract::__private::truncate(&record.run_id, 128).into_owned(),
         reason,
     }
     .into()

@@ -3,7 +3,7 @@
 
 #![allow(dead_code, reason = "each test file uses a part of the helpers")]
 
-use agent_llm::{HttpModel, ManualClock, Provider, RetryPolicy, Retrying};
+use agent_contracts_llm::{HttpModel, ManualClock, Provider, RetryPolicy, Retrying};
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -72,7 +72,7 @@ pub fn openai(server: &MockServer, clock: &Arc<ManualClock>) -> Retrying<HttpMod
     retrying(model.expect("a valid configuration"), clock)
 }
 
-pub fn openai_builder(server: &MockServer) -> agent_llm::HttpModelBuilder {
+pub fn openai_builder(server: &MockServer) -> agent_contracts_llm::HttpModelBuilder {
     HttpModel::builder(Provider::OpenAi, "gpt-test")
         .base_url(format!("{}/v1", server.uri()))
         .api_key(KEY)
@@ -84,7 +84,7 @@ pub fn anthropic(server: &MockServer, clock: &Arc<ManualClock>) -> Retrying<Http
     retrying(model.expect("a valid configuration"), clock)
 }
 
-pub fn anthropic_builder(server: &MockServer) -> agent_llm::HttpModelBuilder {
+pub fn anthropic_builder(server: &MockServer) -> agent_contracts_llm::HttpModelBuilder {
     HttpModel::builder(Provider::Anthropic, "claude-test")
         .base_url(server.uri())
         .api_key(KEY)

@@ -5,7 +5,7 @@
 //! not hold) is the slow path: allowed, and counted.
 
 use agent_checks_suite::{SCHEMAS, Schema};
-use agent_core::{Contract, ContractKind};
+use agent_contracts::{Contract, ContractKind};
 use serde_json::{Value, json};
 
 /// Values put in place of the suite's data, and of every value inside it.
@@ -120,7 +120,7 @@ impl Tally {
             data.clone()
         };
         let valid = contract
-            .check(&instance, &agent_core::Limits::default())
+            .check(&instance, &agent_contracts::Limits::default())
             .is_ok();
         match (valid, (schema.fast)(&instance)) {
             (true, true) => self.fast += 1,

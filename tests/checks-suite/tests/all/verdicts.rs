@@ -6,8 +6,8 @@
 //! and leaves the call to the validator.
 
 use agent_checks_suite::verdicts::VERDICTS;
-use agent_core::__private::checks::text_verdict;
-use agent_core::{Contract, ContractKind, Limits};
+use agent_contracts::__private::checks::text_verdict;
+use agent_contracts::{Contract, ContractKind, Limits};
 use serde_json::Value;
 
 use crate::differential::{Rng, mutate, probes};

@@ -4,7 +4,7 @@
 #![no_implicit_prelude]
 
 /// Generates a crawl plan from the sub-agents' collected information
-#[derive(::agent_core::Agent)]
+#[derive(::agent_contracts::Agent)]
 #[agent(
     name = "plan_generator_agent",
     input = "../schemas/plan_generator_agent/input.schema.json",
@@ -15,7 +15,7 @@ pub struct PlanGeneratorAgent;
 
 /// A code-first contract. Its schema is written by hand: schemars' derive expands serde_json's
 /// `json!`, which calls `.into()` and so needs the prelude (not this crate's concern).
-#[derive(::serde::Deserialize, ::agent_core::AgentInput)]
+#[derive(::serde::Deserialize, ::agent_contracts::AgentInput)]
 pub struct Search {
     pub query: ::std::string::String,
 }
@@ -36,14 +36,14 @@ impl ::schemars::JsonSchema for Search {
 }
 
 /// A prompt contributor.
-#[derive(::agent_core::PromptContributor)]
+#[derive(::agent_contracts::PromptContributor)]
 #[contributor(template = "contributors/style.md", name = "style")]
 pub struct Style {
     pub tone: &'static str,
 }
 
 /// A contract that refers to two sibling contracts, bundled by the derive.
-#[derive(::agent_core::Agent)]
+#[derive(::agent_contracts::Agent)]
 #[agent(
     name = "catering_agent",
     input = "../schemas/catering_agent/input.schema.json",
@@ -52,7 +52,7 @@ pub struct Style {
 pub struct CateringAgent;
 
 /// A declared workflow over the build script's agents.
-#[derive(::agent_core::Workflow)]
+#[derive(::agent_contracts::Workflow)]
 #[workflow(
     schemas = "../schemas",
     agents = "::agent_examples::agents",
