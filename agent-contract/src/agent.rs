@@ -145,7 +145,7 @@ pub fn check_output<A: Agent>(answer: &Value, limits: &Limits) -> Result<A::Outp
 ///
 /// ```
 /// # use agent_contracts_contract::DynAgent;
-/// // Users write `#[derive(agent_contracts_core::Agent)]`; naming this crate shows that generated code
+/// // Users write `#[derive(agent_contracts_runtime::Agent)]`; naming this crate shows that generated code
 /// // needs nothing above it.
 /// #[derive(agent_contracts_macros::Agent)]
 /// #[agent(

@@ -34,7 +34,7 @@ pub enum PrepareError {
 /// workflows, registries, servers and the CLI can hold different agents side by side. Every
 /// [`Agent`] is one.
 ///
-/// Use [`Agent`] and `agent_contracts_core::Runtime::call` when the agent's type is known:
+/// Use [`Agent`] and `agent_contracts_runtime::Runtime::call` when the agent's type is known:
 /// they hand out the typed input and output. `DynAgent` hands out the same checks with the
 /// types erased: [`DynAgent::check_output`] returns a [`CheckedOutput`] whose typed form a
 /// caller who knows the agent gets back with [`CheckedOutput::typed`].

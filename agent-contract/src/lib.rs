@@ -2,7 +2,7 @@
 //! checking need, and nothing that needs an async runtime, HTTP, a database or crypto.
 //!
 //! Users depend on `agent-core`, which re-exports everything here at its root
-//! (`agent_contracts_core::Contract` is [`Contract`]); the derives name these items through that
+//! (`agent_contracts_runtime::Contract` is [`Contract`]); the derives name these items through that
 //! re-export. A crate that only checks contracts (a validator service, a fuzz target) can depend
 //! on this crate alone.
 //!

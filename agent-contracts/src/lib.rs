@@ -13,7 +13,7 @@
 
 // The runtime and the contract layer, at this crate's root: generated code names these paths
 // (`::agent_contracts::Contract`, `::agent_contracts::__private::...`).
-pub use agent_contracts_core::*;
+pub use agent_contracts_runtime::*;
 
 #[cfg(feature = "derive")]
 pub use agent_contracts_macros::{Agent, AgentInput, PromptContributor, Workflow};

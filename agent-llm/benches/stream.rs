@@ -3,8 +3,8 @@
 //! more chunk costs (SSE parsing, JSON parsing of the event, reassembly, the sink), apart from
 //! the request itself. Both wire formats.
 
-use agent_contracts_core::{ChatModel, ChatRequest, Message, StreamDelta};
 use agent_contracts_llm::{HttpModel, Provider};
+use agent_contracts_runtime::{ChatModel, ChatRequest, Message, StreamDelta};
 use axum::extract::Path;
 use std::ops::ControlFlow;
 use std::sync::OnceLock;

@@ -4,7 +4,7 @@
 
 use crate::retry::retry_after;
 use crate::secret::ApiKey;
-use agent_contracts_core::{ModelError, ModelOptions};
+use agent_contracts_runtime::{ModelError, ModelOptions};
 use reqwest::header::HeaderMap;
 use std::time::Duration;
 
@@ -67,7 +67,7 @@ impl Settings {
     }
 
     /// The request's options over the model's defaults.
-    pub fn options_for(&self, request: &agent_contracts_core::ChatRequest) -> ModelOptions {
+    pub fn options_for(&self, request: &agent_contracts_runtime::ChatRequest) -> ModelOptions {
         request.options.or(&self.options)
     }
 }
@@ -324,6 +324,6 @@ pub(crate) fn malformed(what: &str, body: &[u8]) -> ModelError {
     let text = String::from_utf8_lossy(body);
     ModelError::Malformed(format!(
         "{what}; body starts: {}",
-        agent_contracts_core::__private::truncate(&text, 200)
+        agent_contracts_runtime::__private::truncate(&text, 200)
     ))
 }

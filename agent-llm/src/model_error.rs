@@ -1,6 +1,6 @@
 //! The model errors the HTTP models make, and the stable names tracing gives them.
 
-use agent_contracts_core::{ChatResponse, ModelError};
+use agent_contracts_runtime::{ChatResponse, ModelError};
 
 /// Most bytes of a response body kept in a [`ModelError::Status`].
 const ERROR_BODY_BYTES: usize = 1024;
@@ -21,7 +21,7 @@ pub(crate) fn told_status_error(
 ) -> ModelError {
     ModelError::Status {
         status,
-        body: agent_contracts_core::__private::truncate(body, ERROR_BODY_BYTES).into_owned(),
+        body: agent_contracts_runtime::__private::truncate(body, ERROR_BODY_BYTES).into_owned(),
         retry_after,
         should_retry,
     }
@@ -36,7 +36,7 @@ pub(crate) fn provider_message(body: &str) -> String {
         .and_then(|v| v.pointer("/error/message"))
         .and_then(serde_json::Value::as_str)
         .unwrap_or(body);
-    agent_contracts_core::__private::truncate(message.trim(), ERROR_BODY_BYTES).into_owned()
+    agent_contracts_runtime::__private::truncate(message.trim(), ERROR_BODY_BYTES).into_owned()
 }
 
 /// An error the provider sent in the middle of a stream, as the status it stands for: a rate
@@ -59,7 +59,7 @@ pub(crate) fn stopped(partial: ChatResponse) -> ModelError {
 }
 
 /// The error for an answer cut off at its token limit, with the tokens it took.
-pub(crate) fn cut_off(usage: Option<&agent_contracts_core::Usage>) -> ModelError {
+pub(crate) fn cut_off(usage: Option<&agent_contracts_runtime::Usage>) -> ModelError {
     ModelError::MaxTokens {
         output_tokens: usage.map(|u| u.output_tokens),
     }

@@ -9,8 +9,8 @@ use crate::http::{Http, Settings, malformed};
 use crate::model_error::stopped;
 use crate::sse::{EventReader, malformed_event};
 use crate::strict::{StructuredOutput, output_schema, tool_is_strict};
-use agent_contracts_core::ToolDefinition;
-use agent_contracts_core::{
+use agent_contracts_runtime::ToolDefinition;
+use agent_contracts_runtime::{
     ChatRequest, ChatResponse, Image, Message, ModelError, ModelOptions, Role, StreamDelta,
     StreamSink, ToolCallRequest, ToolChoice, Usage,
 };

@@ -3,7 +3,7 @@
 //! bounded in attempts and total time, on an injectable [`Clock`] so tests assert the delays
 //! without sleeping.
 
-use agent_contracts_core::{
+use agent_contracts_runtime::{
     BoxFuture, ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, StreamSink,
 };
 use std::fmt;
@@ -190,7 +190,7 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap, now: SystemTime) -> Opt
 /// a [`Fallback`](crate::Fallback) or a scripted model alike.
 ///
 /// ```
-/// use agent_contracts_core::{ChatModel, ChatRequest, ScriptedModel};
+/// use agent_contracts_runtime::{ChatModel, ChatRequest, ScriptedModel};
 /// use agent_contracts_llm::{ManualClock, RetryPolicy, Retrying};
 /// use std::sync::Arc;
 /// let clock = Arc::new(ManualClock::new());

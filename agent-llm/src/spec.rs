@@ -4,7 +4,7 @@ use crate::fallback::Fallback;
 use crate::http::{ConfigError, process_env, var};
 use crate::model::{HttpModel, Provider};
 use crate::retry::{RetryPolicy, Retrying};
-use agent_contracts_core::ChatModel;
+use agent_contracts_runtime::ChatModel;
 use std::sync::Arc;
 use std::time::Duration;
 

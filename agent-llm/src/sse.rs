@@ -4,7 +4,7 @@
 //! [`ModelError`]; dropping the reader drops the response, which closes the connection.
 
 use crate::http::{MAX_BODY_BYTES, transport_error};
-use agent_contracts_core::ModelError;
+use agent_contracts_runtime::ModelError;
 use futures_util::{Stream, StreamExt as _};
 use sse_stream::{Sse, SseStream};
 use std::pin::Pin;
@@ -102,6 +102,6 @@ impl EventReader {
 pub(crate) fn malformed_event(what: &str, data: &str) -> ModelError {
     ModelError::Malformed(format!(
         "{what}; the event's data starts: {}",
-        agent_contracts_core::__private::truncate(data, 200)
+        agent_contracts_runtime::__private::truncate(data, 200)
     ))
 }

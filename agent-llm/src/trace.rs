@@ -6,7 +6,7 @@
 //! [`Retrying`]: crate::Retrying
 
 use crate::model_error::error_type;
-use agent_contracts_core::{
+use agent_contracts_runtime::{
     BoxFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, StreamDelta, StreamSink,
 };
 use std::future::Future;
@@ -22,7 +22,7 @@ use tracing::field::Empty;
 /// call's retries show inside its span.
 ///
 /// ```
-/// use agent_contracts_core::ScriptedModel;
+/// use agent_contracts_runtime::ScriptedModel;
 /// use agent_contracts_llm::{RetryPolicy, Retrying, Traced};
 /// let model = Traced::new(Retrying::new(ScriptedModel::default(), RetryPolicy::default()))
 ///     .provider("openai")

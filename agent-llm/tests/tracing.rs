@@ -10,8 +10,8 @@
 #[path = "all/common/mod.rs"]
 mod common;
 
-use agent_contracts_core::{ChatModel, ChatRequest, Message, ModelError};
 use agent_contracts_llm::{ManualClock, Traced};
+use agent_contracts_runtime::{ChatModel, ChatRequest, Message, ModelError};
 use common::*;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -141,7 +141,7 @@ async fn a_model_call_records_the_gen_ai_fields() {
         "content is off by default"
     );
 
-    let options = agent_contracts_core::ModelOptions {
+    let options = agent_contracts_runtime::ModelOptions {
         temperature: Some(0.5),
         ..Default::default()
     };
@@ -180,11 +180,11 @@ async fn a_model_call_records_the_gen_ai_fields() {
     assert!(!fields.any_value_contains(KEY), "the key is never traced");
 
     // A stream: its deltas counted on the span; a reader's stop is recorded, not warned.
-    let scripted = agent_contracts_core::ScriptedModel::default()
+    let scripted = agent_contracts_runtime::ScriptedModel::default()
         .chunk_size(2)
         .script("main_agent", ["abcdef"]);
     let mut seen = 0;
-    let mut sink = |_: agent_contracts_core::StreamDelta<'_>| {
+    let mut sink = |_: agent_contracts_runtime::StreamDelta<'_>| {
         seen += 1;
         if seen == 2 {
             std::ops::ControlFlow::Break(())

@@ -1,4 +1,4 @@
-//! Derive macros of agent-contracts. Use them through `agent_contracts_core`, which re-exports them;
+//! Derive macros of agent-contracts. Use them through `agent_contracts_runtime`, which re-exports them;
 //! all the work happens in `agent-codegen`, shared with build scripts.
 
 #![forbid(unsafe_code)]
@@ -11,7 +11,7 @@ use syn::{DeriveInput, parse_macro_input};
 ///
 /// ```ignore
 /// /// Generates a crawl plan from the sub-agents' collected information
-/// #[derive(agent_contracts_core::Agent)]
+/// #[derive(agent_contracts_runtime::Agent)]
 /// #[agent(
 ///     name = "plan_generator_agent",
 ///     input = "../schemas/plan_generator_agent/input.schema.json",
@@ -30,7 +30,7 @@ use syn::{DeriveInput, parse_macro_input};
 /// | `name` | the struct's name in snake case (`PlanGeneratorAgent` is `plan_generator_agent`) | the agent's name; its tool is `run_<name>` and its generated module is `mod <name>` |
 /// | `description` | the struct's doc comment | what the agent does, for the tool description and the system prompt |
 /// | `user_prompt` | the default prompt: the task, then `## Context` with the context as fenced JSON | an askama template, found the askama way (`templates/`, or the folders an `askama.toml` names) |
-/// | `crate` | `"::agent_contracts_core"` | the path generated code names the runtime by, for crates that re-export it |
+/// | `crate` | `"::agent_contracts_runtime"` | the path generated code names the runtime by, for crates that re-export it |
 ///
 /// The template sees `task` (the call's task, with block-opening lines escaped) and every
 /// top-level field of the input contract by name; a name that is neither is a compile error
@@ -45,7 +45,7 @@ pub fn derive_agent(input: TokenStream) -> TokenStream {
 /// `schemars::JsonSchema`: its contract is the schema schemars derives (code first).
 ///
 /// ```ignore
-/// #[derive(serde::Deserialize, schemars::JsonSchema, agent_contracts_core::AgentInput)]
+/// #[derive(serde::Deserialize, schemars::JsonSchema, agent_contracts_runtime::AgentInput)]
 /// #[agent(name = "search_agent")]
 /// struct SearchInput {
 ///     query: String,
@@ -57,7 +57,7 @@ pub fn derive_agent(input: TokenStream) -> TokenStream {
 /// | key | default | meaning |
 /// |---|---|---|
 /// | `name` | the struct's name in snake case | the contract's name, in its errors |
-/// | `crate` | `"::agent_contracts_core"` | the path generated code names the runtime by |
+/// | `crate` | `"::agent_contracts_runtime"` | the path generated code names the runtime by |
 ///
 /// A field named like a reserved tool-call key (`task`, `context`, `run_identifier`) is a
 /// compile error: no call could provide it.
@@ -70,7 +70,7 @@ pub fn derive_agent_input(input: TokenStream) -> TokenStream {
 /// A prompt contributor whose part of the system prompt is an askama template.
 ///
 /// ```ignore
-/// #[derive(agent_contracts_core::PromptContributor)]
+/// #[derive(agent_contracts_runtime::PromptContributor)]
 /// #[contributor(template = "contributors/style.md", name = "style", priority = 5,
 ///               agents = ["discovery_agent"])]
 /// struct Style {
@@ -86,10 +86,10 @@ pub fn derive_agent_input(input: TokenStream) -> TokenStream {
 /// | `name` | the struct's name in snake case | the contributor's unique name: it breaks priority ties and names it in errors |
 /// | `priority` | `0` | an integer; lower parts come first in the system prompt |
 /// | `agents` | every agent | a list of agent names the part is for |
-/// | `crate` | `"::agent_contracts_core"` | the path generated code names the runtime by |
+/// | `crate` | `"::agent_contracts_runtime"` | the path generated code names the runtime by |
 ///
 /// The template sees the struct's fields and `ctx`, the call's
-/// `agent_contracts_core::PromptContext` (agent, context ID, upstream parts, previous
+/// `agent_contracts_runtime::PromptContext` (agent, context ID, upstream parts, previous
 /// attempt, metadata).
 #[proc_macro_derive(PromptContributor, attributes(contributor))]
 pub fn derive_prompt_contributor(input: TokenStream) -> TokenStream {
@@ -103,7 +103,7 @@ pub fn derive_prompt_contributor(input: TokenStream) -> TokenStream {
 /// shape its contract accepts.
 ///
 /// ```ignore
-/// #[derive(agent_contracts_core::Workflow)]
+/// #[derive(agent_contracts_runtime::Workflow)]
 /// #[workflow(
 ///     name = "event_planning",
 ///     schemas = "../schemas",
@@ -124,7 +124,7 @@ pub fn derive_prompt_contributor(input: TokenStream) -> TokenStream {
 /// | `agents` | required | the module holding the agents' types (`VenueAgent` for `venue_agent`), as `agent_contracts_codegen::Builder` generates them |
 /// | `input` | none: the run has no input | the run's input contract, relative to `Cargo.toml`; its properties are in every step's context |
 /// | `name` | the struct's name in snake case | the workflow's name |
-/// | `crate` | `"::agent_contracts_core"` | the path generated code names the runtime by |
+/// | `crate` | `"::agent_contracts_runtime"` | the path generated code names the runtime by |
 ///
 /// A field no earlier step provides, one only a later step provides, steps that need each
 /// other's output, or a provided schema the step's contract refuses (types, required

@@ -14,11 +14,11 @@
 //! use agent_contracts_mcp::client::{McpServer, ToolSettings};
 //!
 //! let server = McpServer::http("agents", "http://127.0.0.1:8080/mcp", Some("a-long-token")).await?;
-//! let tools = server.tools(ToolSettings::default()).await?; // Vec<Arc<dyn agent_contracts_core::Tool>>
+//! let tools = server.tools(ToolSettings::default()).await?; // Vec<Arc<dyn agent_contracts_runtime::Tool>>
 //! # Ok(()) }
 //! ```
 
-use agent_contracts_core::{BoxFuture, Contract, ContractKind, Limits, Tool, ToolDefinition};
+use agent_contracts_runtime::{BoxFuture, Contract, ContractKind, Limits, Tool, ToolDefinition};
 use rmcp::ServiceExt as _;
 use rmcp::model::{CallToolRequestParams, ContentBlock, JsonObject};
 use rmcp::service::{RoleClient, RunningService};
@@ -395,7 +395,7 @@ impl McpTool {
         };
         // A broken call never reaches the server: the model gets the retry error. The shape
         // bounds (depth, number of values) are the agents' own, checked before the contract.
-        let checked = agent_contracts_core::__private::check_shape(&arguments, limits, 0)
+        let checked = agent_contracts_runtime::__private::check_shape(&arguments, limits, 0)
             .and_then(|()| self.input.check(&arguments, limits));
         if let Err(retry) = checked {
             return retry.to_json();
@@ -443,7 +443,7 @@ impl McpTool {
             Some(structured) => match &self.output {
                 // The server's answer is untrusted too: the same bounds, then its contract.
                 Some(contract) => {
-                    match agent_contracts_core::__private::check_shape(&structured, limits, 0)
+                    match agent_contracts_runtime::__private::check_shape(&structured, limits, 0)
                         .and_then(|()| contract.check(&structured, limits))
                     {
                         Ok(()) => structured,

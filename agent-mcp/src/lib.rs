@@ -27,24 +27,26 @@
 //! the client sent, beside rmcp, and that text is what reaches the agent and a workflow's first
 //! agent: over streamable HTTP from the request's body, over stdio ([`AgentServer::serve_io`])
 //! from each line, matched to the handler by its JSON-RPC id. A message the transport cannot
-//! read that way (past [`Limits::max_bytes`](agent_contracts_core::Limits) plus
+//! read that way (past [`Limits::max_bytes`](agent_contracts_runtime::Limits) plus
 //! [`MAX_ENVELOPE_BYTES`], or not one JSON-RPC object) goes to rmcp untouched and is answered
 //! as rmcp answers it; its arguments then reach the agent as rmcp parsed them, re-serialized
 //! (sorted keys, serde_json's number text), as do those of a call made in-process.
 //!
 //! ```no_run
-//! # async fn demo(agents: Vec<&'static dyn agent_contracts_core::DynAgent>) -> std::io::Result<()> {
+//! # async fn demo(agents: Vec<&'static dyn agent_contracts_runtime::DynAgent>) -> std::io::Result<()> {
 //! use agent_contracts_mcp::AgentServer;
 //! use std::sync::Arc;
 //!
-//! let model = Arc::new(agent_contracts_core::ScriptedModel::default());
+//! let model = Arc::new(agent_contracts_runtime::ScriptedModel::default());
 //! let server = AgentServer::new(agents, model);
 //! server.serve_stdio().await?; // or: server.serve_http("127.0.0.1:8080".parse().unwrap())
 //! # Ok(()) }
 //! ```
 
-use agent_contracts_core::CheckpointStore;
-use agent_contracts_core::{CallOptions, ChatModel, Config, Delivery, DynAgent, Runtime, Workflow};
+use agent_contracts_runtime::CheckpointStore;
+use agent_contracts_runtime::{
+    CallOptions, ChatModel, Config, Delivery, DynAgent, Runtime, Workflow,
+};
 use axum::http::Request;
 use hyper::body::Incoming;
 use rmcp::handler::server::ServerHandler;
@@ -75,7 +77,7 @@ mod settings;
 mod tap;
 mod workflow;
 
-pub use agent_contracts_core::ContractError;
+pub use agent_contracts_runtime::ContractError;
 pub use progress::{PARTIAL_TEXT_BYTES, PROGRESS_INTERVAL};
 pub use settings::{HttpSettings, Sessions};
 pub use tap::{MAX_ENVELOPE_BYTES, MAX_PENDING_CALLS};
@@ -148,7 +150,7 @@ impl AgentServer {
     /// the server's model. Refused only if the resume tool's contract does not compile.
     ///
     /// ```no_run
-    /// # fn demo(server: agent_contracts_mcp::AgentServer, workflow: agent_contracts_core::Workflow) -> Result<(), agent_contracts_mcp::ContractError> {
+    /// # fn demo(server: agent_contracts_mcp::AgentServer, workflow: agent_contracts_runtime::Workflow) -> Result<(), agent_contracts_mcp::ContractError> {
     /// let server = server.workflow(workflow, "Plans an event with four specialists.")?;
     /// # Ok(()) }
     /// ```
@@ -250,7 +252,7 @@ impl AgentServer {
     /// one JSON-RPC message a line), such as a child's pipes or a socket, until it
     /// disconnects. The reader is tapped: each `tools/call` line's arguments text is kept for
     /// its handler, by JSON-RPC id, and used when it parses to the map rmcp parsed; a line
-    /// longer than [`Limits::max_bytes`](agent_contracts_core::Limits) plus [`MAX_ENVELOPE_BYTES`] is
+    /// longer than [`Limits::max_bytes`](agent_contracts_runtime::Limits) plus [`MAX_ENVELOPE_BYTES`] is
     /// answered with a JSON-RPC error and never parsed.
     pub async fn serve_io<R, W>(mut self, reader: R, writer: W) -> std::io::Result<()>
     where
@@ -277,7 +279,7 @@ impl AgentServer {
     /// The streamable HTTP transport at [`HTTP_PATH`], with the SDK's session handling, as an
     /// axum router to serve or nest. First the [`HttpSettings`] checks (Host, Origin, bearer
     /// token), on the headers alone; then a `POST` body of up to the config's
-    /// [`Limits::max_bytes`](agent_contracts_core::Limits) plus [`MAX_ENVELOPE_BYTES`] is read, within
+    /// [`Limits::max_bytes`](agent_contracts_runtime::Limits) plus [`MAX_ENVELOPE_BYTES`] is read, within
     /// the body timeout and the bytes held at once, before rmcp reads it, for a `tools/call`'s
     /// arguments text; every body reaches rmcp unchanged.
     pub fn http_router(self) -> axum::Router {
@@ -512,7 +514,7 @@ impl AgentServer {
         {
             Ok(output) => CallToolResult::structured(output.output.value().clone())
                 .with_meta(Some(context_meta(&output.context_id.to_string()))),
-            Err(agent_contracts_core::Error::Retry {
+            Err(agent_contracts_runtime::Error::Retry {
                 error,
                 context_id: Some(context_id),
                 ..
@@ -533,7 +535,7 @@ impl AgentServer {
         ErrorData::invalid_params(
             format!(
                 "unknown tool `{}`; the tools are: {}",
-                agent_contracts_core::__private::truncate(name, 100),
+                agent_contracts_runtime::__private::truncate(name, 100),
                 known.join(", ")
             ),
             None,
@@ -683,7 +685,7 @@ fn call_span(
         .get::<axum::http::request::Parts>()
         .and_then(|parts| parts.headers.get("mcp-session-id"))
         .and_then(|value| value.to_str().ok())
-        .map(|id| agent_contracts_core::__private::truncate(id, 128).into_owned());
+        .map(|id| agent_contracts_runtime::__private::truncate(id, 128).into_owned());
     let parent = context
         .meta
         .get("traceparent")
@@ -692,7 +694,7 @@ fn call_span(
     tracing::info_span!(
         "mcp.tools_call",
         rpc.method = "tools/call",
-        tool = %agent_contracts_core::__private::truncate(&request.name, 128),
+        tool = %agent_contracts_runtime::__private::truncate(&request.name, 128),
         session.id = session.as_deref(),
         trace_id = parent.map(|(trace, _)| trace),
         parent_id = parent.map(|(_, span)| span),

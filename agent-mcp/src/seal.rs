@@ -7,7 +7,7 @@
 //! The signing lives with the server that hands states and handles to clients: agent-core, which
 //! only runs and stores workflows, needs no crypto.
 
-use agent_contracts_core::{Error, PausedRun, Workflow, WorkflowState};
+use agent_contracts_runtime::{Error, PausedRun, Workflow, WorkflowState};
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
@@ -65,9 +65,9 @@ pub fn check_key(key: &[u8; 32]) -> Result<(), WeakKey> {
 /// workflow's name and the JSON text, a dot, and the JSON.
 ///
 /// ```
-/// # use agent_contracts_core::{Workflow, WorkflowState};
+/// # use agent_contracts_runtime::{Workflow, WorkflowState};
 /// # use agent_contracts_mcp::seal::{open_state, seal_state};
-/// # fn demo(workflow: &Workflow, state: &WorkflowState) -> Result<(), agent_contracts_core::Error> {
+/// # fn demo(workflow: &Workflow, state: &WorkflowState) -> Result<(), agent_contracts_runtime::Error> {
 /// let key = b"a secret of at least 32 bytes, kept by the server";
 /// let sealed = seal_state(workflow, state, key);
 /// let opened = open_state(workflow, &sealed, key)?;
@@ -103,7 +103,7 @@ pub fn open_state(workflow: &Workflow, sealed: &str, key: &[u8]) -> Result<Workf
 /// workflow's name and the rest. It names the run; it carries none of its state.
 ///
 /// ```
-/// # use agent_contracts_core::{PausedRun, Workflow};
+/// # use agent_contracts_runtime::{PausedRun, Workflow};
 /// # use agent_contracts_mcp::seal::{open_pause, seal_pause};
 /// let workflow = Workflow::new("venues");
 /// let key = b"a secret of at least 32 bytes, kept by the server";

@@ -47,7 +47,7 @@ use crate::sessions::Bounded;
 
 /// The room a `tools/call` message may take around its arguments (the JSON-RPC envelope, the
 /// tool's name, `_meta`) and still have its arguments' text read: the transports read at most
-/// [`Limits::max_bytes`](agent_contracts_core::Limits) of the server's config plus this much of one
+/// [`Limits::max_bytes`](agent_contracts_runtime::Limits) of the server's config plus this much of one
 /// message. Arguments beyond `max_bytes` are refused by the input contract anyway.
 pub const MAX_ENVELOPE_BYTES: usize = 64 * 1024;
 

@@ -1,8 +1,8 @@
 //! The span of each `tools/call`: its method, its tool and, when the caller's `_meta` carries a
 //! W3C `traceparent`, the trace it continues. A process of its own: the subscriber is global.
 
-use agent_contracts_core::{Message, ScriptedModel};
 use agent_contracts_mcp::AgentServer;
+use agent_contracts_runtime::{Message, ScriptedModel};
 use agent_examples::agents::DiscoveryAgent;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

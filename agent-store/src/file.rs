@@ -1,9 +1,9 @@
 //! Runs as files in one folder: a checkpoint store with no database, for one process.
 
-use agent_contracts_core::__private::{check_claim, check_save, next_record, not_found, now_ms};
-use agent_contracts_core::__private::{renew_lease, take};
-use agent_contracts_core::BoxFuture;
-use agent_contracts_core::{CheckpointStore, Lease, RunRecord, StoreError};
+use agent_contracts_runtime::__private::{check_claim, check_save, next_record, not_found, now_ms};
+use agent_contracts_runtime::__private::{renew_lease, take};
+use agent_contracts_runtime::BoxFuture;
+use agent_contracts_runtime::{CheckpointStore, Lease, RunRecord, StoreError};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -58,7 +58,7 @@ impl FileStore {
                 run_id: run_id.to_owned(),
                 reason: format!(
                     "the run file holds run `{}`",
-                    agent_contracts_core::__private::truncate(&record.run_id, 128)
+                    agent_contracts_runtime::__private::truncate(&record.run_id, 128)
                 ),
             });
         }

@@ -3,8 +3,8 @@
 //! headers, Azure OpenAI, base URLs with a query; no key or token in `Debug` or errors.
 
 use crate::common::*;
-use agent_contracts_core::{ChatModel, ChatRequest, Message, ModelError};
 use agent_contracts_llm::{ConfigError, HeaderName, HeaderValue, HttpModel, Provider};
+use agent_contracts_runtime::{ChatModel, ChatRequest, Message, ModelError};
 use serde_json::json;
 use std::collections::BTreeMap;
 use wiremock::{MockServer, Request};

@@ -2,12 +2,12 @@
 //! results in one user message, raw `tool_use.input`, retries and failures.
 
 use crate::common::*;
-use agent_contracts_core::ToolChoice;
-use agent_contracts_core::{
+use agent_contracts_llm::ManualClock;
+use agent_contracts_runtime::ToolChoice;
+use agent_contracts_runtime::{
     ChatModel, ChatRequest, Message, ModelError, ModelOptions, ToolCallRequest, ToolDefinition,
     Usage,
 };
-use agent_contracts_llm::ManualClock;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,7 +48,7 @@ async fn a_reply_brings_text_tool_calls_usage_and_stop_reason() {
         .expect("a reply");
     assert_eq!(response.message.content, "Calling.");
     assert_eq!(response.message.tool_calls, [call("toolu_1", input)]);
-    let thinking = agent_contracts_core::Thinking::Thinking {
+    let thinking = agent_contracts_runtime::Thinking::Thinking {
         thinking: "hm".into(),
         signature: String::new(),
     };

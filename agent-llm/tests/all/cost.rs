@@ -2,10 +2,10 @@
 //! with the cost budget that ends a run when passed.
 
 use crate::common::*;
-use agent_contracts_core::{
+use agent_contracts_llm::PromptCaching;
+use agent_contracts_runtime::{
     ChatModel, ChatRequest, Config, Error, Message, Price, Prices, Runtime, ToolDefinition,
 };
-use agent_contracts_llm::PromptCaching;
 use agent_examples::agents::VenueAgent;
 use serde_json::json;
 

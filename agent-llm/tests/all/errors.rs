@@ -3,8 +3,8 @@
 //! And `azure:` specs, configured from the environment, reach the deployment.
 
 use crate::common::*;
-use agent_contracts_core::{ChatModel, ChatRequest, Message, ModelError};
 use agent_contracts_llm::{HttpModel, ManualClock, Provider};
+use agent_contracts_runtime::{ChatModel, ChatRequest, Message, ModelError};
 use std::sync::Arc;
 use wiremock::ResponseTemplate;
 

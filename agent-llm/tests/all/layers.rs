@@ -1,11 +1,11 @@
 //! Retries as a layer over any model: a server's long wait slept for real on tokio's paused
 //! clock, and retries around a `Router` of scripted models.
 
-use agent_contracts_core::BoxFuture;
-use agent_contracts_core::{
+use agent_contracts_llm::{ManualClock, RetryPolicy, Retrying, Router};
+use agent_contracts_runtime::BoxFuture;
+use agent_contracts_runtime::{
     ChatModel, ChatRequest, ChatResponse, Message, ModelError, ScriptedModel,
 };
-use agent_contracts_llm::{ManualClock, RetryPolicy, Retrying, Router};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;

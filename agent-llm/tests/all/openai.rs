@@ -2,12 +2,12 @@
 //! compatible servers' quirks, retries and failures.
 
 use crate::common::*;
-use agent_contracts_core::{
+use agent_contracts_llm::{ManualClock, RetryPolicy, Retrying, StructuredOutput};
+use agent_contracts_runtime::{
     ChatModel, ChatRequest, Message, ModelError, ModelOptions, ToolCallRequest, ToolDefinition,
     Usage,
 };
-use agent_contracts_core::{OutputSchema, ToolChoice};
-use agent_contracts_llm::{ManualClock, RetryPolicy, Retrying, StructuredOutput};
+use agent_contracts_runtime::{OutputSchema, ToolChoice};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,8 +4,8 @@
 //! that stops early closing the connection before the rest was sent.
 
 use crate::common::*;
-use agent_contracts_core::{ChatModel, ChatRequest, Message, ModelError, StreamDelta, Thinking};
 use agent_contracts_llm::{Fallback, HttpModel, ManualClock, Provider};
+use agent_contracts_runtime::{ChatModel, ChatRequest, Message, ModelError, StreamDelta, Thinking};
 use axum::body::{Body, Bytes};
 use serde_json::json;
 use std::ops::ControlFlow;
@@ -350,8 +350,9 @@ async fn retries_and_fallbacks_stop_once_the_reader_saw_text() {
     )
     .await;
     let clock = Arc::new(ManualClock::new());
-    let backup =
-        Arc::new(agent_contracts_core::ScriptedModel::default().script("a", ["from the backup"]));
+    let backup = Arc::new(
+        agent_contracts_runtime::ScriptedModel::default().script("a", ["from the backup"]),
+    );
     let model = Fallback::new("primary", Arc::new(anthropic(&server, &clock))).or("backup", backup);
     let mut seen = Seen::default();
     let error = model.stream(&request(), &mut seen.sink()).await.err();
@@ -570,7 +571,7 @@ async fn a_connection_cut_in_the_middle_is_a_transport_error() {
 
 #[tokio::test]
 async fn scripted_answers_stream_in_chunks_through_the_layers() {
-    let scripted = agent_contracts_core::ScriptedModel::default()
+    let scripted = agent_contracts_runtime::ScriptedModel::default()
         .chunk_size(5)
         .script("a", ["0123456789ab"]);
     let model = agent_contracts_llm::Traced::new(agent_contracts_llm::Retrying::new(

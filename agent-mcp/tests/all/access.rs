@@ -3,8 +3,8 @@
 //! (403), and the server's name and version as rmcp's client reads them; how long a slow
 //! client holds a connection (headers, body) and how many connections are served at once.
 
-use agent_contracts_core::ScriptedModel;
 use agent_contracts_mcp::{AgentServer, HttpSettings};
+use agent_contracts_runtime::ScriptedModel;
 use agent_examples::agents::{DiscoveryAgent, PlanGeneratorAgent};
 use rmcp::ServiceExt as _;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -271,20 +271,20 @@ impl Drop for SetOnDrop {
     }
 }
 
-impl agent_contracts_core::ChatModel for Stalling {
+impl agent_contracts_runtime::ChatModel for Stalling {
     fn complete<'a>(
         &'a self,
-        _: &'a agent_contracts_core::ChatRequest,
-    ) -> agent_contracts_core::BoxFuture<
+        _: &'a agent_contracts_runtime::ChatRequest,
+    ) -> agent_contracts_runtime::BoxFuture<
         'a,
-        Result<agent_contracts_core::ChatResponse, agent_contracts_core::ModelError>,
+        Result<agent_contracts_runtime::ChatResponse, agent_contracts_runtime::ModelError>,
     > {
         Box::pin(async move {
             let _dropped = SetOnDrop(self.dropped.clone());
             self.started
                 .store(true, std::sync::atomic::Ordering::SeqCst);
             tokio::time::sleep(Duration::from_secs(60)).await;
-            Err(agent_contracts_core::ModelError::Timeout)
+            Err(agent_contracts_runtime::ModelError::Timeout)
         })
     }
 }

@@ -3,8 +3,8 @@
 //! a JSON-RPC error and `Retry-After` when the bytes held at once or the sessions are at their
 //! bound; no session at all in stateless mode.
 
-use agent_contracts_core::{Config, Limits, ScriptedModel};
 use agent_contracts_mcp::{AgentServer, HttpSettings, MAX_ENVELOPE_BYTES, Sessions};
+use agent_contracts_runtime::{Config, Limits, ScriptedModel};
 use agent_examples::agents::PlanGeneratorAgent;
 use serde_json::Value;
 use std::net::SocketAddr;

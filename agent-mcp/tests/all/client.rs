@@ -4,10 +4,12 @@
 //! result; a result that breaks its `outputSchema`, an `isError` result and a slow server each
 //! come back as a tool result that says so.
 
-use agent_contracts_core::{BoxFuture, ChatModel, ChatRequest, ChatResponse, ModelError};
-use agent_contracts_core::{Member, Message, ScriptedModel, Workflow, WorkflowOutcome, tool_calls};
 use agent_contracts_mcp::AgentServer;
 use agent_contracts_mcp::client::{McpServer, ToolSettings};
+use agent_contracts_runtime::{BoxFuture, ChatModel, ChatRequest, ChatResponse, ModelError};
+use agent_contracts_runtime::{
+    Member, Message, ScriptedModel, Workflow, WorkflowOutcome, tool_calls,
+};
 use agent_examples::agents::DiscoveryAgent;
 use serde_json::{Value, json};
 use std::sync::Arc;

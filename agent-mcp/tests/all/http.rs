@@ -4,8 +4,8 @@
 //! arguments that reach the prompt as the client wrote them, and bodies the server cannot read
 //! for their text that rmcp answers as ever.
 
-use agent_contracts_core::{Config, Message, ScriptedModel};
 use agent_contracts_mcp::AgentServer;
+use agent_contracts_runtime::{Config, Message, ScriptedModel};
 use agent_examples::agents::{DiscoveryAgent, PlanGeneratorAgent};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -97,7 +97,7 @@ async fn tools_are_listed_with_both_schemas() {
         plan.input_schema["required"],
         json!(["task", "target_url", "task_name", "collected_information"])
     );
-    let output = <PlanGeneratorAgent as agent_contracts_core::Agent>::output_contract().unwrap();
+    let output = <PlanGeneratorAgent as agent_contracts_runtime::Agent>::output_contract().unwrap();
     assert_eq!(
         &Value::Object((**plan.output_schema.as_ref().unwrap()).clone()),
         output.schema()
@@ -237,13 +237,13 @@ impl Drop for CountDrop {
     }
 }
 
-impl agent_contracts_core::ChatModel for Silent {
+impl agent_contracts_runtime::ChatModel for Silent {
     fn complete<'a>(
         &'a self,
-        _: &'a agent_contracts_core::ChatRequest,
-    ) -> agent_contracts_core::BoxFuture<
+        _: &'a agent_contracts_runtime::ChatRequest,
+    ) -> agent_contracts_runtime::BoxFuture<
         'a,
-        Result<agent_contracts_core::ChatResponse, agent_contracts_core::ModelError>,
+        Result<agent_contracts_runtime::ChatResponse, agent_contracts_runtime::ModelError>,
     > {
         let guard = CountDrop(self.0.clone());
         Box::pin(async move {

@@ -2,9 +2,11 @@
 //! (the first answer and each retry), naming the agent, and ticks while a slow model call is
 //! in flight, all before the result; none for a call without a token.
 
-use agent_contracts_core::ScriptedModel;
-use agent_contracts_core::{BoxFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError};
 use agent_contracts_mcp::AgentServer;
+use agent_contracts_runtime::ScriptedModel;
+use agent_contracts_runtime::{
+    BoxFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError,
+};
 use agent_examples::agents::DiscoveryAgent;
 use rmcp::model::{
     CallToolRequestParams, ClientRequest, ProgressNotificationParam, Request, ServerResult,
@@ -192,14 +194,14 @@ impl ChatModel for Trickle {
     fn stream<'a>(
         &'a self,
         _: &'a ChatRequest,
-        sink: &'a mut dyn agent_contracts_core::StreamSink,
+        sink: &'a mut dyn agent_contracts_runtime::StreamSink,
     ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
         Box::pin(async move {
             for piece in self.answer.as_bytes().chunks(self.chunk) {
                 tokio::time::sleep(self.pause).await;
                 let text = std::str::from_utf8(piece).unwrap();
                 if sink
-                    .delta(agent_contracts_core::StreamDelta::Text(text))
+                    .delta(agent_contracts_runtime::StreamDelta::Text(text))
                     .is_break()
                 {
                     panic!("a valid answer is never stopped");

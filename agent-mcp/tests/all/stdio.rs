@@ -3,8 +3,8 @@
 //! reach the prompt as the client wrote them, and a line too long for the server to read for
 //! its text still gets rmcp's answer, in a session that goes on.
 
-use agent_contracts_core::{Config, Message, ScriptedModel};
 use agent_contracts_mcp::AgentServer;
+use agent_contracts_runtime::{Config, Message, ScriptedModel};
 use agent_examples::agents::PlanGeneratorAgent;
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;

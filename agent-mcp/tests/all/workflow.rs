@@ -4,9 +4,9 @@
 //! used twice, the specification's `input_required` round for a client on protocol
 //! `2026-07-28`, and a run paused on one server resumed by a new one on the same file store.
 
-use agent_contracts_core::{CheckpointStore, RunStatus};
-use agent_contracts_core::{Message, ScriptedModel};
 use agent_contracts_mcp::AgentServer;
+use agent_contracts_runtime::{CheckpointStore, RunStatus};
+use agent_contracts_runtime::{Message, ScriptedModel};
 use agent_contracts_store::FileStore;
 use agent_examples::event_planning;
 use rmcp::model::{
@@ -394,7 +394,7 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "agent-mcp-{name}-{}-{}",
         std::process::id(),
-        agent_contracts_core::__private::now_ms()
+        agent_contracts_runtime::__private::now_ms()
     ));
     let _ = std::fs::remove_dir_all(&dir);
     dir
@@ -523,7 +523,7 @@ async fn the_handle_of_an_earlier_question_does_not_answer_a_later_one() {
             Message::assistant(VENUE),
         ],
     );
-    let workflow = agent_contracts_core::Workflow::new("venues")
+    let workflow = agent_contracts_runtime::Workflow::new("venues")
         .agent(&VenueAgent)
         .goal([("venue_agent", "Find a venue")]);
     let server = AgentServer::new(Vec::new(), Arc::new(model))
@@ -568,19 +568,19 @@ struct OverloadedOnce {
     requests: std::sync::atomic::AtomicU32,
 }
 
-impl agent_contracts_core::ChatModel for OverloadedOnce {
+impl agent_contracts_runtime::ChatModel for OverloadedOnce {
     fn complete<'a>(
         &'a self,
-        request: &'a agent_contracts_core::ChatRequest,
-    ) -> agent_contracts_core::BoxFuture<
+        request: &'a agent_contracts_runtime::ChatRequest,
+    ) -> agent_contracts_runtime::BoxFuture<
         'a,
-        Result<agent_contracts_core::ChatResponse, agent_contracts_core::ModelError>,
+        Result<agent_contracts_runtime::ChatResponse, agent_contracts_runtime::ModelError>,
     > {
         let n = self
             .requests
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if n == 1 {
-            let overloaded = agent_contracts_core::ModelError::Status {
+            let overloaded = agent_contracts_runtime::ModelError::Status {
                 status: 503,
                 body: "overloaded".into(),
                 retry_after: None,
@@ -608,7 +608,7 @@ async fn an_answer_the_model_could_not_take_gets_a_fresh_handle_to_the_same_ques
         inner,
         requests: Default::default(),
     };
-    let workflow = agent_contracts_core::Workflow::new("venues")
+    let workflow = agent_contracts_runtime::Workflow::new("venues")
         .agent(&VenueAgent)
         .goal([("venue_agent", "Find a venue")]);
     let server = AgentServer::new(Vec::new(), Arc::new(model))

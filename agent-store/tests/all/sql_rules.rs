@@ -5,8 +5,8 @@
 //! newer schema version is refused and one of version 1 is upgraded once; PostgreSQL schema
 //! names are `a-z 0-9 _` only.
 
-use agent_contracts_core::__private::now_ms;
-use agent_contracts_core::{
+use agent_contracts_runtime::__private::now_ms;
+use agent_contracts_runtime::{
     CheckpointStore, MemoryStore, RunPage, RunRecord, RunStatus, StoreError,
 };
 use agent_contracts_store::{PostgresStore, SCHEMA_VERSION, SqliteStore};

@@ -18,10 +18,12 @@
 //! The shared rule functions (`check_claim`, `check_save`, ...) are pinned at their bounds
 //! too, with exact times.
 
-use agent_contracts_core::__private::{
+use agent_contracts_runtime::__private::{
     check_claim, check_save, next_record, now_ms, renew_lease, take,
 };
-use agent_contracts_core::{CheckpointStore, Lease, MemoryStore, RunRecord, RunStatus, StoreError};
+use agent_contracts_runtime::{
+    CheckpointStore, Lease, MemoryStore, RunRecord, RunStatus, StoreError,
+};
 use agent_contracts_store::{FileStore, PostgresStore, SqliteStore};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};

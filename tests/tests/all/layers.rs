@@ -496,7 +496,7 @@ fn the_contract_layer_needs_no_async_runtime_http_database_or_crypto() {
 fn the_runtime_needs_no_http_database_mcp_or_crypto() {
     // Providers (HTTP), stores (SQL) and the MCP server (with the signing of resume handles)
     // live in the crates above agent-core.
-    let crates = dependencies("agent-contracts-core");
+    let crates = dependencies("agent-contracts-runtime");
     assert!(crates.contains("tokio"));
     let forbidden = ["hmac", "sha2", "reqwest", "hyper", "sqlx", "rmcp", "axum"];
     let found: Vec<&&str> = forbidden.iter().filter(|c| crates.contains(**c)).collect();

@@ -249,7 +249,7 @@ fn the_validator_is_built_without_resolvers() {
     // agent-llm brings reqwest and hyper to the workspace: neither the validator nor
     // agent-core may depend on them.
     let lock = include_str!("../../../Cargo.lock");
-    for package in ["jsonschema", "referencing", "agent-contracts-core"] {
+    for package in ["jsonschema", "referencing", "agent-contracts-runtime"] {
         let dependencies = locked_dependencies(lock, package);
         for crate_name in ["reqwest", "ureq", "hyper"] {
             assert!(
