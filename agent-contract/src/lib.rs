@@ -119,8 +119,13 @@ pub mod __private {
         }
     }
 
-    use crate::contract::{Contract, ContractKind};
-    use crate::kwargs::ToolCall;
+    /// What generated code names by this path, so that moving an item between the public
+    /// modules of `agent-contracts` never changes generated code.
+    pub use crate::checks::ContractChecks;
+    pub use crate::contract::{Contract, ContractKind};
+    pub use crate::kwargs::ToolCall;
+    pub use crate::partial::PartialOutput;
+    pub use crate::prompt::{PromptError, filters};
 
     /// Compiles a contract whose schema the codegen already parsed and compiled at build time,
     /// with the same validator, so failing here means the build and the runtime disagree.

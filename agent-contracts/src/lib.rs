@@ -6,13 +6,18 @@
 //! calling model can act on. Askama templates, checked at compile time against the contract's
 //! fields, render the prompts.
 //!
-//! The root holds the derives, the runtime and the contract types; the features `llm`, `mcp`,
-//! `sqlite` and `postgres` bring the providers, MCP and the durable stores as modules.
+//! The root holds what the first example and a typical service name: the agent traits and
+//! their derives, [`Runtime`], [`Runner`], [`Config`], [`Error`], [`ChatModel`], [`Message`],
+//! [`Contract`] and the output types. The rest is in modules named by concept: [`contract`],
+//! [`model`], [`prompt`], [`stream`], [`runtime`], [`workflow`], [`store`] and [`transcript`].
+//! The features `llm`, `mcp`, `sqlite` and `postgres` bring the providers, MCP and the durable
+//! stores (the stores into [`store`]).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-// The runtime and the contract layer, at this crate's root: generated code names these paths
-// (`::agent_contracts::Contract`, `::agent_contracts::__private::...`).
+// The runtime's root and concept modules. Generated code names only the root traits and
+// `::agent_contracts::__private::...`. `store` is this crate's own (below), which the glob
+// does not bring: an item defined here shadows a glob-imported one.
 pub use agent_contracts_runtime::*;
 
 #[cfg(feature = "derive")]
@@ -31,9 +36,13 @@ pub mod mcp {
     pub use agent_contracts_mcp::*;
 }
 
-/// Durable checkpoint stores: a folder of files, SQLite (feature `sqlite`) and PostgreSQL
-/// (feature `postgres`).
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+/// Durable runs: the [`CheckpointStore`](store::CheckpointStore) trait, its records and
+/// errors, the rules every store keeps ([`check_save`](store::check_save),
+/// [`check_claim`](store::check_claim), ...), an in-memory store, and with the features
+/// `sqlite` and `postgres` the stores of `agent-contracts-store`: a folder of files, SQLite and
+/// PostgreSQL, and [`open`](store::open) by URL.
 pub mod store {
+    pub use agent_contracts_runtime::store::*;
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub use agent_contracts_store::*;
 }

@@ -16,8 +16,8 @@
 //! the model reads just before the task).
 //!
 //! ```
-//! use agent_contracts::{ContributorError, ContributorRegistry, EpisodicMemoryContributor};
-//! use agent_contracts::{ContextIdGenerator, PromptContext, PromptContributor};
+//! use agent_contracts::{prompt::ContributorError, prompt::ContributorRegistry, prompt::EpisodicMemoryContributor};
+//! use agent_contracts::{transcript::ContextIdGenerator, prompt::PromptContext, PromptContributor};
 //!
 //! struct Brief;
 //!

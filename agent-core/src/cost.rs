@@ -1,13 +1,13 @@
 //! What model calls cost: a user's price table, per model, applied to the usage providers
 //! report. Prices change and differ per account, so the toolkit ships none.
 
-use crate::model::Usage;
+use crate::chat::Usage;
 use std::collections::BTreeMap;
 
 /// US dollars per million tokens of one model.
 ///
 /// ```
-/// use agent_contracts::{Price, Usage};
+/// use agent_contracts::{model::Price, model::Usage};
 /// let sonnet = Price { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75 };
 /// let usage = Usage { input_tokens: 1_000_000, output_tokens: 0, cached_tokens: 500_000, ..Usage::default() };
 /// assert_eq!(sonnet.cost(&usage), 1.65);
@@ -42,7 +42,7 @@ impl Price {
 /// takes the price of the longest name in the table it starts with (`gpt-4o-mini`).
 ///
 /// ```
-/// use agent_contracts::{Price, Prices};
+/// use agent_contracts::{model::Price, model::Prices};
 /// let prices = Prices::default()
 ///     .with("gpt-4o", Price { input: 2.5, output: 10.0, cache_read: 1.25, cache_write: 0.0 })
 ///     .with("gpt-4o-mini", Price { input: 0.15, output: 0.6, cache_read: 0.075, cache_write: 0.0 });

@@ -1,7 +1,7 @@
 //! How a run's answers arrive: whole, or streamed, checked against their output contract as
 //! they stream and shown to a [`Watch`] as they come.
 
-use crate::model::StreamDelta;
+use crate::chat::StreamDelta;
 use agent_contracts_contract::RetryError;
 use std::fmt;
 use std::sync::Arc;
@@ -15,7 +15,7 @@ use std::sync::Arc;
 /// [`Watch`] sees every delta, to show the answer while it is written.
 ///
 /// ```
-/// use agent_contracts::{Config, Delivery, StreamEvent};
+/// use agent_contracts::{Config, stream::Delivery, stream::StreamEvent};
 ///
 /// let config = Config {
 ///     delivery: Delivery::watched(|event: StreamEvent<'_>| {

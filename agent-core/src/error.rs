@@ -162,7 +162,7 @@ pub enum Error {
     },
     /// The model failed.
     #[error(transparent)]
-    Model(#[from] crate::model::ModelError),
+    Model(#[from] crate::chat::ModelError),
     /// A prompt template failed on valid input.
     #[error(transparent)]
     Prompt(#[from] agent_contracts_contract::PromptError),

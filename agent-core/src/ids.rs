@@ -8,7 +8,7 @@
 //!   (`2026-01-19T10:15:00.123Z`).
 //!
 //! ```
-//! use agent_contracts::{ContextId, ContextIdGenerator};
+//! use agent_contracts::{transcript::ContextId, transcript::ContextIdGenerator};
 //!
 //! let ids = ContextIdGenerator::new("run-42").unwrap();
 //! let first = ids.next("discovery_agent").unwrap();

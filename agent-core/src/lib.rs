@@ -7,59 +7,104 @@
 #![warn(missing_docs)]
 
 mod call;
+mod chat;
 mod config;
 mod contributor;
 mod cost;
 mod delivery;
+mod engine;
 mod error;
 mod ids;
-mod model;
 mod output;
 mod rerun;
-mod runtime;
-mod store;
 mod texts;
 mod tool;
-mod transcript;
 mod upstream;
-mod workflow;
 
-// The contract layer, at this crate's root (`agent_contracts::Contract`, `agent_contracts::ToolCall`, ...):
-// users depend on agent-core alone, and generated code names these paths.
-pub use agent_contracts_contract::*;
+pub mod store;
+pub mod transcript;
+pub mod workflow;
 
-pub use config::{CancellationToken, Config};
-pub use contributor::{
-    AssemblyError, ContextIdContributor, ContributorError, ContributorRegistry,
-    EpisodicMemoryContributor, PromptContext, PromptContributor,
+// The root: what the first example and a typical service name. Everything else is in a module
+// named by its concept, each item at one path.
+pub use agent_contracts_contract::{
+    Agent, AgentInput, CheckedOutput, Contract, DynAgent, Limits, RawJson, RawObject, RetryError,
 };
-pub use cost::{Price, Prices};
-pub use delivery::{Delivery, StreamEvent, Watch};
-pub use error::{Error, Side};
-pub use ids::{ContextId, ContextIdError, ContextIdGenerator, Segment, Timestamp};
-pub use model::{
-    BoxFuture, ChatModel, ChatRequest, ChatResponse, Image, Message, ModelError, ModelOptions,
-    OutputSchema, Role, ScriptedModel, StreamDelta, StreamSink, Thinking, ToolCallRequest,
-    ToolChoice, Usage, tool_calls,
-};
+pub use chat::{ChatModel, Message, ScriptedModel};
+pub use config::Config;
+pub use contributor::PromptContributor;
+pub use engine::Runtime;
+pub use error::Error;
 pub use output::AgentOutput;
-pub use rerun::PreviousAttempt;
-pub use runtime::{CallOptions, Outcome, OutputStream, Runtime, Streamed};
-pub use store::{CheckpointStore, Lease, MemoryStore, RunPage, RunRecord, RunStatus, StoreError};
 pub use tool::Tool;
-pub use transcript::{Counts, Event, Transcript};
-pub use upstream::{Upstream, UpstreamContext, UpstreamError};
-pub use workflow::{
-    HumanFeedbackRequest, Member, PausedRun, Runner, Workflow, WorkflowOutcome, WorkflowState,
-};
+pub use workflow::definition::Workflow;
+pub use workflow::run::Runner;
+
+/// Contracts and their checks: the compiled schema's kinds and errors, a tool call's kwargs,
+/// the checks a call and an output pass, and the retry error's parts.
+pub mod contract {
+    /// The shape check every contract passes when it is built (defined in
+    /// `agent-contracts-schema`, which the code generator runs too).
+    pub use agent_contracts_contract::{SchemaShapeError, check_schema};
+    /// A provider's strict subset of JSON Schema (defined in `agent-contracts-schema`, where the
+    /// code generator decides which contracts fit which).
+    pub use agent_contracts_contract::Dialect;
+    pub use agent_contracts_contract::{
+        Checked, ContractChecks, ContractError, ContractKind, ErrorKind, PathSegment,
+        PrepareError, PreparedCall, RESERVED_KEYS, RetryDetails, ToolCall, ToolDefinition,
+        Violation, check_call, check_output, extract_json,
+    };
+}
+
+/// What models are asked and answer: requests, responses, options, usage and prices, and the
+/// streaming sink a model writes its deltas to. The [`ChatModel`] trait, [`Message`] and
+/// [`ScriptedModel`] are at the root.
+pub mod model {
+    pub use crate::chat::{
+        BoxFuture, ChatRequest, ChatResponse, Image, ModelError, ModelOptions, OutputSchema, Role,
+        StreamDelta, StreamSink, Thinking, ToolCallRequest, ToolChoice, Usage, tool_calls,
+    };
+    pub use crate::cost::{Price, Prices};
+}
+
+/// Prompts: rendering JSON as markdown, the template filters, the contributors that add
+/// sections to a system prompt, and the context a step receives from earlier steps. The
+/// [`PromptContributor`] trait is at the root.
+pub mod prompt {
+    pub use crate::contributor::{
+        AssemblyError, ContextIdContributor, ContributorError, ContributorRegistry,
+        EpisodicMemoryContributor, PromptContext,
+    };
+    pub use crate::rerun::PreviousAttempt;
+    pub use crate::upstream::{Upstream, UpstreamContext, UpstreamError};
+    pub use agent_contracts_contract::{MarkdownError, PromptError, filters, to_markdown};
+}
+
+/// Streaming: how a call delivers its output ([`Delivery`](stream::Delivery)), the events a
+/// watcher sees, typed partial outputs as they arrive, and the check of a prefix of an
+/// answer.
+pub mod stream {
+    pub use crate::delivery::{Delivery, StreamEvent, Watch};
+    pub use crate::engine::{OutputStream, Streamed};
+    pub use agent_contracts_contract::{Broken, PartialJson, PartialOutput, PrefixCheck};
+}
+
+/// A call's options and outcome, and which side of a call an error is on.
+pub mod runtime {
+    pub use crate::config::CancellationToken;
+    pub use crate::engine::{CallOptions, Outcome};
+    pub use crate::error::Side;
+}
 
 /// Items generated code and the sibling crates reach; not part of the public API.
 #[doc(hidden)]
 pub mod __private {
     pub use agent_contracts_contract::__private::*;
 
+    // What generated code names, here so that moving an item between the public modules
+    // never changes generated code (only the root traits are named by their public path).
+    pub use crate::contributor::{ContributorError, PromptContext};
+
     pub use crate::rerun::describe_retry_error;
-    pub use crate::store::{check_claim, check_save, lease_lost, next_record, not_found, now_ms};
-    pub use crate::store::{renew_lease, take};
-    pub use crate::workflow::Feeds;
+    pub use crate::workflow::feeds::Feeds;
 }

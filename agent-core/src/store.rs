@@ -16,10 +16,17 @@
 //!   foreign row is [`StoreError::Corrupt`], never a panic.
 //! - The state is kept as text, so its key order and number text survive the store.
 //!
-//! This module holds the trait, an in-memory store and a file store (one file per run,
-//! written by atomic rename); the `agent-store` crate adds SQLite and PostgreSQL.
+//! This module holds the trait, an in-memory store, and the rules every store keeps, as
+//! functions a store calls so that it keeps them the same way: [`check_save`] and
+//! [`saved_record`] for a save, [`check_claim`] and [`claim_record`] for a claim,
+//! [`renew_lease`] for a renewal, [`StoreError::not_found`] and [`StoreError::lease_lost`] for
+//! their errors, and [`now_ms`] for every time a record holds. A store that checks them in
+//! SQL instead (as the SQLite and PostgreSQL stores of `agent-contracts-store` do for claims)
+//! must give the same results; [`MemoryStore`] is the reference. The stores of
+//! `agent-contracts-store` (a folder of files, SQLite, PostgreSQL) are built on these rules
+//! alone, so a third-party store needs nothing more.
 
-use crate::model::BoxFuture;
+use crate::chat::BoxFuture;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -150,7 +157,7 @@ impl RunRecord {
 /// drives a run, every third of its duration.
 ///
 /// ```
-/// use agent_contracts::Lease;
+/// use agent_contracts::store::Lease;
 /// let lease = Lease::new("worker-7", std::time::Duration::from_secs(10));
 /// assert_eq!(lease.until_ms(1_000), 11_000);
 /// ```
@@ -178,8 +185,14 @@ impl Lease {
     }
 }
 
-/// Milliseconds since the Unix epoch.
-#[doc(hidden)]
+/// Milliseconds since the Unix epoch, the clock of every time a [`RunRecord`] holds
+/// (`created_ms`, `updated_ms`, `lease_until_ms`): a store passes it as `now` to the rules
+/// below. A clock before the epoch reads 0.
+///
+/// ```
+/// let now = agent_contracts::store::now_ms();
+/// assert!(now > 1_600_000_000_000);
+/// ```
 pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -191,7 +204,7 @@ pub fn now_ms() -> u64 {
 /// then ID, the order of [`CheckpointStore::list`]).
 ///
 /// ```
-/// use agent_contracts::{RunPage, RunStatus};
+/// use agent_contracts::{store::RunPage, store::RunStatus};
 /// let first = RunPage { status: Some(RunStatus::Paused), ..RunPage::first(50) };
 /// assert_eq!((first.limit, first.after), (50, None));
 /// ```
@@ -286,6 +299,29 @@ impl StoreError {
         Self::Backend(error.into())
     }
 
+    /// [`StoreError::NotFound`] for `run_id`, cut to 128 bytes (the ID may come from a
+    /// request).
+    ///
+    /// ```
+    /// use agent_contracts::store::StoreError;
+    /// let error = StoreError::not_found(&"x".repeat(1_000));
+    /// assert!(error.to_string().len() < 200);
+    /// ```
+    pub fn not_found(run_id: &str) -> Self {
+        Self::NotFound {
+            run_id: agent_contracts_contract::__private::truncate(run_id, 128).into_owned(),
+        }
+    }
+
+    /// [`StoreError::LeaseLost`] for `run_id`, which `lease` no longer holds (both names cut
+    /// to 128 bytes).
+    pub fn lease_lost(run_id: &str, lease: &Lease) -> Self {
+        Self::LeaseLost {
+            run_id: agent_contracts_contract::__private::truncate(run_id, 128).into_owned(),
+            owner: agent_contracts_contract::__private::truncate(&lease.owner, 128).into_owned(),
+        }
+    }
+
     /// Whether trying again can help: only a backend failure.
     pub fn is_retryable(&self) -> bool {
         matches!(self, Self::Backend(_))
@@ -295,7 +331,7 @@ impl StoreError {
 /// Keeps workflow runs. Object safe: use it as `Arc<dyn CheckpointStore>`.
 ///
 /// ```
-/// use agent_contracts::{CheckpointStore, Lease, MemoryStore, RunRecord, RunStatus, StoreError};
+/// use agent_contracts::{store::CheckpointStore, store::Lease, store::MemoryStore, store::RunRecord, store::RunStatus, store::StoreError};
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let store = MemoryStore::default();
 /// let record = RunRecord::new("run-1", "venues", RunStatus::Paused, "{}");
@@ -440,10 +476,20 @@ pub trait CheckpointStore: Send + Sync {
     }
 }
 
-/// The claim of a runnable `stored` run by `lease` at `now`: running at the next sequence,
-/// held by the lease; a takeover when it was running.
-#[doc(hidden)]
-pub fn take(stored: &mut RunRecord, lease: &Lease, now: u64) {
+/// Claims the runnable `stored` run for `lease` at `now`, in place: it becomes running at the
+/// next sequence, owned by the lease's owner until [`Lease::until_ms`]; a run that was running
+/// (its lease ended) counts one more takeover. A store calls it after [`check_claim`] accepted
+/// the claim (in [`CheckpointStore::claim`]), or on the run it picked as the next runnable one
+/// ([`RunRecord::is_runnable`], in [`CheckpointStore::claim_next`]), then saves the result.
+///
+/// ```
+/// use agent_contracts::store::{Lease, RunRecord, RunStatus, claim_record};
+/// let mut run = RunRecord::new("run-1", "venues", RunStatus::Queued, "{}");
+/// claim_record(&mut run, &Lease::new("worker-1", std::time::Duration::from_secs(30)), 1_000);
+/// assert_eq!((run.status, run.sequence, run.lease_until_ms), (RunStatus::Running, 1, 31_000));
+/// assert_eq!((run.owner.as_deref(), run.takeovers), (Some("worker-1"), 0));
+/// ```
+pub fn claim_record(stored: &mut RunRecord, lease: &Lease, now: u64) {
     if stored.status == RunStatus::Running {
         stored.takeovers += 1;
     }
@@ -454,29 +500,43 @@ pub fn take(stored: &mut RunRecord, lease: &Lease, now: u64) {
     stored.updated_ms = now;
 }
 
-/// The renewal rule, shared by the stores that check it in Rust.
-#[doc(hidden)]
+/// The renewal rule ([`CheckpointStore::renew`]): a run still running and owned by `lease`'s
+/// owner is held until [`Lease::until_ms`] of `now`; any other run (finished, paused, or taken
+/// over by another worker) is [`StoreError::LeaseLost`], and the worker must stop driving it.
+///
+/// ```
+/// use agent_contracts::store::{Lease, RunRecord, RunStatus, StoreError, claim_record, renew_lease};
+/// let lease = Lease::new("worker-1", std::time::Duration::from_secs(30));
+/// let mut run = RunRecord::new("run-1", "venues", RunStatus::Queued, "{}");
+/// claim_record(&mut run, &lease, 1_000);
+/// renew_lease(&mut run, &lease, 5_000)?;
+/// assert_eq!(run.lease_until_ms, 35_000);
+/// let other = Lease::new("worker-2", std::time::Duration::from_secs(30));
+/// assert!(matches!(renew_lease(&mut run, &other, 6_000), Err(StoreError::LeaseLost { .. })));
+/// # Ok::<(), StoreError>(())
+/// ```
 pub fn renew_lease(stored: &mut RunRecord, lease: &Lease, now: u64) -> Result<(), StoreError> {
     if stored.status != RunStatus::Running || stored.owner.as_deref() != Some(&lease.owner) {
-        return Err(lease_lost(&stored.run_id, lease));
+        return Err(StoreError::lease_lost(&stored.run_id, lease));
     }
     stored.lease_until_ms = lease.until_ms(now);
     Ok(())
 }
 
-/// The error for a run `lease` no longer holds.
-#[doc(hidden)]
-pub fn lease_lost(run_id: &str, lease: &Lease) -> StoreError {
-    StoreError::LeaseLost {
-        run_id: agent_contracts_contract::__private::truncate(run_id, 128).into_owned(),
-        owner: agent_contracts_contract::__private::truncate(&lease.owner, 128).into_owned(),
-    }
-}
-
-/// The claim rule, shared by the stores that check it in Rust: `stored` must be paused at
-/// `sequence`, or running at it with its lease ended at `now` (its resumer died after its
-/// claim: the run is taken over).
-#[doc(hidden)]
+/// The claim rule ([`CheckpointStore::claim`]): `stored` must be paused at `sequence`, or
+/// running at it with its lease ended at `now` (its resumer died after its claim: the run is
+/// taken over). Otherwise a paused run at another sequence is [`StoreError::Conflict`], a
+/// running one still leased [`StoreError::AlreadyClaimed`], and any other
+/// [`StoreError::NotPaused`]. A store calls it on the stored run, then [`claim_record`], in
+/// one transaction (or under one lock), so that of two racing claims exactly one wins.
+///
+/// ```
+/// use agent_contracts::store::{RunRecord, RunStatus, StoreError, check_claim};
+/// let mut run = RunRecord::new("run-1", "venues", RunStatus::Paused, "{}");
+/// run.sequence = 3;
+/// assert!(check_claim(&run, 3, 1_000).is_ok());
+/// assert!(matches!(check_claim(&run, 2, 1_000), Err(StoreError::Conflict { found: 3, .. })));
+/// ```
 pub fn check_claim(stored: &RunRecord, sequence: u64, now: u64) -> Result<(), StoreError> {
     let run_id = stored.run_id.clone();
     match stored.status {
@@ -492,8 +552,20 @@ pub fn check_claim(stored: &RunRecord, sequence: u64, now: u64) -> Result<(), St
     }
 }
 
-/// The save rule: the stored sequence (0 when absent) must be the one the writer read.
-#[doc(hidden)]
+/// The save rule ([`CheckpointStore::save`]): the stored run's sequence (0 when there is
+/// none) must be the one the writer read, `record.sequence`; it returns the sequence the save
+/// writes (one more), else [`StoreError::Conflict`]. A store calls it on the stored run, then
+/// writes [`saved_record`], in one transaction (or under one lock).
+///
+/// ```
+/// use agent_contracts::store::{RunRecord, RunStatus, StoreError, check_save};
+/// let record = RunRecord::new("run-1", "venues", RunStatus::Paused, "{}");
+/// assert_eq!(check_save(None, &record)?, 1);
+/// let mut stored = record.clone();
+/// stored.sequence = 1;
+/// assert!(matches!(check_save(Some(&stored), &record), Err(StoreError::Conflict { .. })));
+/// # Ok::<(), StoreError>(())
+/// ```
 pub fn check_save(stored: Option<&RunRecord>, record: &RunRecord) -> Result<u64, StoreError> {
     let found = stored.map_or(0, |s| s.sequence);
     if found != record.sequence {
@@ -506,24 +578,24 @@ pub fn check_save(stored: Option<&RunRecord>, record: &RunRecord) -> Result<u64,
     Ok(found + 1)
 }
 
-/// The record as written: the next sequence, now as its update time, and the first save's
-/// creation time and the store's takeover count.
-#[doc(hidden)]
-pub fn next_record(stored: Option<&RunRecord>, record: &RunRecord, sequence: u64) -> RunRecord {
+/// The record a save writes, given the sequence [`check_save`] returned: `record` with that
+/// sequence and now as its update time, keeping the stored run's creation time and takeover
+/// count (the store keeps those; a writer cannot change them).
+///
+/// ```
+/// use agent_contracts::store::{RunRecord, RunStatus, check_save, saved_record};
+/// let record = RunRecord::new("run-1", "venues", RunStatus::Paused, "{}");
+/// let sequence = check_save(None, &record).unwrap();
+/// let written = saved_record(None, &record, sequence);
+/// assert_eq!((written.sequence, written.created_ms), (1, record.created_ms));
+/// ```
+pub fn saved_record(stored: Option<&RunRecord>, record: &RunRecord, sequence: u64) -> RunRecord {
     RunRecord {
         sequence,
         updated_ms: now_ms(),
         created_ms: stored.map_or(record.created_ms, |s| s.created_ms),
         takeovers: stored.map_or(0, |s| s.takeovers),
         ..record.clone()
-    }
-}
-
-/// The error for a run the store does not hold.
-#[doc(hidden)]
-pub fn not_found(run_id: &str) -> StoreError {
-    StoreError::NotFound {
-        run_id: agent_contracts_contract::__private::truncate(run_id, 128).into_owned(),
     }
 }
 
@@ -544,7 +616,7 @@ impl MemoryStore {
     /// [`StoreError::Backend`] (a retry can help once one ends).
     ///
     /// ```
-    /// use agent_contracts::{CheckpointStore, MemoryStore, RunRecord, RunStatus, StoreError};
+    /// use agent_contracts::{store::CheckpointStore, store::MemoryStore, store::RunRecord, store::RunStatus, store::StoreError};
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let store = MemoryStore::bounded(1);
     /// store.save(&RunRecord::new("a", "w", RunStatus::Paused, "{}")).await?;
@@ -597,7 +669,7 @@ impl CheckpointStore for MemoryStore {
             let mut runs = self.runs();
             let stored = runs.get(&record.run_id);
             let sequence = check_save(stored, record)?;
-            let next = next_record(stored, record, sequence);
+            let next = saved_record(stored, record, sequence);
             if stored.is_none() {
                 self.make_room(&mut runs)?;
             }
@@ -611,7 +683,7 @@ impl CheckpointStore for MemoryStore {
             self.runs()
                 .get(run_id)
                 .cloned()
-                .ok_or_else(|| not_found(run_id))
+                .ok_or_else(|| StoreError::not_found(run_id))
         })
     }
 
@@ -628,7 +700,7 @@ impl CheckpointStore for MemoryStore {
             self.runs()
                 .remove(run_id)
                 .map(drop)
-                .ok_or_else(|| not_found(run_id))
+                .ok_or_else(|| StoreError::not_found(run_id))
         })
     }
 
@@ -640,10 +712,10 @@ impl CheckpointStore for MemoryStore {
     ) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
         Box::pin(async move {
             let mut runs = self.runs();
-            let stored = runs.get_mut(run_id).ok_or_else(|| not_found(run_id))?;
+            let stored = runs.get_mut(run_id).ok_or_else(|| StoreError::not_found(run_id))?;
             let now = now_ms();
             check_claim(stored, sequence, now)?;
-            take(stored, lease, now);
+            claim_record(stored, lease, now);
             Ok(stored.clone())
         })
     }
@@ -661,7 +733,7 @@ impl CheckpointStore for MemoryStore {
                 .filter(|r| r.workflow == workflow && r.is_runnable(now))
                 .min_by(|a, b| (a.updated_ms, &a.run_id).cmp(&(b.updated_ms, &b.run_id)));
             Ok(next.map(|stored| {
-                take(stored, lease, now);
+                claim_record(stored, lease, now);
                 stored.clone()
             }))
         })
@@ -704,7 +776,7 @@ impl CheckpointStore for MemoryStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let mut runs = self.runs();
-            let stored = runs.get_mut(run_id).ok_or_else(|| not_found(run_id))?;
+            let stored = runs.get_mut(run_id).ok_or_else(|| StoreError::not_found(run_id))?;
             renew_lease(stored, lease, now_ms())
         })
     }

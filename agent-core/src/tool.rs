@@ -1,6 +1,6 @@
 //! Tools an agent's model can call: the one [`Tool`] trait.
 
-use crate::model::BoxFuture;
+use crate::chat::BoxFuture;
 use serde_json::Value;
 
 use agent_contracts_contract::ToolDefinition;
@@ -9,9 +9,9 @@ use agent_contracts_contract::ToolDefinition;
 /// definition the model sees and an async call on the model's arguments.
 ///
 /// ```
-/// use agent_contracts::BoxFuture;
+/// use agent_contracts::model::BoxFuture;
 /// use agent_contracts::Tool;
-/// use agent_contracts::ToolDefinition;
+/// use agent_contracts::contract::ToolDefinition;
 /// use serde_json::{Value, json};
 ///
 /// struct Clock;

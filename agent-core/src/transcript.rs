@@ -1,7 +1,9 @@
 //! A readable record of a run: each message, tool call, retry error and rendered prompt under
-//! a header.
+//! a header, and the context IDs that name each call in it.
 
-use crate::model::{Message, Role, Usage};
+pub use crate::ids::{ContextId, ContextIdError, ContextIdGenerator, Segment, Timestamp};
+
+use crate::chat::{Message, Role, Usage};
 
 /// How many model calls and retries a run made.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -116,7 +118,7 @@ impl Transcript {
     /// whose model the table does not name counts nothing; a cost budget refuses such calls).
     ///
     /// ```
-    /// # use agent_contracts::{Prices, Transcript};
+    /// # use agent_contracts::{model::Prices, transcript::Transcript};
     /// assert_eq!(Transcript::default().cost(&Prices::default()), 0.0);
     /// ```
     pub fn cost(&self, prices: &crate::cost::Prices) -> f64 {

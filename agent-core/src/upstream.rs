@@ -2,8 +2,8 @@
 //! produced each part.
 //!
 //! ```
-//! use agent_contracts::ContextIdGenerator;
-//! use agent_contracts::UpstreamContext;
+//! use agent_contracts::transcript::ContextIdGenerator;
+//! use agent_contracts::prompt::UpstreamContext;
 //! use serde_json::json;
 //!
 //! #[derive(serde::Deserialize)]

@@ -12,10 +12,10 @@ use crate::http::{ConfigError, Http, Settings, malformed};
 use crate::model_error::stopped;
 use crate::sse::{EventReader, malformed_event};
 use crate::strict::{StructuredOutput, output_schema, tool_is_strict};
-use agent_contracts_runtime::ToolDefinition;
+use agent_contracts_runtime::contract::ToolDefinition;
 use agent_contracts_runtime::{
-    ChatRequest, ChatResponse, Image, Message, ModelError, ModelOptions, Role, StreamDelta,
-    StreamSink, Thinking, ToolCallRequest, ToolChoice, Usage,
+    model::ChatRequest, model::ChatResponse, model::Image, Message, model::ModelError, model::ModelOptions, model::Role, model::StreamDelta,
+    model::StreamSink, model::Thinking, model::ToolCallRequest, model::ToolChoice, model::Usage,
 };
 use agent_contracts_schema::strict::Dialect;
 use reqwest::header::HeaderMap;

@@ -2,8 +2,8 @@
 //! (after its own retries, when it is a [`Retrying`](crate::Retrying)), the next one answers.
 
 use crate::retry::Watched;
-use agent_contracts_runtime::BoxFuture;
-use agent_contracts_runtime::{ChatModel, ChatRequest, ChatResponse, ModelError, StreamSink};
+use agent_contracts_runtime::model::BoxFuture;
+use agent_contracts_runtime::{ChatModel, model::ChatRequest, model::ChatResponse, model::ModelError, model::StreamSink};
 use std::fmt;
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// (`ChatResponse::model`: the provider's name for it, or else the name given here).
 ///
 /// ```
-/// use agent_contracts_runtime::{ChatModel, ChatRequest, ScriptedModel};
+/// use agent_contracts_runtime::{ChatModel, model::ChatRequest, ScriptedModel};
 /// use agent_contracts_llm::Fallback;
 /// use std::sync::Arc;
 /// let backup = ScriptedModel::default().script("a", ["ok"]);

@@ -4,7 +4,7 @@
 
 use crate::retry::retry_after;
 use crate::secret::ApiKey;
-use agent_contracts_runtime::{ModelError, ModelOptions};
+use agent_contracts_runtime::{model::ModelError, model::ModelOptions};
 use reqwest::header::HeaderMap;
 use std::time::Duration;
 
@@ -67,7 +67,7 @@ impl Settings {
     }
 
     /// The request's options over the model's defaults.
-    pub fn options_for(&self, request: &agent_contracts_runtime::ChatRequest) -> ModelOptions {
+    pub fn options_for(&self, request: &agent_contracts_runtime::model::ChatRequest) -> ModelOptions {
         request.options.or(&self.options)
     }
 }

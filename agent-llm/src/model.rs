@@ -9,7 +9,7 @@ use crate::openai::{self, ReasoningEffort};
 use crate::sse::EventReader;
 use crate::strict::StructuredOutput;
 use agent_contracts_runtime::{
-    BoxFuture, ChatModel, ChatRequest, ChatResponse, ModelError, StreamSink,
+    model::BoxFuture, ChatModel, model::ChatRequest, model::ChatResponse, model::ModelError, model::StreamSink,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -299,7 +299,7 @@ fn deliver_whole(
     let text = response.message.content.as_str();
     if !text.is_empty()
         && sink
-            .delta(agent_contracts_runtime::StreamDelta::Text(text))
+            .delta(agent_contracts_runtime::model::StreamDelta::Text(text))
             .is_break()
     {
         return Err(stopped(response));
@@ -370,7 +370,7 @@ impl HttpModelBuilder {
     }
 
     /// Options for every request; a request's own options win field by field.
-    pub fn options(mut self, options: agent_contracts_runtime::ModelOptions) -> Self {
+    pub fn options(mut self, options: agent_contracts_runtime::model::ModelOptions) -> Self {
         self.settings.options = options;
         self
     }

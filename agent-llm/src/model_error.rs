@@ -1,6 +1,6 @@
 //! The model errors the HTTP models make, and the stable names tracing gives them.
 
-use agent_contracts_runtime::{ChatResponse, ModelError};
+use agent_contracts_runtime::{model::ChatResponse, model::ModelError};
 
 /// Most bytes of a response body kept in a [`ModelError::Status`].
 const ERROR_BODY_BYTES: usize = 1024;
@@ -59,7 +59,7 @@ pub(crate) fn stopped(partial: ChatResponse) -> ModelError {
 }
 
 /// The error for an answer cut off at its token limit, with the tokens it took.
-pub(crate) fn cut_off(usage: Option<&agent_contracts_runtime::Usage>) -> ModelError {
+pub(crate) fn cut_off(usage: Option<&agent_contracts_runtime::model::Usage>) -> ModelError {
     ModelError::MaxTokens {
         output_tokens: usage.map(|u| u.output_tokens),
     }

@@ -9,10 +9,10 @@ use crate::http::{Http, Settings, malformed};
 use crate::model_error::stopped;
 use crate::sse::{EventReader, malformed_event};
 use crate::strict::{StructuredOutput, output_schema, tool_is_strict};
-use agent_contracts_runtime::ToolDefinition;
+use agent_contracts_runtime::contract::ToolDefinition;
 use agent_contracts_runtime::{
-    ChatRequest, ChatResponse, Image, Message, ModelError, ModelOptions, Role, StreamDelta,
-    StreamSink, ToolCallRequest, ToolChoice, Usage,
+    model::ChatRequest, model::ChatResponse, model::Image, Message, model::ModelError, model::ModelOptions, model::Role, model::StreamDelta,
+    model::StreamSink, model::ToolCallRequest, model::ToolChoice, model::Usage,
 };
 use agent_contracts_schema::strict::Dialect;
 use reqwest::header::HeaderMap;

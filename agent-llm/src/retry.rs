@@ -4,7 +4,7 @@
 //! without sleeping.
 
 use agent_contracts_runtime::{
-    BoxFuture, ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, StreamSink,
+    model::BoxFuture, ChatModel, model::ChatRequest, model::ChatResponse, model::ModelError, model::StreamDelta, model::StreamSink,
 };
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -190,7 +190,7 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap, now: SystemTime) -> Opt
 /// a [`Fallback`](crate::Fallback) or a scripted model alike.
 ///
 /// ```
-/// use agent_contracts_runtime::{ChatModel, ChatRequest, ScriptedModel};
+/// use agent_contracts_runtime::{ChatModel, model::ChatRequest, ScriptedModel};
 /// use agent_contracts_llm::{ManualClock, RetryPolicy, Retrying};
 /// use std::sync::Arc;
 /// let clock = Arc::new(ManualClock::new());

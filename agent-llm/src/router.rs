@@ -1,9 +1,9 @@
 //! A model per agent: requests go to the model and options routed for their agent
 //! (`ChatRequest::agent`), or to the default.
 
-use agent_contracts_runtime::BoxFuture;
+use agent_contracts_runtime::model::BoxFuture;
 use agent_contracts_runtime::{
-    ChatModel, ChatRequest, ChatResponse, ModelError, ModelOptions, StreamSink,
+    ChatModel, model::ChatRequest, model::ChatResponse, model::ModelError, model::ModelOptions, model::StreamSink,
 };
 use std::collections::BTreeMap;
 use std::fmt;
@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// Routed options win over the request's own, field by field.
 ///
 /// ```
-/// use agent_contracts_runtime::{ModelOptions, ScriptedModel};
+/// use agent_contracts_runtime::{model::ModelOptions, ScriptedModel};
 /// use agent_contracts_llm::Router;
 /// use std::sync::Arc;
 /// let cheap = Arc::new(ScriptedModel::default());
@@ -120,7 +120,7 @@ impl ChatModel for Router {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_contracts_runtime::{Message, ScriptedModel, ToolChoice};
+    use agent_contracts_runtime::{Message, ScriptedModel, model::ToolChoice};
 
     fn ask(agent: &str, options: ModelOptions) -> ChatRequest {
         ChatRequest {

@@ -3,7 +3,7 @@
 use std::fmt;
 
 /// An API key. Its `Debug` shows only that a key is set; error bodies that echo it are
-/// scrubbed before they reach a [`agent_contracts_runtime::ModelError`].
+/// scrubbed before they reach a [`agent_contracts_runtime::model::ModelError`].
 ///
 /// ```
 /// let key = agent_contracts_llm::ApiKey::new("sk-secret");

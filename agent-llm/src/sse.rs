@@ -4,7 +4,7 @@
 //! [`ModelError`]; dropping the reader drops the response, which closes the connection.
 
 use crate::http::{MAX_BODY_BYTES, transport_error};
-use agent_contracts_runtime::ModelError;
+use agent_contracts_runtime::model::ModelError;
 use futures_util::{Stream, StreamExt as _};
 use sse_stream::{Sse, SseStream};
 use std::pin::Pin;

@@ -7,7 +7,7 @@
 
 use crate::model_error::error_type;
 use agent_contracts_runtime::{
-    BoxFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, StreamDelta, StreamSink,
+    model::BoxFuture, ChatModel, model::ChatRequest, model::ChatResponse, Message, model::ModelError, model::StreamDelta, model::StreamSink,
 };
 use std::future::Future;
 use std::ops::ControlFlow;

@@ -11,7 +11,7 @@
 mod common;
 
 use agent_contracts_llm::{ManualClock, Traced};
-use agent_contracts_runtime::{ChatModel, ChatRequest, Message, ModelError};
+use agent_contracts_runtime::{ChatModel, model::ChatRequest, Message, model::ModelError};
 use common::*;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -141,7 +141,7 @@ async fn a_model_call_records_the_gen_ai_fields() {
         "content is off by default"
     );
 
-    let options = agent_contracts_runtime::ModelOptions {
+    let options = agent_contracts_runtime::model::ModelOptions {
         temperature: Some(0.5),
         ..Default::default()
     };
@@ -184,7 +184,7 @@ async fn a_model_call_records_the_gen_ai_fields() {
         .chunk_size(2)
         .script("main_agent", ["abcdef"]);
     let mut seen = 0;
-    let mut sink = |_: agent_contracts_runtime::StreamDelta<'_>| {
+    let mut sink = |_: agent_contracts_runtime::model::StreamDelta<'_>| {
         seen += 1;
         if seen == 2 {
             std::ops::ControlFlow::Break(())

@@ -89,7 +89,7 @@ pub fn derive_agent_input(input: TokenStream) -> TokenStream {
 /// | `crate` | `"::agent_contracts_runtime"` | the path generated code names the runtime by |
 ///
 /// The template sees the struct's fields and `ctx`, the call's
-/// `agent_contracts_runtime::PromptContext` (agent, context ID, upstream parts, previous
+/// `agent_contracts_runtime::prompt::PromptContext` (agent, context ID, upstream parts, previous
 /// attempt, metadata).
 #[proc_macro_derive(PromptContributor, attributes(contributor))]
 pub fn derive_prompt_contributor(input: TokenStream) -> TokenStream {

@@ -18,7 +18,7 @@
 //! # Ok(()) }
 //! ```
 
-use agent_contracts_runtime::{BoxFuture, Contract, ContractKind, Limits, Tool, ToolDefinition};
+use agent_contracts_runtime::{model::BoxFuture, Contract, contract::ContractKind, Limits, Tool, contract::ToolDefinition};
 use rmcp::ServiceExt as _;
 use rmcp::model::{CallToolRequestParams, ContentBlock, JsonObject};
 use rmcp::service::{RoleClient, RunningService};

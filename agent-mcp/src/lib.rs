@@ -43,9 +43,9 @@
 //! # Ok(()) }
 //! ```
 
-use agent_contracts_runtime::CheckpointStore;
+use agent_contracts_runtime::store::CheckpointStore;
 use agent_contracts_runtime::{
-    CallOptions, ChatModel, Config, Delivery, DynAgent, Runtime, Workflow,
+    runtime::CallOptions, ChatModel, Config, stream::Delivery, DynAgent, Runtime, Workflow,
 };
 use axum::http::Request;
 use hyper::body::Incoming;
@@ -77,7 +77,7 @@ mod settings;
 mod tap;
 mod workflow;
 
-pub use agent_contracts_runtime::ContractError;
+pub use agent_contracts_runtime::contract::ContractError;
 pub use progress::{PARTIAL_TEXT_BYTES, PROGRESS_INTERVAL};
 pub use settings::{HttpSettings, Sessions};
 pub use tap::{MAX_ENVELOPE_BYTES, MAX_PENDING_CALLS};

@@ -5,8 +5,8 @@
 //! answers stream: once text has arrived, the notification carries the answer so far (its
 //! last [`PARTIAL_TEXT_BYTES`]) instead of "still waiting".
 
-use agent_contracts_runtime::{BoxFuture, ChatModel, ChatRequest, ChatResponse, ModelError};
-use agent_contracts_runtime::{StreamDelta, StreamSink};
+use agent_contracts_runtime::{model::BoxFuture, ChatModel, model::ChatRequest, model::ChatResponse, model::ModelError};
+use agent_contracts_runtime::{model::StreamDelta, model::StreamSink};
 use rmcp::Peer;
 use rmcp::RoleServer;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};

@@ -7,7 +7,7 @@
 //! The signing lives with the server that hands states and handles to clients: agent-core, which
 //! only runs and stores workflows, needs no crypto.
 
-use agent_contracts_runtime::{Error, PausedRun, Workflow, WorkflowState};
+use agent_contracts_runtime::{Error, workflow::PausedRun, Workflow, workflow::WorkflowState};
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
@@ -65,7 +65,7 @@ pub fn check_key(key: &[u8; 32]) -> Result<(), WeakKey> {
 /// workflow's name and the JSON text, a dot, and the JSON.
 ///
 /// ```
-/// # use agent_contracts_runtime::{Workflow, WorkflowState};
+/// # use agent_contracts_runtime::{Workflow, workflow::WorkflowState};
 /// # use agent_contracts_mcp::seal::{open_state, seal_state};
 /// # fn demo(workflow: &Workflow, state: &WorkflowState) -> Result<(), agent_contracts_runtime::Error> {
 /// let key = b"a secret of at least 32 bytes, kept by the server";
@@ -103,7 +103,7 @@ pub fn open_state(workflow: &Workflow, sealed: &str, key: &[u8]) -> Result<Workf
 /// workflow's name and the rest. It names the run; it carries none of its state.
 ///
 /// ```
-/// # use agent_contracts_runtime::{PausedRun, Workflow};
+/// # use agent_contracts_runtime::{workflow::PausedRun, Workflow};
 /// # use agent_contracts_mcp::seal::{open_pause, seal_pause};
 /// let workflow = Workflow::new("venues");
 /// let key = b"a secret of at least 32 bytes, kept by the server";

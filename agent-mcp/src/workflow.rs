@@ -14,9 +14,9 @@
 
 use crate::guard::Client;
 use agent_contracts_runtime::{ChatModel, Error, Workflow};
-use agent_contracts_runtime::{CheckpointStore, RunStatus, StoreError};
-use agent_contracts_runtime::{Contract, ContractError, ContractKind, Limits};
-use agent_contracts_runtime::{PausedRun, WorkflowOutcome};
+use agent_contracts_runtime::{store::CheckpointStore, store::RunStatus, store::StoreError};
+use agent_contracts_runtime::{Contract, contract::ContractError, contract::ContractKind, Limits};
+use agent_contracts_runtime::{workflow::PausedRun, workflow::WorkflowOutcome};
 use rmcp::model::{
     CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams,
     ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests,
@@ -90,7 +90,7 @@ impl Runs {
                 .unwrap_or_else(|e| e.into_inner())
                 .entry(client)
                 .or_insert_with(|| {
-                    Arc::new(agent_contracts_runtime::MemoryStore::bounded(
+                    Arc::new(agent_contracts_runtime::store::MemoryStore::bounded(
                         self.max_per_client,
                     ))
                 })
@@ -278,7 +278,7 @@ impl ServedWorkflow {
         if record.status != RunStatus::Paused || record.sequence != paused.sequence {
             return None;
         }
-        let age = agent_contracts_runtime::__private::now_ms().saturating_sub(record.updated_ms);
+        let age = agent_contracts_runtime::store::now_ms().saturating_sub(record.updated_ms);
         let ttl = u64::try_from(handle_ttl.as_millis()).unwrap_or(u64::MAX);
         (age > ttl).then(|| {
             format!(

@@ -1,9 +1,9 @@
 //! Runs as files in one folder: a checkpoint store with no database, for one process.
 
-use agent_contracts_runtime::__private::{check_claim, check_save, next_record, not_found, now_ms};
-use agent_contracts_runtime::__private::{renew_lease, take};
-use agent_contracts_runtime::BoxFuture;
-use agent_contracts_runtime::{CheckpointStore, Lease, RunRecord, StoreError};
+use agent_contracts_runtime::store::{check_claim, check_save, claim_record, now_ms};
+use agent_contracts_runtime::store::{renew_lease, saved_record};
+use agent_contracts_runtime::model::BoxFuture;
+use agent_contracts_runtime::{store::CheckpointStore, store::Lease, store::RunRecord, store::StoreError};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -37,7 +37,7 @@ impl FileStore {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
         if !valid {
-            return Err(not_found(run_id));
+            return Err(StoreError::not_found(run_id));
         }
         Ok(self.dir.join(format!("{run_id}.run.json")))
     }
@@ -58,7 +58,7 @@ impl FileStore {
                 run_id: run_id.to_owned(),
                 reason: format!(
                     "the run file holds run `{}`",
-                    agent_contracts_runtime::__private::truncate(&record.run_id, 128)
+                    cut(&record.run_id)
                 ),
             });
         }
@@ -94,14 +94,14 @@ impl CheckpointStore for FileStore {
             self.locked(|| {
                 let stored = self.read(&record.run_id)?;
                 let sequence = check_save(stored.as_ref(), record)?;
-                self.write(&next_record(stored.as_ref(), record, sequence))?;
+                self.write(&saved_record(stored.as_ref(), record, sequence))?;
                 Ok(sequence)
             })
         })
     }
 
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
-        Box::pin(async move { self.read(run_id)?.ok_or_else(|| not_found(run_id)) })
+        Box::pin(async move { self.read(run_id)?.ok_or_else(|| StoreError::not_found(run_id)) })
     }
 
     fn list(&self) -> BoxFuture<'_, Result<Vec<Result<RunRecord, StoreError>>, StoreError>> {
@@ -135,7 +135,7 @@ impl CheckpointStore for FileStore {
         Box::pin(async move {
             self.locked(|| match std::fs::remove_file(self.path(run_id)?) {
                 Ok(()) => Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(not_found(run_id)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::not_found(run_id)),
                 Err(e) => Err(StoreError::backend(e)),
             })
         })
@@ -149,10 +149,10 @@ impl CheckpointStore for FileStore {
     ) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
         Box::pin(async move {
             self.locked(|| {
-                let mut stored = self.read(run_id)?.ok_or_else(|| not_found(run_id))?;
+                let mut stored = self.read(run_id)?.ok_or_else(|| StoreError::not_found(run_id))?;
                 let now = now_ms();
                 check_claim(&stored, sequence, now)?;
-                take(&mut stored, lease, now);
+                claim_record(&mut stored, lease, now);
                 self.write(&stored)?;
                 Ok(stored)
             })
@@ -181,7 +181,7 @@ impl CheckpointStore for FileStore {
                         continue;
                     };
                     if stored.workflow == workflow && stored.is_runnable(now) {
-                        take(&mut stored, lease, now);
+                        claim_record(&mut stored, lease, now);
                         self.write(&stored)?;
                         return Ok(Some(stored));
                     }
@@ -241,7 +241,7 @@ impl CheckpointStore for FileStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             self.locked(|| {
-                let mut stored = self.read(run_id)?.ok_or_else(|| not_found(run_id))?;
+                let mut stored = self.read(run_id)?.ok_or_else(|| StoreError::not_found(run_id))?;
                 renew_lease(&mut stored, lease, now_ms())?;
                 self.write(&stored)
             })
@@ -253,4 +253,17 @@ impl CheckpointStore for FileStore {
 fn contract_path(dir: &std::path::Path, fingerprint: &str) -> Option<PathBuf> {
     let valid = fingerprint.len() == 16 && fingerprint.bytes().all(|b| b.is_ascii_hexdigit());
     valid.then(|| dir.join(format!("{fingerprint}.json")))
+}
+
+/// At most 128 bytes of a run ID read from a file (untrusted: it may be huge), cut at a
+/// character boundary and marked with `…`, as the runtime's errors cut what they echo.
+fn cut(text: &str) -> String {
+    if text.len() <= 128 {
+        return text.to_owned();
+    }
+    let mut end = 128;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
 }

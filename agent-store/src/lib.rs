@@ -17,7 +17,7 @@
 //! - The state is `TEXT`, never `jsonb`: its key order and number text survive.
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), agent_contracts_runtime::StoreError> {
+//! # async fn demo() -> Result<(), agent_contracts_runtime::store::StoreError> {
 //! let store = agent_contracts_store::open("sqlite:runs.db").await?;
 //! for run in store.list().await? {
 //!     match run {
@@ -36,9 +36,9 @@
     allow(dead_code, unused_imports, unused_macros)
 )]
 
-use agent_contracts_runtime::__private::check_claim;
-use agent_contracts_runtime::BoxFuture;
-use agent_contracts_runtime::{CheckpointStore, Lease, RunRecord, RunStatus, StoreError};
+use agent_contracts_runtime::store::check_claim;
+use agent_contracts_runtime::model::BoxFuture;
+use agent_contracts_runtime::{store::CheckpointStore, store::Lease, store::RunRecord, store::RunStatus, store::StoreError};
 #[cfg(feature = "postgres")]
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 #[cfg(feature = "sqlite")]
@@ -360,7 +360,7 @@ impl Sql {
 }
 
 /// The page query of `template` for `page`: its filters, numbered in bind order.
-fn page_sql(template: &str, page: &agent_contracts_runtime::RunPage, placeholder: char) -> String {
+fn page_sql(template: &str, page: &agent_contracts_runtime::store::RunPage, placeholder: char) -> String {
     let mut n = 0;
     let mut next = || {
         n += 1;
@@ -737,7 +737,7 @@ macro_rules! checkpoint_store {
         impl CheckpointStore for $store {
             fn save<'a>(&'a self, record: &'a RunRecord) -> BoxFuture<'a, Result<u64, StoreError>> {
                 Box::pin(async move {
-                    let now = int(agent_contracts_runtime::__private::now_ms());
+                    let now = int(agent_contracts_runtime::store::now_ms());
                     let sql = if record.sequence == 0 {
                         &self.sql.insert
                     } else {
@@ -826,7 +826,7 @@ macro_rules! checkpoint_store {
                 lease: &'a Lease,
             ) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
                 Box::pin(async move {
-                    let now = agent_contracts_runtime::__private::now_ms();
+                    let now = agent_contracts_runtime::store::now_ms();
                     let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
                     let rows: Vec<Row> = sqlx::query_as(&self.sql.claim)
                         .bind(run_id)
@@ -858,7 +858,7 @@ macro_rules! checkpoint_store {
                 lease: &'a Lease,
             ) -> BoxFuture<'a, Result<Option<RunRecord>, StoreError>> {
                 Box::pin(async move {
-                    let now = agent_contracts_runtime::__private::now_ms();
+                    let now = agent_contracts_runtime::store::now_ms();
                     let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
                     let rows = sqlx::query(&self.sql.claim_next)
                         .bind(workflow)
@@ -876,7 +876,7 @@ macro_rules! checkpoint_store {
 
             fn list_page<'a>(
                 &'a self,
-                page: &'a agent_contracts_runtime::RunPage,
+                page: &'a agent_contracts_runtime::store::RunPage,
             ) -> BoxFuture<'a, Result<Vec<Result<RunRecord, StoreError>>, StoreError>> {
                 Box::pin(async move {
                     let sql = page_sql(&self.sql.page, page, self.sql.placeholder);
@@ -898,7 +898,7 @@ macro_rules! checkpoint_store {
             fn prune(&self, age: std::time::Duration) -> BoxFuture<'_, Result<u64, StoreError>> {
                 Box::pin(async move {
                     let age = u64::try_from(age.as_millis()).unwrap_or(u64::MAX);
-                    let before = agent_contracts_runtime::__private::now_ms().saturating_sub(age);
+                    let before = agent_contracts_runtime::store::now_ms().saturating_sub(age);
                     let done = sqlx::query(&self.sql.prune)
                         .bind(int(before))
                         .execute(&self.pool)
@@ -965,7 +965,7 @@ macro_rules! checkpoint_store {
                 lease: &'a Lease,
             ) -> BoxFuture<'a, Result<(), StoreError>> {
                 Box::pin(async move {
-                    let now = agent_contracts_runtime::__private::now_ms();
+                    let now = agent_contracts_runtime::store::now_ms();
                     let done = sqlx::query(&self.sql.renew)
                         .bind(run_id)
                         .bind(&lease.owner)
@@ -978,9 +978,7 @@ macro_rules! checkpoint_store {
                     }
                     // Not found stays not found; a run held by another or ended is lost.
                     self.load(run_id).await?;
-                    Err(agent_contracts_runtime::__private::lease_lost(
-                        run_id, lease,
-                    ))
+                    Err(StoreError::lease_lost(run_id, lease))
                 })
             }
         }

@@ -17,7 +17,7 @@
 //! pays the same small counting cost). The ratios of BENCHMARKS.md come from
 //! `agent-contract bench`, which interleaves the floor and the pipeline round by round.
 
-use agent_contracts::{Agent, AgentInput, Limits, ToolCall};
+use agent_contracts::{Agent, AgentInput, Limits, contract::ToolCall};
 use agent_examples::agents::{PlanGeneratorAgent, plan_generator_agent::PlanGeneratorAgentInput};
 use agent_examples::bench;
 use divan::counter::BytesCount;

@@ -4,7 +4,7 @@
 //! offline; README shows this file below its doc lines, and `examples/tests/all/readme.rs`
 //! checks that it does.
 
-use agent_contracts::{Error, Runtime, ScriptedModel, Streamed};
+use agent_contracts::{Error, Runtime, ScriptedModel, stream::Streamed};
 use agent_examples::agents::PlanGeneratorAgent;
 use futures_util::StreamExt as _;
 

@@ -3,7 +3,7 @@
 //! writes the plan. `cargo run -p agent-examples --example workflow` runs it offline; README
 //! shows this file below its doc lines, and `examples/tests/all/readme.rs` checks that it does.
 
-use agent_contracts::{Error, Workflow, WorkflowOutcome};
+use agent_contracts::{Error, Workflow, workflow::WorkflowOutcome};
 use agent_examples::agents::budget_agent::output::BudgetAgentOutput;
 use agent_examples::agents::{BudgetAgent, CateringAgent, LogisticsAgent, VenueAgent};
 

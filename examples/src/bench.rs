@@ -12,7 +12,7 @@
 
 use crate::agents::PlanGeneratorAgent;
 use crate::agents::plan_generator_agent::PlanGeneratorAgentInput;
-use agent_contracts::{DynAgent, Limits, PrepareError};
+use agent_contracts::{DynAgent, Limits, contract::PrepareError};
 use agent_contracts::{RawJson, RawObject};
 use serde_json::{Value, json};
 use std::hint::black_box;
@@ -204,9 +204,9 @@ impl agent_contracts::Agent for AssumedChecksPlanGenerator {
     }
 
     fn render_user_prompt(
-        call: &agent_contracts::ToolCall,
+        call: &agent_contracts::contract::ToolCall,
         input: &Self::Input,
-    ) -> Result<String, agent_contracts::PromptError> {
+    ) -> Result<String, agent_contracts::prompt::PromptError> {
         <PlanGeneratorAgent as agent_contracts::Agent>::render_user_prompt(call, &input.0)
     }
 }

@@ -7,8 +7,8 @@
 
 use crate::agents::{AccessibilityAgent, DiscoveryAgent, PlanGeneratorAgent, SelectorAgent};
 use agent_contracts::RawJson;
-use agent_contracts::tool_calls;
-use agent_contracts::{DynAgent, Error, Message, Outcome, Runtime, ScriptedModel};
+use agent_contracts::model::tool_calls;
+use agent_contracts::{DynAgent, Error, Message, runtime::Outcome, Runtime, ScriptedModel};
 use serde::Serialize;
 use serde_json::json;
 use std::sync::Arc;
@@ -236,10 +236,10 @@ pub struct Canned;
 impl agent_contracts::ChatModel for Canned {
     fn complete<'a>(
         &'a self,
-        request: &'a agent_contracts::ChatRequest,
-    ) -> agent_contracts::BoxFuture<
+        request: &'a agent_contracts::model::ChatRequest,
+    ) -> agent_contracts::model::BoxFuture<
         'a,
-        Result<agent_contracts::ChatResponse, agent_contracts::ModelError>,
+        Result<agent_contracts::model::ChatResponse, agent_contracts::model::ModelError>,
     > {
         let answer = match request.agent.as_str() {
             "discovery_agent" => Ok(DISCOVERY_OUTPUT),
@@ -247,7 +247,7 @@ impl agent_contracts::ChatModel for Canned {
             "accessibility_agent" => Ok(ACCESSIBILITY_OUTPUT),
             "plan_generator_agent" => Ok(PLAN_OUTPUT),
             other => crate::event_planning::canned_answer(request).ok_or_else(|| {
-                agent_contracts::ModelError::Other(format!("no canned answer for `{other}`"))
+                agent_contracts::model::ModelError::Other(format!("no canned answer for `{other}`"))
             }),
         };
         Box::pin(async move { answer.map(|text| Message::assistant(text).into()) })

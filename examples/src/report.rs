@@ -2,8 +2,8 @@
 //! transcript (model calls, retries, tokens) last.
 
 use agent_contracts::ChatModel;
-use agent_contracts::Transcript;
-use agent_contracts::{Delivery, StreamEvent};
+use agent_contracts::transcript::Transcript;
+use agent_contracts::{stream::Delivery, stream::StreamEvent};
 use std::io::Write as _;
 use std::sync::{Arc, Mutex};
 

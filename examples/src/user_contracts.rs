@@ -5,8 +5,8 @@
 //! default one (the task, then the context as JSON), since a template is compiled with the
 //! crate that owns it.
 
-use agent_contracts::{CheckedOutput, DynAgent, PrepareError, PreparedCall};
-use agent_contracts::{Contract, ContractKind, Limits, RetryError, ToolCall, ToolDefinition};
+use agent_contracts::{CheckedOutput, DynAgent, contract::PrepareError, contract::PreparedCall};
+use agent_contracts::{Contract, contract::ContractKind, Limits, RetryError, contract::ToolCall, contract::ToolDefinition};
 use serde_json::Value;
 use std::path::Path;
 

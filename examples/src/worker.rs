@@ -7,8 +7,8 @@
 //! and asks again. It answers with the canned model ([`crate::pipeline::Canned`]), each answer
 //! after a delay, so tests and demos can kill a worker mid-step.
 
-use agent_contracts::{BoxFuture, ChatModel, ChatRequest, ChatResponse, ModelError};
-use agent_contracts::{CheckpointStore, Lease, RunRecord, RunStatus, StoreError, WorkflowOutcome};
+use agent_contracts::{model::BoxFuture, ChatModel, model::ChatRequest, model::ChatResponse, model::ModelError};
+use agent_contracts::{store::CheckpointStore, store::Lease, store::RunRecord, store::RunStatus, store::StoreError, workflow::WorkflowOutcome};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -127,7 +127,7 @@ pub fn list_json(runs: Vec<Result<RunRecord, StoreError>>) -> (Value, Vec<StoreE
             .then(|| {
                 let last = state.conversation.iter().rev();
                 last.into_iter()
-                    .find(|m| m.role == agent_contracts::Role::Assistant)
+                    .find(|m| m.role == agent_contracts::model::Role::Assistant)
                     .map(|m| m.content.clone())
             })
             .flatten();

@@ -7,8 +7,8 @@
 
 use agent_contracts::__private::value_depth_exceeds;
 use agent_contracts::{
-    __private::default_call_prompt, Agent, Contract, ContractKind, DynAgent as _, Limits,
-    RetryError, ToolCall, check_call,
+    __private::default_call_prompt, Agent, Contract, contract::ContractKind, DynAgent as _, Limits,
+    RetryError, contract::ToolCall, contract::check_call,
 };
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use serde_json::Value;
@@ -121,8 +121,8 @@ pub fn kwargs_large(data: &[u8]) {
             "a prompt of {} bytes",
             prepared.user_prompt.len()
         ),
-        Err(agent_contracts::PrepareError::Retry(error)) => check_retry(&error, &limits),
-        Err(agent_contracts::PrepareError::Prompt(e)) => panic!("a checked call failed: {e}"),
+        Err(agent_contracts::contract::PrepareError::Retry(error)) => check_retry(&error, &limits),
+        Err(agent_contracts::contract::PrepareError::Prompt(e)) => panic!("a checked call failed: {e}"),
     }
 }
 
@@ -168,7 +168,7 @@ pub fn markdown(data: &[u8]) {
 /// exactly the frame's heading and rule, no fence, quote, HTML block or table, and one
 /// top-level list item per entry of the value; and that the size bound holds.
 pub fn check_framed_markdown(value: &Value) {
-    let rendered = agent_contracts::to_markdown(value).expect("JSON always renders");
+    let rendered = agent_contracts::prompt::to_markdown(value).expect("JSON always renders");
     let document = format!("# Frame\n\n{rendered}\n\n---\n\nend\n");
     let expected = Structure {
         headings: 1,
@@ -314,7 +314,7 @@ pub fn check_retry(error: &RetryError, limits: &Limits) {
             violation.message
         );
         for segment in &violation.path {
-            if let agent_contracts::PathSegment::Key(key) = segment {
+            if let agent_contracts::contract::PathSegment::Key(key) = segment {
                 assert!(key.len() <= echo, "path key of {} bytes", key.len());
             }
         }

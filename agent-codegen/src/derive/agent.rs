@@ -170,14 +170,14 @@ fn fallback(input: &DeriveInput, name: &str, runtime: &syn::Path) -> TokenStream
                 type Input = #runtime::__private::Unusable;
                 type Output = #runtime::__private::serde_json::Value;
 
-                fn output_contract() -> ::core::option::Option<&'static #runtime::Contract> {
+                fn output_contract() -> ::core::option::Option<&'static #runtime::__private::Contract> {
                     ::core::option::Option::None
                 }
 
                 fn render_user_prompt(
-                    _: &#runtime::ToolCall,
+                    _: &#runtime::__private::ToolCall,
                     input: &Self::Input,
-                ) -> ::core::result::Result<::std::string::String, #runtime::PromptError> {
+                ) -> ::core::result::Result<::std::string::String, #runtime::__private::PromptError> {
                     match *input {}
                 }
             }
@@ -416,7 +416,7 @@ pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
                 const _: () = {
                     #[automatically_derived]
                     impl #runtime::AgentInput for #ident {
-                        fn input_contract() -> &'static #runtime::Contract {
+                        fn input_contract() -> &'static #runtime::__private::Contract {
                             ::core::unreachable!("the `AgentInput` derive failed")
                         }
                     }

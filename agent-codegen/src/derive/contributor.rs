@@ -93,10 +93,10 @@ fn fallback(input: &DeriveInput, attrs: &Attrs, runtime: &syn::Path) -> Option<T
                 }
                 fn contribute(
                     &self,
-                    _: &#runtime::PromptContext<'_>,
+                    _: &#runtime::__private::PromptContext<'_>,
                 ) -> ::core::result::Result<
                     ::core::option::Option<::std::string::String>,
-                    #runtime::ContributorError,
+                    #runtime::__private::ContributorError,
                 > {
                     ::core::unreachable!("the `PromptContributor` derive failed")
                 }
@@ -136,14 +136,14 @@ fn expand(
     quote! {
         const _: () = {
             mod filters {
-                pub use #runtime::filters::*;
+                pub use #runtime::__private::filters::*;
             }
 
             #[derive(#askama::Template)]
             #[template(path = #template, escape = "none", askama = #askama)]
             struct ContributorTemplate<'a> {
                 this: &'a #ident,
-                ctx: &'a #runtime::PromptContext<'a>,
+                ctx: &'a #runtime::__private::PromptContext<'a>,
             }
 
             impl ::core::ops::Deref for ContributorTemplate<'_> {
@@ -164,10 +164,10 @@ fn expand(
                 }
                 fn contribute(
                     &self,
-                    ctx: &#runtime::PromptContext<'_>,
+                    ctx: &#runtime::__private::PromptContext<'_>,
                 ) -> ::core::result::Result<
                     ::core::option::Option<::std::string::String>,
-                    #runtime::ContributorError,
+                    #runtime::__private::ContributorError,
                 > {
                     let text = #askama::Template::render(&ContributorTemplate { this: self, ctx })?;
                     ::core::result::Result::Ok((!text.trim().is_empty()).then_some(text))

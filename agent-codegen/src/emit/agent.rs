@@ -180,7 +180,7 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
         runtime,
         &input_ident,
         quote!({
-            #runtime::__private::contract(NAME, #runtime::ContractKind::Input, INPUT_SCHEMA)
+            #runtime::__private::contract(NAME, #runtime::__private::ContractKind::Input, INPUT_SCHEMA)
         }),
         true,
     )));
@@ -217,7 +217,7 @@ pub(crate) fn agent_input_impl(
             const COMPILED_CHECKS: bool = true;
             fn satisfies_contract(&self) -> ::core::option::Option<bool> {
                 ::core::option::Option::Some(
-                    #runtime::ContractChecks::satisfies_contract(self),
+                    #runtime::__private::ContractChecks::satisfies_contract(self),
                 )
             }
         }
@@ -226,8 +226,8 @@ pub(crate) fn agent_input_impl(
         const _: () = {
             #[automatically_derived]
             impl #runtime::AgentInput for #ident {
-                fn input_contract() -> &'static #runtime::Contract {
-                    static CONTRACT: #runtime::__private::OnceLock<#runtime::Contract> =
+                fn input_contract() -> &'static #runtime::__private::Contract {
+                    static CONTRACT: #runtime::__private::OnceLock<#runtime::__private::Contract> =
                         #runtime::__private::OnceLock::new();
                     CONTRACT.get_or_init(|| #contract)
                 }
@@ -279,7 +279,7 @@ pub fn agent_impl(def: &AgentDef, code: &AgentCode, agent: &TokenStream) -> Toke
         Some(ty) => (
             ty.clone(),
             quote! {
-                static CONTRACT: #runtime::__private::OnceLock<#runtime::Contract> =
+                static CONTRACT: #runtime::__private::OnceLock<#runtime::__private::Contract> =
                     #runtime::__private::OnceLock::new();
                 ::core::option::Option::Some(CONTRACT.get_or_init(|| {
                     #runtime::__private::output_contract(#name, #module::OUTPUT_SCHEMA, #module::OUTPUT_STRICT)
@@ -312,14 +312,14 @@ pub fn agent_impl(def: &AgentDef, code: &AgentCode, agent: &TokenStream) -> Toke
                 type Input = #input_ty;
                 type Output = #output_ty;
 
-                fn output_contract() -> ::core::option::Option<&'static #runtime::Contract> {
+                fn output_contract() -> ::core::option::Option<&'static #runtime::__private::Contract> {
                     #output_contract
                 }
 
                 fn render_user_prompt(
-                    call: &#runtime::ToolCall,
+                    call: &#runtime::__private::ToolCall,
                     input: &Self::Input,
-                ) -> ::core::result::Result<::std::string::String, #runtime::PromptError> {
+                ) -> ::core::result::Result<::std::string::String, #runtime::__private::PromptError> {
                     #render
                 }
             }
@@ -352,7 +352,7 @@ fn prompt_template(
         };
 
         mod filters {
-            pub use #runtime::filters::*;
+            pub use #runtime::__private::filters::*;
         }
 
         #[derive(#askama_at::Template)]

@@ -118,7 +118,7 @@ pub(crate) fn add_checks(
     }
     let edits = std::mem::take(&mut walk.edits);
     apply_edits(file, &edits, runtime);
-    let trait_path = quote!(#runtime::ContractChecks);
+    let trait_path = quote!(#runtime::__private::ContractChecks);
     for (name, body) in impls {
         let ident = format_ident!("{name}");
         file.items.push(syn::parse_quote! {
@@ -389,7 +389,7 @@ impl Walk<'_> {
                     return self.no(pointer, "a type shared by two different schema nodes");
                 }
                 let runtime = &self.runtime;
-                quote!(#runtime::ContractChecks::satisfies_contract(#expr))
+                quote!(#runtime::__private::ContractChecks::satisfies_contract(#expr))
             }
             Shape::Vec(t) => self.node(&node, pointer, &Held::Vec(t.clone()), expr, depth),
             Shape::Map(t) => self.node(&node, pointer, &Held::Map(t.clone()), expr, depth),

@@ -79,7 +79,7 @@ pub(crate) fn partial_items(
     };
     tokens.extend(quote! {
         #[automatically_derived]
-        impl #runtime::PartialOutput for #root {
+        impl #runtime::__private::PartialOutput for #root {
             type Partial = #root_partial;
         }
     });

@@ -363,10 +363,10 @@ impl ::std::fmt::Display for StepSelector {
     }
 }
 #[automatically_derived]
-impl ::agent_contracts::ContractChecks for KitchenSink {
+impl ::agent_contracts::__private::ContractChecks for KitchenSink {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
-        (::agent_contracts::ContractChecks::satisfies_contract(&self.mode))
+        (::agent_contracts::__private::ContractChecks::satisfies_contract(&self.mode))
             && (::agent_contracts::__private::checks::bound(
                 ::agent_contracts::__private::checks::AsNumber::number(&self.retries),
                 ::agent_contracts::__private::checks::Number::Int(0i128),
@@ -375,25 +375,28 @@ impl ::agent_contracts::ContractChecks for KitchenSink {
             && (match &self.run_id {
                 ::core::option::Option::None => true,
                 ::core::option::Option::Some(v4) => {
-                    ::agent_contracts::ContractChecks::satisfies_contract(v4)
+                    ::agent_contracts::__private::ContractChecks::satisfies_contract(v4)
                 }
             })
             && (((&self.steps)
                 .iter()
-                .all(|v5| ::agent_contracts::ContractChecks::satisfies_contract(v5)))
-                && ((&self.steps).len() >= 1usize))
-            && (::agent_contracts::ContractChecks::satisfies_contract(&self.type_))
+                .all(|v5| ::agent_contracts::__private::ContractChecks::satisfies_contract(
+                    v5,
+                ))) && ((&self.steps).len() >= 1usize))
+            && (::agent_contracts::__private::ContractChecks::satisfies_contract(
+                &self.type_,
+            ))
     }
 }
 #[automatically_derived]
-impl ::agent_contracts::ContractChecks for Mode {
+impl ::agent_contracts::__private::ContractChecks for Mode {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         true
     }
 }
 #[automatically_derived]
-impl ::agent_contracts::ContractChecks for KitchenSinkRunId {
+impl ::agent_contracts::__private::ContractChecks for KitchenSinkRunId {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         {
@@ -404,21 +407,21 @@ impl ::agent_contracts::ContractChecks for KitchenSinkRunId {
     }
 }
 #[automatically_derived]
-impl ::agent_contracts::ContractChecks for Step {
+impl ::agent_contracts::__private::ContractChecks for Step {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         false
     }
 }
 #[automatically_derived]
-impl ::agent_contracts::ContractChecks for KitchenSinkType {
+impl ::agent_contracts::__private::ContractChecks for KitchenSinkType {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         true
     }
 }
 #[automatically_derived]
-impl ::agent_contracts::ContractChecks for StepSelector {
+impl ::agent_contracts::__private::ContractChecks for StepSelector {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         false

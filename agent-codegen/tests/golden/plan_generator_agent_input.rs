@@ -274,40 +274,47 @@ impl ::std::fmt::Display for PlanGeneratorAgentInputTaskName {
     }
 }
 #[automatically_derived]
-impl ::agent_contracts::ContractChecks for PlanGeneratorAgentInput {
+impl ::agent_contracts::__private::ContractChecks for PlanGeneratorAgentInput {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         (((&self.collected_information)
             .iter()
-            .all(|v1| ::agent_contracts::ContractChecks::satisfies_contract(v1)))
-            && ((&self.collected_information).len() >= 1usize))
-            && (::agent_contracts::ContractChecks::satisfies_contract(&self.target_url))
-            && (::agent_contracts::ContractChecks::satisfies_contract(&self.task_name))
+            .all(|v1| ::agent_contracts::__private::ContractChecks::satisfies_contract(
+                v1,
+            ))) && ((&self.collected_information).len() >= 1usize))
+            && (::agent_contracts::__private::ContractChecks::satisfies_contract(
+                &self.target_url,
+            ))
+            && (::agent_contracts::__private::ContractChecks::satisfies_contract(
+                &self.task_name,
+            ))
     }
 }
 #[automatically_derived]
-impl ::agent_contracts::ContractChecks for AgentOutput {
+impl ::agent_contracts::__private::ContractChecks for AgentOutput {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
-        ::agent_contracts::ContractChecks::satisfies_contract(&self.agent_name)
+        ::agent_contracts::__private::ContractChecks::satisfies_contract(
+            &self.agent_name,
+        )
     }
 }
 #[automatically_derived]
-impl ::agent_contracts::ContractChecks for PlanGeneratorAgentInputTargetUrl {
+impl ::agent_contracts::__private::ContractChecks for PlanGeneratorAgentInputTargetUrl {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         ::agent_contracts::__private::checks::chars((&self.0).as_str()) >= 1usize
     }
 }
 #[automatically_derived]
-impl ::agent_contracts::ContractChecks for PlanGeneratorAgentInputTaskName {
+impl ::agent_contracts::__private::ContractChecks for PlanGeneratorAgentInputTaskName {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         ::agent_contracts::__private::checks::chars((&self.0).as_str()) >= 1usize
     }
 }
 #[automatically_derived]
-impl ::agent_contracts::ContractChecks for AgentOutputAgentName {
+impl ::agent_contracts::__private::ContractChecks for AgentOutputAgentName {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         true

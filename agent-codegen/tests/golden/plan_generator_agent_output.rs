@@ -183,22 +183,27 @@ impl ::std::fmt::Display for PlanGeneratorAgentOutputPlanFilePath {
     }
 }
 #[automatically_derived]
-impl ::agent_contracts::ContractChecks for PlanGeneratorAgentOutput {
+impl ::agent_contracts::__private::ContractChecks for PlanGeneratorAgentOutput {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
-        (::agent_contracts::ContractChecks::satisfies_contract(&self.plan_file_path))
-            && (::agent_contracts::ContractChecks::satisfies_contract(&self.status))
+        (::agent_contracts::__private::ContractChecks::satisfies_contract(
+            &self.plan_file_path,
+        ))
+            && (::agent_contracts::__private::ContractChecks::satisfies_contract(
+                &self.status,
+            ))
     }
 }
 #[automatically_derived]
-impl ::agent_contracts::ContractChecks for PlanGeneratorAgentOutputPlanFilePath {
+impl ::agent_contracts::__private::ContractChecks
+for PlanGeneratorAgentOutputPlanFilePath {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         ::agent_contracts::__private::checks::chars((&self.0).as_str()) >= 1usize
     }
 }
 #[automatically_derived]
-impl ::agent_contracts::ContractChecks for PlanGeneratorAgentOutputStatus {
+impl ::agent_contracts::__private::ContractChecks for PlanGeneratorAgentOutputStatus {
     #[allow(unused_variables, unused_comparisons, clippy::all)]
     fn satisfies_contract(&self) -> bool {
         true
@@ -236,6 +241,6 @@ pub struct PlanGeneratorAgentOutputPartial {
     pub status: ::core::option::Option<PlanGeneratorAgentOutputStatus>,
 }
 #[automatically_derived]
-impl ::agent_contracts::PartialOutput for PlanGeneratorAgentOutput {
+impl ::agent_contracts::__private::PartialOutput for PlanGeneratorAgentOutput {
     type Partial = PlanGeneratorAgentOutputPartial;
 }

@@ -82,7 +82,7 @@ pub(super) struct CollectedItem<'a> {
 /// A workflow definition: agents, declared steps, handoffs, an optional synthesis.
 ///
 /// ```
-/// use agent_contracts::{Workflow, WorkflowOutcome};
+/// use agent_contracts::{Workflow, workflow::WorkflowOutcome};
 /// use agent_contracts::{Agent, Message, ScriptedModel};
 /// use std::sync::Arc;
 ///

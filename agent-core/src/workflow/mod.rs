@@ -11,7 +11,7 @@
 //! - Each step asks its agent through the same agent-call loop as
 //!   [`Runtime`](crate::Runtime): an answer that breaks the output contract goes back with the
 //!   retry error and a "Previous attempt" section naming the call's context ID.
-//! - A step can get a field collected from earlier steps' outputs ([`Workflow::collect`]): an
+//! - A step can get a field collected from earlier steps' outputs ([`Workflow::collect`](crate::Workflow::collect)): an
 //!   array of `{agent_name, description, output}` items, each output as the model wrote it
 //!   (key order and number text kept, across a pause too).
 //! - Handoff validators, typed by the producer's output, check it before its consumer starts;
@@ -19,21 +19,22 @@
 //! - An agent may ask the user for input: the run pauses with a [`HumanFeedbackRequest`] and a
 //!   [`WorkflowState`] that serializes to JSON and resumes, in another process too.
 //!
-//! The modules, bottom up: `definition` holds the [`Workflow`] as declared, [`state`] what a
-//! run is at a pause, and `run` the [`Runner`]
+//! The modules, bottom up: `definition` holds the [`Workflow`](crate::Workflow) as declared, `state` what a
+//! run is at a pause, and `run` the [`Runner`](crate::Runner)
 //! that drives it (`checkpoint` is where a durable runner stands in its store, `versions` the
 //! contract fingerprints its records name). This module
 //! only names them.
 
 mod checkpoint;
-mod definition;
-mod feeds;
-mod run;
+// The root re-exports `Workflow` and `Runner` (what every workflow user names); the module
+// holds the rest, so each item has one path.
+pub(crate) mod definition;
+pub(crate) mod feeds;
+pub(crate) mod run;
 mod state;
 mod versions;
 
 pub use checkpoint::PausedRun;
-pub use definition::{Member, Workflow};
-pub use feeds::Feeds;
-pub use run::{Runner, WorkflowOutcome};
+pub use definition::Member;
+pub use run::WorkflowOutcome;
 pub use state::{HumanFeedbackRequest, WorkflowState};

@@ -8,7 +8,7 @@ use crate::call::{Ask, Engine, Policy, Refusal, Refused, Reply};
 use crate::contributor::PromptContext;
 use crate::error::Error;
 use crate::ids::{ContextId, ContextIdGenerator};
-use crate::model::{ChatModel, ChatRequest, Message, Role};
+use crate::chat::{ChatModel, ChatRequest, Message, Role};
 use crate::output::AgentOutput;
 use crate::transcript::{Event, Transcript};
 use crate::upstream::UpstreamContext;

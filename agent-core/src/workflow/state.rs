@@ -6,7 +6,7 @@ use super::definition::{CollectedItem, Workflow};
 pub(crate) use super::definition::Step;
 use crate::error::Error;
 use crate::ids::{ContextId, ContextIdGenerator};
-use crate::model::Message;
+use crate::chat::Message;
 use crate::upstream::UpstreamContext;
 use agent_contracts_contract::__private::text_depth;
 use agent_contracts_contract::RawObject;
@@ -198,7 +198,7 @@ impl Workflow {
         match state
             .conversation
             .iter()
-            .position(|m| m.role == crate::model::Role::System)
+            .position(|m| m.role == crate::chat::Role::System)
         {
             Some(at) => Err(format!(
                 "the state's conversation holds a system message (message {})",

@@ -3,10 +3,10 @@
 
 use crate::common::*;
 use agent_contracts_llm::ManualClock;
-use agent_contracts_runtime::ToolChoice;
+use agent_contracts_runtime::model::ToolChoice;
 use agent_contracts_runtime::{
-    ChatModel, ChatRequest, Message, ModelError, ModelOptions, ToolCallRequest, ToolDefinition,
-    Usage,
+    ChatModel, model::ChatRequest, Message, model::ModelError, model::ModelOptions, model::ToolCallRequest, contract::ToolDefinition,
+    model::Usage,
 };
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -48,7 +48,7 @@ async fn a_reply_brings_text_tool_calls_usage_and_stop_reason() {
         .expect("a reply");
     assert_eq!(response.message.content, "Calling.");
     assert_eq!(response.message.tool_calls, [call("toolu_1", input)]);
-    let thinking = agent_contracts_runtime::Thinking::Thinking {
+    let thinking = agent_contracts_runtime::model::Thinking::Thinking {
         thinking: "hm".into(),
         signature: String::new(),
     };

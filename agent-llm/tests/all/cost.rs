@@ -4,7 +4,7 @@
 use crate::common::*;
 use agent_contracts_llm::PromptCaching;
 use agent_contracts_runtime::{
-    ChatModel, ChatRequest, Config, Error, Message, Price, Prices, Runtime, ToolDefinition,
+    ChatModel, model::ChatRequest, Config, Error, Message, model::Price, model::Prices, Runtime, contract::ToolDefinition,
 };
 use agent_examples::agents::VenueAgent;
 use serde_json::json;

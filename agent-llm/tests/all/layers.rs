@@ -2,9 +2,9 @@
 //! clock, and retries around a `Router` of scripted models.
 
 use agent_contracts_llm::{ManualClock, RetryPolicy, Retrying, Router};
-use agent_contracts_runtime::BoxFuture;
+use agent_contracts_runtime::model::BoxFuture;
 use agent_contracts_runtime::{
-    ChatModel, ChatRequest, ChatResponse, Message, ModelError, ScriptedModel,
+    ChatModel, model::ChatRequest, model::ChatResponse, Message, model::ModelError, ScriptedModel,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -4,10 +4,10 @@
 use crate::common::*;
 use agent_contracts_llm::{ManualClock, RetryPolicy, Retrying, StructuredOutput};
 use agent_contracts_runtime::{
-    ChatModel, ChatRequest, Message, ModelError, ModelOptions, ToolCallRequest, ToolDefinition,
-    Usage,
+    ChatModel, model::ChatRequest, Message, model::ModelError, model::ModelOptions, model::ToolCallRequest, contract::ToolDefinition,
+    model::Usage,
 };
-use agent_contracts_runtime::{OutputSchema, ToolChoice};
+use agent_contracts_runtime::{model::OutputSchema, model::ToolChoice};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;

@@ -274,17 +274,17 @@ impl Drop for SetOnDrop {
 impl agent_contracts_runtime::ChatModel for Stalling {
     fn complete<'a>(
         &'a self,
-        _: &'a agent_contracts_runtime::ChatRequest,
-    ) -> agent_contracts_runtime::BoxFuture<
+        _: &'a agent_contracts_runtime::model::ChatRequest,
+    ) -> agent_contracts_runtime::model::BoxFuture<
         'a,
-        Result<agent_contracts_runtime::ChatResponse, agent_contracts_runtime::ModelError>,
+        Result<agent_contracts_runtime::model::ChatResponse, agent_contracts_runtime::model::ModelError>,
     > {
         Box::pin(async move {
             let _dropped = SetOnDrop(self.dropped.clone());
             self.started
                 .store(true, std::sync::atomic::Ordering::SeqCst);
             tokio::time::sleep(Duration::from_secs(60)).await;
-            Err(agent_contracts_runtime::ModelError::Timeout)
+            Err(agent_contracts_runtime::model::ModelError::Timeout)
         })
     }
 }

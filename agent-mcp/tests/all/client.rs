@@ -6,9 +6,9 @@
 
 use agent_contracts_mcp::AgentServer;
 use agent_contracts_mcp::client::{McpServer, ToolSettings};
-use agent_contracts_runtime::{BoxFuture, ChatModel, ChatRequest, ChatResponse, ModelError};
+use agent_contracts_runtime::{model::BoxFuture, ChatModel, model::ChatRequest, model::ChatResponse, model::ModelError};
 use agent_contracts_runtime::{
-    Member, Message, ScriptedModel, Workflow, WorkflowOutcome, tool_calls,
+    workflow::Member, Message, ScriptedModel, Workflow, workflow::WorkflowOutcome, model::tool_calls,
 };
 use agent_examples::agents::DiscoveryAgent;
 use serde_json::{Value, json};

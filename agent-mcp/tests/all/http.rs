@@ -240,10 +240,10 @@ impl Drop for CountDrop {
 impl agent_contracts_runtime::ChatModel for Silent {
     fn complete<'a>(
         &'a self,
-        _: &'a agent_contracts_runtime::ChatRequest,
-    ) -> agent_contracts_runtime::BoxFuture<
+        _: &'a agent_contracts_runtime::model::ChatRequest,
+    ) -> agent_contracts_runtime::model::BoxFuture<
         'a,
-        Result<agent_contracts_runtime::ChatResponse, agent_contracts_runtime::ModelError>,
+        Result<agent_contracts_runtime::model::ChatResponse, agent_contracts_runtime::model::ModelError>,
     > {
         let guard = CountDrop(self.0.clone());
         Box::pin(async move {

@@ -5,7 +5,7 @@
 use agent_contracts_mcp::AgentServer;
 use agent_contracts_runtime::ScriptedModel;
 use agent_contracts_runtime::{
-    BoxFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError,
+    model::BoxFuture, ChatModel, model::ChatRequest, model::ChatResponse, Message, model::ModelError,
 };
 use agent_examples::agents::DiscoveryAgent;
 use rmcp::model::{
@@ -194,14 +194,14 @@ impl ChatModel for Trickle {
     fn stream<'a>(
         &'a self,
         _: &'a ChatRequest,
-        sink: &'a mut dyn agent_contracts_runtime::StreamSink,
+        sink: &'a mut dyn agent_contracts_runtime::model::StreamSink,
     ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
         Box::pin(async move {
             for piece in self.answer.as_bytes().chunks(self.chunk) {
                 tokio::time::sleep(self.pause).await;
                 let text = std::str::from_utf8(piece).unwrap();
                 if sink
-                    .delta(agent_contracts_runtime::StreamDelta::Text(text))
+                    .delta(agent_contracts_runtime::model::StreamDelta::Text(text))
                     .is_break()
                 {
                     panic!("a valid answer is never stopped");

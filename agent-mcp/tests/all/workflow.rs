@@ -5,7 +5,7 @@
 //! `2026-07-28`, and a run paused on one server resumed by a new one on the same file store.
 
 use agent_contracts_mcp::AgentServer;
-use agent_contracts_runtime::{CheckpointStore, RunStatus};
+use agent_contracts_runtime::{store::CheckpointStore, store::RunStatus};
 use agent_contracts_runtime::{Message, ScriptedModel};
 use agent_contracts_store::FileStore;
 use agent_examples::event_planning;
@@ -394,7 +394,7 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "agent-mcp-{name}-{}-{}",
         std::process::id(),
-        agent_contracts_runtime::__private::now_ms()
+        agent_contracts_runtime::store::now_ms()
     ));
     let _ = std::fs::remove_dir_all(&dir);
     dir
@@ -571,16 +571,16 @@ struct OverloadedOnce {
 impl agent_contracts_runtime::ChatModel for OverloadedOnce {
     fn complete<'a>(
         &'a self,
-        request: &'a agent_contracts_runtime::ChatRequest,
-    ) -> agent_contracts_runtime::BoxFuture<
+        request: &'a agent_contracts_runtime::model::ChatRequest,
+    ) -> agent_contracts_runtime::model::BoxFuture<
         'a,
-        Result<agent_contracts_runtime::ChatResponse, agent_contracts_runtime::ModelError>,
+        Result<agent_contracts_runtime::model::ChatResponse, agent_contracts_runtime::model::ModelError>,
     > {
         let n = self
             .requests
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if n == 1 {
-            let overloaded = agent_contracts_runtime::ModelError::Status {
+            let overloaded = agent_contracts_runtime::model::ModelError::Status {
                 status: 503,
                 body: "overloaded".into(),
                 retry_after: None,

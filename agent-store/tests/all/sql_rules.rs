@@ -5,9 +5,9 @@
 //! newer schema version is refused and one of version 1 is upgraded once; PostgreSQL schema
 //! names are `a-z 0-9 _` only.
 
-use agent_contracts_runtime::__private::now_ms;
+use agent_contracts_runtime::store::now_ms;
 use agent_contracts_runtime::{
-    CheckpointStore, MemoryStore, RunPage, RunRecord, RunStatus, StoreError,
+    store::CheckpointStore, store::MemoryStore, store::RunPage, store::RunRecord, store::RunStatus, store::StoreError,
 };
 use agent_contracts_store::{PostgresStore, SCHEMA_VERSION, SqliteStore};
 use std::path::PathBuf;

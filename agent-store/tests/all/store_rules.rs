@@ -18,11 +18,11 @@
 //! The shared rule functions (`check_claim`, `check_save`, ...) are pinned at their bounds
 //! too, with exact times.
 
-use agent_contracts_runtime::__private::{
-    check_claim, check_save, next_record, now_ms, renew_lease, take,
+use agent_contracts_runtime::store::{
+    check_claim, check_save, claim_record, now_ms, renew_lease, saved_record,
 };
 use agent_contracts_runtime::{
-    CheckpointStore, Lease, MemoryStore, RunRecord, RunStatus, StoreError,
+    store::CheckpointStore, store::Lease, store::MemoryStore, store::RunRecord, store::RunStatus, store::StoreError,
 };
 use agent_contracts_store::{FileStore, PostgresStore, SqliteStore};
 use std::path::PathBuf;
@@ -634,13 +634,13 @@ fn the_shared_rules_at_their_bounds() {
     incoming.created_ms = 99;
     incoming.takeovers = 7;
     let before = now_ms();
-    let written = next_record(Some(&stored), &incoming, 5);
+    let written = saved_record(Some(&stored), &incoming, 5);
     assert_eq!(
         (written.sequence, written.created_ms, written.takeovers),
         (5, 11, 2)
     );
     assert!(written.updated_ms >= before);
-    let first = next_record(None, &incoming, 1);
+    let first = saved_record(None, &incoming, 1);
     assert_eq!(
         (first.sequence, first.created_ms, first.takeovers),
         (1, 99, 0)
@@ -649,7 +649,7 @@ fn the_shared_rules_at_their_bounds() {
     // A claim: running at the next sequence, held until the lease ends; a takeover counted.
     let worker = Lease::new("w1", Duration::from_millis(500));
     let mut claimed = paused.clone();
-    take(&mut claimed, &worker, 10_000);
+    claim_record(&mut claimed, &worker, 10_000);
     assert_eq!(
         (
             claimed.status,
@@ -661,7 +661,7 @@ fn the_shared_rules_at_their_bounds() {
         ),
         (RunStatus::Running, 5, Some("w1"), 10_500, 10_000, 0)
     );
-    take(&mut claimed, &worker, 20_000);
+    claim_record(&mut claimed, &worker, 20_000);
     assert_eq!((claimed.sequence, claimed.takeovers), (6, 1));
 
     // A renewal: the owner of a running run only.

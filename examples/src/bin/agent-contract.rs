@@ -4,9 +4,9 @@
 //! Exit codes: 0 success, 1 usage error (unknown agent, unreadable file), 2 the input broke the
 //! contract (the retry error JSON is on stdout), or `check` found problems.
 
-use agent_contracts::ErrorKind;
-use agent_contracts::extract_json;
-use agent_contracts::{DynAgent, Limits, PrepareError, RetryError};
+use agent_contracts::contract::ErrorKind;
+use agent_contracts::contract::extract_json;
+use agent_contracts::{DynAgent, Limits, contract::PrepareError, RetryError};
 use agent_examples::user_contracts::UserAgent;
 use agent_examples::{agents, bench, event_planning, pipeline, report};
 use clap::{Parser, Subcommand, ValueEnum};

@@ -15,7 +15,7 @@
 //! runs until it is stopped (D: the canned model's delay per answer), and `--submit-answer
 //! RUN_ID --answer TEXT` records a paused run's answer for a worker to resume it.
 
-use agent_contracts::WorkflowOutcome;
+use agent_contracts::workflow::WorkflowOutcome;
 use agent_examples::{event_planning, report};
 use clap::{ArgGroup, Parser};
 use std::process::ExitCode;
@@ -250,7 +250,7 @@ async fn durable(args: &Args, url: &str) -> ExitCode {
 #[cfg(feature = "store")]
 async fn queue_flows(
     args: &Args,
-    store: &Arc<dyn agent_contracts::CheckpointStore>,
+    store: &Arc<dyn agent_contracts::store::CheckpointStore>,
 ) -> Option<ExitCode> {
     let workflow = event_planning::workflow();
     // Nothing is run: the model is never asked.

@@ -72,7 +72,7 @@ async fn main() -> ExitCode {
     let config = agent_contracts::Config {
         delivery: match args.stream {
             true => report::streamed_to_stderr(),
-            false => agent_contracts::Delivery::Whole,
+            false => agent_contracts::stream::Delivery::Whole,
         },
         ..agent_contracts::Config::default()
     };
@@ -128,7 +128,7 @@ async fn mcp_tools(path: &std::path::Path) -> Result<Vec<Arc<dyn agent_contracts
 /// The declared pipeline: no main agent; the workflow routes each step and collects the
 /// sub-agents' outputs for the plan generator.
 async fn declared() -> ExitCode {
-    use agent_contracts::WorkflowOutcome;
+    use agent_contracts::workflow::WorkflowOutcome;
     use agent_examples::pipeline::PlanPipeline;
     println!(
         "Workflow `{}` (declared, checked at compile time): {}",

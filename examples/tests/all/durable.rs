@@ -1,7 +1,7 @@
 //! `event-planning --store`: the run pauses and is saved in one process and resumes in
 //! another, on SQLite and (when `DATABASE_URL` is set) PostgreSQL.
 
-use agent_contracts::CheckpointStore as _;
+use agent_contracts::store::CheckpointStore as _;
 use agent_examples::event_planning::{HUMAN_ANSWER, PLAN};
 use std::process::{Command, Output};
 
@@ -148,7 +148,7 @@ async fn flow(url: &str) {
     );
     assert_eq!(
         store.load(&run_id).await.unwrap().status,
-        agent_contracts::RunStatus::Paused
+        agent_contracts::store::RunStatus::Paused
     );
 
     // A tampered stored run is refused, and stays paused.
@@ -257,7 +257,7 @@ pub(crate) async fn own_schema(tag: &str) -> Option<(String, String)> {
     let schema = format!(
         "{tag}_{}_{}",
         std::process::id(),
-        agent_contracts::__private::now_ms()
+        agent_contracts::store::now_ms()
     );
     let pool = sqlx::PgPool::connect(&url).await.unwrap();
     let sql = format!("CREATE SCHEMA {schema}");

@@ -1,11 +1,11 @@
 //! The event-planning workflow: what each agent saw, and pause/serialize/resume.
 
-use agent_contracts::{Role, ScriptedModel};
-use agent_contracts::{WorkflowOutcome, WorkflowState};
+use agent_contracts::{model::Role, ScriptedModel};
+use agent_contracts::{workflow::WorkflowOutcome, workflow::WorkflowState};
 use agent_examples::event_planning::{self, HUMAN_ANSWER, PLAN, REQUEST};
 use std::sync::Arc;
 
-fn text_of(request: &agent_contracts::ChatRequest) -> String {
+fn text_of(request: &agent_contracts::model::ChatRequest) -> String {
     request
         .messages
         .iter()

@@ -151,7 +151,7 @@ async fn two_instances_behind_a_round_robin_proxy_serve_one_client() {
     let dir = std::env::temp_dir().join(format!(
         "agent-contract-mcp-instances-{}-{}",
         std::process::id(),
-        agent_contracts::__private::now_ms()
+        agent_contracts::store::now_ms()
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let url = format!("sqlite:{}", dir.join("runs.db").display());

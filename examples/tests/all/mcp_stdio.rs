@@ -105,7 +105,7 @@ async fn a_run_paused_by_one_server_process_is_resumed_by_the_next_on_the_same_s
     let dir = std::env::temp_dir().join(format!(
         "agent-contract-mcp-store-{}-{}",
         std::process::id(),
-        agent_contracts::__private::now_ms()
+        agent_contracts::store::now_ms()
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let url = format!("sqlite:{}", dir.join("runs.db").display());

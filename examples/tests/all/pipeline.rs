@@ -1,7 +1,7 @@
 //! The main job as a test: the recorded requests show the retry error as the plan generator's
 //! first tool result, and the golden prompt in the plan generator's user message.
 
-use agent_contracts::{Config, DynAgent, Error, Role, Runtime, ScriptedModel, Side};
+use agent_contracts::{Config, DynAgent, Error, model::Role, Runtime, ScriptedModel, runtime::Side};
 use agent_examples::agents::{DiscoveryAgent, PlanGeneratorAgent};
 use agent_examples::pipeline;
 use std::sync::Arc;
@@ -122,7 +122,7 @@ async fn output_retries_are_bounded() {
 
 #[tokio::test]
 async fn input_retries_are_bounded() {
-    let call = agent_contracts::tool_calls([("run_plan_generator_agent", r#"{"task": "Plan"}"#)]);
+    let call = agent_contracts::model::tool_calls([("run_plan_generator_agent", r#"{"task": "Plan"}"#)]);
     let model = Arc::new(ScriptedModel::default().script("main", vec![call; 10]));
     let runtime = Runtime::new(model.clone());
     let tools: [&dyn DynAgent; 1] = [&PlanGeneratorAgent];
@@ -150,7 +150,7 @@ async fn input_retries_are_bounded() {
 #[tokio::test]
 async fn parallel_bad_calls_in_one_reply_count_as_one_attempt() {
     let bad = r#"{"task": "Plan"}"#;
-    let parallel = agent_contracts::tool_calls([
+    let parallel = agent_contracts::model::tool_calls([
         ("run_plan_generator_agent", bad),
         ("run_plan_generator_agent", bad),
         ("run_plan_generator_agent", bad),
@@ -187,7 +187,7 @@ async fn parallel_bad_calls_in_one_reply_count_as_one_attempt() {
 /// as in the main job where a model assembled the same array.
 #[tokio::test]
 async fn declared_pipeline_collects_and_renders_the_golden_prompt() {
-    use agent_contracts::WorkflowOutcome;
+    use agent_contracts::workflow::WorkflowOutcome;
     use agent_examples::pipeline::PlanPipeline;
     assert_eq!(
         PlanPipeline::STEPS,
@@ -229,7 +229,7 @@ async fn declared_pipeline_collects_and_renders_the_golden_prompt() {
 /// A resumed state cannot swap the text a collected item shows for other data.
 #[tokio::test]
 async fn a_written_output_that_is_not_its_value_is_refused() {
-    use agent_contracts::WorkflowOutcome;
+    use agent_contracts::workflow::WorkflowOutcome;
     let workflow = pipeline::declared_workflow();
     let outcome = workflow
         .runner(Arc::new(pipeline::declared_model()))

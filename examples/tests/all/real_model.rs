@@ -3,9 +3,9 @@
 //! request, the retry error, the golden prompt, an output retry, then the plan. And
 //! `event-planning --model ...` the same way, through its question to the user.
 
-use agent_contracts::Event;
-use agent_contracts::WorkflowOutcome;
-use agent_contracts::{Message, Role};
+use agent_contracts::transcript::Event;
+use agent_contracts::workflow::WorkflowOutcome;
+use agent_contracts::{Message, model::Role};
 use agent_examples::{event_planning, pipeline};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,7 @@
 //! accepts them, so the typed read must), and fractional ones are still refused at their path.
 
 use agent_arbitrary_precision::Integers;
-use agent_contracts::{Agent, AgentInput, Limits, PathSegment, ToolCall};
+use agent_contracts::{Agent, AgentInput, Limits, contract::PathSegment, contract::ToolCall};
 use serde_json::{Value, json};
 
 fn typed(context: &Value) -> Result<Value, agent_contracts::RetryError> {

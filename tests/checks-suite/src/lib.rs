@@ -2,7 +2,7 @@
 //! real-world tool schemas and `bounds.schema.json`, compiled with their generated contract
 //! checks (see `build.rs`), for the differential tests in `tests/`.
 
-use agent_contracts::ContractChecks;
+use agent_contracts::contract::ContractChecks;
 use serde_json::Value;
 
 /// One typed suite schema.

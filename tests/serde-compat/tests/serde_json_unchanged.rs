@@ -68,7 +68,7 @@ fn a_flattened_map_takes_numbers() {
 fn the_same_build_still_renders_numbers_as_written() {
     // The reason agent-core once turned those features on: numbers and key order in prompts.
     // They come from the text now.
-    let call = agent_contracts::ToolCall::from_json_str(
+    let call = agent_contracts::contract::ToolCall::from_json_str(
         r#"{"task": "t", "z": 0.60, "a": [1e5, 0.000001]}"#,
         &agent_contracts::Limits::default(),
     )
@@ -76,7 +76,7 @@ fn the_same_build_still_renders_numbers_as_written() {
     let raw: agent_contracts::RawJson =
         serde_json::from_str(r#"{"z": 0.60, "a": [1e5, 0.000001]}"#).unwrap();
     assert_eq!(
-        agent_contracts::to_markdown(&raw).unwrap(),
+        agent_contracts::prompt::to_markdown(&raw).unwrap(),
         "- **z**: 0.60\n- **a**:\n  - 1e5\n  - 0.000001"
     );
     assert_eq!(

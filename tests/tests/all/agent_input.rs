@@ -1,7 +1,7 @@
 //! Code first: `#[derive(AgentInput)]` on a struct that derives `Deserialize` and
 //! `JsonSchema` gives the same runtime behaviour as a schema file, with schemars' schema.
 
-use agent_contracts::{AgentInput, RetryError, ToolCall};
+use agent_contracts::{AgentInput, RetryError, contract::ToolCall};
 use serde_json::json;
 
 /// Searches the crawled pages.
@@ -85,7 +85,7 @@ fn same_retry_error_as_a_schema_file_contract() {
         r#"{"task": "x", "query": 3, "limit": 0}"#,
     ] {
         let code_first = from_kwargs(kwargs).unwrap_err().to_json();
-        let schema_file = agent_contracts::check_call::<SearchAgent>(kwargs, &Default::default());
+        let schema_file = agent_contracts::contract::check_call::<SearchAgent>(kwargs, &Default::default());
         assert_eq!(code_first, schema_file.unwrap_err().to_json(), "{kwargs}");
     }
 }
@@ -121,7 +121,7 @@ fn only_the_schema_file_input_has_compiled_checks() {
     let error = FromFile::from_call(&call, &agent_contracts::Limits::default()).unwrap_err();
     assert_eq!(
         error.errors[0].path,
-        [agent_contracts::PathSegment::Key("limit".into())]
+        [agent_contracts::contract::PathSegment::Key("limit".into())]
     );
     assert!(
         !call.context_built(),

@@ -17,7 +17,7 @@
 //! A disagreement is a bug in the codegen's rejection rules. The ones that stand are listed in
 //! [`KNOWN_REFUSED`] and [`KNOWN_ACCEPTED`] with why; any other fails the test.
 
-use agent_contracts::ContractChecks;
+use agent_contracts::contract::ContractChecks;
 use agent_contracts::{Agent, AgentInput, Contract, DynAgent};
 use agent_examples::agents;
 use serde::de::DeserializeOwned;

@@ -31,7 +31,7 @@ const KWARGS: &str = include_str!("../../fixtures/plan_generator/kwargs.json");
 fn plan_generator_input_reads_the_fixture_context() {
     use plan_input::{AgentOutputAgentName, PlanGeneratorAgentInput};
     let call =
-        agent_contracts::ToolCall::from_json_str(KWARGS, &agent_contracts::Limits::default())
+        agent_contracts::contract::ToolCall::from_json_str(KWARGS, &agent_contracts::Limits::default())
             .unwrap();
     let input: PlanGeneratorAgentInput = call.deserialize_context().unwrap();
     assert_eq!(input.target_url.as_str(), "https://myapp.com/login");
@@ -83,7 +83,7 @@ fn plan_generator_input_reads_the_fixture_context() {
 fn plan_generator_input_enforces_min_length_and_enum() {
     use plan_input::PlanGeneratorAgentInput;
     let mut context =
-        agent_contracts::ToolCall::from_json_str(KWARGS, &agent_contracts::Limits::default())
+        agent_contracts::contract::ToolCall::from_json_str(KWARGS, &agent_contracts::Limits::default())
             .unwrap()
             .into_context();
     context["target_url"] = json!("");

@@ -2,11 +2,11 @@
 //! agent call one and carries it in tool results, retry errors and outputs; typed upstream
 //! context records the call behind each part.
 
-use agent_contracts::Event;
-use agent_contracts::tool_calls;
-use agent_contracts::{ContextId, ContextIdError, ContextIdGenerator, Segment, Timestamp};
-use agent_contracts::{Message, Role, Runtime, ScriptedModel};
-use agent_contracts::{Upstream, UpstreamContext, UpstreamError};
+use agent_contracts::transcript::Event;
+use agent_contracts::model::tool_calls;
+use agent_contracts::{transcript::ContextId, transcript::ContextIdError, transcript::ContextIdGenerator, transcript::Segment, transcript::Timestamp};
+use agent_contracts::{Message, model::Role, Runtime, ScriptedModel};
+use agent_contracts::{prompt::Upstream, prompt::UpstreamContext, prompt::UpstreamError};
 use agent_tests::{DiscoveryAgent, block_on};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -544,7 +544,7 @@ fn the_plain_contract_retry_error_keeps_its_nine_keys() {
         &Default::default(),
     )
     .unwrap_err();
-    let agent_contracts::PrepareError::Retry(error) = error else {
+    let agent_contracts::contract::PrepareError::Retry(error) = error else {
         panic!("expected a retry error");
     };
     assert_eq!(keys(&error.to_json()).len(), 9);
@@ -677,7 +677,7 @@ fn the_context_map_goes_through_the_contract_path() {
     // The consumer's contract names the keys it needs; the caller maps parts onto them.
     context.insert("target_url".into(), context["scout_output"].clone());
     context.remove("scout_output");
-    let call = agent_contracts::ToolCall::new("Scan", context);
+    let call = agent_contracts::contract::ToolCall::new("Scan", context);
     let prepared = agent_contracts::DynAgent::prepare_call(
         &DiscoveryAgent,
         call,

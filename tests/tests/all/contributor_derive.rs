@@ -1,10 +1,10 @@
 //! `#[derive(PromptContributor)]`: a contributor whose part is an askama template over the
 //! struct's fields and the call's `PromptContext`.
 
-use agent_contracts::ContextId;
-use agent_contracts::PreviousAttempt;
+use agent_contracts::transcript::ContextId;
+use agent_contracts::prompt::PreviousAttempt;
 use agent_contracts::PromptContributor;
-use agent_contracts::{ContributorRegistry, PromptContext};
+use agent_contracts::{prompt::ContributorRegistry, prompt::PromptContext};
 
 #[derive(PromptContributor)]
 #[contributor(
@@ -82,7 +82,7 @@ fn the_derived_episodic_memory_matches_the_shipped_one() {
     let id = id("discovery_agent");
     let ctx = PromptContext::new("discovery_agent", &id);
     let derived = EpisodicMemory.contribute(&ctx).unwrap().unwrap();
-    let shipped = agent_contracts::EpisodicMemoryContributor
+    let shipped = agent_contracts::prompt::EpisodicMemoryContributor
         .contribute(&ctx)
         .unwrap()
         .unwrap();

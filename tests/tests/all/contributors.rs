@@ -2,11 +2,11 @@
 //! decline or fail, the golden system prompt, and the runtime assembling sub-agent prompts.
 
 use agent_contracts::__private::askama::Template;
-use agent_contracts::ContextId;
-use agent_contracts::UpstreamContext;
+use agent_contracts::transcript::ContextId;
+use agent_contracts::prompt::UpstreamContext;
 use agent_contracts::{
-    AssemblyError, ContextIdContributor, ContributorError, ContributorRegistry,
-    EpisodicMemoryContributor, PromptContext, PromptContributor,
+    prompt::AssemblyError, prompt::ContextIdContributor, prompt::ContributorError, prompt::ContributorRegistry,
+    prompt::EpisodicMemoryContributor, prompt::PromptContext, PromptContributor,
 };
 use agent_contracts::{DynAgent, Error, Message, Runtime, ScriptedModel};
 use agent_tests::{DiscoveryAgent, block_on};
@@ -412,7 +412,7 @@ fn the_runtime_assembles_sub_agent_and_loop_prompts() {
             .script(
                 "main_agent",
                 [
-                    agent_contracts::tool_calls([(
+                    agent_contracts::model::tool_calls([(
                         "run_discovery_agent",
                         r#"{"task": "Scan", "target_url": "https://a.example"}"#,
                     )]),
@@ -446,7 +446,7 @@ fn the_runtime_assembles_sub_agent_and_loop_prompts() {
     // Upstream parts passed with the call are listed with their context ids.
     let upstream = upstream();
 
-    let options = agent_contracts::CallOptions {
+    let options = agent_contracts::runtime::CallOptions {
         upstream: Some(&upstream),
         ..Default::default()
     };

@@ -79,7 +79,7 @@ fn budget_of(input: &catering_agent::CateringAgentInput) -> &budget_agent::Budge
 
 #[test]
 fn a_referenced_contract_has_one_type() {
-    let call = agent_contracts::ToolCall::from_json_str(
+    let call = agent_contracts::contract::ToolCall::from_json_str(
         r#"{"task": "Plan the catering",
             "venue_agent_output": {"venue_name": "Loft", "capacity": 60, "cost_usd": 1500},
             "budget_agent_output": {"total_budget_usd": 5000, "allocations": {"catering": 2000}}}"#,
@@ -93,7 +93,7 @@ fn a_referenced_contract_has_one_type() {
     .unwrap();
     assert_eq!(budget_of(&input).allocations["catering"], 2000.0);
     // The bundled contract checks the producer's shape at run time too.
-    let call = agent_contracts::ToolCall::from_json_str(
+    let call = agent_contracts::contract::ToolCall::from_json_str(
         r#"{"task": "Plan the catering",
             "venue_agent_output": {"venue_name": "Loft", "capacity": 60, "cost_usd": 1500},
             "budget_agent_output": {"total_budget_usd": 5000}}"#,
@@ -111,7 +111,7 @@ fn a_referenced_contract_has_one_type() {
     );
     assert_eq!(
         error.path,
-        [agent_contracts::PathSegment::Key(
+        [agent_contracts::contract::PathSegment::Key(
             "budget_agent_output".into()
         )]
     );
@@ -342,7 +342,7 @@ fn catering_allocation(budget: &budget_agent::BudgetAgentOutput) -> f64 {
 #[test]
 fn a_mapped_contract_is_the_producers_type() {
     use agent_contracts::__private::ContractType;
-    let call = agent_contracts::ToolCall::from_json_str(
+    let call = agent_contracts::contract::ToolCall::from_json_str(
         r#"{"task": "Plan the catering",
             "venue_agent_output": {"venue_name": "Loft", "capacity": 60, "cost_usd": 1500},
             "budget_agent_output": {"total_budget_usd": 5000, "allocations": {"catering": 2000}}}"#,
@@ -488,7 +488,7 @@ fn a_collect_names_the_step_and_the_field_of_what_is_wrong() {
 /// all fit is decided by the generated checks alone (no `Value`, no validator).
 #[test]
 fn the_plan_generator_checks_each_output_against_its_agents_contract() {
-    use agent_contracts::PrepareError;
+    use agent_contracts::contract::PrepareError;
     use agent_contracts::{DynAgent, Limits};
     use serde_json::{Value, json};
 

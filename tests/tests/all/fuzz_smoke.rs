@@ -277,7 +277,7 @@ fn kwargs_prompt_bounded_fuzz() {
 /// `fuzz/regressions/` are the raw fuzzer inputs).
 #[test]
 fn crashes_found_by_fuzzing_stay_fixed() {
-    use agent_contracts::to_markdown;
+    use agent_contracts::prompt::to_markdown;
     use serde_json::json;
     // A digit followed by a multi-byte character panicked (a byte slice inside `é`).
     assert_eq!(to_markdown(&json!("0é")).unwrap(), "0é");

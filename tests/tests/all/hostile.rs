@@ -2,10 +2,10 @@
 //! outgrows its call, numbers no `f64` holds, and schemas whose validation would never end or
 //! would branch without bound. Each gets a clear error; nothing crashes.
 
-use agent_contracts::ToolCall;
-use agent_contracts::{Contract, ContractKind};
+use agent_contracts::contract::ToolCall;
+use agent_contracts::{Contract, contract::ContractKind};
 use agent_contracts::{DynAgent, Limits};
-use agent_contracts::{ErrorKind, PathSegment};
+use agent_contracts::{contract::ErrorKind, contract::PathSegment};
 use agent_tests::{DiscoveryAgent, KWARGS, PlanGeneratorAgent};
 use serde_json::{Value, json};
 
@@ -48,7 +48,7 @@ fn a_prompt_that_outgrows_its_call_is_a_retry_error() {
         ..Limits::default()
     };
     let error = PlanGeneratorAgent.prepare(&kwargs, &limits).unwrap_err();
-    let agent_contracts::PrepareError::Retry(error) = error else {
+    let agent_contracts::contract::PrepareError::Retry(error) = error else {
         panic!("expected a retry error, got {error}");
     };
     assert!(
@@ -81,7 +81,7 @@ fn a_number_no_double_holds_is_a_retry_error_naming_its_path() {
     );
     // Negative too, and in an answer.
     let answer = r#"{"page_title": "A", "discovered_elements": [], "forms_detected": -1e400}"#;
-    let error = agent_contracts::extract_json(answer, &Limits::default()).unwrap_err();
+    let error = agent_contracts::contract::extract_json(answer, &Limits::default()).unwrap_err();
     assert_eq!(error.kind, ErrorKind::NumberOutOfRange);
     assert_eq!(error.path, [PathSegment::Key("forms_detected".into())]);
 }

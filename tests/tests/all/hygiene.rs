@@ -78,7 +78,7 @@ fn shadowed_prelude_names_still_derive() {
         .prepare(KWARGS, &Default::default())
         .unwrap();
     assert_eq!(prepared.user_prompt, EXPECTED);
-    let call = agent_contracts::ToolCall::from_json_str(
+    let call = agent_contracts::contract::ToolCall::from_json_str(
         r#"{"task": "x", "query": "rust"}"#,
         &agent_contracts::Limits::default(),
     )
@@ -98,7 +98,7 @@ fn no_implicit_prelude_still_derives() {
         .prepare(KWARGS, &Default::default())
         .unwrap();
     assert_eq!(prepared.user_prompt, EXPECTED);
-    let call = agent_contracts::ToolCall::from_json_str(
+    let call = agent_contracts::contract::ToolCall::from_json_str(
         r#"{"task": "x", "query": "rust"}"#,
         &agent_contracts::Limits::default(),
     )
@@ -113,10 +113,10 @@ fn no_implicit_prelude_still_derives() {
 
 /// The `Style` contributor of each hygiene module renders the same text.
 fn style_renders(style: &dyn agent_contracts::PromptContributor) {
-    let id: agent_contracts::ContextId = "run-1/selector_agent/1/2026-01-19T10:15:00.123Z"
+    let id: agent_contracts::transcript::ContextId = "run-1/selector_agent/1/2026-01-19T10:15:00.123Z"
         .parse()
         .unwrap();
-    let ctx = agent_contracts::PromptContext::new("selector_agent", &id);
+    let ctx = agent_contracts::prompt::PromptContext::new("selector_agent", &id);
     assert_eq!(style.name(), "style");
     assert_eq!(
         style.contribute(&ctx).unwrap().as_deref(),
@@ -139,13 +139,13 @@ const CATERING: &str = r#"{"task": "Plan the catering",
 fn catering_checks<A: agent_contracts::Agent>() {
     use agent_contracts::DynAgent as _;
     let built = agent_examples::agents::CateringAgent;
-    let ok = agent_contracts::check_call::<A>(CATERING, &Default::default());
+    let ok = agent_contracts::contract::check_call::<A>(CATERING, &Default::default());
     assert!(ok.is_ok());
     let broken = CATERING.replace(
         r#""allocations": {"catering": 2000}"#,
         r#""allocations": []"#,
     );
-    let Err(derived) = agent_contracts::check_call::<A>(&broken, &Default::default()) else {
+    let Err(derived) = agent_contracts::contract::check_call::<A>(&broken, &Default::default()) else {
         panic!("an array of allocations passed");
     };
     let generated = built.validate(&broken, &Default::default()).unwrap_err();

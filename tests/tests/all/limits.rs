@@ -7,7 +7,7 @@
 //! stack without the limits simply would not finish.
 
 use agent_contracts::{
-    Contract, ContractKind, DynAgent, ErrorKind, Limits, PathSegment, RetryError, ToolCall,
+    Contract, contract::ContractKind, DynAgent, contract::ErrorKind, Limits, contract::PathSegment, RetryError, contract::ToolCall,
 };
 use serde_json::{Value, json};
 
@@ -137,7 +137,7 @@ fn a_parsed_value_is_measured_iteratively() {
 #[test]
 fn an_answer_is_depth_checked_too() {
     let answer = format!("Here it is: {{\"a\": {}}}", nested_arrays(100_000));
-    let error = agent_contracts::extract_json(&answer, &Limits::default()).unwrap_err();
+    let error = agent_contracts::contract::extract_json(&answer, &Limits::default()).unwrap_err();
     assert_eq!(error.kind, ErrorKind::TooDeep { limit: 64 });
 }
 
@@ -196,7 +196,7 @@ fn the_default_size_limit_is_four_mebibytes() {
         }
     );
     // An oversized answer is refused the same way.
-    let error = agent_contracts::extract_json(&over, &limits).unwrap_err();
+    let error = agent_contracts::contract::extract_json(&over, &limits).unwrap_err();
     assert!(matches!(error.kind, ErrorKind::TooLarge { .. }));
 }
 
@@ -433,7 +433,7 @@ fn rendered_markdown_stays_linear_in_the_input() {
     let mut worst: f64 = 0.0;
     let mut check = |value: Value| {
         let json_len = value.to_string().len();
-        let rendered = agent_contracts::to_markdown(&value).unwrap();
+        let rendered = agent_contracts::prompt::to_markdown(&value).unwrap();
         assert!(
             rendered.len() <= K * json_len + 64,
             "{} bytes rendered from {json_len} bytes",

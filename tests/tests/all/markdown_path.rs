@@ -2,8 +2,8 @@
 
 use agent_contracts::__private::askama::Template;
 use agent_contracts::RawObject;
-use agent_contracts::ToolCall;
-use agent_contracts::filters;
+use agent_contracts::contract::ToolCall;
+use agent_contracts::prompt::filters;
 use serde::Deserialize;
 
 /// An output the contract leaves untyped is a `RawObject`: the sub-agent's JSON as written.

@@ -7,7 +7,7 @@
 //! would block until a writer came (so a build that read it would never return), and which
 //! has no reader afterwards.
 
-use agent_contracts::{Contract, ContractError, ContractKind};
+use agent_contracts::{Contract, contract::ContractError, contract::ContractKind};
 use serde_json::{Value, json};
 use std::net::TcpListener;
 use std::sync::mpsc;

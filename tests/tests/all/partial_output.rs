@@ -2,7 +2,7 @@
 //! types the codegen writes (`PartialOutput`), for the plan generator and the consolidation
 //! template (nested objects, arrays of objects, `$ref`s).
 
-use agent_contracts::{PartialJson, PartialOutput};
+use agent_contracts::{stream::PartialJson, stream::PartialOutput};
 use agent_examples::agents::consolidation::ConsolidationOutput;
 use agent_examples::agents::plan_generator_agent::PlanGeneratorAgentOutput;
 use agent_examples::agents::plan_generator_agent::output::PlanGeneratorAgentOutputStatus;

@@ -7,7 +7,7 @@
 //! decidable (and not one byte before), and the plan generator's broken first answer closed
 //! in its first 16-byte chunks.
 
-use agent_contracts::{Contract, ContractKind, Limits, PathSegment};
+use agent_contracts::{Contract, contract::ContractKind, Limits, contract::PathSegment};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -162,7 +162,7 @@ fn feed_in_chunks(
     contract: &Contract,
     answer: &str,
     cuts: &[usize],
-) -> Result<(), agent_contracts::Broken> {
+) -> Result<(), agent_contracts::stream::Broken> {
     let mut check = contract.prefix_check(&Limits::default());
     let mut from = 0;
     let mut cuts: Vec<usize> = cuts
@@ -206,7 +206,7 @@ proptest! {
         };
         let answer = wrap(&json, how);
         // The runtime takes this answer: the prefix check must agree at every prefix.
-        let found = agent_contracts::extract_json(&answer, &limits).unwrap();
+        let found = agent_contracts::contract::extract_json(&answer, &limits).unwrap();
         prop_assert!(contract.check(&found, &limits).is_ok());
         let mut check = contract.prefix_check(&limits);
         for (i, c) in answer.char_indices() {
@@ -219,7 +219,7 @@ proptest! {
 
 /// The byte at which `answer` is first called broken, fed one character at a time; checks
 /// that the same prefix fed as one delta is broken too, and one byte less is not.
-fn broken_at(schema: Value, answer: &str) -> agent_contracts::Broken {
+fn broken_at(schema: Value, answer: &str) -> agent_contracts::stream::Broken {
     let contract = Contract::new("t", ContractKind::Output, schema).unwrap();
     let limits = Limits::default();
     let mut check = contract.prefix_check(&limits);
@@ -231,7 +231,7 @@ fn broken_at(schema: Value, answer: &str) -> agent_contracts::Broken {
     assert!(whole.feed(&answer[..broken.at]).is_ok());
     assert_eq!(whole.feed(&answer[broken.at..]).unwrap_err(), broken);
     // The full check agrees: the answer as a whole fails.
-    let failed = agent_contracts::extract_json(answer, &limits)
+    let failed = agent_contracts::contract::extract_json(answer, &limits)
         .and_then(|value| contract.check(&value, &limits));
     assert!(failed.is_err(), "the full check passes {answer}");
     broken
@@ -443,7 +443,7 @@ fn the_answer_is_found_as_extract_finds_it() {
     assert!(check.feed("I say {\"s\": \"no\"} and then ").is_ok());
     assert!(check.feed("```json\n{\"s\": \"yes\"}\n```").is_ok());
     let limits = Limits::default();
-    let found = agent_contracts::extract_json(
+    let found = agent_contracts::contract::extract_json(
         "I say {\"s\": \"no\"} and then ```json\n{\"s\": \"yes\"}\n```",
         &limits,
     )
@@ -523,7 +523,7 @@ fn plan_contract() -> &'static Contract {
 }
 
 /// How many 16-byte chunks are fed before the verdict (`None`: never broken).
-fn chunks_until_broken(answer: &str) -> (usize, Option<agent_contracts::Broken>) {
+fn chunks_until_broken(answer: &str) -> (usize, Option<agent_contracts::stream::Broken>) {
     let mut check = plan_contract().prefix_check(&Limits::default());
     let chunks: Vec<&str> = answer
         .as_bytes()

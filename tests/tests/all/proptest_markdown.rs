@@ -4,7 +4,7 @@
 //! the template itself made: no value forges structure. And the output stays linear in the
 //! input.
 //!
-//! (a) `agent_contracts::to_markdown` inside a fixed frame (a heading, the value, a rule),
+//! (a) `agent_contracts::prompt::to_markdown` inside a fixed frame (a heading, the value, a rule),
 //! and `to_markdown_line` inside a heading; (b) the plan generator's prompt, rendered from
 //! arbitrary `output` objects and arbitrary strings wherever its contract allows them
 //! (`target_url`, `task_name`, `description`; `agent_name` is an enum); (c) the default
@@ -13,8 +13,8 @@
 use crate::agent_fuzz;
 
 use agent_contracts::__private::to_markdown_line;
-use agent_contracts::to_markdown;
-use agent_contracts::{Limits, ToolCall};
+use agent_contracts::prompt::to_markdown;
+use agent_contracts::{Limits, contract::ToolCall};
 use agent_fuzz::{Structure, depth, structure, top_level_entries};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -260,7 +260,7 @@ proptest! {
             &outputs,
         );
         // The derive renders the same prompt.
-        let checked = agent_contracts::check_call::<agent_fuzz::PlanGeneratorAgent>(
+        let checked = agent_contracts::contract::check_call::<agent_fuzz::PlanGeneratorAgent>(
             &text,
             &Limits::default(),
         )

@@ -9,7 +9,7 @@
 //! with `UPDATE_GOLDEN=1`): every error names the file, `line:col` and what to change.
 #![deny(warnings)]
 
-use agent_contracts::{Agent, AgentInput, PathSegment, ToolCall};
+use agent_contracts::{Agent, AgentInput, contract::PathSegment, contract::ToolCall};
 use serde::Deserialize as _;
 use serde::Serialize;
 use serde_json::{Map, Value, json};

@@ -24,7 +24,7 @@ fn main() {
     let kwargs = std::env::args().nth(1).expect("kwargs as the first argument");
     match Scratch.prepare(&kwargs, &Default::default()) {
         Ok(prepared) => print!("{}", prepared.user_prompt),
-        Err(agent_contracts::PrepareError::Retry(e)) => {
+        Err(agent_contracts::contract::PrepareError::Retry(e)) => {
             print!("required {:?}, missing {:?}", e.required_fields, e.missing_fields)
         }
         Err(e) => panic!("{e}"),
@@ -61,7 +61,7 @@ fn main() {
     let kwargs = std::env::args().nth(1).expect("kwargs as the first argument");
     match agents::Scratch.prepare(&kwargs, &Default::default()) {
         Ok(prepared) => print!("{}", prepared.user_prompt),
-        Err(agent_contracts::PrepareError::Retry(e)) => {
+        Err(agent_contracts::contract::PrepareError::Retry(e)) => {
             print!("required {:?}, missing {:?}", e.required_fields, e.missing_fields)
         }
         Err(e) => panic!("{e}"),

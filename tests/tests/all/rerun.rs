@@ -2,10 +2,10 @@
 //! rerun's prompt names the error and differs from the first prompt.
 
 use agent_contracts::__private::describe_retry_error;
-use agent_contracts::Event;
-use agent_contracts::PreviousAttempt;
-use agent_contracts::{Config, DynAgent, Error, Message, Role, Runtime, ScriptedModel, Side};
-use agent_contracts::{ContextId, ContextIdGenerator};
+use agent_contracts::transcript::Event;
+use agent_contracts::prompt::PreviousAttempt;
+use agent_contracts::{Config, DynAgent, Error, Message, model::Role, Runtime, ScriptedModel, runtime::Side};
+use agent_contracts::{transcript::ContextId, transcript::ContextIdGenerator};
 use agent_tests::{DiscoveryAgent, GOLDEN, KWARGS, PlanGeneratorAgent, block_on};
 use std::sync::Arc;
 
@@ -192,7 +192,7 @@ fn a_redo_is_a_new_call_whose_prompt_shows_the_previous_attempt() {
         .with_error("You listed no elements; the page has a login form.");
     assert_eq!(previous.context_id, first.context_id);
     assert_eq!(previous.attempt, 1);
-    let redo = agent_contracts::CallOptions {
+    let redo = agent_contracts::runtime::CallOptions {
         previous: Some(&previous),
         ..Default::default()
     };
@@ -354,7 +354,7 @@ fn retry_errors_are_described_with_every_violation() {
         error.errors.len()
     );
     let single =
-        agent_contracts::RetryError::call(agent_contracts::ErrorKind::NotJson, "bad", "fix it");
+        agent_contracts::RetryError::call(agent_contracts::contract::ErrorKind::NotJson, "bad", "fix it");
     assert_eq!(
         describe_retry_error(&single),
         "Tool call arguments are not valid JSON: bad"

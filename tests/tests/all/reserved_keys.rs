@@ -2,7 +2,7 @@
 
 #[test]
 fn runtime_and_codegen_reserve_the_same_keys() {
-    let mut runtime: Vec<&str> = agent_contracts::RESERVED_KEYS.to_vec();
+    let mut runtime: Vec<&str> = agent_contracts::contract::RESERVED_KEYS.to_vec();
     let mut codegen: Vec<&str> = agent_contracts_codegen::RESERVED_INPUT_KEYS.to_vec();
     runtime.sort_unstable();
     codegen.sort_unstable();

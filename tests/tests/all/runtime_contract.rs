@@ -2,7 +2,7 @@
 //! and 7).
 
 use agent_contracts::{Agent, AgentInput};
-use agent_contracts::{Contract, ContractKind, ErrorKind, PathSegment, RetryError, ToolCall};
+use agent_contracts::{Contract, contract::ContractKind, contract::ErrorKind, contract::PathSegment, RetryError, contract::ToolCall};
 use agent_tests::{PlanGeneratorAgent, RETRY_KEYS};
 use serde_json::{Value, json};
 

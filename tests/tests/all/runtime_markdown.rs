@@ -1,7 +1,7 @@
 //! JSON to markdown in the nested-list format, and values that try to forge the prompt's
 //! structure, checked with a CommonMark parser (spec item 5).
 
-use agent_contracts::to_markdown;
+use agent_contracts::prompt::to_markdown;
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 use serde::Serialize;
 use serde_json::{Value, json};

@@ -4,8 +4,8 @@
 use agent_contracts::__private::askama::Template;
 use agent_contracts::__private::{default_call_prompt, default_user_prompt};
 use agent_contracts::RawObject;
-use agent_contracts::ToolCall;
-use agent_contracts::filters;
+use agent_contracts::contract::ToolCall;
+use agent_contracts::prompt::filters;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 

@@ -12,7 +12,7 @@
 //! from memory through `Contract::with_documents`: nothing is fetched (contracts are offline),
 //! and schemas that do not name a remote go through `Contract::new`.
 
-use agent_contracts::{Contract, ContractKind};
+use agent_contracts::{Contract, contract::ContractKind};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

@@ -113,7 +113,7 @@ async fn a_failing_query_names_the_store() {
         .create_if_missing(true);
     let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
     let store = agent_contracts::store::SqliteStore::from_pool(pool.clone());
-    let error = agent_contracts::CheckpointStore::load(&store, "any")
+    let error = agent_contracts::store::CheckpointStore::load(&store, "any")
         .await
         .unwrap_err();
     assert!(

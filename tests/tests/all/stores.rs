@@ -3,10 +3,10 @@
 
 use agent_contracts::store::FileStore;
 use agent_contracts::store::{PostgresStore, SqliteStore};
-use agent_contracts::{BoxFuture, ChatRequest, ChatResponse, ModelError};
+use agent_contracts::{model::BoxFuture, model::ChatRequest, model::ChatResponse, model::ModelError};
 use agent_contracts::{ChatModel, Error, ScriptedModel};
-use agent_contracts::{CheckpointStore, Lease, MemoryStore, RunRecord, RunStatus, StoreError};
-use agent_contracts::{WorkflowOutcome, WorkflowState};
+use agent_contracts::{store::CheckpointStore, store::Lease, store::MemoryStore, store::RunRecord, store::RunStatus, store::StoreError};
+use agent_contracts::{workflow::WorkflowOutcome, workflow::WorkflowState};
 use agent_examples::event_planning::{self, HUMAN_ANSWER, PLAN, REQUEST};
 use std::path::PathBuf;
 use std::str::FromStr as _;
@@ -27,7 +27,7 @@ pub(crate) fn temp_dir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "agent-store-{tag}-{}-{n}-{}",
         std::process::id(),
-        agent_contracts::__private::now_ms()
+        agent_contracts::store::now_ms()
     ));
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -80,7 +80,7 @@ pub(crate) fn postgres() -> Option<(Opener, Cleanup)> {
         "t{}_{}_{}",
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed),
-        agent_contracts::__private::now_ms()
+        agent_contracts::store::now_ms()
     );
     let (url2, schema2) = (url.clone(), schema.clone());
     let open: Opener = Box::new(move || {
@@ -622,7 +622,7 @@ async fn postgres_raw_rows_are_refused() {
     let schema = format!(
         "raw{}_{}",
         std::process::id(),
-        agent_contracts::__private::now_ms()
+        agent_contracts::store::now_ms()
     );
     let store = PostgresStore::connect_in_schema(&url, Some(&schema))
         .await
@@ -695,7 +695,7 @@ async fn leases_expire_and_runs_are_taken_over(open: Opener) {
         (RunStatus::Running, 2, 0)
     );
     assert_eq!(held.owner.as_deref(), Some("worker-a"));
-    assert!(held.lease_until_ms >= agent_contracts::__private::now_ms() + 200);
+    assert!(held.lease_until_ms >= agent_contracts::store::now_ms() + 200);
     assert_eq!(store.claim_next("event_planning", &b).await.unwrap(), None);
     store.renew("leased-run", &a).await.unwrap();
     let refused = store.renew("leased-run", &b).await.unwrap_err();
@@ -1007,7 +1007,7 @@ async fn pages_of_runs(open: Opener) {
     let ids = |runs: Vec<Result<RunRecord, StoreError>>| -> Vec<String> {
         runs.into_iter().map(|r| r.unwrap().run_id).collect()
     };
-    let mut page = agent_contracts::RunPage::first(3);
+    let mut page = agent_contracts::store::RunPage::first(3);
     let mut seen = Vec::new();
     loop {
         let runs = store.list_page(&page).await.unwrap();
@@ -1022,16 +1022,16 @@ async fn pages_of_runs(open: Opener) {
         .collect();
     assert_eq!(seen, all);
     assert_eq!(seen.len(), 7);
-    let paused = agent_contracts::RunPage {
+    let paused = agent_contracts::store::RunPage {
         status: Some(RunStatus::Paused),
-        ..agent_contracts::RunPage::first(10)
+        ..agent_contracts::store::RunPage::first(10)
     };
     assert_eq!(
         ids(store.list_page(&paused).await.unwrap()),
         ["page-0", "page-2", "page-4", "page-6"]
     );
     let page_2 = store.load("page-2").await.unwrap();
-    let after = agent_contracts::RunPage {
+    let after = agent_contracts::store::RunPage {
         after: Some((page_2.created_ms, page_2.run_id)),
         ..paused
     };
@@ -1041,7 +1041,7 @@ async fn pages_of_runs(open: Opener) {
     );
     assert!(
         store
-            .list_page(&agent_contracts::RunPage::first(0))
+            .list_page(&agent_contracts::store::RunPage::first(0))
             .await
             .unwrap()
             .is_empty()
@@ -1138,7 +1138,7 @@ async fn postgres_over_tls() {
     let schema = format!(
         "tls{}_{}",
         std::process::id(),
-        agent_contracts::__private::now_ms()
+        agent_contracts::store::now_ms()
     );
     let tls = format!("{url}{join}sslmode=require");
     let store = PostgresStore::connect_in_schema(&tls, Some(&schema))
@@ -1192,7 +1192,7 @@ async fn stores_from_pools_migrate_explicitly() {
     let schema = format!(
         "pool{}_{}",
         std::process::id(),
-        agent_contracts::__private::now_ms()
+        agent_contracts::store::now_ms()
     );
     let store = PostgresStore::from_pool(pool.clone(), Some(&schema)).unwrap();
     assert!(store.load("any").await.unwrap_err().is_retryable());
@@ -1214,7 +1214,7 @@ async fn a_resume_handle_takes_over_a_dead_resumers_run() {
     let store: Arc<dyn CheckpointStore> = Arc::new(MemoryStore::default());
     let state = pause(store.clone()).await;
     let paused = store.load(&state.run_id).await.unwrap();
-    let handle = agent_contracts::PausedRun {
+    let handle = agent_contracts::workflow::PausedRun {
         run_id: state.run_id.clone(),
         sequence: paused.sequence,
     };

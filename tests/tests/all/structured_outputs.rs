@@ -1,14 +1,14 @@
 //! Structured outputs: the versioned delegation (orchestrators) and consolidation (collectors)
 //! templates of `schemas/delegation` and `schemas/consolidation`, as output contracts.
 
-use agent_contracts::UpstreamContext;
+use agent_contracts::prompt::UpstreamContext;
 use agent_contracts::{
-    Agent, ChatModel, ChatRequest, DynAgent, Message, PathSegment, Role, Runtime, ScriptedModel,
-    check_output,
+    Agent, ChatModel, model::ChatRequest, DynAgent, Message, contract::PathSegment, model::Role, Runtime, ScriptedModel,
+    contract::check_output,
 };
-use agent_contracts::{BoxFuture, ChatResponse, ModelError, tool_calls};
-use agent_contracts::{ContextId, ContextIdGenerator};
-use agent_contracts::{ContextIdContributor, ContributorRegistry, PromptContributor};
+use agent_contracts::{model::BoxFuture, model::ChatResponse, model::ModelError, model::tool_calls};
+use agent_contracts::{transcript::ContextId, transcript::ContextIdGenerator};
+use agent_contracts::{prompt::ContextIdContributor, prompt::ContributorRegistry, PromptContributor};
 use agent_tests::block_on;
 use serde_json::{Value, json};
 use std::sync::Arc;

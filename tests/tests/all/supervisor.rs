@@ -1,10 +1,10 @@
 //! The supervisor pipeline (database -> analysis -> reporting): the context each
 //! agent received, `return_tool_output`, a handoff failure and its recovery, and bad input.
 
-use agent_contracts::ToolDefinition;
+use agent_contracts::contract::ToolDefinition;
 use agent_contracts::{Agent, ScriptedModel};
-use agent_contracts::{Member, Tool, Workflow, WorkflowOutcome};
-use agent_contracts::{Message, tool_calls};
+use agent_contracts::{workflow::Member, Tool, Workflow, workflow::WorkflowOutcome};
+use agent_contracts::{Message, model::tool_calls};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -34,7 +34,7 @@ impl Tool for FetchProductData {
             parameters: json!({"type": "object", "properties": {}}),
         }
     }
-    fn call<'a>(&'a self, _arguments: &'a str) -> agent_contracts::BoxFuture<'a, Value> {
+    fn call<'a>(&'a self, _arguments: &'a str) -> agent_contracts::model::BoxFuture<'a, Value> {
         Box::pin(async {
             json!({"data": [{"product": "widget", "sales": 120}, {"product": "gadget", "sales": 80}]})
         })
@@ -76,7 +76,7 @@ fn model(analysis: Vec<Message>) -> ScriptedModel {
         )
 }
 
-fn context_of(request: &agent_contracts::ChatRequest) -> Value {
+fn context_of(request: &agent_contracts::model::ChatRequest) -> Value {
     let routed = &request
         .messages
         .iter()
@@ -267,7 +267,7 @@ async fn context_that_breaks_an_input_contract_stops_before_the_agent_runs() {
     assert_eq!(agent, "analysis_agent");
     assert_eq!(
         error.path,
-        [agent_contracts::PathSegment::Key(
+        [agent_contracts::contract::PathSegment::Key(
             "database_agent_output".into()
         )]
     );

@@ -3,12 +3,12 @@
 //! runtime and in a workflow step alike), the config's limits reach every contract, tool calls
 //! run concurrently in order, and a run can be cancelled or dropped.
 
-use agent_contracts::{BoxFuture, ChatResponse, ModelError, tool_calls};
+use agent_contracts::{model::BoxFuture, model::ChatResponse, model::ModelError, model::tool_calls};
 use agent_contracts::{
-    CancellationToken, ChatModel, ChatRequest, Config, DynAgent, Error, Limits, Message, Runtime,
-    ScriptedModel, Side,
+    runtime::CancellationToken, ChatModel, model::ChatRequest, Config, DynAgent, Error, Limits, Message, Runtime,
+    ScriptedModel, runtime::Side,
 };
-use agent_contracts::{Workflow, WorkflowOutcome};
+use agent_contracts::{Workflow, workflow::WorkflowOutcome};
 use agent_tests::{DiscoveryAgent, GOLDEN, KWARGS, PlanGeneratorAgent};
 use serde_json::Value;
 use std::sync::Arc;
@@ -47,7 +47,7 @@ async fn a_typed_call_returns_the_typed_output_after_an_output_retry() {
         .events()
         .iter()
         .find_map(|e| match e {
-            agent_contracts::Event::AgentCall { context_id, .. } => Some(context_id.to_string()),
+            agent_contracts::transcript::Event::AgentCall { context_id, .. } => Some(context_id.to_string()),
             _ => None,
         })
         .unwrap();
@@ -383,10 +383,10 @@ async fn dropping_a_runs_future_stops_it() {
 
 fn with_usage(text: &str, input: u64, output: u64) -> ChatResponse {
     ChatResponse {
-        usage: Some(agent_contracts::Usage {
+        usage: Some(agent_contracts::model::Usage {
             input_tokens: input,
             output_tokens: output,
-            ..agent_contracts::Usage::default()
+            ..agent_contracts::model::Usage::default()
         }),
         ..ChatResponse::from(Message::assistant(text))
     }

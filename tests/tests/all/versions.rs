@@ -9,8 +9,8 @@
 //! fingerprint, as a build of that version would have left it.
 
 use crate::stores::Opener;
-use agent_contracts::{CheckpointStore, DynAgent, Error, RunRecord, RunStatus, ScriptedModel};
-use agent_contracts::{StoreError, WorkflowOutcome};
+use agent_contracts::{store::CheckpointStore, DynAgent, Error, store::RunRecord, store::RunStatus, ScriptedModel};
+use agent_contracts::{store::StoreError, workflow::WorkflowOutcome};
 use agent_examples::event_planning::{self, HUMAN_ANSWER, PLAN, REQUEST};
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -50,6 +50,6 @@ pub struct AccessibilityAgentOutputPartial {
     >,
 }
 #[automatically_derived]
-impl ::agent_contracts::PartialOutput for AccessibilityAgentOutput {
+impl ::agent_contracts::__private::PartialOutput for AccessibilityAgentOutput {
     type Partial = AccessibilityAgentOutputPartial;
 }

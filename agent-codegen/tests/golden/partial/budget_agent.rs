@@ -32,6 +32,6 @@ pub struct BudgetAgentOutputPartial {
     pub total_budget_usd: ::core::option::Option<f64>,
 }
 #[automatically_derived]
-impl ::agent_contracts::PartialOutput for BudgetAgentOutput {
+impl ::agent_contracts::__private::PartialOutput for BudgetAgentOutput {
     type Partial = BudgetAgentOutputPartial;
 }

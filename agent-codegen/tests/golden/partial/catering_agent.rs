@@ -39,6 +39,6 @@ pub struct CateringAgentOutputPartial {
     pub next_agent: ::core::option::Option<::std::string::String>,
 }
 #[automatically_derived]
-impl ::agent_contracts::PartialOutput for CateringAgentOutput {
+impl ::agent_contracts::__private::PartialOutput for CateringAgentOutput {
     type Partial = CateringAgentOutputPartial;
 }

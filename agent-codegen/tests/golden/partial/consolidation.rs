@@ -223,6 +223,6 @@ pub struct InputReferencePartial {
     pub input_type: ::core::option::Option<::std::string::String>,
 }
 #[automatically_derived]
-impl ::agent_contracts::PartialOutput for ConsolidationOutput {
+impl ::agent_contracts::__private::PartialOutput for ConsolidationOutput {
     type Partial = ConsolidationOutputPartial;
 }

@@ -152,6 +152,6 @@ pub struct DelegationOutputPartial {
     pub upstream_context_id: ::core::option::Option<::std::string::String>,
 }
 #[automatically_derived]
-impl ::agent_contracts::PartialOutput for DelegationOutput {
+impl ::agent_contracts::__private::PartialOutput for DelegationOutput {
     type Partial = DelegationOutputPartial;
 }

@@ -39,6 +39,6 @@ pub struct DiscoveryAgentOutputPartial {
     pub page_title: ::core::option::Option<::std::string::String>,
 }
 #[automatically_derived]
-impl ::agent_contracts::PartialOutput for DiscoveryAgentOutput {
+impl ::agent_contracts::__private::PartialOutput for DiscoveryAgentOutput {
     type Partial = DiscoveryAgentOutputPartial;
 }

@@ -30,6 +30,6 @@ pub struct LogisticsAgentOutputPartial {
     pub timeline: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
 }
 #[automatically_derived]
-impl ::agent_contracts::PartialOutput for LogisticsAgentOutput {
+impl ::agent_contracts::__private::PartialOutput for LogisticsAgentOutput {
     type Partial = LogisticsAgentOutputPartial;
 }

@@ -30,6 +30,6 @@ pub struct PlanGeneratorAgentOutputPartial {
     pub status: ::core::option::Option<PlanGeneratorAgentOutputStatus>,
 }
 #[automatically_derived]
-impl ::agent_contracts::PartialOutput for PlanGeneratorAgentOutput {
+impl ::agent_contracts::__private::PartialOutput for PlanGeneratorAgentOutput {
     type Partial = PlanGeneratorAgentOutputPartial;
 }

@@ -30,6 +30,6 @@ pub struct SelectorAgentOutputPartial {
     pub warnings: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
 }
 #[automatically_derived]
-impl ::agent_contracts::PartialOutput for SelectorAgentOutput {
+impl ::agent_contracts::__private::PartialOutput for SelectorAgentOutput {
     type Partial = SelectorAgentOutputPartial;
 }

@@ -44,6 +44,6 @@ pub struct VenueAgentOutputPartial {
     pub venue_name: ::core::option::Option<::std::string::String>,
 }
 #[automatically_derived]
-impl ::agent_contracts::PartialOutput for VenueAgentOutput {
+impl ::agent_contracts::__private::PartialOutput for VenueAgentOutput {
     type Partial = VenueAgentOutputPartial;
 }

@@ -22,8 +22,8 @@ impl<'w> Runner<'w> {
     /// hand needs `enable_time()` (or `enable_all()`).
     ///
     /// ```
-    /// use agent_contracts::{CheckpointStore, MemoryStore, RunStatus};
-    /// use agent_contracts::{Workflow, WorkflowOutcome};
+    /// use agent_contracts::{store::CheckpointStore, store::MemoryStore, store::RunStatus};
+    /// use agent_contracts::{Workflow, workflow::WorkflowOutcome};
     /// use agent_contracts::{Agent, Message, ScriptedModel};
     /// use std::sync::Arc;
     ///

@@ -5,7 +5,7 @@
 //! not hold) is the slow path: allowed, and counted.
 
 use agent_checks_suite::{SCHEMAS, Schema};
-use agent_contracts::{Contract, ContractKind};
+use agent_contracts::{Contract, contract::ContractKind};
 use serde_json::{Value, json};
 
 /// Values put in place of the suite's data, and of every value inside it.

@@ -43,7 +43,7 @@ pub struct ToolCallRequest {
 /// altered, and checks them by their signature. Serialized in Anthropic's block format.
 ///
 /// ```
-/// use agent_contracts::Thinking;
+/// use agent_contracts::model::Thinking;
 /// let block = Thinking::Thinking { thinking: "Look first.".into(), signature: "EqQB".into() };
 /// let json = serde_json::to_string(&block).unwrap();
 /// assert_eq!(json, r#"{"type":"thinking","thinking":"Look first.","signature":"EqQB"}"#);
@@ -68,7 +68,7 @@ pub enum Thinking {
 /// An image a user message shows the model, beside its text.
 ///
 /// ```
-/// use agent_contracts::{Image, Message};
+/// use agent_contracts::{model::Image, Message};
 /// let message = Message {
 ///     images: vec![Image::Url("https://example.com/floor-plan.png".into())],
 ///     ..Message::user("Does the hall fit 80 guests?")
@@ -183,7 +183,7 @@ impl ChatRequest {
 /// Settings of one model call. Unset fields are left to the provider's defaults.
 ///
 /// ```
-/// use agent_contracts::{ModelOptions, ToolChoice};
+/// use agent_contracts::{model::ModelOptions, model::ToolChoice};
 /// let options = ModelOptions {
 ///     temperature: Some(0.2),
 ///     tool_choice: Some(ToolChoice::Required),
@@ -330,7 +330,7 @@ impl From<&str> for ChatResponse {
 /// Tokens of one or more model calls; responses add up with `+` and `sum`.
 ///
 /// ```
-/// use agent_contracts::Usage;
+/// use agent_contracts::model::Usage;
 /// let a = Usage { input_tokens: 10, output_tokens: 2, cached_tokens: 4, ..Usage::default() };
 /// let total: Usage = [a, a].into_iter().sum();
 /// assert_eq!(total.input_tokens, 20);
@@ -517,7 +517,7 @@ impl ModelError {
 /// Implement it to reach a provider; the runtime and workflows only ever call `complete`.
 ///
 /// ```
-/// use agent_contracts::{BoxFuture, ChatRequest, ChatResponse, ModelError};
+/// use agent_contracts::{model::BoxFuture, model::ChatRequest, model::ChatResponse, model::ModelError};
 /// use agent_contracts::{ChatModel, Message};
 ///
 /// /// Answers every request with the same JSON.
@@ -549,7 +549,7 @@ pub trait ChatModel: Send + Sync {
     /// tracing) forwards it to the model it wraps.
     ///
     /// ```
-    /// use agent_contracts::{ChatModel, ChatRequest, ModelError, ScriptedModel, StreamDelta};
+    /// use agent_contracts::{ChatModel, model::ChatRequest, model::ModelError, ScriptedModel, model::StreamDelta};
     /// use std::ops::ControlFlow;
     /// let model = ScriptedModel::default().chunk_size(4).script("a", [r#"{"n": 12345}"#]);
     /// let request = ChatRequest::new("a", vec![], vec![]);
@@ -647,7 +647,7 @@ impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
 /// request it receives so tests can assert on prompts.
 ///
 /// ```
-/// use agent_contracts::{ChatRequest, tool_calls};
+/// use agent_contracts::{model::ChatRequest, model::tool_calls};
 /// use agent_contracts::{ChatModel, Message, ScriptedModel};
 ///
 /// let model = ScriptedModel::default()

@@ -18,7 +18,7 @@ use crate::contributor::{ContributorRegistry, PromptContext};
 use crate::delivery::{StreamEvent, Watch};
 use crate::error::{Error, Side};
 use crate::ids::{ContextId, ContextIdGenerator};
-use crate::model::{BoxFuture, ChatModel, ChatRequest, Message, ToolCallRequest};
+use crate::chat::{BoxFuture, ChatModel, ChatRequest, Message, ToolCallRequest};
 use crate::output::AgentOutput;
 use crate::rerun::PreviousAttempt;
 use crate::tool::Tool;
@@ -188,7 +188,7 @@ impl Runtime {
     /// The runtime's [`Config::delivery`] watch, if any, sees the deltas too.
     ///
     /// ```
-    /// use agent_contracts::{Agent, Error, Runtime, ScriptedModel, Streamed};
+    /// use agent_contracts::{Agent, Error, Runtime, ScriptedModel, stream::Streamed};
     /// use futures_util::StreamExt as _;
     ///
     /// /// Writes crawl plans.
