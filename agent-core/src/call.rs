@@ -15,12 +15,12 @@
 //!
 //! [`Runtime::call`]: crate::Runtime::call
 
+use crate::chat::{BoxFuture, ChatModel, ChatRequest, Message, OutputSchema, ToolCallRequest};
+use crate::chat::{ModelError, StreamDelta, Usage};
 use crate::config::Config;
 use crate::delivery::{StreamEvent, Watch, delta_event};
 use crate::error::{Error, Side};
 use crate::ids::ContextId;
-use crate::chat::{BoxFuture, ChatModel, ChatRequest, Message, OutputSchema, ToolCallRequest};
-use crate::chat::{ModelError, StreamDelta, Usage};
 use crate::output::AgentOutput;
 use crate::rerun::{PreviousAttempt, describe_retry_error};
 use crate::tool::Tool;

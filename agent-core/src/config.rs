@@ -7,7 +7,7 @@ use agent_contracts_contract::Limits;
 pub use tokio_util::sync::CancellationToken;
 
 /// Bounds and limits of a run, shared by [`Runtime`](crate::Runtime) and
-/// [`Workflow`](crate::workflow::Workflow).
+/// [`Workflow`](crate::Workflow).
 ///
 /// ```
 /// use agent_contracts::{Config, Limits};
@@ -41,7 +41,7 @@ pub struct Config {
     /// run stops with [`Error::TokenBudget`](crate::Error::TokenBudget). `None` (the default)
     /// sets no budget.
     pub token_budget: Option<u64>,
-    /// What each model costs, for [`Transcript::cost`](crate::Transcript::cost) and the cost
+    /// What each model costs, for [`Transcript::cost`](crate::transcript::Transcript::cost) and the cost
     /// budget (empty by default: prices differ per account and change).
     pub prices: Prices,
     /// Most US dollars a run may spend, priced by [`Config::prices`]; past it the run stops

@@ -13,12 +13,12 @@
 //! runtime's [`ContributorRegistry`].
 
 use crate::call::{Ask, Dispatch, Engine, OutputCheck, Policy, Reply, ToolReply};
+use crate::chat::{BoxFuture, ChatModel, ChatRequest, Message, ToolCallRequest};
 use crate::config::Config;
 use crate::contributor::{ContributorRegistry, PromptContext};
 use crate::delivery::{StreamEvent, Watch};
 use crate::error::{Error, Side};
 use crate::ids::{ContextId, ContextIdGenerator};
-use crate::chat::{BoxFuture, ChatModel, ChatRequest, Message, ToolCallRequest};
 use crate::output::AgentOutput;
 use crate::rerun::PreviousAttempt;
 use crate::tool::Tool;

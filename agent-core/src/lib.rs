@@ -43,17 +43,17 @@ pub use workflow::run::Runner;
 /// Contracts and their checks: the compiled schema's kinds and errors, a tool call's kwargs,
 /// the checks a call and an output pass, and the retry error's parts.
 pub mod contract {
-    /// The shape check every contract passes when it is built (defined in
-    /// `agent-contracts-schema`, which the code generator runs too).
-    pub use agent_contracts_contract::{SchemaShapeError, check_schema};
     /// A provider's strict subset of JSON Schema (defined in `agent-contracts-schema`, where the
     /// code generator decides which contracts fit which).
     pub use agent_contracts_contract::Dialect;
     pub use agent_contracts_contract::{
-        Checked, ContractChecks, ContractError, ContractKind, ErrorKind, PathSegment,
-        PrepareError, PreparedCall, RESERVED_KEYS, RetryDetails, ToolCall, ToolDefinition,
-        Violation, check_call, check_output, extract_json,
+        Checked, ContractChecks, ContractError, ContractKind, ErrorKind, PathSegment, PrepareError,
+        PreparedCall, RESERVED_KEYS, RetryDetails, ToolCall, ToolDefinition, Violation, check_call,
+        check_output, extract_json,
     };
+    /// The shape check every contract passes when it is built (defined in
+    /// `agent-contracts-schema`, which the code generator runs too).
+    pub use agent_contracts_contract::{SchemaShapeError, check_schema};
 }
 
 /// What models are asked and answer: requests, responses, options, usage and prices, and the

@@ -7,7 +7,7 @@
 //!
 //! An output retry continues the call's conversation: the section follows the retry error in
 //! the user message, and names the call's own context ID. A redo
-//! ([`Runtime::call_sub_agent`](crate::Runtime::call_sub_agent) with [`CallOptions::previous`](crate::CallOptions::previous)) is a new call with a new
+//! ([`Runtime::call_sub_agent`](crate::Runtime::call_sub_agent) with [`CallOptions::previous`](crate::runtime::CallOptions::previous)) is a new call with a new
 //! context ID: the prepared user prompt, then the section naming the redone call.
 
 use crate::ids::{ContextId, Timestamp};

@@ -712,7 +712,9 @@ impl CheckpointStore for MemoryStore {
     ) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
         Box::pin(async move {
             let mut runs = self.runs();
-            let stored = runs.get_mut(run_id).ok_or_else(|| StoreError::not_found(run_id))?;
+            let stored = runs
+                .get_mut(run_id)
+                .ok_or_else(|| StoreError::not_found(run_id))?;
             let now = now_ms();
             check_claim(stored, sequence, now)?;
             claim_record(stored, lease, now);
@@ -776,7 +778,9 @@ impl CheckpointStore for MemoryStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let mut runs = self.runs();
-            let stored = runs.get_mut(run_id).ok_or_else(|| StoreError::not_found(run_id))?;
+            let stored = runs
+                .get_mut(run_id)
+                .ok_or_else(|| StoreError::not_found(run_id))?;
             renew_lease(stored, lease, now_ms())
         })
     }

@@ -4,7 +4,7 @@
 //! the request itself. Both wire formats.
 
 use agent_contracts_llm::{HttpModel, Provider};
-use agent_contracts_runtime::{ChatModel, model::ChatRequest, Message, model::StreamDelta};
+use agent_contracts_runtime::{ChatModel, Message, model::ChatRequest, model::StreamDelta};
 use axum::extract::Path;
 use std::ops::ControlFlow;
 use std::sync::OnceLock;

@@ -14,8 +14,9 @@ use crate::sse::{EventReader, malformed_event};
 use crate::strict::{StructuredOutput, output_schema, tool_is_strict};
 use agent_contracts_runtime::contract::ToolDefinition;
 use agent_contracts_runtime::{
-    model::ChatRequest, model::ChatResponse, model::Image, Message, model::ModelError, model::ModelOptions, model::Role, model::StreamDelta,
-    model::StreamSink, model::Thinking, model::ToolCallRequest, model::ToolChoice, model::Usage,
+    Message, model::ChatRequest, model::ChatResponse, model::Image, model::ModelError,
+    model::ModelOptions, model::Role, model::StreamDelta, model::StreamSink, model::Thinking,
+    model::ToolCallRequest, model::ToolChoice, model::Usage,
 };
 use agent_contracts_schema::strict::Dialect;
 use reqwest::header::HeaderMap;

@@ -3,7 +3,9 @@
 
 use crate::retry::Watched;
 use agent_contracts_runtime::model::BoxFuture;
-use agent_contracts_runtime::{ChatModel, model::ChatRequest, model::ChatResponse, model::ModelError, model::StreamSink};
+use agent_contracts_runtime::{
+    ChatModel, model::ChatRequest, model::ChatResponse, model::ModelError, model::StreamSink,
+};
 use std::fmt;
 use std::sync::Arc;
 

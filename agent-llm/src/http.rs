@@ -67,7 +67,10 @@ impl Settings {
     }
 
     /// The request's options over the model's defaults.
-    pub fn options_for(&self, request: &agent_contracts_runtime::model::ChatRequest) -> ModelOptions {
+    pub fn options_for(
+        &self,
+        request: &agent_contracts_runtime::model::ChatRequest,
+    ) -> ModelOptions {
         request.options.or(&self.options)
     }
 }

@@ -9,7 +9,8 @@ use crate::openai::{self, ReasoningEffort};
 use crate::sse::EventReader;
 use crate::strict::StructuredOutput;
 use agent_contracts_runtime::{
-    model::BoxFuture, ChatModel, model::ChatRequest, model::ChatResponse, model::ModelError, model::StreamSink,
+    ChatModel, model::BoxFuture, model::ChatRequest, model::ChatResponse, model::ModelError,
+    model::StreamSink,
 };
 use std::sync::Arc;
 use std::time::Duration;

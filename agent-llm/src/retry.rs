@@ -4,7 +4,8 @@
 //! without sleeping.
 
 use agent_contracts_runtime::{
-    model::BoxFuture, ChatModel, model::ChatRequest, model::ChatResponse, model::ModelError, model::StreamDelta, model::StreamSink,
+    ChatModel, model::BoxFuture, model::ChatRequest, model::ChatResponse, model::ModelError,
+    model::StreamDelta, model::StreamSink,
 };
 use std::fmt;
 use std::sync::{Arc, Mutex};

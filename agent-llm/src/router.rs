@@ -3,7 +3,8 @@
 
 use agent_contracts_runtime::model::BoxFuture;
 use agent_contracts_runtime::{
-    ChatModel, model::ChatRequest, model::ChatResponse, model::ModelError, model::ModelOptions, model::StreamSink,
+    ChatModel, model::ChatRequest, model::ChatResponse, model::ModelError, model::ModelOptions,
+    model::StreamSink,
 };
 use std::collections::BTreeMap;
 use std::fmt;

@@ -7,7 +7,7 @@
 //! and a tool's parameters, are sent strict only when they fit as written. The rules live in
 //! `agent_contracts_schema::strict`, shared with the code generator.
 
-use agent_contracts_runtime::{model::OutputSchema, contract::ToolDefinition};
+use agent_contracts_runtime::{contract::ToolDefinition, model::OutputSchema};
 use agent_contracts_schema::strict::{Dialect, Strictness, strict_form};
 use serde_json::Value;
 

@@ -7,7 +7,8 @@
 
 use crate::model_error::error_type;
 use agent_contracts_runtime::{
-    model::BoxFuture, ChatModel, model::ChatRequest, model::ChatResponse, Message, model::ModelError, model::StreamDelta, model::StreamSink,
+    ChatModel, Message, model::BoxFuture, model::ChatRequest, model::ChatResponse,
+    model::ModelError, model::StreamDelta, model::StreamSink,
 };
 use std::future::Future;
 use std::ops::ControlFlow;

@@ -11,7 +11,7 @@
 mod common;
 
 use agent_contracts_llm::{ManualClock, Traced};
-use agent_contracts_runtime::{ChatModel, model::ChatRequest, Message, model::ModelError};
+use agent_contracts_runtime::{ChatModel, Message, model::ChatRequest, model::ModelError};
 use common::*;
 use serde_json::json;
 use std::collections::BTreeMap;

@@ -18,7 +18,9 @@
 //! # Ok(()) }
 //! ```
 
-use agent_contracts_runtime::{model::BoxFuture, Contract, contract::ContractKind, Limits, Tool, contract::ToolDefinition};
+use agent_contracts_runtime::{
+    Contract, Limits, Tool, contract::ContractKind, contract::ToolDefinition, model::BoxFuture,
+};
 use rmcp::ServiceExt as _;
 use rmcp::model::{CallToolRequestParams, ContentBlock, JsonObject};
 use rmcp::service::{RoleClient, RunningService};

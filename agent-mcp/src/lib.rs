@@ -45,7 +45,7 @@
 
 use agent_contracts_runtime::store::CheckpointStore;
 use agent_contracts_runtime::{
-    runtime::CallOptions, ChatModel, Config, stream::Delivery, DynAgent, Runtime, Workflow,
+    ChatModel, Config, DynAgent, Runtime, Workflow, runtime::CallOptions, stream::Delivery,
 };
 use axum::http::Request;
 use hyper::body::Incoming;

@@ -5,7 +5,9 @@
 //! answers stream: once text has arrived, the notification carries the answer so far (its
 //! last [`PARTIAL_TEXT_BYTES`]) instead of "still waiting".
 
-use agent_contracts_runtime::{model::BoxFuture, ChatModel, model::ChatRequest, model::ChatResponse, model::ModelError};
+use agent_contracts_runtime::{
+    ChatModel, model::BoxFuture, model::ChatRequest, model::ChatResponse, model::ModelError,
+};
 use agent_contracts_runtime::{model::StreamDelta, model::StreamSink};
 use rmcp::Peer;
 use rmcp::RoleServer;

@@ -7,7 +7,7 @@
 //! The signing lives with the server that hands states and handles to clients: agent-core, which
 //! only runs and stores workflows, needs no crypto.
 
-use agent_contracts_runtime::{Error, workflow::PausedRun, Workflow, workflow::WorkflowState};
+use agent_contracts_runtime::{Error, Workflow, workflow::PausedRun, workflow::WorkflowState};
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 

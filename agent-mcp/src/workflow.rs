@@ -14,8 +14,8 @@
 
 use crate::guard::Client;
 use agent_contracts_runtime::{ChatModel, Error, Workflow};
+use agent_contracts_runtime::{Contract, Limits, contract::ContractError, contract::ContractKind};
 use agent_contracts_runtime::{store::CheckpointStore, store::RunStatus, store::StoreError};
-use agent_contracts_runtime::{Contract, contract::ContractError, contract::ContractKind, Limits};
 use agent_contracts_runtime::{workflow::PausedRun, workflow::WorkflowOutcome};
 use rmcp::model::{
     CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams,

@@ -1,9 +1,11 @@
 //! Runs as files in one folder: a checkpoint store with no database, for one process.
 
+use agent_contracts_runtime::model::BoxFuture;
 use agent_contracts_runtime::store::{check_claim, check_save, claim_record, now_ms};
 use agent_contracts_runtime::store::{renew_lease, saved_record};
-use agent_contracts_runtime::model::BoxFuture;
-use agent_contracts_runtime::{store::CheckpointStore, store::Lease, store::RunRecord, store::StoreError};
+use agent_contracts_runtime::{
+    store::CheckpointStore, store::Lease, store::RunRecord, store::StoreError,
+};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -56,10 +58,7 @@ impl FileStore {
         if record.run_id != run_id {
             return Err(StoreError::Corrupt {
                 run_id: run_id.to_owned(),
-                reason: format!(
-                    "the run file holds run `{}`",
-                    cut(&record.run_id)
-                ),
+                reason: format!("the run file holds run `{}`", cut(&record.run_id)),
             });
         }
         Ok(Some(record))
@@ -101,7 +100,10 @@ impl CheckpointStore for FileStore {
     }
 
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
-        Box::pin(async move { self.read(run_id)?.ok_or_else(|| StoreError::not_found(run_id)) })
+        Box::pin(async move {
+            self.read(run_id)?
+                .ok_or_else(|| StoreError::not_found(run_id))
+        })
     }
 
     fn list(&self) -> BoxFuture<'_, Result<Vec<Result<RunRecord, StoreError>>, StoreError>> {
@@ -135,7 +137,9 @@ impl CheckpointStore for FileStore {
         Box::pin(async move {
             self.locked(|| match std::fs::remove_file(self.path(run_id)?) {
                 Ok(()) => Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::not_found(run_id)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    Err(StoreError::not_found(run_id))
+                }
                 Err(e) => Err(StoreError::backend(e)),
             })
         })
@@ -149,7 +153,9 @@ impl CheckpointStore for FileStore {
     ) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
         Box::pin(async move {
             self.locked(|| {
-                let mut stored = self.read(run_id)?.ok_or_else(|| StoreError::not_found(run_id))?;
+                let mut stored = self
+                    .read(run_id)?
+                    .ok_or_else(|| StoreError::not_found(run_id))?;
                 let now = now_ms();
                 check_claim(&stored, sequence, now)?;
                 claim_record(&mut stored, lease, now);
@@ -241,7 +247,9 @@ impl CheckpointStore for FileStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             self.locked(|| {
-                let mut stored = self.read(run_id)?.ok_or_else(|| StoreError::not_found(run_id))?;
+                let mut stored = self
+                    .read(run_id)?
+                    .ok_or_else(|| StoreError::not_found(run_id))?;
                 renew_lease(&mut stored, lease, now_ms())?;
                 self.write(&stored)
             })

@@ -36,9 +36,11 @@
     allow(dead_code, unused_imports, unused_macros)
 )]
 
-use agent_contracts_runtime::store::check_claim;
 use agent_contracts_runtime::model::BoxFuture;
-use agent_contracts_runtime::{store::CheckpointStore, store::Lease, store::RunRecord, store::RunStatus, store::StoreError};
+use agent_contracts_runtime::store::check_claim;
+use agent_contracts_runtime::{
+    store::CheckpointStore, store::Lease, store::RunRecord, store::RunStatus, store::StoreError,
+};
 #[cfg(feature = "postgres")]
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 #[cfg(feature = "sqlite")]
@@ -360,7 +362,11 @@ impl Sql {
 }
 
 /// The page query of `template` for `page`: its filters, numbered in bind order.
-fn page_sql(template: &str, page: &agent_contracts_runtime::store::RunPage, placeholder: char) -> String {
+fn page_sql(
+    template: &str,
+    page: &agent_contracts_runtime::store::RunPage,
+    placeholder: char,
+) -> String {
     let mut n = 0;
     let mut next = || {
         n += 1;

@@ -124,7 +124,9 @@ fn describe(outcome: &Outcome, agent: &dyn DynAgent, text: &str, limits: &Limits
         Outcome::Prepared(bytes) => format!("prompt of {bytes} bytes"),
         Outcome::PromptFailed => "template failed".into(),
         Outcome::Retry(_) => match agent.prepare(text, limits) {
-            Err(agent_contracts::contract::PrepareError::Retry(e)) => format!("refused: {}", e.error),
+            Err(agent_contracts::contract::PrepareError::Retry(e)) => {
+                format!("refused: {}", e.error)
+            }
             _ => "refused".into(),
         },
     }

@@ -22,7 +22,8 @@
 
 use agent_contracts::store::PostgresStore;
 use agent_contracts::{
-    model::BoxFuture, store::CheckpointStore, store::Lease, store::RunPage, store::RunRecord, store::RunStatus, store::StoreError,
+    model::BoxFuture, store::CheckpointStore, store::Lease, store::RunPage, store::RunRecord,
+    store::RunStatus, store::StoreError,
 };
 use agent_examples::event_planning::{self, HUMAN_ANSWER, REQUEST};
 use agent_examples::worker::Delayed;

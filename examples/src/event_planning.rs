@@ -6,7 +6,7 @@ use crate::agents::budget_agent::output::BudgetAgentOutput;
 use crate::agents::{BudgetAgent, CateringAgent};
 use agent_contracts::ScriptedModel;
 use agent_contracts::Workflow;
-use agent_contracts::{model::ChatRequest, Message, model::Role};
+use agent_contracts::{Message, model::ChatRequest, model::Role};
 
 /// The user's request: the budget is only here, in the first message.
 pub const REQUEST: &str =

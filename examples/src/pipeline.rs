@@ -8,7 +8,7 @@
 use crate::agents::{AccessibilityAgent, DiscoveryAgent, PlanGeneratorAgent, SelectorAgent};
 use agent_contracts::RawJson;
 use agent_contracts::model::tool_calls;
-use agent_contracts::{DynAgent, Error, Message, runtime::Outcome, Runtime, ScriptedModel};
+use agent_contracts::{DynAgent, Error, Message, Runtime, ScriptedModel, runtime::Outcome};
 use serde::Serialize;
 use serde_json::json;
 use std::sync::Arc;

@@ -6,7 +6,10 @@
 //! crate that owns it.
 
 use agent_contracts::{CheckedOutput, DynAgent, contract::PrepareError, contract::PreparedCall};
-use agent_contracts::{Contract, contract::ContractKind, Limits, RetryError, contract::ToolCall, contract::ToolDefinition};
+use agent_contracts::{
+    Contract, Limits, RetryError, contract::ContractKind, contract::ToolCall,
+    contract::ToolDefinition,
+};
 use serde_json::Value;
 use std::path::Path;
 

@@ -7,8 +7,13 @@
 //! and asks again. It answers with the canned model ([`crate::pipeline::Canned`]), each answer
 //! after a delay, so tests and demos can kill a worker mid-step.
 
-use agent_contracts::{model::BoxFuture, ChatModel, model::ChatRequest, model::ChatResponse, model::ModelError};
-use agent_contracts::{store::CheckpointStore, store::Lease, store::RunRecord, store::RunStatus, store::StoreError, workflow::WorkflowOutcome};
+use agent_contracts::{
+    ChatModel, model::BoxFuture, model::ChatRequest, model::ChatResponse, model::ModelError,
+};
+use agent_contracts::{
+    store::CheckpointStore, store::Lease, store::RunRecord, store::RunStatus, store::StoreError,
+    workflow::WorkflowOutcome,
+};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;

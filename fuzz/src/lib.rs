@@ -7,8 +7,8 @@
 
 use agent_contracts::__private::value_depth_exceeds;
 use agent_contracts::{
-    __private::default_call_prompt, Agent, Contract, contract::ContractKind, DynAgent as _, Limits,
-    RetryError, contract::ToolCall, contract::check_call,
+    __private::default_call_prompt, Agent, Contract, DynAgent as _, Limits, RetryError,
+    contract::ContractKind, contract::ToolCall, contract::check_call,
 };
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use serde_json::Value;
@@ -122,7 +122,9 @@ pub fn kwargs_large(data: &[u8]) {
             prepared.user_prompt.len()
         ),
         Err(agent_contracts::contract::PrepareError::Retry(error)) => check_retry(&error, &limits),
-        Err(agent_contracts::contract::PrepareError::Prompt(e)) => panic!("a checked call failed: {e}"),
+        Err(agent_contracts::contract::PrepareError::Prompt(e)) => {
+            panic!("a checked call failed: {e}")
+        }
     }
 }
 

@@ -92,7 +92,9 @@ fn partial_types_of_the_project_contracts() {
         let generated = generate_types_with(&schema, &path.display().to_string(), &root, &options)
             .unwrap_or_else(|errors| panic!("{name} rejected: {errors:#?}"));
         let actual = generated.pretty_partial();
-        assert!(actual.contains(&format!("impl ::agent_contracts::__private::PartialOutput for {root}")));
+        assert!(actual.contains(&format!(
+            "impl ::agent_contracts::__private::PartialOutput for {root}"
+        )));
         let golden = golden_dir().join("partial").join(format!("{name}.rs"));
         if std::env::var_os("UPDATE_GOLDEN").is_some() {
             std::fs::create_dir_all(golden.parent().unwrap()).unwrap();

@@ -4,9 +4,9 @@
 use super::definition::{CollectedItem, Workflow};
 // Declared in the definition; a state names its steps.
 pub(crate) use super::definition::Step;
+use crate::chat::Message;
 use crate::error::Error;
 use crate::ids::{ContextId, ContextIdGenerator};
-use crate::chat::Message;
 use crate::upstream::UpstreamContext;
 use agent_contracts_contract::__private::text_depth;
 use agent_contracts_contract::RawObject;

@@ -4,7 +4,7 @@
 
 use crate::common::*;
 use agent_contracts_llm::{ConfigError, HeaderName, HeaderValue, HttpModel, Provider};
-use agent_contracts_runtime::{ChatModel, model::ChatRequest, Message, model::ModelError};
+use agent_contracts_runtime::{ChatModel, Message, model::ChatRequest, model::ModelError};
 use serde_json::json;
 use std::collections::BTreeMap;
 use wiremock::{MockServer, Request};

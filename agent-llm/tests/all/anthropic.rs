@@ -5,8 +5,8 @@ use crate::common::*;
 use agent_contracts_llm::ManualClock;
 use agent_contracts_runtime::model::ToolChoice;
 use agent_contracts_runtime::{
-    ChatModel, model::ChatRequest, Message, model::ModelError, model::ModelOptions, model::ToolCallRequest, contract::ToolDefinition,
-    model::Usage,
+    ChatModel, Message, contract::ToolDefinition, model::ChatRequest, model::ModelError,
+    model::ModelOptions, model::ToolCallRequest, model::Usage,
 };
 use serde_json::{Value, json};
 use std::sync::Arc;

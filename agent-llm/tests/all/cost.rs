@@ -4,7 +4,8 @@
 use crate::common::*;
 use agent_contracts_llm::PromptCaching;
 use agent_contracts_runtime::{
-    ChatModel, model::ChatRequest, Config, Error, Message, model::Price, model::Prices, Runtime, contract::ToolDefinition,
+    ChatModel, Config, Error, Message, Runtime, contract::ToolDefinition, model::ChatRequest,
+    model::Price, model::Prices,
 };
 use agent_examples::agents::VenueAgent;
 use serde_json::json;

@@ -4,7 +4,7 @@
 
 use crate::common::*;
 use agent_contracts_llm::{HttpModel, ManualClock, Provider};
-use agent_contracts_runtime::{ChatModel, model::ChatRequest, Message, model::ModelError};
+use agent_contracts_runtime::{ChatModel, Message, model::ChatRequest, model::ModelError};
 use std::sync::Arc;
 use wiremock::ResponseTemplate;
 

@@ -1,7 +1,7 @@
 //! Image parts of a user message on both wire formats: after the text, by URL or inline.
 
 use crate::common::*;
-use agent_contracts_runtime::{ChatModel, model::ChatRequest, model::Image, Message};
+use agent_contracts_runtime::{ChatModel, Message, model::ChatRequest, model::Image};
 use serde_json::json;
 
 fn request() -> ChatRequest {

@@ -4,7 +4,7 @@
 use agent_contracts_llm::{ManualClock, RetryPolicy, Retrying, Router};
 use agent_contracts_runtime::model::BoxFuture;
 use agent_contracts_runtime::{
-    ChatModel, model::ChatRequest, model::ChatResponse, Message, model::ModelError, ScriptedModel,
+    ChatModel, Message, ScriptedModel, model::ChatRequest, model::ChatResponse, model::ModelError,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

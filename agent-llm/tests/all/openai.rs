@@ -4,8 +4,8 @@
 use crate::common::*;
 use agent_contracts_llm::{ManualClock, RetryPolicy, Retrying, StructuredOutput};
 use agent_contracts_runtime::{
-    ChatModel, model::ChatRequest, Message, model::ModelError, model::ModelOptions, model::ToolCallRequest, contract::ToolDefinition,
-    model::Usage,
+    ChatModel, Message, contract::ToolDefinition, model::ChatRequest, model::ModelError,
+    model::ModelOptions, model::ToolCallRequest, model::Usage,
 };
 use agent_contracts_runtime::{model::OutputSchema, model::ToolChoice};
 use serde_json::{Value, json};

@@ -7,9 +7,9 @@
 //! responses, plus the story's extra turns.
 
 use crate::common::*;
-use agent_contracts_runtime::transcript::Event;
 use agent_contracts_runtime::model::tool_calls;
-use agent_contracts_runtime::{ChatModel, Message, runtime::Outcome, model::Role, Runtime};
+use agent_contracts_runtime::transcript::Event;
+use agent_contracts_runtime::{ChatModel, Message, Runtime, model::Role, runtime::Outcome};
 use agent_examples::pipeline;
 use serde_json::{Value, json};
 use std::sync::Arc;

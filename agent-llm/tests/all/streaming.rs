@@ -5,7 +5,9 @@
 
 use crate::common::*;
 use agent_contracts_llm::{Fallback, HttpModel, ManualClock, Provider};
-use agent_contracts_runtime::{ChatModel, model::ChatRequest, Message, model::ModelError, model::StreamDelta, model::Thinking};
+use agent_contracts_runtime::{
+    ChatModel, Message, model::ChatRequest, model::ModelError, model::StreamDelta, model::Thinking,
+};
 use axum::body::{Body, Bytes};
 use serde_json::json;
 use std::ops::ControlFlow;

@@ -5,7 +5,9 @@
 //! tools whose parameters fit as written are marked `strict`.
 
 use crate::common::*;
-use agent_contracts_runtime::{ChatModel, model::ChatRequest, Message, Runtime, contract::ToolDefinition};
+use agent_contracts_runtime::{
+    ChatModel, Message, Runtime, contract::ToolDefinition, model::ChatRequest,
+};
 use agent_examples::agents::VenueAgent;
 use serde_json::{Value, json};
 

@@ -277,7 +277,10 @@ impl agent_contracts_runtime::ChatModel for Stalling {
         _: &'a agent_contracts_runtime::model::ChatRequest,
     ) -> agent_contracts_runtime::model::BoxFuture<
         'a,
-        Result<agent_contracts_runtime::model::ChatResponse, agent_contracts_runtime::model::ModelError>,
+        Result<
+            agent_contracts_runtime::model::ChatResponse,
+            agent_contracts_runtime::model::ModelError,
+        >,
     > {
         Box::pin(async move {
             let _dropped = SetOnDrop(self.dropped.clone());

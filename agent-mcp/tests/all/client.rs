@@ -6,9 +6,12 @@
 
 use agent_contracts_mcp::AgentServer;
 use agent_contracts_mcp::client::{McpServer, ToolSettings};
-use agent_contracts_runtime::{model::BoxFuture, ChatModel, model::ChatRequest, model::ChatResponse, model::ModelError};
 use agent_contracts_runtime::{
-    workflow::Member, Message, ScriptedModel, Workflow, workflow::WorkflowOutcome, model::tool_calls,
+    ChatModel, model::BoxFuture, model::ChatRequest, model::ChatResponse, model::ModelError,
+};
+use agent_contracts_runtime::{
+    Message, ScriptedModel, Workflow, model::tool_calls, workflow::Member,
+    workflow::WorkflowOutcome,
 };
 use agent_examples::agents::DiscoveryAgent;
 use serde_json::{Value, json};

@@ -243,7 +243,10 @@ impl agent_contracts_runtime::ChatModel for Silent {
         _: &'a agent_contracts_runtime::model::ChatRequest,
     ) -> agent_contracts_runtime::model::BoxFuture<
         'a,
-        Result<agent_contracts_runtime::model::ChatResponse, agent_contracts_runtime::model::ModelError>,
+        Result<
+            agent_contracts_runtime::model::ChatResponse,
+            agent_contracts_runtime::model::ModelError,
+        >,
     > {
         let guard = CountDrop(self.0.clone());
         Box::pin(async move {

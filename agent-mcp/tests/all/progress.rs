@@ -5,7 +5,8 @@
 use agent_contracts_mcp::AgentServer;
 use agent_contracts_runtime::ScriptedModel;
 use agent_contracts_runtime::{
-    model::BoxFuture, ChatModel, model::ChatRequest, model::ChatResponse, Message, model::ModelError,
+    ChatModel, Message, model::BoxFuture, model::ChatRequest, model::ChatResponse,
+    model::ModelError,
 };
 use agent_examples::agents::DiscoveryAgent;
 use rmcp::model::{

@@ -5,8 +5,8 @@
 //! `2026-07-28`, and a run paused on one server resumed by a new one on the same file store.
 
 use agent_contracts_mcp::AgentServer;
-use agent_contracts_runtime::{store::CheckpointStore, store::RunStatus};
 use agent_contracts_runtime::{Message, ScriptedModel};
+use agent_contracts_runtime::{store::CheckpointStore, store::RunStatus};
 use agent_contracts_store::FileStore;
 use agent_examples::event_planning;
 use rmcp::model::{
@@ -574,7 +574,10 @@ impl agent_contracts_runtime::ChatModel for OverloadedOnce {
         request: &'a agent_contracts_runtime::model::ChatRequest,
     ) -> agent_contracts_runtime::model::BoxFuture<
         'a,
-        Result<agent_contracts_runtime::model::ChatResponse, agent_contracts_runtime::model::ModelError>,
+        Result<
+            agent_contracts_runtime::model::ChatResponse,
+            agent_contracts_runtime::model::ModelError,
+        >,
     > {
         let n = self
             .requests

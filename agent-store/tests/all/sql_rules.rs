@@ -7,7 +7,8 @@
 
 use agent_contracts_runtime::store::now_ms;
 use agent_contracts_runtime::{
-    store::CheckpointStore, store::MemoryStore, store::RunPage, store::RunRecord, store::RunStatus, store::StoreError,
+    store::CheckpointStore, store::MemoryStore, store::RunPage, store::RunRecord, store::RunStatus,
+    store::StoreError,
 };
 use agent_contracts_store::{PostgresStore, SCHEMA_VERSION, SqliteStore};
 use std::path::PathBuf;

@@ -22,7 +22,8 @@ use agent_contracts_runtime::store::{
     check_claim, check_save, claim_record, now_ms, renew_lease, saved_record,
 };
 use agent_contracts_runtime::{
-    store::CheckpointStore, store::Lease, store::MemoryStore, store::RunRecord, store::RunStatus, store::StoreError,
+    store::CheckpointStore, store::Lease, store::MemoryStore, store::RunRecord, store::RunStatus,
+    store::StoreError,
 };
 use agent_contracts_store::{FileStore, PostgresStore, SqliteStore};
 use std::path::PathBuf;

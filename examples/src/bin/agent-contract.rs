@@ -6,7 +6,7 @@
 
 use agent_contracts::contract::ErrorKind;
 use agent_contracts::contract::extract_json;
-use agent_contracts::{DynAgent, Limits, contract::PrepareError, RetryError};
+use agent_contracts::{DynAgent, Limits, RetryError, contract::PrepareError};
 use agent_examples::user_contracts::UserAgent;
 use agent_examples::{agents, bench, event_planning, pipeline, report};
 use clap::{Parser, Subcommand, ValueEnum};

@@ -1,6 +1,6 @@
 //! The event-planning workflow: what each agent saw, and pause/serialize/resume.
 
-use agent_contracts::{model::Role, ScriptedModel};
+use agent_contracts::{ScriptedModel, model::Role};
 use agent_contracts::{workflow::WorkflowOutcome, workflow::WorkflowState};
 use agent_examples::event_planning::{self, HUMAN_ANSWER, PLAN, REQUEST};
 use std::sync::Arc;

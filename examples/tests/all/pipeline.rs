@@ -1,7 +1,9 @@
 //! The main job as a test: the recorded requests show the retry error as the plan generator's
 //! first tool result, and the golden prompt in the plan generator's user message.
 
-use agent_contracts::{Config, DynAgent, Error, model::Role, Runtime, ScriptedModel, runtime::Side};
+use agent_contracts::{
+    Config, DynAgent, Error, Runtime, ScriptedModel, model::Role, runtime::Side,
+};
 use agent_examples::agents::{DiscoveryAgent, PlanGeneratorAgent};
 use agent_examples::pipeline;
 use std::sync::Arc;
@@ -122,7 +124,8 @@ async fn output_retries_are_bounded() {
 
 #[tokio::test]
 async fn input_retries_are_bounded() {
-    let call = agent_contracts::model::tool_calls([("run_plan_generator_agent", r#"{"task": "Plan"}"#)]);
+    let call =
+        agent_contracts::model::tool_calls([("run_plan_generator_agent", r#"{"task": "Plan"}"#)]);
     let model = Arc::new(ScriptedModel::default().script("main", vec![call; 10]));
     let runtime = Runtime::new(model.clone());
     let tools: [&dyn DynAgent; 1] = [&PlanGeneratorAgent];

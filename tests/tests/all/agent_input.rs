@@ -85,7 +85,8 @@ fn same_retry_error_as_a_schema_file_contract() {
         r#"{"task": "x", "query": 3, "limit": 0}"#,
     ] {
         let code_first = from_kwargs(kwargs).unwrap_err().to_json();
-        let schema_file = agent_contracts::contract::check_call::<SearchAgent>(kwargs, &Default::default());
+        let schema_file =
+            agent_contracts::contract::check_call::<SearchAgent>(kwargs, &Default::default());
         assert_eq!(code_first, schema_file.unwrap_err().to_json(), "{kwargs}");
     }
 }

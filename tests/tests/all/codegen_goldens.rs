@@ -30,9 +30,11 @@ const KWARGS: &str = include_str!("../../fixtures/plan_generator/kwargs.json");
 #[test]
 fn plan_generator_input_reads_the_fixture_context() {
     use plan_input::{AgentOutputAgentName, PlanGeneratorAgentInput};
-    let call =
-        agent_contracts::contract::ToolCall::from_json_str(KWARGS, &agent_contracts::Limits::default())
-            .unwrap();
+    let call = agent_contracts::contract::ToolCall::from_json_str(
+        KWARGS,
+        &agent_contracts::Limits::default(),
+    )
+    .unwrap();
     let input: PlanGeneratorAgentInput = call.deserialize_context().unwrap();
     assert_eq!(input.target_url.as_str(), "https://myapp.com/login");
     assert_eq!(input.task_name.as_str(), "login_form_automation");
@@ -82,10 +84,12 @@ fn plan_generator_input_reads_the_fixture_context() {
 #[test]
 fn plan_generator_input_enforces_min_length_and_enum() {
     use plan_input::PlanGeneratorAgentInput;
-    let mut context =
-        agent_contracts::contract::ToolCall::from_json_str(KWARGS, &agent_contracts::Limits::default())
-            .unwrap()
-            .into_context();
+    let mut context = agent_contracts::contract::ToolCall::from_json_str(
+        KWARGS,
+        &agent_contracts::Limits::default(),
+    )
+    .unwrap()
+    .into_context();
     context["target_url"] = json!("");
     let error =
         serde_json::from_value::<PlanGeneratorAgentInput>(context.clone().into()).unwrap_err();

@@ -2,11 +2,14 @@
 //! agent call one and carries it in tool results, retry errors and outputs; typed upstream
 //! context records the call behind each part.
 
-use agent_contracts::transcript::Event;
 use agent_contracts::model::tool_calls;
-use agent_contracts::{transcript::ContextId, transcript::ContextIdError, transcript::ContextIdGenerator, transcript::Segment, transcript::Timestamp};
-use agent_contracts::{Message, model::Role, Runtime, ScriptedModel};
+use agent_contracts::transcript::Event;
+use agent_contracts::{Message, Runtime, ScriptedModel, model::Role};
 use agent_contracts::{prompt::Upstream, prompt::UpstreamContext, prompt::UpstreamError};
+use agent_contracts::{
+    transcript::ContextId, transcript::ContextIdError, transcript::ContextIdGenerator,
+    transcript::Segment, transcript::Timestamp,
+};
 use agent_tests::{DiscoveryAgent, block_on};
 use serde::Deserialize;
 use serde_json::{Value, json};

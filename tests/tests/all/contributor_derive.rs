@@ -1,9 +1,9 @@
 //! `#[derive(PromptContributor)]`: a contributor whose part is an askama template over the
 //! struct's fields and the call's `PromptContext`.
 
-use agent_contracts::transcript::ContextId;
-use agent_contracts::prompt::PreviousAttempt;
 use agent_contracts::PromptContributor;
+use agent_contracts::prompt::PreviousAttempt;
+use agent_contracts::transcript::ContextId;
 use agent_contracts::{prompt::ContributorRegistry, prompt::PromptContext};
 
 #[derive(PromptContributor)]

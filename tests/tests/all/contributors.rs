@@ -2,13 +2,14 @@
 //! decline or fail, the golden system prompt, and the runtime assembling sub-agent prompts.
 
 use agent_contracts::__private::askama::Template;
-use agent_contracts::transcript::ContextId;
 use agent_contracts::prompt::UpstreamContext;
-use agent_contracts::{
-    prompt::AssemblyError, prompt::ContextIdContributor, prompt::ContributorError, prompt::ContributorRegistry,
-    prompt::EpisodicMemoryContributor, prompt::PromptContext, PromptContributor,
-};
+use agent_contracts::transcript::ContextId;
 use agent_contracts::{DynAgent, Error, Message, Runtime, ScriptedModel};
+use agent_contracts::{
+    PromptContributor, prompt::AssemblyError, prompt::ContextIdContributor,
+    prompt::ContributorError, prompt::ContributorRegistry, prompt::EpisodicMemoryContributor,
+    prompt::PromptContext,
+};
 use agent_tests::{DiscoveryAgent, block_on};
 use serde_json::{Map, Value, json};
 use std::fmt;

@@ -15,7 +15,8 @@ fn derive_renders_the_golden_prompt() {
 #[test]
 fn typed_input_has_the_contract_fields() {
     let checked =
-        agent_contracts::contract::check_call::<PlanGeneratorAgent>(KWARGS, &Default::default()).unwrap();
+        agent_contracts::contract::check_call::<PlanGeneratorAgent>(KWARGS, &Default::default())
+            .unwrap();
     assert_eq!(
         checked.input.target_url.to_string(),
         "https://myapp.com/login"

@@ -113,9 +113,10 @@ fn no_implicit_prelude_still_derives() {
 
 /// The `Style` contributor of each hygiene module renders the same text.
 fn style_renders(style: &dyn agent_contracts::PromptContributor) {
-    let id: agent_contracts::transcript::ContextId = "run-1/selector_agent/1/2026-01-19T10:15:00.123Z"
-        .parse()
-        .unwrap();
+    let id: agent_contracts::transcript::ContextId =
+        "run-1/selector_agent/1/2026-01-19T10:15:00.123Z"
+            .parse()
+            .unwrap();
     let ctx = agent_contracts::prompt::PromptContext::new("selector_agent", &id);
     assert_eq!(style.name(), "style");
     assert_eq!(
@@ -145,7 +146,8 @@ fn catering_checks<A: agent_contracts::Agent>() {
         r#""allocations": {"catering": 2000}"#,
         r#""allocations": []"#,
     );
-    let Err(derived) = agent_contracts::contract::check_call::<A>(&broken, &Default::default()) else {
+    let Err(derived) = agent_contracts::contract::check_call::<A>(&broken, &Default::default())
+    else {
         panic!("an array of allocations passed");
     };
     let generated = built.validate(&broken, &Default::default()).unwrap_err();

@@ -7,7 +7,8 @@
 //! stack without the limits simply would not finish.
 
 use agent_contracts::{
-    Contract, contract::ContractKind, DynAgent, contract::ErrorKind, Limits, contract::PathSegment, RetryError, contract::ToolCall,
+    Contract, DynAgent, Limits, RetryError, contract::ContractKind, contract::ErrorKind,
+    contract::PathSegment, contract::ToolCall,
 };
 use serde_json::{Value, json};
 

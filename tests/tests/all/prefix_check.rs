@@ -7,7 +7,7 @@
 //! decidable (and not one byte before), and the plan generator's broken first answer closed
 //! in its first 16-byte chunks.
 
-use agent_contracts::{Contract, contract::ContractKind, Limits, contract::PathSegment};
+use agent_contracts::{Contract, Limits, contract::ContractKind, contract::PathSegment};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 

@@ -4,7 +4,7 @@
 //! crate). A backtracking engine would take about 2^100,000 steps here: that these tests
 //! finish at all is the point. No timing assertions.
 
-use agent_contracts::{Contract, contract::ContractKind, DynAgent, Limits, contract::PathSegment};
+use agent_contracts::{Contract, DynAgent, Limits, contract::ContractKind, contract::PathSegment};
 use serde_json::{Value, json};
 
 /// Takes a word made of `a`s.

@@ -2,9 +2,11 @@
 //! rerun's prompt names the error and differs from the first prompt.
 
 use agent_contracts::__private::describe_retry_error;
-use agent_contracts::transcript::Event;
 use agent_contracts::prompt::PreviousAttempt;
-use agent_contracts::{Config, DynAgent, Error, Message, model::Role, Runtime, ScriptedModel, runtime::Side};
+use agent_contracts::transcript::Event;
+use agent_contracts::{
+    Config, DynAgent, Error, Message, Runtime, ScriptedModel, model::Role, runtime::Side,
+};
 use agent_contracts::{transcript::ContextId, transcript::ContextIdGenerator};
 use agent_tests::{DiscoveryAgent, GOLDEN, KWARGS, PlanGeneratorAgent, block_on};
 use std::sync::Arc;
@@ -353,8 +355,11 @@ fn retry_errors_are_described_with_every_violation() {
         text.lines().filter(|l| l.starts_with("- at `/")).count(),
         error.errors.len()
     );
-    let single =
-        agent_contracts::RetryError::call(agent_contracts::contract::ErrorKind::NotJson, "bad", "fix it");
+    let single = agent_contracts::RetryError::call(
+        agent_contracts::contract::ErrorKind::NotJson,
+        "bad",
+        "fix it",
+    );
     assert_eq!(
         describe_retry_error(&single),
         "Tool call arguments are not valid JSON: bad"

@@ -2,7 +2,10 @@
 //! and 7).
 
 use agent_contracts::{Agent, AgentInput};
-use agent_contracts::{Contract, contract::ContractKind, contract::ErrorKind, contract::PathSegment, RetryError, contract::ToolCall};
+use agent_contracts::{
+    Contract, RetryError, contract::ContractKind, contract::ErrorKind, contract::PathSegment,
+    contract::ToolCall,
+};
 use agent_tests::{PlanGeneratorAgent, RETRY_KEYS};
 use serde_json::{Value, json};
 

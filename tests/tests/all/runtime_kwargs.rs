@@ -1,7 +1,7 @@
 //! Tool-call kwargs: reserved keys, merging into the context, key order, and every bad input
 //! turned into a retry error of one shape (spec items 1 and 3).
 
-use agent_contracts::{contract::ErrorKind, Limits, RetryError, contract::ToolCall};
+use agent_contracts::{Limits, RetryError, contract::ErrorKind, contract::ToolCall};
 use agent_tests::RETRY_KEYS;
 use serde_json::{Value, json};
 

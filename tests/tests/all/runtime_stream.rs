@@ -5,8 +5,8 @@
 //! and a workflow step (which may ask a question) is checked only once complete.
 
 use agent_contracts::{
-    Config, stream::Delivery, transcript::Event, Runtime, ScriptedModel, stream::StreamEvent, stream::Streamed, Workflow,
-    workflow::WorkflowOutcome,
+    Config, Runtime, ScriptedModel, Workflow, stream::Delivery, stream::StreamEvent,
+    stream::Streamed, transcript::Event, workflow::WorkflowOutcome,
 };
 use agent_tests::{KWARGS, PlanGeneratorAgent};
 use futures_util::StreamExt as _;

@@ -22,9 +22,11 @@ const KWARGS: &str = include_str!("../../fixtures/plan_generator/kwargs.json");
 
 #[test]
 fn both_front_ends_type_the_fixture_alike() {
-    let call =
-        agent_contracts::contract::ToolCall::from_json_str(KWARGS, &agent_contracts::Limits::default())
-            .unwrap();
+    let call = agent_contracts::contract::ToolCall::from_json_str(
+        KWARGS,
+        &agent_contracts::Limits::default(),
+    )
+    .unwrap();
     let derived = plan_generator_agent::PlanGeneratorAgentInput::from_call(
         &call,
         &agent_contracts::Limits::default(),
@@ -51,9 +53,11 @@ fn both_front_ends_type_an_answer_alike() {
         &agent_contracts::Limits::default(),
     )
     .unwrap();
-    let generated =
-        agent_contracts::contract::check_output::<BuiltAgent>(&answer, &agent_contracts::Limits::default())
-            .unwrap();
+    let generated = agent_contracts::contract::check_output::<BuiltAgent>(
+        &answer,
+        &agent_contracts::Limits::default(),
+    )
+    .unwrap();
     assert_eq!(format!("{derived:#?}"), format!("{generated:#?}"));
     assert_eq!(
         serde_json::to_value(&derived).unwrap(),
@@ -64,8 +68,10 @@ fn both_front_ends_type_an_answer_alike() {
 #[test]
 fn both_front_ends_reject_alike() {
     let kwargs = r#"{"task": "Generate plan", "target_url": "", "task_name": "x"}"#;
-    let derived = agent_contracts::contract::check_call::<PlanGeneratorAgent>(kwargs, &Default::default());
-    let generated = agent_contracts::contract::check_call::<BuiltAgent>(kwargs, &Default::default());
+    let derived =
+        agent_contracts::contract::check_call::<PlanGeneratorAgent>(kwargs, &Default::default());
+    let generated =
+        agent_contracts::contract::check_call::<BuiltAgent>(kwargs, &Default::default());
     assert_eq!(
         derived.unwrap_err().to_json(),
         generated.unwrap_err().to_json()

@@ -3,9 +3,14 @@
 
 use agent_contracts::store::FileStore;
 use agent_contracts::store::{PostgresStore, SqliteStore};
-use agent_contracts::{model::BoxFuture, model::ChatRequest, model::ChatResponse, model::ModelError};
 use agent_contracts::{ChatModel, Error, ScriptedModel};
-use agent_contracts::{store::CheckpointStore, store::Lease, store::MemoryStore, store::RunRecord, store::RunStatus, store::StoreError};
+use agent_contracts::{
+    model::BoxFuture, model::ChatRequest, model::ChatResponse, model::ModelError,
+};
+use agent_contracts::{
+    store::CheckpointStore, store::Lease, store::MemoryStore, store::RunRecord, store::RunStatus,
+    store::StoreError,
+};
 use agent_contracts::{workflow::WorkflowOutcome, workflow::WorkflowState};
 use agent_examples::event_planning::{self, HUMAN_ANSWER, PLAN, REQUEST};
 use std::path::PathBuf;

@@ -3,12 +3,16 @@
 
 use agent_contracts::prompt::UpstreamContext;
 use agent_contracts::{
-    Agent, ChatModel, model::ChatRequest, DynAgent, Message, contract::PathSegment, model::Role, Runtime, ScriptedModel,
-    contract::check_output,
+    Agent, ChatModel, DynAgent, Message, Runtime, ScriptedModel, contract::PathSegment,
+    contract::check_output, model::ChatRequest, model::Role,
 };
-use agent_contracts::{model::BoxFuture, model::ChatResponse, model::ModelError, model::tool_calls};
+use agent_contracts::{
+    PromptContributor, prompt::ContextIdContributor, prompt::ContributorRegistry,
+};
+use agent_contracts::{
+    model::BoxFuture, model::ChatResponse, model::ModelError, model::tool_calls,
+};
 use agent_contracts::{transcript::ContextId, transcript::ContextIdGenerator};
-use agent_contracts::{prompt::ContextIdContributor, prompt::ContributorRegistry, PromptContributor};
 use agent_tests::block_on;
 use serde_json::{Value, json};
 use std::sync::Arc;

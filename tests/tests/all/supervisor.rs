@@ -3,8 +3,8 @@
 
 use agent_contracts::contract::ToolDefinition;
 use agent_contracts::{Agent, ScriptedModel};
-use agent_contracts::{workflow::Member, Tool, Workflow, workflow::WorkflowOutcome};
 use agent_contracts::{Message, model::tool_calls};
+use agent_contracts::{Tool, Workflow, workflow::Member, workflow::WorkflowOutcome};
 use serde_json::{Value, json};
 use std::sync::Arc;
 

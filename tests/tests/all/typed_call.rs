@@ -3,12 +3,14 @@
 //! runtime and in a workflow step alike), the config's limits reach every contract, tool calls
 //! run concurrently in order, and a run can be cancelled or dropped.
 
-use agent_contracts::{model::BoxFuture, model::ChatResponse, model::ModelError, model::tool_calls};
 use agent_contracts::{
-    runtime::CancellationToken, ChatModel, model::ChatRequest, Config, DynAgent, Error, Limits, Message, Runtime,
-    ScriptedModel, runtime::Side,
+    ChatModel, Config, DynAgent, Error, Limits, Message, Runtime, ScriptedModel,
+    model::ChatRequest, runtime::CancellationToken, runtime::Side,
 };
 use agent_contracts::{Workflow, workflow::WorkflowOutcome};
+use agent_contracts::{
+    model::BoxFuture, model::ChatResponse, model::ModelError, model::tool_calls,
+};
 use agent_tests::{DiscoveryAgent, GOLDEN, KWARGS, PlanGeneratorAgent};
 use serde_json::Value;
 use std::sync::Arc;
@@ -47,7 +49,9 @@ async fn a_typed_call_returns_the_typed_output_after_an_output_retry() {
         .events()
         .iter()
         .find_map(|e| match e {
-            agent_contracts::transcript::Event::AgentCall { context_id, .. } => Some(context_id.to_string()),
+            agent_contracts::transcript::Event::AgentCall { context_id, .. } => {
+                Some(context_id.to_string())
+            }
             _ => None,
         })
         .unwrap();

@@ -9,7 +9,9 @@
 //! fingerprint, as a build of that version would have left it.
 
 use crate::stores::Opener;
-use agent_contracts::{store::CheckpointStore, DynAgent, Error, store::RunRecord, store::RunStatus, ScriptedModel};
+use agent_contracts::{
+    DynAgent, Error, ScriptedModel, store::CheckpointStore, store::RunRecord, store::RunStatus,
+};
 use agent_contracts::{store::StoreError, workflow::WorkflowOutcome};
 use agent_examples::event_planning::{self, HUMAN_ANSWER, PLAN, REQUEST};
 use serde_json::Value;

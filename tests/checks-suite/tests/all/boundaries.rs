@@ -16,7 +16,7 @@
 //!   accepts and refusing some the validator refuses, after the types read it.
 
 use agent_checks_suite::SCHEMAS;
-use agent_contracts::{Contract, contract::ContractKind, Limits};
+use agent_contracts::{Contract, Limits, contract::ContractKind};
 use serde_json::{Map, Number, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -7,7 +7,7 @@
 
 use agent_checks_suite::verdicts::VERDICTS;
 use agent_contracts::__private::checks::text_verdict;
-use agent_contracts::{Contract, contract::ContractKind, Limits};
+use agent_contracts::{Contract, Limits, contract::ContractKind};
 use serde_json::Value;
 
 use crate::differential::{Rng, mutate, probes};
