@@ -99,6 +99,7 @@ pub trait Agent {
 
 /// A call that passed the input contract.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Checked<I> {
     /// The call, with its merged context.
     pub call: ToolCall,

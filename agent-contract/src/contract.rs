@@ -38,6 +38,7 @@ fn error_kind(kind: ContractKind) -> ErrorKind {
 /// Why a schema could not become a contract. Schemas are developer files, so this is a
 /// start-up or build-time error, never something an LLM can trigger.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ContractError {
     /// The schema text is not JSON.
     #[error("contract `{name}`: schema is not valid JSON: {source}")]

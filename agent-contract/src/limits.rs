@@ -8,6 +8,7 @@ use crate::truncate::truncate;
 use serde_json::Value;
 
 /// Bounds applied to every tool call before and while it is checked.
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Largest accepted kwargs text (or answer), in bytes (default 4 MiB; tool calls are
@@ -41,6 +42,52 @@ impl Default for Limits {
             max_values: 250_000,
             max_prompt_bytes: 8 * 1024 * 1024,
         }
+    }
+}
+
+/// Each setter returns the limits with one bound changed, so they read as one chain from
+/// [`Limits::default`] (bounds added later break no caller).
+impl Limits {
+    /// These limits with [`max_bytes`](Self::max_bytes) set.
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// These limits with [`max_depth`](Self::max_depth) set.
+    pub fn with_max_depth(mut self, max_depth: usize) -> Self {
+        self.max_depth = max_depth;
+        self
+    }
+
+    /// These limits with [`max_errors`](Self::max_errors) set.
+    pub fn with_max_errors(mut self, max_errors: usize) -> Self {
+        self.max_errors = max_errors;
+        self
+    }
+
+    /// These limits with [`max_echo_bytes`](Self::max_echo_bytes) set.
+    pub fn with_max_echo_bytes(mut self, max_echo_bytes: usize) -> Self {
+        self.max_echo_bytes = max_echo_bytes;
+        self
+    }
+
+    /// These limits with [`max_listed_fields`](Self::max_listed_fields) set.
+    pub fn with_max_listed_fields(mut self, max_listed_fields: usize) -> Self {
+        self.max_listed_fields = max_listed_fields;
+        self
+    }
+
+    /// These limits with [`max_values`](Self::max_values) set.
+    pub fn with_max_values(mut self, max_values: usize) -> Self {
+        self.max_values = max_values;
+        self
+    }
+
+    /// These limits with [`max_prompt_bytes`](Self::max_prompt_bytes) set.
+    pub fn with_max_prompt_bytes(mut self, max_prompt_bytes: usize) -> Self {
+        self.max_prompt_bytes = max_prompt_bytes;
+        self
     }
 }
 

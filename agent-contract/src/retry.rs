@@ -99,6 +99,7 @@ impl fmt::Display for PathSegment {
 
 /// One violation, with what the schema says the failing field means.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Violation {
     /// Instance location of the violation.
     pub path: Vec<PathSegment>,
@@ -121,6 +122,7 @@ pub struct RetryError(Box<RetryDetails>);
 
 /// The fields of a [`RetryError`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct RetryDetails {
     /// Always `false`.
     pub success: bool,

@@ -28,6 +28,7 @@ use serde_json::Value;
 
 /// Why an answer that is still arriving can no longer pass its contract.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Broken {
     /// The byte offset in the answer at which it became certain: the byte that decided.
     pub at: usize,

@@ -50,6 +50,7 @@ pub struct ToolCallRequest {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Thinking {
     /// The model's reasoning, as text, with the provider's signature of it.
     Thinking {
@@ -90,6 +91,7 @@ pub enum Image {
 }
 
 /// One message of a conversation.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
     /// Who wrote it.
@@ -141,12 +143,31 @@ impl Message {
             ..Self::new(Role::Tool, content)
         }
     }
+
+    /// This message with its [`thinking`](Self::thinking) blocks.
+    pub fn with_thinking(mut self, thinking: Vec<Thinking>) -> Self {
+        self.thinking = thinking;
+        self
+    }
+
+    /// This message with [`images`](Self::images) shown after its text.
+    pub fn with_images(mut self, images: Vec<Image>) -> Self {
+        self.images = images;
+        self
+    }
+
+    /// This message with the [`tool_calls`](Self::tool_calls) it asks for.
+    pub fn with_tool_calls(mut self, tool_calls: Vec<ToolCallRequest>) -> Self {
+        self.tool_calls = tool_calls;
+        self
+    }
 }
 
 /// What a model is asked.
 ///
 /// Build one with [`ChatRequest::new`] (or `..Default::default()`), so that fields added
 /// later break no caller.
+#[non_exhaustive]
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ChatRequest {
     /// The agent asking (for routing scripted replies and for tracing).
@@ -178,6 +199,18 @@ impl ChatRequest {
             ..Self::default()
         }
     }
+
+    /// This request with its [`options`](Self::options).
+    pub fn with_options(mut self, options: ModelOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// This request with an [`output_schema`](Self::output_schema).
+    pub fn with_output_schema(mut self, output_schema: OutputSchema) -> Self {
+        self.output_schema = Some(output_schema);
+        self
+    }
 }
 
 /// Settings of one model call. Unset fields are left to the provider's defaults.
@@ -191,6 +224,7 @@ impl ChatRequest {
 /// };
 /// assert_eq!(options.or(&ModelOptions { max_tokens: Some(512), ..Default::default() }).max_tokens, Some(512));
 /// ```
+#[non_exhaustive]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelOptions {
     /// Sampling temperature.
@@ -211,6 +245,35 @@ pub struct ModelOptions {
 }
 
 impl ModelOptions {
+    /// These options with a [`temperature`](Self::temperature).
+    pub fn with_temperature(mut self, temperature: f64) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// These options with [`max_tokens`](Self::max_tokens).
+    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// These options with a [`tool_choice`](Self::tool_choice).
+    pub fn with_tool_choice(mut self, tool_choice: ToolChoice) -> Self {
+        self.tool_choice = Some(tool_choice);
+        self
+    }
+
+    /// These options with [`parallel_tool_calls`](Self::parallel_tool_calls) set.
+    pub fn with_parallel_tool_calls(mut self, parallel_tool_calls: bool) -> Self {
+        self.parallel_tool_calls = Some(parallel_tool_calls);
+        self
+    }
+
+    /// These options with the provider-specific [`extra`](Self::extra) fields.
+    pub fn with_extra(mut self, extra: serde_json::Map<String, serde_json::Value>) -> Self {
+        self.extra = extra;
+        self
+    }
     /// True when nothing is set.
     #[doc(hidden)]
     pub fn is_empty(&self) -> bool {
@@ -248,6 +311,7 @@ pub enum ToolChoice {
 }
 
 /// A JSON Schema the answer must meet, named for the provider.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OutputSchema {
     /// A name of letters, digits, `_` and `-` (OpenAI's rule).
@@ -262,6 +326,16 @@ pub struct OutputSchema {
 }
 
 impl OutputSchema {
+    /// A schema named `name`, without strict forms (the runtime computes those of a
+    /// contract's output schema).
+    pub fn new(name: impl Into<String>, schema: serde_json::Value) -> Self {
+        Self {
+            name: name.into(),
+            schema,
+            strict: Vec::new(),
+        }
+    }
+
     /// The schema of an output contract, named after it with the characters OpenAI refuses
     /// replaced by `_` (at most 64).
     pub(crate) fn from_contract(contract: &agent_contracts_contract::Contract) -> Self {
@@ -289,6 +363,7 @@ impl OutputSchema {
 }
 
 /// A model's answer to one request.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatResponse {
     /// The assistant message.
@@ -305,6 +380,32 @@ pub struct ChatResponse {
     /// The provider's id of the response.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+}
+
+impl ChatResponse {
+    /// This response with the [`usage`](Self::usage) the provider reported.
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
+    /// This response with the provider's [`finish_reason`](Self::finish_reason).
+    pub fn with_finish_reason(mut self, finish_reason: impl Into<String>) -> Self {
+        self.finish_reason = Some(finish_reason.into());
+        self
+    }
+
+    /// This response with the [`model`](Self::model) that answered.
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// This response with the provider's [`id`](Self::id) of it.
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
 }
 
 /// A response with only a message.
@@ -335,6 +436,7 @@ impl From<&str> for ChatResponse {
 /// let total: Usage = [a, a].into_iter().sum();
 /// assert_eq!(total.input_tokens, 20);
 /// ```
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     /// Prompt tokens, cached ones included.
@@ -353,6 +455,32 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// `input_tokens` prompt tokens and `output_tokens` answer tokens, none cached.
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Self {
+            input_tokens,
+            output_tokens,
+            ..Self::default()
+        }
+    }
+
+    /// This usage with [`cached_tokens`](Self::cached_tokens) set.
+    pub fn with_cached_tokens(mut self, cached_tokens: u64) -> Self {
+        self.cached_tokens = cached_tokens;
+        self
+    }
+
+    /// This usage with [`cache_write_tokens`](Self::cache_write_tokens) set.
+    pub fn with_cache_write_tokens(mut self, cache_write_tokens: u64) -> Self {
+        self.cache_write_tokens = cache_write_tokens;
+        self
+    }
+
+    /// This usage with [`reasoning_tokens`](Self::reasoning_tokens) set.
+    pub fn with_reasoning_tokens(mut self, reasoning_tokens: u64) -> Self {
+        self.reasoning_tokens = reasoning_tokens;
+        self
+    }
     /// Input and output tokens.
     pub(crate) fn total_tokens(&self) -> u64 {
         self.input_tokens.saturating_add(self.output_tokens)

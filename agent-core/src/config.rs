@@ -19,6 +19,7 @@ pub use tokio_util::sync::CancellationToken;
 /// };
 /// assert_eq!(config.max_turns, 16);
 /// ```
+#[non_exhaustive]
 #[derive(Debug, Clone)]
 pub struct Config {
     /// Retries after a first failed attempt: per tool for a caller's input, per call for an
@@ -71,5 +72,69 @@ impl Default for Config {
             cancel: CancellationToken::new(),
             delivery: Delivery::Whole,
         }
+    }
+}
+
+/// Each setter returns the settings with one field changed, so a config reads as one chain
+/// from [`Config::default`] (fields added later break no caller).
+impl Config {
+    /// These settings with [`max_retries`](Self::max_retries) set.
+    pub fn with_max_retries(mut self, max_retries: u32) -> Self {
+        self.max_retries = max_retries;
+        self
+    }
+
+    /// These settings with [`max_turns`](Self::max_turns) set.
+    pub fn with_max_turns(mut self, max_turns: u32) -> Self {
+        self.max_turns = max_turns;
+        self
+    }
+
+    /// These settings with [`max_hops`](Self::max_hops) set.
+    pub fn with_max_hops(mut self, max_hops: u32) -> Self {
+        self.max_hops = max_hops;
+        self
+    }
+
+    /// These settings with [`max_concurrency`](Self::max_concurrency) set.
+    pub fn with_max_concurrency(mut self, max_concurrency: usize) -> Self {
+        self.max_concurrency = max_concurrency;
+        self
+    }
+
+    /// These settings with [`limits`](Self::limits) set.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// These settings with a [`token_budget`](Self::token_budget).
+    pub fn with_token_budget(mut self, token_budget: u64) -> Self {
+        self.token_budget = Some(token_budget);
+        self
+    }
+
+    /// These settings with [`prices`](Self::prices) set.
+    pub fn with_prices(mut self, prices: Prices) -> Self {
+        self.prices = prices;
+        self
+    }
+
+    /// These settings with a [`cost_budget`](Self::cost_budget).
+    pub fn with_cost_budget(mut self, cost_budget: f64) -> Self {
+        self.cost_budget = Some(cost_budget);
+        self
+    }
+
+    /// These settings with the [`cancel`](Self::cancel) token set.
+    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// These settings with [`delivery`](Self::delivery) set.
+    pub fn with_delivery(mut self, delivery: Delivery) -> Self {
+        self.delivery = delivery;
+        self
     }
 }

@@ -57,6 +57,7 @@ mod priority {
 }
 
 /// What a contributor sees of the call whose system prompt is assembled.
+#[non_exhaustive]
 pub struct PromptContext<'a> {
     /// The agent's name (its agent type).
     pub agent: &'a str,
@@ -109,6 +110,7 @@ impl fmt::Debug for PromptContext<'_> {
 
 /// Why a contributor could not give its part.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ContributorError {
     /// Its template failed to render.
     #[error("its template failed to render: {0}")]
@@ -121,6 +123,7 @@ pub enum ContributorError {
 /// A system prompt that could not be assembled: it names the contributor that failed.
 #[derive(Debug, thiserror::Error)]
 #[error("prompt contributor `{contributor}` failed for agent `{agent}`: {source}")]
+#[non_exhaustive]
 pub struct AssemblyError {
     /// The contributor.
     pub contributor: String,

@@ -29,6 +29,7 @@ use std::sync::Arc;
 /// assert!(!Config::default().delivery.is_streamed());
 /// ```
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub enum Delivery {
     /// Each answer whole ([`ChatModel::complete`](crate::ChatModel::complete)): the default.
     #[default]

@@ -36,6 +36,7 @@ use tracing::Instrument as _;
 
 /// What an agent loop ended with.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Outcome {
     /// The final assistant text.
     pub content: String,
@@ -60,6 +61,7 @@ impl Outcome {
 
 /// What a sub-agent call knows beyond its kwargs: who calls, and what reaches the prompt
 /// contributors.
+#[non_exhaustive]
 #[derive(Debug, Clone, Default)]
 pub struct CallOptions<'a> {
     /// Who calls, for the transcript and the traces (`user` when `None`).
@@ -70,6 +72,32 @@ pub struct CallOptions<'a> {
     pub previous: Option<&'a PreviousAttempt>,
     /// Anything else the contributors may use.
     pub metadata: Map<String, Value>,
+}
+
+impl<'a> CallOptions<'a> {
+    /// These options with the [`caller`](Self::caller) named.
+    pub fn with_caller(mut self, caller: &'a str) -> Self {
+        self.caller = Some(caller);
+        self
+    }
+
+    /// These options with the [`upstream`](Self::upstream) parts.
+    pub fn with_upstream(mut self, upstream: &'a UpstreamContext) -> Self {
+        self.upstream = Some(upstream);
+        self
+    }
+
+    /// These options with the attempt the call redoes ([`previous`](Self::previous)).
+    pub fn with_previous(mut self, previous: &'a PreviousAttempt) -> Self {
+        self.previous = Some(previous);
+        self
+    }
+
+    /// These options with [`metadata`](Self::metadata) for the contributors.
+    pub fn with_metadata(mut self, metadata: Map<String, Value>) -> Self {
+        self.metadata = metadata;
+        self
+    }
 }
 
 /// Runs agents on a model and records a transcript.

@@ -62,6 +62,7 @@ impl fmt::Display for Segment {
 
 /// A context ID, or one of its parts, that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ContextIdError {
     /// The text was empty.
     #[error("context id is empty")]

@@ -7,6 +7,7 @@ use agent_contracts_contract::{Agent, CheckedOutput};
 
 /// What a sub-agent call returned: its validated output and the call it came from.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct AgentOutput {
     /// The sub-agent.
     pub agent: String,

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 /// The previous attempt of an agent that runs again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PreviousAttempt {
     /// The call the attempt belonged to.
     pub context_id: ContextId,

@@ -74,6 +74,7 @@ impl fmt::Display for RunStatus {
 
 /// One stored run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RunRecord {
     /// The run's ID.
     pub run_id: String,

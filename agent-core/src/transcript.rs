@@ -7,6 +7,7 @@ use crate::chat::{Message, Role, Usage};
 
 /// How many model calls and retries a run made.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Counts {
     /// Answers the models gave.
     pub model_calls: usize,
@@ -26,6 +27,7 @@ use std::sync::Mutex;
 
 /// One thing that happened.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Event {
     /// A message of an agent's conversation.
     Message {

@@ -35,6 +35,7 @@ use serde_json::{Map, Value};
 /// One part of an agent's context: the value, the agent that produced it, and the ID of the
 /// call that produced it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Upstream<T> {
     /// The producing agent's name.
     pub producer: String,
@@ -62,6 +63,7 @@ impl<T> Upstream<T> {
 
 /// A part that is missing or not of the requested type.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum UpstreamError {
     /// No part from that producer.
     #[error("no upstream output from `{producer}`")]

@@ -406,16 +406,17 @@ pub(crate) fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ModelError> {
     if reply.stop_reason.as_deref() == Some("max_tokens") {
         return Err(crate::model_error::cut_off(usage.as_ref()));
     }
-    Ok(ChatResponse {
-        message: Message {
-            thinking,
-            tool_calls,
-            ..Message::assistant(text)
-        },
-        usage,
-        finish_reason: reply.stop_reason.filter(|r| !r.is_empty()),
-        model: reply.model,
-        id: reply.id,
+    Ok({
+        let mut response = ChatResponse::from(
+            Message::assistant(text)
+                .with_thinking(thinking)
+                .with_tool_calls(tool_calls),
+        );
+        response.usage = usage;
+        response.finish_reason = reply.stop_reason.filter(|r| !r.is_empty());
+        response.model = reply.model;
+        response.id = reply.id;
+        response
     })
 }
 
@@ -574,12 +575,13 @@ impl StreamedMessage {
                 _ => None,
             })
             .collect::<String>();
-        ChatResponse {
-            message: Message::assistant(text),
-            usage,
-            finish_reason: None,
-            model: self.model,
-            id: self.id,
+        {
+            let mut response = ChatResponse::from(Message::assistant(text));
+            response.usage = usage;
+            response.finish_reason = None;
+            response.model = self.model;
+            response.id = self.id;
+            response
         }
     }
 
@@ -610,16 +612,17 @@ impl StreamedMessage {
                 Streaming::Other => {}
             }
         }
-        Ok(ChatResponse {
-            message: Message {
-                thinking,
-                tool_calls,
-                ..Message::assistant(text)
-            },
-            usage,
-            finish_reason: self.stop_reason.filter(|r| !r.is_empty()),
-            model: self.model,
-            id: self.id,
+        Ok({
+            let mut response = ChatResponse::from(
+                Message::assistant(text)
+                    .with_thinking(thinking)
+                    .with_tool_calls(tool_calls),
+            );
+            response.usage = usage;
+            response.finish_reason = self.stop_reason.filter(|r| !r.is_empty());
+            response.model = self.model;
+            response.id = self.id;
+            response
         })
     }
 }
@@ -699,14 +702,14 @@ fn usage(usage: &Value) -> Usage {
     let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
     let cached = count("cache_read_input_tokens");
     let written = count("cache_creation_input_tokens");
-    Usage {
-        input_tokens: count("input_tokens") + cached + written,
-        output_tokens: count("output_tokens"),
-        cached_tokens: cached,
-        cache_write_tokens: written,
-        // Anthropic counts thinking inside `output_tokens` without a separate figure.
-        reasoning_tokens: 0,
-    }
+    Usage::new(
+        count("input_tokens") + cached + written,
+        count("output_tokens"),
+    )
+    .with_cached_tokens(cached)
+    .with_cache_write_tokens(written)
+    // Anthropic counts thinking inside `output_tokens` without a separate figure, so
+    // `reasoning_tokens` stays 0.
 }
 
 /// A tool definition in Anthropic's format: `{"name", "description", "input_schema"}`.

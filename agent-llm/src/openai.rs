@@ -326,12 +326,13 @@ impl Streamed {
 
     /// What was received before a stop.
     fn partial(self) -> ChatResponse {
-        ChatResponse {
-            message: Message::assistant(self.text),
-            usage: self.usage,
-            finish_reason: None,
-            model: self.model,
-            id: self.id,
+        {
+            let mut response = ChatResponse::from(Message::assistant(self.text));
+            response.usage = self.usage;
+            response.finish_reason = None;
+            response.model = self.model;
+            response.id = self.id;
+            response
         }
     }
 
@@ -356,15 +357,14 @@ impl Streamed {
         } else {
             self.text
         };
-        Ok(ChatResponse {
-            message: Message {
-                tool_calls,
-                ..Message::assistant(content)
-            },
-            usage: self.usage,
-            finish_reason: self.finish_reason.filter(|r| !r.is_empty()),
-            model: self.model,
-            id: self.id,
+        Ok({
+            let mut response =
+                ChatResponse::from(Message::assistant(content).with_tool_calls(tool_calls));
+            response.usage = self.usage;
+            response.finish_reason = self.finish_reason.filter(|r| !r.is_empty());
+            response.model = self.model;
+            response.id = self.id;
+            response
         })
     }
 }
@@ -519,15 +519,14 @@ fn parse_response(bytes: &[u8], call_ids: &AtomicU64) -> Result<ChatResponse, Mo
     if choice.finish_reason.as_deref() == Some("length") {
         return Err(crate::model_error::cut_off(usage.as_ref()));
     }
-    Ok(ChatResponse {
-        message: Message {
-            tool_calls,
-            ..Message::assistant(content)
-        },
-        usage,
-        finish_reason: choice.finish_reason.filter(|r| !r.is_empty()),
-        model: completion.model,
-        id: completion.id,
+    Ok({
+        let mut response =
+            ChatResponse::from(Message::assistant(content).with_tool_calls(tool_calls));
+        response.usage = usage;
+        response.finish_reason = choice.finish_reason.filter(|r| !r.is_empty());
+        response.model = completion.model;
+        response.id = completion.id;
+        response
     })
 }
 
@@ -564,14 +563,15 @@ fn text_of(content: Value) -> String {
 
 fn usage(usage: &Value) -> Usage {
     let count = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
-    Usage {
-        input_tokens: count(usage.get("prompt_tokens")),
-        output_tokens: count(usage.get("completion_tokens")),
-        cached_tokens: count(usage.pointer("/prompt_tokens_details/cached_tokens")),
-        // OpenAI caches without a write charge, so it reports no writes.
-        cache_write_tokens: 0,
-        reasoning_tokens: count(usage.pointer("/completion_tokens_details/reasoning_tokens")),
-    }
+    // OpenAI caches without a write charge, so it reports no writes.
+    Usage::new(
+        count(usage.get("prompt_tokens")),
+        count(usage.get("completion_tokens")),
+    )
+    .with_cached_tokens(count(usage.pointer("/prompt_tokens_details/cached_tokens")))
+    .with_reasoning_tokens(count(
+        usage.pointer("/completion_tokens_details/reasoning_tokens"),
+    ))
 }
 
 /// A tool definition in OpenAI's format:

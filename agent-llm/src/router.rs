@@ -94,10 +94,9 @@ impl ChatModel for Router {
         if route.options.is_empty() {
             return route.model.complete(request);
         }
-        let request = ChatRequest {
-            options: route.options.or(&request.options),
-            ..request.clone()
-        };
+        let request = request
+            .clone()
+            .with_options(route.options.or(&request.options));
         Box::pin(async move { route.model.complete(&request).await })
     }
 
@@ -110,10 +109,9 @@ impl ChatModel for Router {
         if route.options.is_empty() {
             return route.model.stream(request, sink);
         }
-        let request = ChatRequest {
-            options: route.options.or(&request.options),
-            ..request.clone()
-        };
+        let request = request
+            .clone()
+            .with_options(route.options.or(&request.options));
         Box::pin(async move { route.model.stream(&request, sink).await })
     }
 }
@@ -124,10 +122,7 @@ mod tests {
     use agent_contracts_runtime::{Message, ScriptedModel, model::ToolChoice};
 
     fn ask(agent: &str, options: ModelOptions) -> ChatRequest {
-        ChatRequest {
-            options,
-            ..ChatRequest::new(agent, vec![Message::user("hi")], Vec::new())
-        }
+        ChatRequest::new(agent, vec![Message::user("hi")], Vec::new()).with_options(options)
     }
 
     #[tokio::test]
@@ -139,18 +134,13 @@ mod tests {
                 .script(&reply("b").0, reply("b").1)
                 .script(&reply("c").0, reply("c").1),
         );
-        let cold = ModelOptions {
-            temperature: Some(0.0),
-            ..ModelOptions::default()
-        };
+        let cold = ModelOptions::default().with_temperature(0.0);
         let router = Router::new(default.clone())
             .route_with("b", routed.clone(), cold.clone())
             .route("c", routed.clone());
-        let asked = ModelOptions {
-            temperature: Some(1.0),
-            tool_choice: Some(ToolChoice::Auto),
-            ..ModelOptions::default()
-        };
+        let asked = ModelOptions::default()
+            .with_temperature(1.0)
+            .with_tool_choice(ToolChoice::Auto);
         for agent in ["a", "b", "c"] {
             let response = router.complete(&ask(agent, asked.clone())).await;
             assert_eq!(
@@ -170,10 +160,7 @@ mod tests {
     #[tokio::test]
     async fn options_alone_keep_the_default_model() {
         let model = Arc::new(ScriptedModel::default().script("a", [Message::assistant("ok")]));
-        let options = ModelOptions {
-            max_tokens: Some(9),
-            ..ModelOptions::default()
-        };
+        let options = ModelOptions::default().with_max_tokens(9);
         let router = Router::new(model.clone()).options("a", options);
         assert!(
             router

@@ -141,15 +141,9 @@ async fn a_model_call_records_the_gen_ai_fields() {
         "content is off by default"
     );
 
-    let options = agent_contracts_runtime::model::ModelOptions {
-        temperature: Some(0.5),
-        ..Default::default()
-    };
+    let options = agent_contracts_runtime::model::ModelOptions::default().with_temperature(0.5);
     let capturing = traced(openai(&server, &clock)).capture_content(true);
-    let asking = ChatRequest {
-        options,
-        ..request()
-    };
+    let asking = request().with_options(options);
     capturing.complete(&asking).await.expect("a reply");
     let event = fields.of("event");
     let input = event

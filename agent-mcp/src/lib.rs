@@ -498,16 +498,14 @@ impl AgentServer {
     /// One agent's `tools/call`: the contract path on the arguments' text, the agent's run,
     /// the checked output.
     async fn call_agent(&self, agent: &'static dyn DynAgent, setup: Setup) -> CallToolResult {
-        let config = Config {
-            cancel: setup.caller.cancel,
-            delivery: setup.delivery,
-            ..self.inner.config.clone()
-        };
+        let config = self
+            .inner
+            .config
+            .clone()
+            .with_cancel(setup.caller.cancel)
+            .with_delivery(setup.delivery);
         let runtime = Runtime::with_config(setup.model, config);
-        let options = CallOptions {
-            caller: Some("mcp_client"),
-            ..CallOptions::default()
-        };
+        let options = CallOptions::default().with_caller("mcp_client");
         match runtime
             .call_sub_agent(agent, &setup.arguments, options)
             .await

@@ -17,6 +17,7 @@ pub const MAX_EVALUATION_PATHS: u64 = 4096;
 
 /// Why a schema cannot be compiled safely.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SchemaShapeError {
     /// A cycle of in-place applicators: no instance ends the recursion.
     #[error(

@@ -43,6 +43,7 @@ use std::fmt;
 
 /// A provider's strict subset of JSON Schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Dialect {
     /// OpenAI's structured outputs (`response_format` and function tools with
     /// `strict: true`).

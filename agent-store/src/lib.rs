@@ -422,20 +422,16 @@ fn into_record(row: Row) -> Result<RunRecord, StoreError> {
     let number = |n: i64, what: &str| {
         u64::try_from(n).map_err(|_| corrupt(format!("its {what} ({n}) is negative")))
     };
-    Ok(RunRecord {
-        sequence: number(sequence, "sequence")?,
-        created_ms: number(created, "creation time")?,
-        updated_ms: number(updated, "update time")?,
-        lease_until_ms: number(lease_until, "lease end")?,
-        takeovers: number(takeovers, "takeover count")?,
-        run_id,
-        workflow,
-        status,
-        state,
-        owner,
-        answer,
-        contracts,
-    })
+    let mut record = RunRecord::new(run_id.clone(), workflow, status, state);
+    record.sequence = number(sequence, "sequence")?;
+    record.created_ms = number(created, "creation time")?;
+    record.updated_ms = number(updated, "update time")?;
+    record.lease_until_ms = number(lease_until, "lease end")?;
+    record.takeovers = number(takeovers, "takeover count")?;
+    record.owner = owner;
+    record.answer = answer;
+    record.contracts = contracts;
+    Ok(record)
 }
 
 fn int(n: u64) -> i64 {

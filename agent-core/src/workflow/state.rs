@@ -26,6 +26,7 @@ pub(crate) enum Phase {
 
 /// The agent that asked the user something, and everything needed to answer it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct HumanFeedbackRequest {
     /// What the agent asks.
     pub prompt: String,
@@ -40,6 +41,7 @@ pub struct HumanFeedbackRequest {
 /// place, kept in the JSON and checked on resume.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct WorkflowState {
     /// The workflow's name, checked on resume.
     pub workflow: String,

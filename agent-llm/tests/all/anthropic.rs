@@ -53,13 +53,10 @@ async fn a_reply_brings_text_tool_calls_usage_and_stop_reason() {
         signature: String::new(),
     };
     assert_eq!(response.message.thinking, [thinking]);
-    let usage = Usage {
-        input_tokens: 15,
-        output_tokens: 6,
-        cached_tokens: 3,
-        cache_write_tokens: 2,
-        reasoning_tokens: 0,
-    };
+    let usage = Usage::new(15, 6)
+        .with_cached_tokens(3)
+        .with_cache_write_tokens(2)
+        .with_reasoning_tokens(0);
     assert_eq!(response.usage, Some(usage));
     assert_eq!(response.finish_reason.as_deref(), Some("tool_use"));
     assert_eq!(response.model.as_deref(), Some("claude-test-2026"));
@@ -78,13 +75,10 @@ async fn the_request_speaks_the_messages_api() {
     let mut request = request();
     request.tools = vec![tool.clone()];
     request.messages.extend([
-        Message {
-            tool_calls: vec![
-                call("toolu_1", r#"{"task":"a"}"#),
-                call("toolu_2", "{\"task\": "),
-            ],
-            ..Message::assistant("Two calls.")
-        },
+        Message::assistant("Two calls.").with_tool_calls(vec![
+            call("toolu_1", r#"{"task":"a"}"#),
+            call("toolu_2", "{\"task\": "),
+        ]),
         Message::tool("toolu_1", r#"{"success":true,"output":{}}"#),
         Message::tool(
             "toolu_2",
@@ -92,13 +86,11 @@ async fn the_request_speaks_the_messages_api() {
         ),
         Message::user("and then?"),
     ]);
-    request.options = ModelOptions {
-        temperature: Some(0.5),
-        tool_choice: Some(ToolChoice::Required),
-        parallel_tool_calls: Some(false),
-        extra: [("top_k".to_owned(), json!(5))].into_iter().collect(),
-        ..ModelOptions::default()
-    };
+    request.options = ModelOptions::default()
+        .with_temperature(0.5)
+        .with_tool_choice(ToolChoice::Required)
+        .with_parallel_tool_calls(false)
+        .with_extra([("top_k".to_owned(), json!(5))].into_iter().collect());
     anthropic(&server, &clock)
         .complete(&request)
         .await

@@ -33,11 +33,9 @@ const GOOD: &str = r#"{"venue_name": "Hall 9", "capacity": 80, "cost_usd": 1200}
 const BAD: &str = r#"{"venue_name": "Hall 9"}"#;
 
 fn config(prices: Prices, budget: f64) -> Config {
-    Config {
-        prices,
-        cost_budget: Some(budget),
-        ..Config::default()
-    }
+    Config::default()
+        .with_prices(prices)
+        .with_cost_budget(budget)
 }
 
 #[tokio::test]

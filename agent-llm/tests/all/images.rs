@@ -5,16 +5,13 @@ use agent_contracts_runtime::{ChatModel, Message, model::ChatRequest, model::Ima
 use serde_json::json;
 
 fn request() -> ChatRequest {
-    let message = Message {
-        images: vec![
-            Image::Url("https://example.com/plan.png".into()),
-            Image::Base64 {
-                media_type: "image/png".into(),
-                data: "iVBORw0KGgo=".into(),
-            },
-        ],
-        ..Message::user("Does it fit 80 guests?")
-    };
+    let message = Message::user("Does it fit 80 guests?").with_images(vec![
+        Image::Url("https://example.com/plan.png".into()),
+        Image::Base64 {
+            media_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        },
+    ]);
     ChatRequest::new("agent", vec![message], Vec::new())
 }
 

@@ -56,13 +56,10 @@ async fn a_reply_brings_its_message_usage_finish_reason_model_and_id() {
             arguments: r#"{"task": "look"}"#.into(),
         }]
     );
-    let usage = Usage {
-        input_tokens: 12,
-        output_tokens: 5,
-        cached_tokens: 4,
-        cache_write_tokens: 0,
-        reasoning_tokens: 3,
-    };
+    let usage = Usage::new(12, 5)
+        .with_cached_tokens(4)
+        .with_cache_write_tokens(0)
+        .with_reasoning_tokens(3);
     assert_eq!(response.usage, Some(usage));
     assert_eq!(response.finish_reason.as_deref(), Some("tool_calls"));
     assert_eq!(response.model.as_deref(), Some("gpt-test-2026"));
@@ -80,25 +77,25 @@ async fn the_request_speaks_chat_completions() {
     };
     let mut request = request();
     request.tools = vec![tool()];
-    request.messages.push(Message {
-        tool_calls: vec![call],
-        ..Message::assistant("")
-    });
+    request
+        .messages
+        .push(Message::assistant("").with_tool_calls(vec![call]));
     request
         .messages
         .push(Message::tool("call_1", r#"{"success":false}"#));
-    request.options = ModelOptions {
-        temperature: Some(0.5),
-        max_tokens: Some(300),
-        tool_choice: Some(ToolChoice::Tool("run_discovery_agent".into())),
-        parallel_tool_calls: Some(false),
-        extra: [
-            ("seed".to_owned(), json!(7)),
-            ("temperature".to_owned(), json!(0.25)),
-        ]
-        .into_iter()
-        .collect(),
-    };
+    request.options = ModelOptions::default()
+        .with_temperature(0.5)
+        .with_max_tokens(300)
+        .with_tool_choice(ToolChoice::Tool("run_discovery_agent".into()))
+        .with_parallel_tool_calls(false)
+        .with_extra(
+            [
+                ("seed".to_owned(), json!(7)),
+                ("temperature".to_owned(), json!(0.25)),
+            ]
+            .into_iter()
+            .collect(),
+        );
     openai(&server, &clock)
         .complete(&request)
         .await
@@ -390,14 +387,7 @@ async fn an_output_schema_asks_for_json_schema_strict_only_in_the_subset() {
             .structured_output(mode)
             .build()
             .expect("ok");
-        let request = ChatRequest {
-            output_schema: Some(OutputSchema {
-                name: "plan".into(),
-                schema: schema.clone(),
-                strict: Vec::new(),
-            }),
-            ..request()
-        };
+        let request = request().with_output_schema(OutputSchema::new("plan", schema.clone()));
         model.complete(&request).await.expect("a reply");
     }
     let formats: Vec<Value> = bodies(&server)
@@ -501,10 +491,7 @@ async fn a_reasoning_effort_is_sent_with_max_completion_tokens() {
     let server = serve(OPENAI_PATH, vec![text_reply()]).await;
     let model = openai_builder(&server)
         .reasoning_effort(agent_contracts_llm::ReasoningEffort::Low)
-        .options(ModelOptions {
-            max_tokens: Some(900),
-            ..ModelOptions::default()
-        })
+        .options(ModelOptions::default().with_max_tokens(900))
         .build()
         .expect("a valid configuration");
     let response = model.complete(&request()).await.expect("a reply");

@@ -17,13 +17,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 const MAX_BYTES: usize = 1_000;
 
 async fn serve(settings: HttpSettings) -> SocketAddr {
-    let config = Config {
-        limits: Limits {
-            max_bytes: MAX_BYTES,
-            ..Limits::default()
-        },
-        ..Config::default()
-    };
+    let config = Config::default().with_limits(Limits::default().with_max_bytes(MAX_BYTES));
     let model = Arc::new(ScriptedModel::default());
     let server =
         AgentServer::with_config(vec![&PlanGeneratorAgent], model, config).with_http(settings);

@@ -93,10 +93,8 @@ async fn main() -> ExitCode {
     print!("{line}");
     let mut workflow = event_planning::workflow();
     if args.stream {
-        workflow = workflow.config(agent_contracts::Config {
-            delivery: report::streamed_to_stderr(),
-            ..agent_contracts::Config::default()
-        });
+        workflow = workflow
+            .config(agent_contracts::Config::default().with_delivery(report::streamed_to_stderr()));
     }
     let runner = workflow.runner(model);
     let mut outcome = runner.start(event_planning::REQUEST).await;

@@ -69,13 +69,10 @@ async fn main() -> ExitCode {
         },
         None => Vec::new(),
     };
-    let config = agent_contracts::Config {
-        delivery: match args.stream {
-            true => report::streamed_to_stderr(),
-            false => agent_contracts::stream::Delivery::Whole,
-        },
-        ..agent_contracts::Config::default()
-    };
+    let config = agent_contracts::Config::default().with_delivery(match args.stream {
+        true => report::streamed_to_stderr(),
+        false => agent_contracts::stream::Delivery::Whole,
+    });
     let (runtime, outcome) = pipeline::run_with(model, tools, config).await;
     print!("{}", runtime.transcript());
     print!("{}", report::summary(runtime.transcript()));

@@ -91,10 +91,7 @@ async fn output_retry_then_success() {
 async fn output_retries_are_bounded() {
     let bad = agent_contracts::Message::assistant(r#"{"plan_file_path": "", "status": "done"}"#);
     let model = Arc::new(ScriptedModel::default().script("plan_generator_agent", vec![bad; 10]));
-    let config = Config {
-        max_retries: 2,
-        ..Default::default()
-    };
+    let config = Config::default().with_max_retries(2);
     let runtime = Runtime::with_config(model.clone(), config);
 
     let error = runtime

@@ -67,9 +67,10 @@ fn a_rerun_changes_the_rendered_part() {
     let registry = ContributorRegistry::empty()
         .with(Style { tone: "plain" })
         .with(Attempt);
-    let ctx = PromptContext {
-        previous: Some(&previous),
-        ..PromptContext::new("selector_agent", &id)
+    let ctx = {
+        let mut value = PromptContext::new("selector_agent", &id);
+        value.previous = Some(&previous);
+        value
     };
     assert_eq!(
         registry.assemble(&ctx).unwrap(),

@@ -17,9 +17,10 @@ use std::sync::Arc;
 
 /// The context of a call of the discovery agent, a contract agent.
 fn discovery(id: &ContextId) -> PromptContext<'_> {
-    PromptContext {
-        definition: Some(&DiscoveryAgent),
-        ..PromptContext::new("discovery_agent", id)
+    {
+        let mut value = PromptContext::new("discovery_agent", id);
+        value.definition = Some(&DiscoveryAgent);
+        value
     }
 }
 
@@ -294,9 +295,10 @@ fn the_golden_system_prompt() {
         .with(ContextIdContributor.only_for(["discovery_agent"]));
     let id = id();
     let upstream = upstream();
-    let ctx = PromptContext {
-        upstream: Some(&upstream),
-        ..discovery(&id)
+    let ctx = {
+        let mut value = discovery(&id);
+        value.upstream = Some(&upstream);
+        value
     };
     assert_eq!(
         registry.assemble(&ctx).unwrap(),
@@ -394,9 +396,10 @@ fn a_template_can_be_built_from_the_call() {
     );
     assert_eq!(
         registry
-            .assemble(&PromptContext {
-                metadata: Map::new(),
-                ..ctx
+            .assemble(&{
+                let mut value = ctx;
+                value.metadata = Map::new();
+                value
             })
             .unwrap(),
         ""
@@ -447,10 +450,7 @@ fn the_runtime_assembles_sub_agent_and_loop_prompts() {
     // Upstream parts passed with the call are listed with their context ids.
     let upstream = upstream();
 
-    let options = agent_contracts::runtime::CallOptions {
-        upstream: Some(&upstream),
-        ..Default::default()
-    };
+    let options = agent_contracts::runtime::CallOptions::default().with_upstream(&upstream);
     block_on(runtime.call_sub_agent(
         &DiscoveryAgent,
         r#"{"task": "Scan", "target_url": "https://a.example"}"#,

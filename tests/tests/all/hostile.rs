@@ -43,10 +43,7 @@ fn a_prompt_that_outgrows_its_call_is_a_retry_error() {
     };
     items.extend(vec![item; 400]);
     let kwargs = Value::Object(kwargs).to_string();
-    let limits = Limits {
-        max_prompt_bytes: 1024 * 1024,
-        ..Limits::default()
-    };
+    let limits = Limits::default().with_max_prompt_bytes(1024 * 1024);
     let error = PlanGeneratorAgent.prepare(&kwargs, &limits).unwrap_err();
     let agent_contracts::contract::PrepareError::Retry(error) = error else {
         panic!("expected a retry error, got {error}");

@@ -124,10 +124,7 @@ fn a_parsed_value_is_measured_iteratively() {
         .unwrap()
         .join()
         .unwrap();
-    let limits = Limits {
-        max_depth: 3,
-        ..Limits::default()
-    };
+    let limits = Limits::default().with_max_depth(3);
     let ok = json!({"task": "t", "a": [[1]]});
     assert!(ToolCall::from_value(ok, &limits).is_ok());
     let deep = json!({"task": "t", "a": [[[1]]]});
@@ -146,10 +143,7 @@ fn an_answer_is_depth_checked_too() {
 
 #[test]
 fn input_bytes_limit() {
-    let limits = Limits {
-        max_bytes: 1024,
-        ..Limits::default()
-    };
+    let limits = Limits::default().with_max_bytes(1024);
     let exactly = format!(r#"{{"task": "{}"}}"#, "x".repeat(1024 - 12));
     assert_eq!(exactly.len(), 1024);
     assert!(ToolCall::from_json_str(&exactly, &limits).is_ok());
@@ -235,10 +229,7 @@ fn a_small_array_of_invalid_items_reports_exactly_max_errors() {
     }
     assert_eq!(error.hint, "Please fix the invalid fields: items");
     // A smaller limit is exact too.
-    let limits = Limits {
-        max_errors: 3,
-        ..Limits::default()
-    };
+    let limits = Limits::default().with_max_errors(3);
     let error = contract(integer_items())
         .check(call.context(), &limits)
         .unwrap_err();
@@ -404,10 +395,7 @@ fn caller_keys_are_echoed_within_the_bound() {
 
 #[test]
 fn a_smaller_echo_bound_applies_everywhere() {
-    let limits = Limits {
-        max_echo_bytes: 10,
-        ..Limits::default()
-    };
+    let limits = Limits::default().with_max_echo_bytes(10);
     let schema = json!({
         "type": "object",
         "properties": {"name": {"const": "x"}},

@@ -489,10 +489,7 @@ fn the_answer_itself_broken_ends_the_stream() {
     assert_eq!(broken.error.path, [key("n")]);
     // Past the size limit.
     let contract = Contract::new("t", ContractKind::Output, schema).unwrap();
-    let limits = Limits {
-        max_bytes: 10,
-        ..Limits::default()
-    };
+    let limits = Limits::default().with_max_bytes(10);
     let mut check = contract.prefix_check(&limits);
     assert!(check.feed("{\"a\": ").is_ok());
     let broken = check.feed("\"long\"}").unwrap_err();

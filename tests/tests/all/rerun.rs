@@ -151,10 +151,7 @@ fn exhausted_retries_still_end_the_call() {
         "plan_generator_agent",
         vec![Message::assistant(BAD_PLAN); 5],
     ));
-    let config = Config {
-        max_retries: 1,
-        ..Default::default()
-    };
+    let config = Config::default().with_max_retries(1);
     let runtime = Runtime::with_config(model.clone(), config);
 
     let error = block_on(runtime.call_sub_agent(&PlanGeneratorAgent, KWARGS, Default::default()))
@@ -194,10 +191,7 @@ fn a_redo_is_a_new_call_whose_prompt_shows_the_previous_attempt() {
         .with_error("You listed no elements; the page has a login form.");
     assert_eq!(previous.context_id, first.context_id);
     assert_eq!(previous.attempt, 1);
-    let redo = agent_contracts::runtime::CallOptions {
-        previous: Some(&previous),
-        ..Default::default()
-    };
+    let redo = agent_contracts::runtime::CallOptions::default().with_previous(&previous);
     let redo = block_on(runtime.call_sub_agent(&DiscoveryAgent, SCAN, redo)).unwrap();
     assert_eq!(redo.output.value()["discovered_elements"][0]["id"], "email");
     assert_eq!(redo.attempt, 2);
@@ -247,13 +241,12 @@ fn a_redo_is_a_new_call_whose_prompt_shows_the_previous_attempt() {
 
 #[test]
 fn a_redo_without_a_reason_is_sent_back_to_be_redone() {
-    let previous = PreviousAttempt {
-        context_id: id("run-1/discovery_agent/3/2026-01-19T10:15:00.123Z"),
-        serialized_output: PAGE.into(),
-        error_message: None,
-        attempt: 2,
-        at: "2026-01-19T10:16:00.000Z".parse().unwrap(),
-    };
+    let mut previous = PreviousAttempt::new(
+        id("run-1/discovery_agent/3/2026-01-19T10:15:00.123Z"),
+        PAGE,
+        2,
+    );
+    previous.at = "2026-01-19T10:16:00.000Z".parse().unwrap();
     assert_eq!(
         previous.render().unwrap(),
         "## Previous attempt\n\n\
@@ -274,9 +267,10 @@ fn the_section_renders_exactly() {
         1,
     )
     .with_error("Output contains no JSON object: no `{` found");
-    let previous = PreviousAttempt {
-        at: "2026-01-19T10:15:02.000Z".parse().unwrap(),
-        ..previous
+    let previous = {
+        let mut value = previous;
+        value.at = "2026-01-19T10:15:02.000Z".parse().unwrap();
+        value
     };
     assert_eq!(
         previous.render().unwrap(),
@@ -287,15 +281,17 @@ fn the_section_renders_exactly() {
          Its output was:\n\n```\nno JSON here\n```\n\n\
          Answer again without repeating that answer: fix what went wrong."
     );
-    let empty = PreviousAttempt {
-        serialized_output: "  \n".into(),
-        ..previous.clone()
+    let empty = {
+        let mut value = previous.clone();
+        value.serialized_output = "  \n".into();
+        value
     };
     assert!(empty.render().unwrap().contains("was rejected with this error:\n\n```text\nOutput contains no JSON object: no `{` found\n```\n\nIt gave no output.\n\n"));
     // A JSON scalar is shown as text; an array as markdown.
-    let scalar = PreviousAttempt {
-        serialized_output: "42".into(),
-        ..previous.clone()
+    let scalar = {
+        let mut value = previous.clone();
+        value.serialized_output = "42".into();
+        value
     };
     assert!(
         scalar
@@ -303,9 +299,10 @@ fn the_section_renders_exactly() {
             .unwrap()
             .contains("Its output was:\n\n```\n42\n```")
     );
-    let array = PreviousAttempt {
-        serialized_output: r#"["a", "b"]"#.into(),
-        ..previous
+    let array = {
+        let mut value = previous;
+        value.serialized_output = r#"["a", "b"]"#.into();
+        value
     };
     assert!(
         array

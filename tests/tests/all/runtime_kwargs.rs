@@ -421,10 +421,7 @@ fn deep_nesting_inside_a_stringified_context_counts_like_an_object_context() {
 
 #[test]
 fn input_over_the_byte_limit() {
-    let limits = Limits {
-        max_bytes: 1000,
-        ..Default::default()
-    };
+    let limits = Limits::default().with_max_bytes(1000);
     let sized = |len: usize| {
         let text = format!(r#"{{"task": "t", "a": "{}"}}"#, "x".repeat(len - 22));
         assert_eq!(text.len(), len);
@@ -450,10 +447,7 @@ fn input_over_the_byte_limit() {
         }
     );
     // A smaller depth limit applies too.
-    let shallow = Limits {
-        max_depth: 2,
-        ..Default::default()
-    };
+    let shallow = Limits::default().with_max_depth(2);
     assert!(ToolCall::from_json_str(r#"{"task": "t", "a": [1]}"#, &shallow).is_ok());
     let e = ToolCall::from_json_str(r#"{"task": "t", "a": [[1]]}"#, &shallow).unwrap_err();
     assert_call_error(

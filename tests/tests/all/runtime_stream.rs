@@ -60,10 +60,7 @@ impl Seen {
 async fn a_broken_answer_is_closed_at_its_chunk_and_asked_again() {
     let model = model(16);
     let seen = Seen::default();
-    let config = Config {
-        delivery: seen.delivery(),
-        ..Config::default()
-    };
+    let config = Config::default().with_delivery(seen.delivery());
     let runtime = Runtime::with_config(model.clone(), config);
     let plan = runtime.call::<PlanGeneratorAgent>(KWARGS).await.unwrap();
     assert_eq!(
@@ -227,10 +224,7 @@ async fn a_workflow_question_streams_without_being_refused() {
     let workflow = Workflow::new("plans")
         .agent(&PlanGeneratorAgent)
         .goal([("plan_generator_agent", "Generate Crawl Plan")])
-        .config(Config {
-            delivery: Delivery::streamed(),
-            ..Config::default()
-        });
+        .config(Config::default().with_delivery(Delivery::streamed()));
     let runner = workflow.runner(Arc::new(model));
     let outcome = runner.start_with_kwargs(KWARGS).await.unwrap();
     let WorkflowOutcome::NeedsInput { request, .. } = outcome else {

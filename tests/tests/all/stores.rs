@@ -721,9 +721,10 @@ async fn leases_expire_and_runs_are_taken_over(open: Opener) {
         store.renew("leased-run", &a).await,
         Err(StoreError::LeaseLost { .. })
     ));
-    let stale = RunRecord {
-        status: RunStatus::Finished,
-        ..held
+    let stale = {
+        let mut value = held;
+        value.status = RunStatus::Finished;
+        value
     };
     assert!(matches!(
         store.save(&stale).await,
@@ -734,11 +735,12 @@ async fn leases_expire_and_runs_are_taken_over(open: Opener) {
         })
     ));
     // A save keeps the takeover count; a finished run is held by no one and is not runnable.
-    let done = RunRecord {
-        status: RunStatus::Finished,
-        owner: None,
-        lease_until_ms: 0,
-        ..taken
+    let done = {
+        let mut value = taken;
+        value.status = RunStatus::Finished;
+        value.owner = None;
+        value.lease_until_ms = 0;
+        value
     };
     store.save(&done).await.unwrap();
     let stored = store.load("leased-run").await.unwrap();
@@ -937,9 +939,10 @@ async fn a_stale_owner_stops(open: Opener) {
                 .into_iter()
                 .any(|p| p.producer == "budget_agent")
             {
-                let taken = RunRecord {
-                    owner: Some("intruder".into()),
-                    ..stored
+                let taken = {
+                    let mut value = stored;
+                    value.owner = Some("intruder".into());
+                    value
                 };
                 store.save(&taken).await.unwrap();
                 return taken.sequence + 1;

@@ -193,10 +193,7 @@ async fn a_handoff_failure_re_asks_the_producer_then_recovers() {
 #[tokio::test]
 async fn a_handoff_that_keeps_failing_stops_naming_both_agents() {
     let model = Arc::new(model(vec![Message::assistant(r#"{"insights": []}"#); 10]));
-    let config = agent_contracts::Config {
-        max_retries: 2,
-        ..Default::default()
-    };
+    let config = agent_contracts::Config::default().with_max_retries(2);
     let workflow = workflow().config(config);
     let error = workflow
         .runner(model.clone())
@@ -230,10 +227,7 @@ async fn an_unknown_agent_in_a_goal_is_a_clear_error() {
 async fn routing_that_loops_stops_at_the_hop_bound() {
     let back = Message::assistant(r#"{"insights": ["again"], "next_agent": "analysis_agent"}"#);
     let model = Arc::new(model(vec![back; 20]));
-    let config = agent_contracts::Config {
-        max_hops: 5,
-        ..Default::default()
-    };
+    let config = agent_contracts::Config::default().with_max_hops(5);
     let workflow = workflow().config(config);
     let error = workflow
         .runner(model.clone())

@@ -99,13 +99,7 @@ async fn max_errors_in_the_config_reaches_the_contract() {
         .await
         .unwrap_err();
     assert_eq!(all.retry_error().unwrap().errors.len(), 3);
-    let config = Config {
-        limits: Limits {
-            max_errors: 1,
-            ..Limits::default()
-        },
-        ..Config::default()
-    };
+    let config = Config::default().with_limits(Limits::default().with_max_errors(1));
     let one = Runtime::with_config(plan_model(), config)
         .call::<PlanGeneratorAgent>(kwargs)
         .await
@@ -119,10 +113,7 @@ async fn output_retries_end_with_one_error_naming_agent_side_and_attempts() {
         "plan_generator_agent",
         vec![Message::assistant(BAD_PLAN); 5],
     ));
-    let config = Config {
-        max_retries: 1,
-        ..Config::default()
-    };
+    let config = Config::default().with_max_retries(1);
     let error = Runtime::with_config(model, config)
         .call::<PlanGeneratorAgent>(KWARGS)
         .await
@@ -291,10 +282,7 @@ async fn tool_calls_of_one_turn_run_concurrently_and_keep_the_models_order() {
         in_flight: AtomicUsize::new(0),
         most: AtomicUsize::new(0),
     });
-    let config = Config {
-        max_concurrency: 2,
-        ..Config::default()
-    };
+    let config = Config::default().with_max_concurrency(2);
     let runtime = Runtime::with_config(model.clone(), config);
     let tools: [&dyn DynAgent; 1] = [&DiscoveryAgent];
     let outcome = runtime.run_loop("main", "", "go", &tools).await.unwrap();
@@ -348,13 +336,7 @@ impl ChatModel for Silent {
 async fn a_cancelled_run_ends_with_a_clear_error_and_keeps_its_transcript() {
     let token = CancellationToken::new();
     let model = Arc::new(Silent::default());
-    let runtime = Runtime::with_config(
-        model.clone(),
-        Config {
-            cancel: token.clone(),
-            ..Config::default()
-        },
-    );
+    let runtime = Runtime::with_config(model.clone(), Config::default().with_cancel(token.clone()));
     let cancel = async {
         tokio::time::sleep(Duration::from_millis(10)).await;
         token.cancel();
@@ -386,14 +368,8 @@ async fn dropping_a_runs_future_stops_it() {
 // ---- usage and the token budget -----------------------------------------------------------
 
 fn with_usage(text: &str, input: u64, output: u64) -> ChatResponse {
-    ChatResponse {
-        usage: Some(agent_contracts::model::Usage {
-            input_tokens: input,
-            output_tokens: output,
-            ..agent_contracts::model::Usage::default()
-        }),
-        ..ChatResponse::from(Message::assistant(text))
-    }
+    ChatResponse::from(Message::assistant(text))
+        .with_usage(agent_contracts::model::Usage::new(input, output))
 }
 
 #[tokio::test]
@@ -421,10 +397,7 @@ async fn usage_is_recorded_and_a_token_budget_stops_the_run() {
             .contains("=== [plan_generator_agent] tokens: 900 in, 50 out ===")
     );
     // A budget of 900 tokens is passed by the first call: the run stops there.
-    let config = Config {
-        token_budget: Some(900),
-        ..Config::default()
-    };
+    let config = Config::default().with_token_budget(900);
     let model = Arc::new(script());
     let error = Runtime::with_config(model.clone(), config)
         .call::<PlanGeneratorAgent>(KWARGS)

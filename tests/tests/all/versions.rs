@@ -195,10 +195,11 @@ async fn an_incompatible_change_is_refused(open: Opener) {
     assert_eq!(store.load(&run_id).await.unwrap(), paused);
 
     // A worker that claims it puts it back as it was (but for the claim's sequence).
-    let answered = RunRecord {
-        status: RunStatus::Answered,
-        answer: Some(HUMAN_ANSWER.into()),
-        ..paused.clone()
+    let answered = {
+        let mut value = paused.clone();
+        value.status = RunStatus::Answered;
+        value.answer = Some(HUMAN_ANSWER.into());
+        value
     };
     store.save(&answered).await.unwrap();
     let refused = runner.run_next().await;
