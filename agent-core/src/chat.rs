@@ -70,10 +70,8 @@ pub enum Thinking {
 ///
 /// ```
 /// use agent_contracts::{model::Image, Message};
-/// let message = Message {
-///     images: vec![Image::Url("https://example.com/floor-plan.png".into())],
-///     ..Message::user("Does the hall fit 80 guests?")
-/// };
+/// let message = Message::user("Does the hall fit 80 guests?")
+///     .with_images(vec![Image::Url("https://example.com/floor-plan.png".into())]);
 /// assert_eq!(message.content, "Does the hall fit 80 guests?");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,7 +163,7 @@ impl Message {
 
 /// What a model is asked.
 ///
-/// Build one with [`ChatRequest::new`] (or `..Default::default()`), so that fields added
+/// Build one with [`ChatRequest::new`] and the `with_` setters, so that fields added
 /// later break no caller.
 #[non_exhaustive]
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -217,12 +215,11 @@ impl ChatRequest {
 ///
 /// ```
 /// use agent_contracts::{model::ModelOptions, model::ToolChoice};
-/// let options = ModelOptions {
-///     temperature: Some(0.2),
-///     tool_choice: Some(ToolChoice::Required),
-///     ..ModelOptions::default()
-/// };
-/// assert_eq!(options.or(&ModelOptions { max_tokens: Some(512), ..Default::default() }).max_tokens, Some(512));
+/// let options = ModelOptions::default()
+///     .with_temperature(0.2)
+///     .with_tool_choice(ToolChoice::Required);
+/// let fallback = ModelOptions::default().with_max_tokens(512);
+/// assert_eq!(options.or(&fallback).max_tokens, Some(512));
 /// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -432,7 +429,7 @@ impl From<&str> for ChatResponse {
 ///
 /// ```
 /// use agent_contracts::model::Usage;
-/// let a = Usage { input_tokens: 10, output_tokens: 2, cached_tokens: 4, ..Usage::default() };
+/// let a = Usage::new(10, 2).with_cached_tokens(4);
 /// let total: Usage = [a, a].into_iter().sum();
 /// assert_eq!(total.input_tokens, 20);
 /// ```

@@ -12,11 +12,9 @@ pub use tokio_util::sync::CancellationToken;
 /// ```
 /// use agent_contracts::{Config, Limits};
 ///
-/// let config = Config {
-///     max_retries: 1,
-///     limits: Limits { max_errors: 5, ..Limits::default() },
-///     ..Config::default()
-/// };
+/// let config = Config::default()
+///     .with_max_retries(1)
+///     .with_limits(Limits::default().with_max_errors(5));
 /// assert_eq!(config.max_turns, 16);
 /// ```
 #[non_exhaustive]

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 /// ```
 /// use agent_contracts::{model::Price, model::Usage};
 /// let sonnet = Price { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75 };
-/// let usage = Usage { input_tokens: 1_000_000, output_tokens: 0, cached_tokens: 500_000, ..Usage::default() };
+/// let usage = Usage::new(1_000_000, 0).with_cached_tokens(500_000);
 /// assert_eq!(sonnet.cost(&usage), 1.65);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

@@ -17,14 +17,11 @@ use std::sync::Arc;
 /// ```
 /// use agent_contracts::{Config, stream::Delivery, stream::StreamEvent};
 ///
-/// let config = Config {
-///     delivery: Delivery::watched(|event: StreamEvent<'_>| {
-///         if let StreamEvent::Text { text, .. } = event {
-///             eprint!("{text}");
-///         }
-///     }),
-///     ..Config::default()
-/// };
+/// let config = Config::default().with_delivery(Delivery::watched(|event: StreamEvent<'_>| {
+///     if let StreamEvent::Text { text, .. } = event {
+///         eprint!("{text}");
+///     }
+/// }));
 /// assert!(config.delivery.is_streamed());
 /// assert!(!Config::default().delivery.is_streamed());
 /// ```

@@ -43,6 +43,7 @@ pub(crate) struct Wire {
 /// Prompt caching: `cache_control` breakpoints after the tools and after the system prompt,
 /// the prefix every call of an agent repeats, so later calls read it from the cache (billed
 /// at a tenth of the input price) after one write (billed above it).
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PromptCaching {
     /// No breakpoints.

@@ -27,6 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// How hard a reasoning model thinks before it answers (`reasoning_effort`).
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReasoningEffort {
     /// The fewest reasoning tokens (GPT-5).

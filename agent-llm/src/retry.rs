@@ -100,6 +100,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// (`retry-after-ms`, `Retry-After`) up to `max_retry_after`, or else a random time up to
 /// `min(max_delay, base_delay * 2^n)` ("full jitter"): a server asking for longer than the
 /// ceiling gets the backoff, not the end of the run.
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy)]
 pub struct RetryPolicy {
     /// Attempts in all, the first included (1: never retry).
@@ -131,6 +132,41 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
+    /// This policy with [`max_attempts`](Self::max_attempts) set.
+    pub fn with_max_attempts(mut self, max_attempts: u32) -> Self {
+        self.max_attempts = max_attempts;
+        self
+    }
+
+    /// This policy with [`base_delay`](Self::base_delay) set.
+    pub fn with_base_delay(mut self, base_delay: Duration) -> Self {
+        self.base_delay = base_delay;
+        self
+    }
+
+    /// This policy with [`max_delay`](Self::max_delay) set.
+    pub fn with_max_delay(mut self, max_delay: Duration) -> Self {
+        self.max_delay = max_delay;
+        self
+    }
+
+    /// This policy with [`max_retry_after`](Self::max_retry_after) set.
+    pub fn with_max_retry_after(mut self, max_retry_after: Duration) -> Self {
+        self.max_retry_after = max_retry_after;
+        self
+    }
+
+    /// This policy with [`max_elapsed`](Self::max_elapsed) set.
+    pub fn with_max_elapsed(mut self, max_elapsed: Duration) -> Self {
+        self.max_elapsed = max_elapsed;
+        self
+    }
+
+    /// This policy with its [`jitter`](Self::jitter) source set.
+    pub fn with_jitter(mut self, jitter: fn() -> f64) -> Self {
+        self.jitter = jitter;
+        self
+    }
     /// One attempt, no retry.
     pub fn never() -> Self {
         Self {

@@ -22,7 +22,7 @@ use std::sync::Arc;
 /// let strong = Arc::new(ScriptedModel::default());
 /// let router = Router::new(cheap)
 ///     .route("plan_generator_agent", strong)
-///     .options("discovery_agent", ModelOptions { temperature: Some(0.0), ..Default::default() });
+///     .options("discovery_agent", ModelOptions::default().with_temperature(0.0));
 /// ```
 #[derive(Clone)]
 pub struct Router {

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 /// Whether a request with an output schema asks the server for native structured output, and
 /// tools whose parameters fit the provider's strict subset are marked `strict: true`.
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StructuredOutput {
     /// The strict form when the contract has one (as written or rewritten), and strict

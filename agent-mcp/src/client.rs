@@ -35,6 +35,7 @@ use std::time::Duration;
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Why a server could not be reached or its tools not read.
+#[non_exhaustive]
 #[derive(Debug)]
 pub enum ClientError {
     /// The server could not be started or connected to.
@@ -95,6 +96,7 @@ impl fmt::Display for ClientError {
 impl std::error::Error for ClientError {}
 
 /// How the tools of a server are called.
+#[non_exhaustive]
 #[derive(Clone, Debug)]
 pub struct ToolSettings {
     /// The bounds of the arguments' and results' checks, as for agent contracts.
@@ -109,6 +111,20 @@ impl Default for ToolSettings {
             limits: Limits::default(),
             timeout: DEFAULT_TOOL_TIMEOUT,
         }
+    }
+}
+
+impl ToolSettings {
+    /// These settings with the checks' [`limits`](Self::limits) set.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// These settings with a call's [`timeout`](Self::timeout) set.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
     }
 }
 
@@ -273,6 +289,7 @@ pub fn server_specs(text: &str) -> Result<Vec<(String, ServerSpec)>, ClientError
 }
 
 /// How to reach one server of an `mcpServers` file.
+#[non_exhaustive]
 #[derive(Clone, PartialEq, Eq)]
 pub enum ServerSpec {
     /// A command to start, talked to over its stdin and stdout.

@@ -41,6 +41,7 @@ pub struct HttpSettings {
 /// served that way whatever this says. A client on an older version opens a session with
 /// `initialize` and names it in `Mcp-Session-Id` on each request after, unless the server gives
 /// it none ([`Sessions::Stateless`]).
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sessions {
     /// Nothing is kept: every request is served on its own (the SDK's stateless mode), so any

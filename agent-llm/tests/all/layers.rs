@@ -77,10 +77,7 @@ async fn retries_wrap_a_router_of_scripted_models() {
     };
     let router = Router::new(Arc::new(flaky(2, overloaded)));
     let clock = Arc::new(ManualClock::new());
-    let policy = RetryPolicy {
-        jitter: || 1.0,
-        ..RetryPolicy::default()
-    };
+    let policy = RetryPolicy::default().with_jitter(|| 1.0);
     let model = Retrying::new(router, policy).clock(clock.clone());
     let reply = model.complete(&request()).await;
     assert_eq!(reply.map(|r| r.message.content).ok().as_deref(), Some("ok"));

@@ -356,10 +356,7 @@ async fn a_slow_server_times_out_each_attempt() {
         .timeout(Duration::from_millis(150))
         .build()
         .expect("a model");
-    let policy = RetryPolicy {
-        max_attempts: 2,
-        ..exact_retries()
-    };
+    let policy = exact_retries().with_max_attempts(2);
     let model = Retrying::new(model, policy).clock(clock.clone());
     let error = model.complete(&request()).await.expect_err("an error");
     assert_eq!(
@@ -426,10 +423,7 @@ async fn a_refused_connection_is_retried_then_reported() {
             .base_url(format!("http://127.0.0.1:{port}/v1"))
             .build()
             .expect("a model");
-    let policy = RetryPolicy {
-        max_attempts: 3,
-        ..exact_retries()
-    };
+    let policy = exact_retries().with_max_attempts(3);
     let model = Retrying::new(model, policy).clock(clock.clone());
     let error = model.complete(&request()).await.expect_err("an error");
     assert!(
@@ -471,10 +465,7 @@ async fn retries_stop_when_the_next_wait_would_pass_the_total_time() {
     let busy = || status(503).insert_header("retry-after", "5");
     let server = serve(OPENAI_PATH, vec![busy(), busy(), busy(), text_reply()]).await;
     let clock = Arc::new(ManualClock::new());
-    let policy = RetryPolicy {
-        max_elapsed: Duration::from_secs(8),
-        ..exact_retries()
-    };
+    let policy = exact_retries().with_max_elapsed(Duration::from_secs(8));
     let model = openai_builder(&server).build().expect("a model");
     let model = Retrying::new(model, policy).clock(clock.clone());
     let error = model.complete(&request()).await.expect_err("an error");

@@ -109,10 +109,7 @@ async fn a_slow_server_times_out_as_a_tool_result() {
     };
     let url = serve(remote).await;
     let server = McpServer::http("agents", &url, None).await.unwrap();
-    let settings = ToolSettings {
-        timeout: Duration::from_millis(200),
-        ..ToolSettings::default()
-    };
+    let settings = ToolSettings::default().with_timeout(Duration::from_millis(200));
     let tool = server.tools(settings).await.unwrap().remove(0);
     let result = tool
         .call(r#"{"task": "Scan", "target_url": "https://a.example"}"#)

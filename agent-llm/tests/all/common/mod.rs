@@ -53,10 +53,7 @@ pub fn status(code: u16) -> ResponseTemplate {
 
 /// Backoff without randomness: each wait is the full exponential step.
 pub fn exact_retries() -> RetryPolicy {
-    RetryPolicy {
-        jitter: || 1.0,
-        ..RetryPolicy::default()
-    }
+    RetryPolicy::default().with_jitter(|| 1.0)
 }
 
 pub const OPENAI_PATH: &str = "/v1/chat/completions";
