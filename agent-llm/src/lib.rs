@@ -21,9 +21,7 @@ pub use fallback::Fallback;
 pub use http::ConfigError;
 pub use model::{HttpModel, HttpModelBuilder, Provider};
 pub use openai::ReasoningEffort;
-/// Header names and values, for the builders' `header` (re-exported from reqwest).
-pub use reqwest::header::{HeaderName, HeaderValue};
-pub use retry::{Clock, ManualClock, RetryPolicy, Retrying, SystemClock, retry_after};
+pub use retry::{Clock, ManualClock, RetryPolicy, Retrying, SystemClock};
 pub use router::Router;
 pub use secret::ApiKey;
 pub use spec::{REQUEST_TIMEOUT_ENV, from_spec, from_spec_with};

@@ -98,6 +98,8 @@ pub struct HttpModelBuilder {
     thinking: Option<u32>,
     betas: Vec<String>,
     caching: PromptCaching,
+    /// The first header [`header`](Self::header) refused, reported by `build`.
+    bad_header: Option<ConfigError>,
 }
 
 impl HttpModel {
@@ -120,6 +122,7 @@ impl HttpModel {
             thinking: None,
             betas: Vec::new(),
             caching: PromptCaching::Off,
+            bad_header: None,
         }
     }
 
@@ -350,10 +353,44 @@ impl HttpModelBuilder {
     }
 
     /// A header sent with every request (a gateway's, a tenant's); its value never shows in
-    /// `Debug` output. The provider's own headers (key, version) win over it.
-    pub fn header(mut self, name: crate::HeaderName, mut value: crate::HeaderValue) -> Self {
-        value.set_sensitive(true);
-        self.settings.headers.append(name, value);
+    /// `Debug` output or errors. The provider's own headers (key, version) win over it. A name
+    /// or value HTTP does not allow makes `build` fail with [`ConfigError::Invalid`].
+    ///
+    /// ```
+    /// use agent_contracts_llm::{ConfigError, HttpModel, Provider};
+    /// let built = HttpModel::builder(Provider::OpenAi, "gpt-4o")
+    ///     .api_key("sk-test")
+    ///     .header("x-gateway-tenant", "crawlers")
+    ///     .build();
+    /// assert!(built.is_ok());
+    /// let refused = HttpModel::builder(Provider::OpenAi, "gpt-4o")
+    ///     .api_key("sk-test")
+    ///     .header("x-tenant", "line\nbreak")
+    ///     .build();
+    /// assert!(matches!(refused, Err(ConfigError::Invalid { setting: "header", .. })));
+    /// ```
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        use reqwest::header::{HeaderName, HeaderValue};
+        let shown: String = name.chars().take(64).collect();
+        let parsed = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("`{shown}` is not a header name"))
+            .and_then(|name| match HeaderValue::from_str(value) {
+                Ok(value) => Ok((name, value)),
+                // The value may be a secret: the error names the header only.
+                Err(_) => Err(format!("the value of `{shown}` is not a header value")),
+            });
+        match parsed {
+            Ok((name, mut value)) => {
+                value.set_sensitive(true);
+                self.settings.headers.append(name, value);
+            }
+            Err(reason) => {
+                self.bad_header.get_or_insert(ConfigError::Invalid {
+                    setting: "header",
+                    reason,
+                });
+            }
+        }
         self
     }
 
@@ -450,6 +487,9 @@ impl HttpModelBuilder {
                 "openai"
             };
             return Err(ConfigError::Disabled(feature.into()));
+        }
+        if let Some(error) = self.bad_header.take() {
+            return Err(error);
         }
         self.check_provider_settings()?;
         let wire = match provider {

@@ -210,7 +210,10 @@ fn server_wait(error: &ModelError) -> Option<Duration> {
 
 /// The wait a response asks for: `retry-after-ms` (OpenAI), else `Retry-After` in seconds or
 /// as an HTTP date.
-pub fn retry_after(headers: &reqwest::header::HeaderMap, now: SystemTime) -> Option<Duration> {
+pub(crate) fn retry_after(
+    headers: &reqwest::header::HeaderMap,
+    now: SystemTime,
+) -> Option<Duration> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     if let Some(ms) = header("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()) {
         return Duration::try_from_secs_f64(ms / 1000.0).ok();

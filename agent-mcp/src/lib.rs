@@ -77,7 +77,7 @@ mod settings;
 mod tap;
 mod workflow;
 
-pub use agent_contracts_runtime::contract::ContractError;
+use agent_contracts_runtime::contract::ContractError;
 pub use progress::{PARTIAL_TEXT_BYTES, PROGRESS_INTERVAL};
 pub use settings::{HttpSettings, Sessions};
 pub use tap::{MAX_ENVELOPE_BYTES, MAX_PENDING_CALLS};
@@ -150,7 +150,7 @@ impl AgentServer {
     /// the server's model. Refused only if the resume tool's contract does not compile.
     ///
     /// ```no_run
-    /// # fn demo(server: agent_contracts_mcp::AgentServer, workflow: agent_contracts_runtime::Workflow) -> Result<(), agent_contracts_mcp::ContractError> {
+    /// # fn demo(server: agent_contracts_mcp::AgentServer, workflow: agent_contracts_runtime::Workflow) -> Result<(), agent_contracts_runtime::contract::ContractError> {
     /// let server = server.workflow(workflow, "Plans an event with four specialists.")?;
     /// # Ok(()) }
     /// ```

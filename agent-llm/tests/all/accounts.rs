@@ -3,7 +3,7 @@
 //! headers, Azure OpenAI, base URLs with a query; no key or token in `Debug` or errors.
 
 use crate::common::*;
-use agent_contracts_llm::{ConfigError, HeaderName, HeaderValue, HttpModel, Provider};
+use agent_contracts_llm::{ConfigError, HttpModel, Provider};
 use agent_contracts_runtime::{ChatModel, Message, model::ChatRequest, model::ModelError};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -73,10 +73,7 @@ async fn an_anthropic_auth_token_is_a_bearer_token_with_betas_and_default_header
         .expect("a builder")
         .beta("interleaved-thinking-2025-05-14")
         .beta("token-efficient-tools-2025-02-19")
-        .header(
-            HeaderName::from_static("x-gateway-tenant"),
-            HeaderValue::from_static("crawlers"),
-        )
+        .header("x-gateway-tenant", "crawlers")
         .build()
         .expect("a model");
     let sent = one_request(&server, model).await;
@@ -157,10 +154,7 @@ async fn tokens_and_default_headers_stay_out_of_debug_and_errors() {
     let model = HttpModel::builder(Provider::Anthropic, "claude-test")
         .base_url(server.uri())
         .auth_token(KEY)
-        .header(
-            HeaderName::from_static("x-gateway-key"),
-            HeaderValue::from_static("gw-secret-42"),
-        );
+        .header("x-gateway-key", "gw-secret-42");
     let text = format!("{model:?}");
     let model = model.build().expect("a model");
     let text = format!("{text}{model:?}");
@@ -221,5 +215,38 @@ async fn an_answer_cut_off_at_its_token_limit_is_its_own_error() {
     assert_eq!(
         error.as_deref(),
         Some("the answer was cut off at its token limit (6 output tokens); raise `max_tokens`")
+    );
+}
+
+#[test]
+fn a_header_http_refuses_fails_the_build_without_showing_its_value() {
+    let bad_value = HttpModel::builder(Provider::Anthropic, "claude-test")
+        .auth_token(KEY)
+        .header("x-gateway-key", "gw-secret-42\r\nx-injected: 1")
+        .build()
+        .expect_err("a value with a line break");
+    let text = bad_value.to_string();
+    assert!(
+        matches!(
+            &bad_value,
+            ConfigError::Invalid {
+                setting: "header",
+                ..
+            }
+        ),
+        "{bad_value:?}"
+    );
+    assert!(
+        text.contains("x-gateway-key") && !text.contains("gw-secret-42"),
+        "{text}"
+    );
+    let bad_name = HttpModel::builder(Provider::Anthropic, "claude-test")
+        .auth_token(KEY)
+        .header("x gateway", "crawlers")
+        .build()
+        .expect_err("a name with a space");
+    assert_eq!(
+        bad_name.to_string(),
+        "the setting `header` is invalid: `x gateway` is not a header name"
     );
 }

@@ -2,7 +2,7 @@
 //! compatible servers' quirks, retries and failures.
 
 use crate::common::*;
-use agent_contracts_llm::{ManualClock, RetryPolicy, Retrying, StructuredOutput};
+use agent_contracts_llm::{ManualClock, Retrying, StructuredOutput};
 use agent_contracts_runtime::{
     ChatModel, Message, contract::ToolDefinition, model::ChatRequest, model::ModelError,
     model::ModelOptions, model::ToolCallRequest, model::Usage,
