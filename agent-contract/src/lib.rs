@@ -176,7 +176,7 @@ pub mod __private {
     pub fn prompt_error(agent: &str, source: askama::Error) -> crate::prompt::PromptError {
         crate::prompt::PromptError {
             agent: agent.to_owned(),
-            source,
+            source: Box::new(source),
         }
     }
 

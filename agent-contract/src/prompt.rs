@@ -14,9 +14,10 @@ use std::fmt;
 pub struct PromptError {
     /// The agent whose prompt failed.
     pub agent: String,
-    /// Askama's error (a filter that failed, a formatting error).
+    /// What failed: the template engine's error (a filter that failed, a formatting error),
+    /// kept as a plain error so that the engine's version is not part of this API.
     #[source]
-    pub source: askama::Error,
+    pub source: Box<dyn std::error::Error + Send + Sync>,
 }
 
 /// The default user prompt: the task, and the context as pretty JSON in a fence that no value

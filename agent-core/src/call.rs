@@ -336,7 +336,7 @@ impl Engine<'_> {
                 .render()
                 .map_err(|source| agent_contracts_contract::PromptError {
                     agent: name.to_owned(),
-                    source,
+                    source: Box::new(source),
                 })?;
         let text = match refusal {
             Refusal::Output => {

@@ -532,7 +532,7 @@ impl Runtime {
                 .append_to(&prepared.user_prompt)
                 .map_err(|source| agent_contracts_contract::PromptError {
                     agent: name.to_owned(),
-                    source,
+                    source: Box::new(source),
                 })?,
             None => prepared.user_prompt.clone(),
         };

@@ -12,8 +12,8 @@
 
 use crate::ids::{ContextId, Timestamp};
 use crate::texts::Fenced;
-use agent_contracts_contract::RawJson;
 use agent_contracts_contract::RetryError;
+use agent_contracts_contract::{MarkdownError, RawJson};
 use askama::Template;
 use serde::{Deserialize, Serialize};
 
@@ -55,7 +55,7 @@ impl PreviousAttempt {
     /// The "Previous attempt" section of the rerun's user prompt.
     ///
     /// Fails only when the previous output is JSON the markdown renderer refuses.
-    pub fn render(&self) -> Result<String, askama::Error> {
+    pub fn render(&self) -> Result<String, MarkdownError> {
         // As the model wrote it: its keys in their order, its numbers' own text.
         let output = match serde_json::from_str::<RawJson>(&self.serialized_output) {
             Ok(raw) if raw.get().starts_with(['{', '[']) => PreviousOutput::Json(raw),
@@ -70,10 +70,12 @@ impl PreviousAttempt {
             output,
         }
         .render()
+        // The template's only failure is the markdown filter's.
+        .map_err(|e| <MarkdownError as serde::ser::Error>::custom(e))
     }
 
     /// `prompt`, then a blank line and the "Previous attempt" section.
-    pub(crate) fn append_to(&self, prompt: &str) -> Result<String, askama::Error> {
+    pub(crate) fn append_to(&self, prompt: &str) -> Result<String, MarkdownError> {
         Ok(format!("{prompt}\n\n{}", self.render()?))
     }
 }
