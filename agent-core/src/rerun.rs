@@ -71,7 +71,7 @@ impl PreviousAttempt {
         }
         .render()
         // The template's only failure is the markdown filter's.
-        .map_err(|e| <MarkdownError as serde::ser::Error>::custom(e))
+        .map_err(<MarkdownError as serde::ser::Error>::custom)
     }
 
     /// `prompt`, then a blank line and the "Previous attempt" section.
