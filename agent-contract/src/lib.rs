@@ -1,10 +1,12 @@
 //! The contract layer of agent-contracts: everything generated agent code and contract
 //! checking need, and nothing that needs an async runtime, HTTP, a database or crypto.
 //!
-//! Users depend on `agent-core`, which re-exports everything here at its root
-//! (`agent_contracts_runtime::Contract` is [`Contract`]); the derives name these items through that
-//! re-export. A crate that only checks contracts (a validator service, a fuzz target) can depend
-//! on this crate alone.
+//! Users depend on `agent-contracts`, which re-exports everything here once: the few names a
+//! typical service needs at its root (`agent_contracts::Contract` is [`Contract`]), the rest in
+//! its modules named by concept (`agent_contracts::contract::ToolCall` is [`ToolCall`]). The
+//! derives name these items only through `__private`, so that layout can change without
+//! touching generated code. A crate that only checks contracts (a validator service, a fuzz
+//! target) can depend on this crate alone.
 //!
 //! What is here, bottom up: the retry error a caller LLM reads ([`RetryError`]), [`Limits`], JSON
 //! kept as written ([`RawJson`]), a tool call split into task and context ([`ToolCall`]), a

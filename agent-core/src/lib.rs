@@ -1,8 +1,12 @@
 //! The runtime of agent-contracts: agents called as tools with their contracts checked,
 //! workflows, durable runs and the traits models and stores implement.
 //!
-//! Use it through the `agent-contracts` crate, which re-exports this crate's root with the
-//! derives, and brings the providers, MCP and the stores as features.
+//! Use it through the `agent-contracts` crate, which re-exports this crate's root and modules
+//! with the derives, and brings the providers, MCP and the stores as features.
+//!
+//! The root holds about twenty names: what the first example and a typical service name. The
+//! rest is in modules named by concept: [`contract`], [`model`], [`prompt`], [`stream`],
+//! [`runtime`], [`workflow`], [`store`] and [`transcript`]; each item has one path.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -44,15 +44,21 @@ pub const RESERVED_KEYS: [&str; 5] = [
     "context",
 ];
 
+/// Not part of the public API (its type is jsonschema's): shared by the contract layer and the
+/// code generator so that both compile schemas alike.
+///
 /// The one validator configuration of the project: offline (no `$ref` is ever fetched) and
 /// linear-time patterns (the `regex` engine, so no input can make a pattern backtrack). The
 /// runtime compiles contracts with it and the code generator refuses what it refuses.
+#[doc(hidden)]
 pub fn validator_options<'a>() -> jsonschema::ValidationOptions<'a> {
     validator_options_for()
 }
 
 /// [`validator_options`] for validators of another in-memory JSON representation than
-/// `serde_json::Value` (jsonschema's `json` traits): the same configuration.
+/// `serde_json::Value` (jsonschema's `json` traits): the same configuration. Not part of the
+/// public API either.
+#[doc(hidden)]
 pub fn validator_options_for<'a, F: jsonschema::json::Json>()
 -> jsonschema::ValidationOptions<'a, std::sync::Arc<dyn jsonschema::Retrieve>, F> {
     jsonschema::options_for::<F>()
