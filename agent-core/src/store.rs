@@ -72,7 +72,8 @@ impl fmt::Display for RunStatus {
     }
 }
 
-/// One stored run.
+/// One stored run. Fields may be added: a store that reads a row builds its record with
+/// [`RunRecord::new`] and then sets the stored fields (sequence, times, owner, ...).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RunRecord {
