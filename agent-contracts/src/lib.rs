@@ -56,16 +56,16 @@
 //!
 //! The [guide](https://github.com/agent-contracts/agent-contracts/tree/main/guide) has a chapter per topic, each with examples the repository's tests compile
 //! and run:
-//! [contracts and the derive](https://github.com/agent-contracts/agent-contracts/tree/main/guide/contracts.md),
-//! [the build script](https://github.com/agent-contracts/agent-contracts/tree/main/guide/build-script.md),
-//! [the runtime](https://github.com/agent-contracts/agent-contracts/tree/main/guide/runtime.md),
-//! [streaming](https://github.com/agent-contracts/agent-contracts/tree/main/guide/streaming.md),
-//! [workflows](https://github.com/agent-contracts/agent-contracts/tree/main/guide/workflows.md),
-//! [durable runs and workers](https://github.com/agent-contracts/agent-contracts/tree/main/guide/durable-runs.md),
-//! [providers](https://github.com/agent-contracts/agent-contracts/tree/main/guide/providers.md),
-//! [MCP](https://github.com/agent-contracts/agent-contracts/tree/main/guide/mcp.md),
-//! [the CLI](https://github.com/agent-contracts/agent-contracts/tree/main/guide/cli.md) and
-//! [untrusted input](https://github.com/agent-contracts/agent-contracts/tree/main/guide/untrusted-input.md).
+//! [contracts and the derive](https://github.com/agent-contracts/agent-contracts/blob/main/guide/contracts.md),
+//! [the build script](https://github.com/agent-contracts/agent-contracts/blob/main/guide/build-script.md),
+//! [the runtime](https://github.com/agent-contracts/agent-contracts/blob/main/guide/runtime.md),
+//! [streaming](https://github.com/agent-contracts/agent-contracts/blob/main/guide/streaming.md),
+//! [workflows](https://github.com/agent-contracts/agent-contracts/blob/main/guide/workflows.md),
+//! [durable runs and workers](https://github.com/agent-contracts/agent-contracts/blob/main/guide/durable-runs.md),
+//! [providers](https://github.com/agent-contracts/agent-contracts/blob/main/guide/providers.md),
+//! [MCP](https://github.com/agent-contracts/agent-contracts/blob/main/guide/mcp.md),
+//! [the CLI](https://github.com/agent-contracts/agent-contracts/blob/main/guide/cli.md) and
+//! [untrusted input](https://github.com/agent-contracts/agent-contracts/blob/main/guide/untrusted-input.md).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
