@@ -1,6 +1,6 @@
 //! A user's contracts, read at run time from a folder of agent folders (the build-script
 //! layout: `<agent>/input.schema.json`, optionally `output.schema.json` and `agent.json`),
-//! for `agent-contract tool`, `validate`, `render` and `mcp` with `--schemas DIR`. No code is
+//! for every subcommand but `check` (which runs the build script's checks instead). No code is
 //! generated: calls are checked against the schemas, not typed, and the user prompt is the
 //! default one (the task, then the context as JSON), since a template is compiled with the
 //! crate that owns it.
@@ -22,15 +22,23 @@ pub struct UserAgent {
 }
 
 impl UserAgent {
-    /// Reads the agent `name` of the folder `schemas`. The error says which file is wrong.
+    /// Reads the agent `name` of the folder `schemas`. The error says which file is wrong,
+    /// or, for a name that is no agent of the folder, which names are.
     pub fn load(schemas: &Path, name: &str) -> Result<Self, String> {
         let dir = schemas.join(name);
         let input_path = dir.join("input.schema.json");
-        if !input_path.is_file() {
+        // A name is one folder: `a/../b` or an absolute path would read outside `schemas`.
+        let plain = Path::new(name).components().count() == 1
+            && matches!(
+                Path::new(name).components().next(),
+                Some(std::path::Component::Normal(_))
+            );
+        if !plain || !input_path.is_file() {
+            let known = Self::names(schemas)?;
             return Err(format!(
-                "no agent `{name}` in {}: {} does not exist",
+                "unknown agent `{name}` in {}; known agents: {}",
                 schemas.display(),
-                input_path.display()
+                known.join(", ")
             ));
         }
         let input = contract(name, ContractKind::Input, &input_path)?;
@@ -50,6 +58,15 @@ impl UserAgent {
     /// Every agent of the folder `schemas` (each subfolder with an `input.schema.json`), by
     /// name. The error says which file is wrong.
     pub fn load_all(schemas: &Path) -> Result<Vec<Self>, String> {
+        Self::names(schemas)?
+            .iter()
+            .map(|name| Self::load(schemas, name))
+            .collect()
+    }
+
+    /// The names of the folder's agents (its subfolders with an `input.schema.json`), sorted;
+    /// an error if it has none.
+    pub fn names(schemas: &Path) -> Result<Vec<String>, String> {
         let entries = std::fs::read_dir(schemas)
             .map_err(|e| format!("cannot read the folder {}: {e}", schemas.display()))?;
         let mut names: Vec<String> = entries
@@ -64,7 +81,7 @@ impl UserAgent {
                 schemas.display()
             ));
         }
-        names.iter().map(|name| Self::load(schemas, name)).collect()
+        Ok(names)
     }
 }
 
