@@ -136,9 +136,10 @@ impl DynAgent for UserAgent {
     }
 }
 
+/// The contract at `path`, its `$ref`s to sibling contracts of the folder bundled in as a
+/// build bundles them.
 fn contract(name: &str, kind: ContractKind, path: &Path) -> Result<Contract, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = agent_contracts_codegen::read_contract(path).map_err(|e| e.join("; "))?;
     Contract::from_json_str(name, kind, &text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
