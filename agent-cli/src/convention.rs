@@ -77,7 +77,12 @@ impl Logs {
 #[command(next_help_heading = "Model provider settings (for --model)")]
 pub struct ProviderEnv {
     /// The OpenAI API key (`openai:`)
-    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true, value_name = "KEY")]
+    #[arg(
+        long,
+        env = "OPENAI_API_KEY",
+        hide_env_values = true,
+        value_name = "KEY"
+    )]
     pub openai_api_key: Option<String>,
     /// An OpenAI-compatible endpoint instead of OpenAI's (`openai:`)
     #[arg(long, env = "OPENAI_BASE_URL", value_name = "URL")]

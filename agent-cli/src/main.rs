@@ -48,6 +48,8 @@ struct Cli {
     command: Command,
 }
 
+// One command is parsed per process: `mcp`'s many settings cost nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Check the folder as a build would: per agent, `ok` or every problem with its
@@ -220,7 +222,8 @@ fn run(command: Command, schemas: &Path) -> Result<(), Failure> {
             without,
         } => {
             let agent = load(schemas, &agent)?;
-            let mut text = read_input(file.as_deref())?.map_err(|e| Failure::Usage(e.to_string()))?;
+            let mut text =
+                read_input(file.as_deref())?.map_err(|e| Failure::Usage(e.to_string()))?;
             if let Some(key) = without {
                 text = timing::without_key(&text, &key)
                     .map_err(|e| Failure::Usage(format!("--without {key}: the kwargs {e}")))?;
@@ -356,8 +359,9 @@ fn read_input(file: Option<&str>) -> Result<Result<String, RetryError>, Failure>
                 .map_err(|e| Failure::Usage(format!("cannot read stdin: {e}")))?;
             bytes
         }
-        Some(path) => std::fs::read(path)
-            .map_err(|e| Failure::Usage(format!("cannot read `{path}`: {e}")))?,
+        Some(path) => {
+            std::fs::read(path).map_err(|e| Failure::Usage(format!("cannot read `{path}`: {e}")))?
+        }
     };
     Ok(String::from_utf8(bytes).map_err(|e| {
         RetryError::call(

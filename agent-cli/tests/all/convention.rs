@@ -41,7 +41,13 @@ fn each_exit_code_means_one_thing() {
         &["tool", "discovery_agent", "--format", "xml"],
         &["--schemas", SCHEMAS, "validate", "no_such_agent"],
         &["--schemas", "/no/such/folder", "list"],
-        &["--schemas", SCHEMAS, "validate", "discovery_agent", "/no/such.json"],
+        &[
+            "--schemas",
+            SCHEMAS,
+            "validate",
+            "discovery_agent",
+            "/no/such.json",
+        ],
     ] {
         let out = cli().args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -76,12 +82,24 @@ fn help_states_the_exit_codes_and_the_environment() {
     ] {
         let text = help(&[sub, "--help"]);
         assert!(text.contains(convention), "{sub}: {text}");
-        assert!(text.contains("[env: AGENT_CONTRACT_SCHEMAS="), "{sub}: {text}");
+        assert!(
+            text.contains("[env: AGENT_CONTRACT_SCHEMAS="),
+            "{sub}: {text}"
+        );
         assert!(text.contains("[env: RUST_LOG="), "{sub}: {text}");
     }
     let text = help(&["--help"]);
     assert!(text.contains(convention), "{text}");
-    for sub in ["check", "list", "tool", "render", "validate", "bench", "mcp", "completions"] {
+    for sub in [
+        "check",
+        "list",
+        "tool",
+        "render",
+        "validate",
+        "bench",
+        "mcp",
+        "completions",
+    ] {
         assert!(text.contains(&format!("\n  {sub} ")), "{sub}: {text}");
     }
     let text = help(&["mcp", "--help"]);

@@ -15,7 +15,13 @@ const USER_SCHEMAS: &str = "../tests/fixtures/user_crate/schemas";
 fn server(args: &[&str]) -> std::process::Command {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_agent-contract"));
     command
-        .args(["--schemas", USER_SCHEMAS, "mcp", "--model", "openai:test-model"])
+        .args([
+            "--schemas",
+            USER_SCHEMAS,
+            "mcp",
+            "--model",
+            "openai:test-model",
+        ])
         .args(args)
         .env("OPENAI_API_KEY", "sk-test")
         .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
@@ -109,7 +115,10 @@ fn a_model_spec_it_cannot_read_is_a_usage_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(stderr.starts_with("agent-contract: --model mistral:large: "), "{stderr}");
+    assert!(
+        stderr.starts_with("agent-contract: --model mistral:large: "),
+        "{stderr}"
+    );
     // A missing key names its variable, read through clap like every other.
     // (OpenAI's own endpoint needs one; another OpenAI-compatible one may not.)
     let out = server(&[])
