@@ -96,7 +96,7 @@ pub struct ProviderEnv {
     /// The Azure OpenAI resource's endpoint (`azure:`)
     #[arg(long, env = "AZURE_OPENAI_ENDPOINT", value_name = "URL")]
     pub azure_openai_endpoint: Option<String>,
-    /// The Azure OpenAI key (`azure:`; or an Entra ID token)
+    /// The Azure OpenAI key (`azure:`)
     #[arg(
         long,
         env = "AZURE_OPENAI_API_KEY",

@@ -82,6 +82,8 @@ fn help_states_the_exit_codes_and_the_environment() {
     ] {
         let text = help(&[sub, "--help"]);
         assert!(text.contains(convention), "{sub}: {text}");
+        // clap wraps lines at the terminal's width: one space between words.
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
             text.contains("[env: AGENT_CONTRACT_SCHEMAS="),
             "{sub}: {text}"
@@ -102,7 +104,10 @@ fn help_states_the_exit_codes_and_the_environment() {
     ] {
         assert!(text.contains(&format!("\n  {sub} ")), "{sub}: {text}");
     }
-    let text = help(&["mcp", "--help"]);
+    let text = help(&["mcp", "--help"])
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     for var in [
         "AGENT_CONTRACT_MCP_TOKEN",
         "AGENT_CONTRACT_MCP_KEY",
