@@ -130,3 +130,94 @@ fn a_model_spec_it_cannot_read_is_a_usage_error() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("OPENAI_API_KEY"), "{stderr}");
 }
+
+/// A model endpoint on loopback speaking OpenAI's chat completions: every request gets
+/// `answer` as the assistant's message; each request's head and body are kept.
+fn fake_openai(answer: &str) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead as _, Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let body = json!({
+        "id": "chatcmpl-1",
+        "model": "test-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+    })
+    .to_string();
+    let kept = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let mut reader = std::io::BufReader::new(stream);
+            let mut head = String::new();
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+                head.push_str(&line);
+            }
+            let mut request = vec![0; length];
+            let _ = reader.read_exact(&mut request);
+            kept.lock()
+                .unwrap()
+                .push(format!("{head}\n{}", String::from_utf8_lossy(&request)));
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = reader.get_mut().write_all(response.as_bytes());
+        }
+    });
+    (url, seen)
+}
+
+/// A call that passes its input contract goes to the model `--model` names, configured from
+/// the variables clap read or from the flags; its answer comes back checked against the output
+/// contract.
+#[tokio::test]
+async fn a_valid_call_is_answered_by_the_model_and_checked() {
+    for by_flags in [false, true] {
+        let (url, seen) = fake_openai(r#"{"total": 3}"#);
+        let mut command = server(&[]);
+        match by_flags {
+            false => command
+                .env("OPENAI_BASE_URL", &url)
+                .env("OPENAI_API_KEY", "sk-test-key"),
+            true => command
+                .args(["--openai-base-url", &url, "--openai-api-key", "sk-test-key"])
+                .env_remove("OPENAI_BASE_URL")
+                .env_remove("OPENAI_API_KEY"),
+        };
+        let command = tokio::process::Command::from(command);
+        let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+        let answered = client
+            .call_tool(call(
+                "run_tagged_agent",
+                json!({"task": "Count them", "count": 3}),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(answered.is_error, Some(false), "{answered:?}");
+        assert_eq!(answered.structured_content.unwrap(), json!({"total": 3}));
+        client.cancel().await.unwrap();
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        let request = seen[0].to_ascii_lowercase();
+        assert!(
+            request.starts_with("post /v1/chat/completions "),
+            "{request}"
+        );
+        assert!(
+            request.contains("authorization: bearer sk-test-key"),
+            "{request}"
+        );
+        assert!(seen[0].contains("Count them"), "{}", seen[0]);
+        assert!(seen[0].contains("\"model\":\"test-model\""), "{}", seen[0]);
+    }
+}
