@@ -19,6 +19,8 @@ pub struct UserAgent {
     description: &'static str,
     input: &'static Contract,
     output: Option<&'static Contract>,
+    /// The template `agent.json` names (`user_prompt`), which only a build renders.
+    template: Option<String>,
 }
 
 impl UserAgent {
@@ -47,12 +49,20 @@ impl UserAgent {
             .is_file()
             .then(|| contract(name, ContractKind::Output, &output_path))
             .transpose()?;
+        let meta = meta(&dir.join("agent.json"))?;
         Ok(Self {
             name: Box::leak(name.into()),
-            description: Box::leak(description(&dir.join("agent.json"))?.into_boxed_str()),
+            description: Box::leak(meta.description.into_boxed_str()),
             input: Box::leak(Box::new(input)),
             output: output.map(|output| &*Box::leak(Box::new(output))),
+            template: meta.template,
         })
+    }
+
+    /// The prompt template `agent.json` names, if any: a build renders it, this reading of the
+    /// folder renders the default prompt instead.
+    pub fn template(&self) -> Option<&str> {
+        self.template.as_deref()
     }
 
     /// Every agent of the folder `schemas` (each subfolder with an `input.schema.json`), by
@@ -143,16 +153,24 @@ fn contract(name: &str, kind: ContractKind, path: &Path) -> Result<Contract, Str
     Contract::from_json_str(name, kind, &text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// The `description` of `agent.json`, if the file exists.
-fn description(path: &Path) -> Result<String, String> {
+/// What `agent.json` says, when the file exists.
+#[derive(Default)]
+struct Meta {
+    description: String,
+    template: Option<String>,
+}
+
+/// The `description` and `user_prompt` of `agent.json`, if the file exists (`check` reports
+/// any other key as a build would).
+fn meta(path: &Path) -> Result<Meta, String> {
     let Ok(text) = std::fs::read_to_string(path) else {
-        return Ok(String::new());
+        return Ok(Meta::default());
     };
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(value
-        .get("description")
-        .and_then(serde_json::Value::as_str)
-        .unwrap_or_default()
-        .to_owned())
+    let text_of = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+    Ok(Meta {
+        description: text_of("description").unwrap_or_default(),
+        template: text_of("user_prompt"),
+    })
 }

@@ -181,6 +181,12 @@ fn run(command: Command, schemas: &Path) -> Result<(), Failure> {
             };
             match agent.prepare(&text, &Limits::default()) {
                 Ok(prepared) => {
+                    if let Some(template) = agent.template() {
+                        eprintln!(
+                            "{BIN}: note: a build renders `{}` with its template `{template}`; this is the default prompt (a template is compiled with its crate)",
+                            agent.name()
+                        );
+                    }
                     // The prompt byte for byte: no newline of our own after it.
                     let mut out = std::io::stdout().lock();
                     out.write_all(prepared.user_prompt.as_bytes())
@@ -343,7 +349,7 @@ fn strict_table(checks: &[agent_contracts_codegen::AgentCheck]) -> String {
 
 /// The agent `name` of the folder `schemas`, read now. It lives for the process, as a
 /// [`DynAgent`]'s contracts do.
-fn load(schemas: &Path, name: &str) -> Result<&'static dyn DynAgent, Failure> {
+fn load(schemas: &Path, name: &str) -> Result<&'static UserAgent, Failure> {
     let agent = UserAgent::load(schemas, name).map_err(Failure::Usage)?;
     Ok(Box::leak(Box::new(agent)))
 }

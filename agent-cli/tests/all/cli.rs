@@ -279,6 +279,11 @@ fn render_reads_a_users_agent_at_run_time_with_the_default_prompt() {
         stdout(&out),
         "Find it\n\n## Context\n```json\n{\n  \"query\": \"rust 0.60\",\n  \"limit\": 3\n}\n```"
     );
+    // Said on stderr, since the folder names a template.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "agent-contract: note: a build renders `search_agent` with its template `search_user.md`; this is the default prompt (a template is compiled with its crate)\n"
+    );
     // The same from a file (`render --schemas DIR AGENT FILE`, issue 32's form).
     let file = std::env::temp_dir().join(format!("render-kwargs-{}.json", std::process::id()));
     std::fs::write(
