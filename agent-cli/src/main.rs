@@ -256,7 +256,7 @@ fn run(command: Command, schemas: &Path) -> Result<(), Failure> {
             let model = agent_contracts::llm::from_spec_with(&model, |name| providers.var(name))
                 .map_err(|e| Failure::Usage(format!("--model {model}: {e}")))?;
             let server = agent_contracts::mcp::AgentServer::new(agents, model);
-            plan.serve(server, BIN)
+            plan.serve(server, BIN, async |server| Ok(server))
         }
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), BIN, &mut std::io::stdout());

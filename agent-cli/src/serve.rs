@@ -1,9 +1,10 @@
-//! `mcp`: how agents are served over MCP, on stdio or streamable HTTP, with paused runs kept
-//! in a store. Who may reach an HTTP endpoint (the bearer token, hosts, origins) and the key
-//! resume handles are signed with are checked before anything starts.
+//! `mcp`: how agents are served over MCP, on stdio or streamable HTTP. Who may reach an HTTP
+//! endpoint (the bearer token, hosts, origins) is checked before anything starts.
 //!
 //! The examples' `agent-demo mcp` (the compiled-in agents and the event-planning workflow)
-//! includes this file too (`#[path]`): one set of flags, one set of checks.
+//! includes this file too (`#[path]`): one set of flags, one set of checks. It adds a store
+//! for paused workflow runs through [`Plan::serve`]'s `setup`; a folder's agents alone never
+//! pause, so `agent-contract mcp` has none.
 
 use crate::convention::Failure;
 use agent_contracts::mcp::{AgentServer, HttpSettings, Sessions};
@@ -11,8 +12,6 @@ use std::net::SocketAddr;
 
 /// The variable of the HTTP endpoint's bearer token.
 const TOKEN_VAR: &str = "AGENT_CONTRACT_MCP_TOKEN";
-/// The variable of the key resume handles are signed with.
-const KEY_VAR: &str = "AGENT_CONTRACT_MCP_KEY";
 
 /// Where and how to serve.
 #[derive(Debug, clap::Args)]
@@ -20,10 +19,6 @@ pub struct Serving {
     /// Serve streamable HTTP on this address (such as 127.0.0.1:8080) instead of stdio
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
-    /// Keep paused workflow runs in this store (`sqlite:PATH` or `postgres://...`) instead of
-    /// memory, so they survive a restart; resume handles are signed with --mcp-key
-    #[arg(long, value_name = "URL")]
-    pub store: Option<String>,
     /// With --http: also answer requests whose Host is this name (`name` or `name:port`;
     /// loopback names and the bound address are always answered). Repeatable
     #[arg(long = "allowed-host", value_name = "HOST")]
@@ -37,39 +32,29 @@ pub struct Serving {
     #[arg(long = "no-auth")]
     pub no_auth: bool,
     /// With --http: keep no session between requests, so several instances behind one
-    /// address (a round-robin proxy, with --store on one database and one --mcp-key) serve
-    /// one client
+    /// address (a round-robin proxy) serve one client
     #[arg(long)]
     pub stateless: bool,
     /// With --http: the bearer token clients must send (at least 16 characters, such as the
     /// output of `openssl rand -hex 32`); required beyond loopback unless --no-auth
     #[arg(long = "mcp-token", env = TOKEN_VAR, hide_env_values = true, value_name = "TOKEN")]
     pub token: Option<String>,
-    /// With --store: the secret key resume handles are signed with, 64 hex digits (such as
-    /// the output of `openssl rand -hex 32`)
-    #[arg(long = "mcp-key", env = KEY_VAR, hide_env_values = true, value_name = "HEX")]
-    pub key: Option<String>,
 }
 
-/// What [`Serving::plan`] checked: the endpoint and the signing key.
+/// What [`Serving::plan`] checked: the endpoint.
 pub struct Plan {
     http: Option<(SocketAddr, HttpSettings)>,
-    store: Option<(String, [u8; 32])>,
 }
 
 impl Serving {
-    /// Checks the flags that need no model: the token against the address, the key against
-    /// the store. A usage error says what to set; it never shows a token or a key.
+    /// Checks the flags that need no model: the token against the address. A usage error
+    /// says what to set; it never shows the token.
     pub fn plan(&self, bin: &str) -> Result<Plan, Failure> {
         let http = match self.http {
             Some(addr) => Some((addr, self.http_settings(addr, bin)?)),
             None => None,
         };
-        let store = match &self.store {
-            Some(url) => Some((url.clone(), self.handle_key()?)),
-            None => None,
-        };
-        Ok(Plan { http, store })
+        Ok(Plan { http })
     }
 
     /// Who may reach `--http ADDR`: the token, required beyond loopback unless `--no-auth`
@@ -105,45 +90,25 @@ impl Serving {
         };
         Ok(settings.sessions(sessions))
     }
-
-    /// The key resume handles are signed with: 64 hex digits.
-    fn handle_key(&self) -> Result<[u8; 32], Failure> {
-        let usage = || {
-            Failure::Usage(format!(
-                "--store needs a secret key in {KEY_VAR} (--mcp-key): 64 hex digits, such as the output of `openssl rand -hex 32`"
-            ))
-        };
-        let text = self.key.as_deref().ok_or_else(usage)?.trim();
-        if text.len() != 64 || !text.is_ascii() {
-            return Err(usage());
-        }
-        let mut key = [0u8; 32];
-        for (i, byte) in key.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).map_err(|_| usage())?;
-        }
-        Ok(key)
-    }
 }
 
 impl Plan {
-    /// Serves `server` until the client disconnects (stdio) or the process ends (HTTP). A store
-    /// that cannot be opened or an address that cannot be bound is an I/O error (exit 2); a
-    /// server that stops on an error, a failed run (exit 1).
-    pub fn serve(self, mut server: AgentServer, bin: &str) -> Result<(), Failure> {
+    /// Serves the server `setup` makes of `server` (inside the runtime, so it may open what
+    /// needs one) until the client disconnects (stdio) or the process ends (HTTP). An address
+    /// that cannot be bound is an I/O error (exit 2); a server that stops on an error, a failed
+    /// run (exit 1).
+    pub fn serve(
+        self,
+        server: AgentServer,
+        bin: &str,
+        setup: impl AsyncFnOnce(AgentServer) -> Result<AgentServer, Failure>,
+    ) -> Result<(), Failure> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| Failure::Usage(format!("cannot start the runtime: {e}")))?;
         runtime.block_on(async {
-            if let Some((url, key)) = self.store {
-                let store = agent_contracts::store::open(&url).await.map_err(|e| {
-                    let url = agent_contracts::store::redact_url(&url);
-                    Failure::Usage(format!("--store {url}: {e}"))
-                })?;
-                server = server
-                    .with_store(store, key)
-                    .map_err(|e| Failure::Usage(format!("{KEY_VAR} (--mcp-key): {e}")))?;
-            }
+            let server = setup(server).await?;
             let served = match self.http {
                 Some((addr, settings)) => {
                     let listener = tokio::net::TcpListener::bind(addr)

@@ -159,6 +159,21 @@ fn a_store_without_a_key_is_a_usage_error() {
     );
 }
 
+#[test]
+fn mcp_refuses_a_signing_key_too_regular_to_be_secret() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agent-demo"))
+        .args(["mcp", "--store", "sqlite::memory:"])
+        .env("AGENT_CONTRACT_MCP_KEY", "00".repeat(32))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("AGENT_CONTRACT_MCP_KEY"), "{stderr}");
+    assert!(stderr.contains("1 distinct byte values"), "{stderr}");
+    assert!(!stderr.contains(&"00".repeat(32)), "the key is never shown");
+}
+
 /// Passes the client's lines to the server's stdin, the first `tools/call` whose arguments are
 /// `from` (as rmcp's client writes a map) carrying `to` instead; counts the swaps.
 async fn swap_arguments(
