@@ -237,11 +237,6 @@ impl AgentServer {
         self
     }
 
-    /// The tools as MCP lists them.
-    pub fn tools(&self) -> &[Tool] {
-        &self.inner.tools
-    }
-
     /// Serves one client over this process's stdin and stdout until it disconnects.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
         let (stdin, stdout) = rmcp::transport::stdio();
