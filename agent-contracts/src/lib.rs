@@ -10,23 +10,28 @@
 //! `sqlite` and `postgres` bring the providers, MCP and the durable stores as modules.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// docs.rs (`--cfg docsrs`, nightly) marks each feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // The runtime and the contract layer, at this crate's root: generated code names these paths
 // (`::agent_contracts::Contract`, `::agent_contracts::__private::...`).
 pub use agent_contracts_runtime::*;
 
 #[cfg(feature = "derive")]
+#[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use agent_contracts_macros::{Agent, AgentInput, PromptContributor, Workflow};
 
 /// Real chat models over HTTP: OpenAI-compatible and Anthropic providers, and the layers over
 /// any model (retries, fallback, routing, tracing).
 #[cfg(feature = "llm")]
+#[cfg_attr(docsrs, doc(cfg(feature = "llm")))]
 pub mod llm {
     pub use agent_contracts_llm::*;
 }
 
 /// Agents and workflows served as MCP tools, and MCP servers' tools used by agents.
 #[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp {
     pub use agent_contracts_mcp::*;
 }
@@ -34,6 +39,7 @@ pub mod mcp {
 /// Durable checkpoint stores: a folder of files, SQLite (feature `sqlite`) and PostgreSQL
 /// (feature `postgres`).
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub mod store {
     pub use agent_contracts_store::*;
 }

@@ -30,6 +30,8 @@
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// docs.rs (`--cfg docsrs`, nightly) marks each feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // With neither database feature only the file store is built: the SQL helpers go unused.
 #![cfg_attr(
     not(any(feature = "sqlite", feature = "postgres")),
@@ -462,6 +464,7 @@ fn checked_version(found: Option<i64>) -> Result<(), StoreError> {
 
 /// Runs in a SQLite file: the embedded default.
 #[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
@@ -551,6 +554,7 @@ impl SqliteStore {
 
 /// Runs in PostgreSQL, shared by any number of workers.
 #[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
     pool: PgPool,
