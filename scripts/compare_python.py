@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """The Rust per-call path against the seeds' Python pipeline, on the same payloads, interleaved.
 
-    cargo build --release -p agent-examples --features cli --bin agent-contract
+    cargo build --release -p agent-examples --features demo --bin agent-demo
     pip install fastjsonschema jinja2 "pydantic>=2"   # for the Python pipelines only
     python3 scripts/compare_python.py [--processes 5] [NAME=BINARY ...]
 
-Without NAME=BINARY it compares `after=target/release/agent-contract` (the tree's own build);
-give two, such as `before=/tmp/main/agent-contract after=target/release/agent-contract`, to
+Without NAME=BINARY it compares `after=target/release/agent-demo` (the tree's own build);
+give two, such as `before=/tmp/main/agent-demo after=target/release/agent-demo`, to
 put a build of another commit beside it. The payloads are the seed fixture
 (tests/fixtures/plan_generator/kwargs.json) and the 200 KB synthetic kwargs, written once by the
 first binary's `payload` subcommand (or by `after`'s when the first has none), so every
@@ -41,7 +41,7 @@ def main():
         processes = int(argv[at + 1])
         del argv[at : at + 2]
     target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-    bins = dict(a.split("=", 1) for a in argv) or {"after": str(target / "release" / "agent-contract")}
+    bins = dict(a.split("=", 1) for a in argv) or {"after": str(target / "release" / "agent-demo")}
     synthetic = Path(tempfile.mkdtemp()) / "synthetic_50.json"
     for binary in list(bins.values())[::-1]:
         done = subprocess.run([binary, "payload", "--synthetic-items", "50"], capture_output=True, text=True)

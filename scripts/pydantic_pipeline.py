@@ -4,7 +4,7 @@ nanoseconds.
 
     python3 scripts/pydantic_pipeline.py KWARGS_FILE [--rounds 15]
 
-The path mirrors `agent-contract bench plan_generator_agent KWARGS_FILE` with pydantic v2: the
+The path mirrors `agent-demo bench plan_generator_agent KWARGS_FILE` with pydantic v2: the
 kwargs text validated by pydantic-core straight from JSON (`model_validate_json`) into one model
 of the call (the task and the reserved keys beside the plan generator's input fields, passed
 flat), the collected items a discriminated union on `agent_name` of the producers' output

@@ -3,7 +3,7 @@
 
     python3 scripts/python_pipeline.py KWARGS_FILE [--rounds 15]
 
-The path mirrors `agent-contract bench plan_generator_agent KWARGS_FILE`: `json.loads` of the
+The path mirrors `agent-demo bench plan_generator_agent KWARGS_FILE`: `json.loads` of the
 kwargs text, the reserved keys split off and every other key merged into the context (a
 `context` object or JSON string under the flat keys), the context checked by a `fastjsonschema`
 validator compiled once beforehand (outside the timing, as the Rust contract is), then the plan

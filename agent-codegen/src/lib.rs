@@ -49,7 +49,7 @@ pub mod workflow {
 /// The verdicts of [`AgentCheck::strict`]: the providers' strict subsets and the rewrite into
 /// them (defined in `agent-schema`, which the runtime shares).
 pub use agent_contracts_schema::strict::{Dialect, Rewrite, Strictness};
-pub use build::{AgentCheck, BuildError, Builder};
+pub use build::{AgentCheck, BuildError, Builder, read_contract};
 
 // The schema -> types core on its own, for this crate's tests and benchmark and the
 // workspace's cross-crate tests: users reach it through the derives and `Builder` only, so it

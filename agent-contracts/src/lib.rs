@@ -6,8 +6,66 @@
 //! calling model can act on. Askama templates, checked at compile time against the contract's
 //! fields, render the prompts.
 //!
+//! ```
+//! use agent_contracts::{Agent, Runtime, ScriptedModel};
+//!
+//! /// Discovers the interactive elements and page structure of a target page
+//! #[derive(Agent)]
+//! #[agent(input = "../schemas/discovery_agent/input.schema.json",
+//!         output = "../schemas/discovery_agent/output.schema.json")]
+//! pub struct DiscoveryAgent;
+//!
+//! # fn main() -> Result<(), agent_contracts::Error> { block_on(async {
+//! // Any `ChatModel` works; the scripted one replays answers, offline.
+//! let model = ScriptedModel::default()
+//!     .script("discovery_agent", [r#"{"page_title": "Login", "discovered_elements": []}"#]);
+//! let runtime = Runtime::new(model);
+//! let kwargs = r#"{"task": "Scan the page", "target_url": "https://myapp.com/login"}"#;
+//! let page = runtime.call::<DiscoveryAgent>(kwargs).await?;
+//! assert_eq!(page.page_title, "Login");
+//!
+//! // A call that breaks the input contract never reaches the model: the caller gets the
+//! // retry error to act on.
+//! let error = runtime.call::<DiscoveryAgent>(r#"{"task": "Scan"}"#).await.unwrap_err();
+//! assert_eq!(error.retry_error().unwrap().missing_fields, ["target_url"]);
+//! # Ok(()) })
+//! # }
+//! # // The scripted model answers at once: a future polled with a no-op waker finishes.
+//! # fn block_on<F: std::future::Future>(future: F) -> F::Output {
+//! #     let mut future = std::pin::pin!(future);
+//! #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+//! #     loop {
+//! #         if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) { return out; }
+//! #     }
+//! # }
+//! ```
+//!
 //! The root holds the derives, the runtime and the contract types; the features `llm`, `mcp`,
-//! `sqlite` and `postgres` bring the providers, MCP and the durable stores as modules.
+//! `sqlite` and `postgres` bring the providers, MCP and the durable stores as modules:
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `derive` | yes | `#[derive(Agent, AgentInput, Workflow, PromptContributor)]` |
+//! | `rustls` | yes | TLS by rustls with the webpki roots, for the providers and PostgreSQL |
+//! | `native-tls` | | TLS by the platform's library, for the providers |
+//! | `llm` | | `llm`: OpenAI-compatible and Anthropic models, retries, fallback, routing |
+//! | `mcp` | | `mcp`: agents and workflows as MCP tools, MCP servers' tools for agents |
+//! | `sqlite`, `postgres` | | `store`: durable runs in SQLite or PostgreSQL (and in files) |
+//!
+//! # The guide
+//!
+//! The [guide](https://github.com/agent-contracts/agent-contracts/tree/main/guide) has a chapter per topic, each with examples the repository's tests compile
+//! and run:
+//! [contracts and the derive](https://github.com/agent-contracts/agent-contracts/blob/main/guide/contracts.md),
+//! [the build script](https://github.com/agent-contracts/agent-contracts/blob/main/guide/build-script.md),
+//! [the runtime](https://github.com/agent-contracts/agent-contracts/blob/main/guide/runtime.md),
+//! [streaming](https://github.com/agent-contracts/agent-contracts/blob/main/guide/streaming.md),
+//! [workflows](https://github.com/agent-contracts/agent-contracts/blob/main/guide/workflows.md),
+//! [durable runs and workers](https://github.com/agent-contracts/agent-contracts/blob/main/guide/durable-runs.md),
+//! [providers](https://github.com/agent-contracts/agent-contracts/blob/main/guide/providers.md),
+//! [MCP](https://github.com/agent-contracts/agent-contracts/blob/main/guide/mcp.md),
+//! [the CLI](https://github.com/agent-contracts/agent-contracts/blob/main/guide/cli.md) and
+//! [untrusted input](https://github.com/agent-contracts/agent-contracts/blob/main/guide/untrusted-input.md).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 // docs.rs (`--cfg docsrs`, nightly) marks each feature-gated item with the feature it needs.

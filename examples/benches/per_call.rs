@@ -15,7 +15,7 @@
 //!
 //! Divan's `AllocProfiler` is the global allocator, so every figure counts allocations (and
 //! pays the same small counting cost). The ratios of BENCHMARKS.md come from
-//! `agent-contract bench`, which interleaves the floor and the pipeline round by round.
+//! `agent-demo bench`, which interleaves the floor and the pipeline round by round.
 
 use agent_contracts::{Agent, AgentInput, Limits, ToolCall};
 use agent_examples::agents::{PlanGeneratorAgent, plan_generator_agent::PlanGeneratorAgentInput};

@@ -1,8 +1,8 @@
-//! README's "Streaming" example as a whole program: the plan generator's answer streamed as
+//! The guide's "Streaming" example as a whole program: the plan generator's answer streamed as
 //! typed partial values, its first answer (a status the contract does not know) closed after
 //! its first chunks and asked again. `cargo run -p agent-examples --example stream` runs it
-//! offline; README shows this file below its doc lines, and `examples/tests/all/readme.rs`
-//! checks that it does.
+//! offline; `guide/streaming.md` shows this file below its doc lines, and
+//! `examples/tests/all/readme.rs` checks that it does.
 
 use agent_contracts::{Error, Runtime, ScriptedModel, Streamed};
 use agent_examples::agents::PlanGeneratorAgent;

@@ -1,7 +1,8 @@
-//! README's "Workflows" example as a whole program: four specialists share one conversation,
+//! The guide's "Workflows" example as a whole program: four specialists share one conversation,
 //! a typed check runs between two of them, one asks the user a question, and a synthesis
-//! writes the plan. `cargo run -p agent-examples --example workflow` runs it offline; README
-//! shows this file below its doc lines, and `examples/tests/all/readme.rs` checks that it does.
+//! writes the plan. `cargo run -p agent-examples --example workflow` runs it offline;
+//! `guide/workflows.md` shows this file below its doc lines, and `examples/tests/all/readme.rs`
+//! checks that it does.
 
 use agent_contracts::{Error, Workflow, WorkflowOutcome};
 use agent_examples::agents::budget_agent::output::BudgetAgentOutput;

@@ -1,4 +1,4 @@
-//! What `cargo bench -p agent-examples` and `agent-contract bench` share: the deterministic
+//! What `cargo bench -p agent-examples` and `agent-demo bench` share: the deterministic
 //! payloads, the per-call path and its two floors, and the interleaved timing loop.
 //!
 //! The per-call path is [`DynAgent::prepare`] on kwargs text: parse within the limits, split

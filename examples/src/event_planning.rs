@@ -80,7 +80,7 @@ pub fn scripted_model() -> ScriptedModel {
 }
 
 /// The canned answer of an event-planning step, for a model that serves any number of runs
-/// (`agent-contract mcp`): the catering specialist asks its question until the conversation
+/// (`agent-demo mcp`): the catering specialist asks its question until the conversation
 /// ends with the user's answer. `None` for an agent of another workflow.
 pub fn canned_answer(request: &ChatRequest) -> Option<&'static str> {
     let answered = request.messages.last().is_some_and(|m| {

@@ -17,5 +17,4 @@ pub mod bench;
 pub mod event_planning;
 pub mod pipeline;
 pub mod report;
-pub mod user_contracts;
 pub mod worker;

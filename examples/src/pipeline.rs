@@ -224,7 +224,7 @@ pub fn scripted_model() -> ScriptedModel {
 
 /// A model that answers every call of each sub-agent with that agent's canned output, and
 /// every step of the event-planning workflow ([`crate::event_planning::canned_answer`]): the
-/// offline model of `agent-contract mcp`, which serves any number of calls.
+/// offline model of `agent-demo mcp`, which serves any number of calls.
 pub fn canned_model() -> Canned {
     Canned
 }

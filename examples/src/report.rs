@@ -7,28 +7,17 @@ use agent_contracts::{Delivery, StreamEvent};
 use std::io::Write as _;
 use std::sync::{Arc, Mutex};
 
-/// Installs the binaries' log on stderr, filtered by `RUST_LOG` (warnings when it is unset
-/// or unreadable), so a retry, a wait or a fallback shows as it happens.
-pub fn init_logs() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    // A second install (a test calling twice) keeps the first: nothing to report.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
-}
-
 /// The model a `--model` flag names (`openai:<model>`, `azure:<deployment>` or
-/// `anthropic:<model>`, configured from the environment, or a comma-separated list of them
-/// tried in order), or the scripted one without it; with the line that says which. With the
-/// `models` feature either is traced (`agent_contracts::llm::Traced`): each call a `chat` span, its
-/// retries' warnings inside it, shown by the log [`init_logs`] installs. `bin` names the
-/// binary, for the message that says how to build it with real models when the feature is off.
+/// `anthropic:<model>`, or a comma-separated list of them tried in order), configured from
+/// `env` (each binary's provider settings, flags or variables as clap read them), or the
+/// scripted one without it; with the line that says which. With the `models` feature either
+/// is traced (`agent_contracts::llm::Traced`): each call a `chat` span, its retries' warnings
+/// inside it, shown by the binaries' log. `bin` names the binary, for the message that says
+/// how to build it with real models when the feature is off.
 pub fn model(
     bin: &str,
     spec: Option<&str>,
+    env: impl Fn(&str) -> Option<String>,
     scripted: impl FnOnce() -> Arc<dyn ChatModel>,
 ) -> Result<(Arc<dyn ChatModel>, String), String> {
     match spec {
@@ -36,14 +25,21 @@ pub fn model(
             traced_scripted(scripted()),
             "=== model: scripted (offline) ===\n".to_owned(),
         )),
-        Some(spec) => Ok((real_model(bin, spec)?, format!("=== model: {spec} ===\n"))),
+        Some(spec) => Ok((
+            real_model(bin, spec, env)?,
+            format!("=== model: {spec} ===\n"),
+        )),
     }
 }
 
 #[cfg(feature = "models")]
-fn real_model(_bin: &str, spec: &str) -> Result<Arc<dyn ChatModel>, String> {
+fn real_model(
+    _bin: &str,
+    spec: &str,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn ChatModel>, String> {
     let mut traced = agent_contracts::llm::Traced::new(
-        agent_contracts::llm::from_spec(spec).map_err(|e| e.to_string())?,
+        agent_contracts::llm::from_spec_with(spec, env).map_err(|e| e.to_string())?,
     );
     // One `provider:model` names both; a list names the models it may try.
     traced = match spec.split_once(':').filter(|_| !spec.contains(',')) {
@@ -66,7 +62,11 @@ fn traced_scripted(scripted: Arc<dyn ChatModel>) -> Arc<dyn ChatModel> {
 
 /// Without the `models` feature the HTTP stack is not compiled in: say how to get it.
 #[cfg(not(feature = "models"))]
-fn real_model(bin: &str, spec: &str) -> Result<Arc<dyn ChatModel>, String> {
+fn real_model(
+    bin: &str,
+    spec: &str,
+    _env: impl Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn ChatModel>, String> {
     Err(not_built(bin, "models", &format!("--model {spec}")))
 }
 

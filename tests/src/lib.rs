@@ -61,3 +61,30 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The guide's chapters (`guide/`), one item each so a failure names its chapter: their code
+/// is compiled and run as doc tests on the same terms as the README's, and may use the
+/// examples crate (a dev-dependency) for its generated agents and scripted models.
+#[cfg(doctest)]
+pub mod guide {
+    #[doc = include_str!("../../guide/contracts.md")]
+    pub struct Contracts;
+    #[doc = include_str!("../../guide/build-script.md")]
+    pub struct BuildScript;
+    #[doc = include_str!("../../guide/runtime.md")]
+    pub struct Runtime;
+    #[doc = include_str!("../../guide/streaming.md")]
+    pub struct Streaming;
+    #[doc = include_str!("../../guide/workflows.md")]
+    pub struct Workflows;
+    #[doc = include_str!("../../guide/durable-runs.md")]
+    pub struct DurableRuns;
+    #[doc = include_str!("../../guide/providers.md")]
+    pub struct Providers;
+    #[doc = include_str!("../../guide/mcp.md")]
+    pub struct Mcp;
+    #[doc = include_str!("../../guide/cli.md")]
+    pub struct Cli;
+    #[doc = include_str!("../../guide/untrusted-input.md")]
+    pub struct UntrustedInput;
+}

@@ -474,6 +474,38 @@ fn read_meta(dir: &Path, read: &mut Vec<PathBuf>) -> Result<Meta, Vec<String>> {
     Ok(meta)
 }
 
+/// The contract file at `path` (`<schemas>/<agent>/input.schema.json` or
+/// `output.schema.json`) as a build reads it: each `$ref` to a sibling contract file of the
+/// schemas folder bundled into its `$defs`, so the text stands alone (for tools that read a
+/// schemas folder at run time, such as `agent-contract`). The error lists every problem,
+/// each with the `path:line:col` of its `$ref`.
+///
+/// ```
+/// let schemas = std::env::temp_dir().join(format!("read-contract-{}", std::process::id()));
+/// for agent in ["a", "b"] {
+///     std::fs::create_dir_all(schemas.join(agent)).unwrap();
+/// }
+/// std::fs::write(
+///     schemas.join("b/output.schema.json"),
+///     r#"{"type": "object", "properties": {"n": {"type": "integer"}}}"#,
+/// )
+/// .unwrap();
+/// let input = schemas.join("a/input.schema.json");
+/// std::fs::write(
+///     &input,
+///     r#"{"type": "object", "properties": {"b": {"$ref": "../b/output.schema.json"}}}"#,
+/// )
+/// .unwrap();
+/// let text = agent_contracts_codegen::read_contract(&input).unwrap();
+/// let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+/// let target = schema["properties"]["b"]["$ref"].as_str().unwrap();
+/// assert!(target.starts_with("#/$defs/"), "{target}");
+/// std::fs::remove_dir_all(&schemas).unwrap();
+/// ```
+pub fn read_contract(path: &Path) -> Result<String, Vec<String>> {
+    read_source(path, &mut Vec::new()).map(|source| source.text)
+}
+
 fn read_source(path: &Path, read: &mut Vec<PathBuf>) -> Result<SchemaSource, Vec<String>> {
     read.push(path.to_path_buf());
     let text = std::fs::read_to_string(path)

@@ -11,4 +11,4 @@ mod builder;
 mod cache;
 mod shared_types;
 
-pub use builder::{AgentCheck, BuildError, Builder};
+pub use builder::{AgentCheck, BuildError, Builder, read_contract};

@@ -14,18 +14,27 @@
 //! IDs, `--worker [--concurrency C] [--lease-secs S] [--delay-ms D]` claims and drives runnable
 //! runs until it is stopped (D: the canned model's delay per answer), and `--submit-answer
 //! RUN_ID --answer TEXT` records a paused run's answer for a worker to resume it.
+//!
+//! Exit codes: 0 success; 1 the run failed (or a stored run cannot go on); 2 a usage or I/O
+//! error (a model spec it cannot use, a store it cannot open or read).
 
 use agent_contracts::WorkflowOutcome;
 use agent_examples::{event_planning, report};
 use clap::{ArgGroup, Parser};
+use convention::{EXIT_CODES, Failure, Logs, ProviderEnv};
 use std::process::ExitCode;
 use std::sync::Arc;
+
+// The convention is `agent-contract`'s own file, so every binary states one text of it.
+#[path = "../../../agent-cli/src/convention.rs"]
+mod convention;
 
 #[derive(Parser)]
 #[command(
     name = "event-planning",
     version,
-    about = "Runs the event-planning workflow and prints its transcript"
+    about = "Runs the event-planning workflow and prints its transcript",
+    after_help = EXIT_CODES
 )]
 #[command(group(ArgGroup::new("answered").args(["resume", "submit_answer"])))]
 struct Args {
@@ -72,24 +81,36 @@ struct Args {
     /// Streams each answer, printing it on stderr as it arrives (stdout keeps the transcript).
     #[arg(long, conflicts_with = "store")]
     stream: bool,
+    #[command(flatten)]
+    logs: Logs,
+    #[command(flatten)]
+    providers: ProviderEnv,
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
+    // clap exits 2 on a usage error and 0 after --help or --version: the convention.
     let args = Args::parse();
-    report::init_logs();
-    if let Some(url) = &args.store {
-        return durable(&args, url).await;
-    }
-    let (model, line) = match report::model("event-planning", args.model.as_deref(), || {
-        Arc::new(event_planning::scripted_model())
-    }) {
-        Ok(model) => model,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
+    args.logs.init();
+    let done = match &args.store {
+        Some(url) => durable(&args, url).await,
+        None => run(&args).await,
     };
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => failure.exit("error: "),
+    }
+}
+
+/// The run in memory, the scripted human answering the question.
+async fn run(args: &Args) -> Result<(), Failure> {
+    let (model, line) = report::model(
+        "event-planning",
+        args.model.as_deref(),
+        |name| args.providers.var(name),
+        || Arc::new(event_planning::scripted_model()),
+    )
+    .map_err(Failure::Usage)?;
     print!("{line}");
     let mut workflow = event_planning::workflow();
     if args.stream {
@@ -118,25 +139,20 @@ async fn main() -> ExitCode {
                 );
                 println!("=== [user] answers ===\n{}\n", event_planning::HUMAN_ANSWER);
                 let saved = serde_json::to_string(&state).unwrap_or_default();
-                let state = match workflow.parse_state(&saved) {
-                    Ok(state) => state,
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        return ExitCode::FAILURE;
-                    }
-                };
+                let state = workflow
+                    .parse_state(&saved)
+                    .map_err(|e| Failure::Failed(e.to_string()))?;
                 outcome = runner.resume(state, event_planning::HUMAN_ANSWER).await;
             }
             Ok(WorkflowOutcome::Finished { output, .. }) => {
                 print_new();
                 print!("{}", report::summary(runner.transcript()));
                 println!("=== plan ===\n{output}");
-                return ExitCode::SUCCESS;
+                return Ok(());
             }
             Err(e) => {
                 print_new();
-                eprintln!("error: {e}");
-                return ExitCode::FAILURE;
+                return Err(Failure::Failed(e.to_string()));
             }
         }
     }
@@ -144,28 +160,31 @@ async fn main() -> ExitCode {
 
 /// Without the `store` feature the database stack is not compiled in: say how to get it.
 #[cfg(not(feature = "store"))]
-async fn durable(_: &Args, url: &str) -> ExitCode {
-    fail(&report::not_built(
+async fn durable(_: &Args, url: &str) -> Result<(), Failure> {
+    Err(Failure::Usage(report::not_built(
         "event-planning",
         "store",
         &format!("--store {url}"),
-    ))
+    )))
 }
 
-/// The `--store` flows: start and stop at the question, resume, or list.
+/// The `--store` flows: start and stop at the question, resume, or list. A store that
+/// cannot be opened or read is an I/O error; a run that cannot go on, a failed run.
 #[cfg(feature = "store")]
-async fn durable(args: &Args, url: &str) -> ExitCode {
+async fn durable(args: &Args, url: &str) -> Result<(), Failure> {
     use agent_examples::worker::{self, WorkerSettings};
-    let store = match agent_contracts::store::open(url).await {
-        Ok(store) => store,
-        Err(e) => return fail(&e),
-    };
-    if let Some(code) = queue_flows(args, &store).await {
-        return code;
+    let io = |e: &dyn std::fmt::Display| Failure::Usage(e.to_string());
+    let store = agent_contracts::store::open(url)
+        .await
+        .map_err(|e| io(&e))?;
+    if let Some(done) = queue_flows(args, &store).await {
+        return done;
     }
     if args.worker {
         let Ok(lease) = std::time::Duration::try_from_secs_f64(args.lease_secs) else {
-            return fail(&"`--lease-secs` must be a number of seconds");
+            return Err(Failure::Usage(
+                "`--lease-secs` must be a number of seconds".into(),
+            ));
         };
         let settings = WorkerSettings {
             concurrency: args.concurrency,
@@ -173,46 +192,41 @@ async fn durable(args: &Args, url: &str) -> ExitCode {
             delay: std::time::Duration::from_millis(args.delay_ms),
         };
         worker::work(store, settings).await;
-        return ExitCode::SUCCESS;
+        return Ok(());
     }
     if args.list && args.json {
-        return match store.list().await {
-            Ok(runs) => {
-                let (listed, skipped) = worker::list_json(runs);
-                for e in skipped {
-                    eprintln!("skipped: {e}");
-                }
-                println!("{listed}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => fail(&e),
-        };
+        let runs = store.list().await.map_err(|e| io(&e))?;
+        let (listed, skipped) = worker::list_json(runs);
+        for e in skipped {
+            eprintln!("skipped: {e}");
+        }
+        println!("{listed}");
+        return Ok(());
     }
     if args.list {
-        return match store.list().await {
-            Ok(runs) => {
-                // A corrupt row is named and skipped: the others still list.
-                for run in runs {
-                    match run {
-                        Ok(run) => println!("{}  {}  {}", run.run_id, run.status, run.workflow),
-                        Err(e) => eprintln!("skipped: {e}"),
-                    }
-                }
-                ExitCode::SUCCESS
+        let runs = store.list().await.map_err(|e| io(&e))?;
+        // A corrupt row is named and skipped: the others still list.
+        for run in runs {
+            match run {
+                Ok(run) => println!("{}  {}  {}", run.run_id, run.status, run.workflow),
+                Err(e) => eprintln!("skipped: {e}"),
             }
-            Err(e) => fail(&e),
-        };
+        }
+        return Ok(());
     }
-    let (model, line) = match report::model("event-planning", args.model.as_deref(), || {
-        let scripted = agent_contracts::ScriptedModel::default();
-        Arc::new(match &args.resume {
-            Some(_) => event_planning::script_after_question(scripted),
-            None => event_planning::script_before_question(scripted),
-        })
-    }) {
-        Ok(model) => model,
-        Err(e) => return fail(&e),
-    };
+    let (model, line) = report::model(
+        "event-planning",
+        args.model.as_deref(),
+        |name| args.providers.var(name),
+        || {
+            let scripted = agent_contracts::ScriptedModel::default();
+            Arc::new(match &args.resume {
+                Some(_) => event_planning::script_after_question(scripted),
+                None => event_planning::script_before_question(scripted),
+            })
+        },
+    )
+    .map_err(Failure::Usage)?;
     print!("{line}");
     let workflow = event_planning::workflow();
     let runner = workflow.runner(model).with_store(store);
@@ -235,23 +249,25 @@ async fn durable(args: &Args, url: &str) -> ExitCode {
                 agent_contracts::store::redact_url(url),
                 state.run_id
             );
-            ExitCode::SUCCESS
+            Ok(())
         }
         Ok(WorkflowOutcome::Finished { output, .. }) => {
             print!("{}", report::summary(runner.transcript()));
             println!("=== plan ===\n{output}");
-            ExitCode::SUCCESS
+            Ok(())
         }
-        Err(e) => fail(&e),
+        Err(e) => Err(Failure::Failed(e.to_string())),
     }
 }
 
-/// `--enqueue` and `--submit-answer`: runs saved or answered without running them.
+/// `--enqueue` and `--submit-answer`: runs saved or answered without running them. A run that
+/// cannot be saved is an I/O error; an answer to a run that is not waiting for one, a failed
+/// run.
 #[cfg(feature = "store")]
 async fn queue_flows(
     args: &Args,
     store: &Arc<dyn agent_contracts::CheckpointStore>,
-) -> Option<ExitCode> {
+) -> Option<Result<(), Failure>> {
     let workflow = event_planning::workflow();
     // Nothing is run: the model is never asked.
     let runner = workflow
@@ -261,10 +277,10 @@ async fn queue_flows(
         for _ in 0..count {
             match runner.enqueue(event_planning::REQUEST).await {
                 Ok(run_id) => println!("{run_id}"),
-                Err(e) => return Some(fail(&e)),
+                Err(e) => return Some(Err(Failure::Usage(e.to_string()))),
             }
         }
-        return Some(ExitCode::SUCCESS);
+        return Some(Ok(()));
     }
     let (Some(run_id), Some(answer)) = (&args.submit_answer, &args.answer) else {
         return None;
@@ -272,13 +288,8 @@ async fn queue_flows(
     Some(match runner.submit_answer(run_id, answer).await {
         Ok(()) => {
             println!("run {run_id} is answered: a worker resumes it");
-            ExitCode::SUCCESS
+            Ok(())
         }
-        Err(e) => fail(&e),
+        Err(e) => Err(Failure::Failed(e.to_string())),
     })
-}
-
-fn fail(error: &dyn std::fmt::Display) -> ExitCode {
-    eprintln!("error: {error}");
-    ExitCode::FAILURE
 }

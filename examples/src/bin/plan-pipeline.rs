@@ -10,17 +10,26 @@
 //! `--declared` runs the pipeline as declared at compile time instead (`PlanPipeline`: the
 //! sub-agents in order, then the plan generator, whose `collected_information` the run builds
 //! from their outputs), offline, and prints the transcript with the plan generator's prompt.
+//!
+//! Exit codes: 0 success; 1 the run failed; 2 a usage or I/O error (a model spec or an
+//! `mcpServers` file it cannot use).
 
 use agent_examples::{pipeline, report};
 use clap::Parser;
+use convention::{EXIT_CODES, Failure, Logs, ProviderEnv};
 use std::process::ExitCode;
 use std::sync::Arc;
+
+// The convention is `agent-contract`'s own file, so every binary states one text of it.
+#[path = "../../../agent-cli/src/convention.rs"]
+mod convention;
 
 #[derive(Parser)]
 #[command(
     name = "plan-pipeline",
     version,
-    about = "Runs the plan pipeline and prints its transcript"
+    about = "Runs the plan pipeline and prints its transcript",
+    after_help = EXIT_CODES
 )]
 struct Args {
     /// `openai:<model>`, `azure:<deployment>` or `anthropic:<model>`, or a comma-separated list tried in order
@@ -40,33 +49,37 @@ struct Args {
     /// output contract is stopped there and asked again. stdout keeps the transcript.
     #[arg(long, conflicts_with = "declared")]
     stream: bool,
+    #[command(flatten)]
+    logs: Logs,
+    #[command(flatten)]
+    providers: ProviderEnv,
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
+    // clap exits 2 on a usage error and 0 after --help or --version: the convention.
     let args = Args::parse();
-    report::init_logs();
+    args.logs.init();
+    match run(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => failure.exit("error: "),
+    }
+}
+
+async fn run(args: Args) -> Result<(), Failure> {
     if args.declared {
         return declared().await;
     }
-    let (model, line) = match report::model("plan-pipeline", args.model.as_deref(), || {
-        Arc::new(pipeline::scripted_model())
-    }) {
-        Ok(model) => model,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let (model, line) = report::model(
+        "plan-pipeline",
+        args.model.as_deref(),
+        |name| args.providers.var(name),
+        || Arc::new(pipeline::scripted_model()),
+    )
+    .map_err(Failure::Usage)?;
     print!("{line}");
     let tools = match &args.mcp_config {
-        Some(path) => match mcp_tools(path).await {
-            Ok(tools) => tools,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::FAILURE;
-            }
-        },
+        Some(path) => mcp_tools(path).await.map_err(Failure::Usage)?,
         None => Vec::new(),
     };
     let config = agent_contracts::Config {
@@ -87,12 +100,9 @@ async fn main() -> ExitCode {
                 pipeline::MAIN_AGENT,
                 outcome.content.len()
             );
-            ExitCode::SUCCESS
+            Ok(())
         }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) => Err(Failure::Failed(e.to_string())),
     }
 }
 
@@ -127,7 +137,7 @@ async fn mcp_tools(path: &std::path::Path) -> Result<Vec<Arc<dyn agent_contracts
 
 /// The declared pipeline: no main agent; the workflow routes each step and collects the
 /// sub-agents' outputs for the plan generator.
-async fn declared() -> ExitCode {
+async fn declared() -> Result<(), Failure> {
     use agent_contracts::WorkflowOutcome;
     use agent_examples::pipeline::PlanPipeline;
     println!(
@@ -142,18 +152,12 @@ async fn declared() -> ExitCode {
     match outcome {
         Ok(WorkflowOutcome::Finished { output, .. }) => {
             println!("=== done ===\n{output}");
-            ExitCode::SUCCESS
+            Ok(())
         }
-        Ok(WorkflowOutcome::NeedsInput { request, .. }) => {
-            eprintln!(
-                "error: `{}` asked the user: {}",
-                request.requesting_agent, request.prompt
-            );
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
+        Ok(WorkflowOutcome::NeedsInput { request, .. }) => Err(Failure::Failed(format!(
+            "`{}` asked the user: {}",
+            request.requesting_agent, request.prompt
+        ))),
+        Err(e) => Err(Failure::Failed(e.to_string())),
     }
 }

@@ -204,6 +204,7 @@ async fn sqlite_flow() {
 #[tokio::test]
 async fn store_url_passwords_never_print() {
     let unknown = run(&["--store", "mysql://app:s3cret-pw@db/runs", "--list"]);
+    assert_eq!(unknown.status.code(), Some(2));
     assert_eq!(
         text(&unknown.stderr),
         "error: store backend failed: store url `mysql://app:***@db/runs` is none of `sqlite:PATH`, `postgres://...` and `file:DIR`\n"
@@ -217,7 +218,8 @@ async fn store_url_passwords_never_print() {
     let (_, host) = url.split_once('@').unwrap();
     let unknown_role = format!("postgres://no_such_role:s3cret-pw@{host}&password=s3cret-pw");
     let refused = run(&["--store", &unknown_role]);
-    assert_eq!(refused.status.code(), Some(1));
+    // A store it cannot open is an I/O error.
+    assert_eq!(refused.status.code(), Some(2));
     let stderr = text(&refused.stderr);
     assert!(
         stderr.starts_with("error: store backend failed: "),

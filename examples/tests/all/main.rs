@@ -3,26 +3,24 @@
 //! `CARGO_BIN_EXE_*`, which cargo sets for every integration test of the package.
 
 //!
-//! The binaries' HTTP, MCP and database flags are behind features (`cli` turns on all of
-//! them): `cargo test --workspace` builds this package with `cli` (agent-tests asks for it);
+//! The binaries' HTTP, MCP and database flags are behind features (`demo` turns on all of
+//! them): `cargo test --workspace` builds this package with `demo` (agent-tests asks for it);
 //! `cargo test -p agent-examples` alone runs the modules the default build can serve.
 
-#[cfg(feature = "cli")]
-mod cli;
-#[cfg(feature = "cli")]
-mod cli_bench;
+#[cfg(feature = "demo")]
+mod demo;
 #[cfg(feature = "store")]
 mod durable;
 mod event_planning;
-#[cfg(feature = "cli")]
+#[cfg(feature = "demo")]
 mod mcp_instances;
-#[cfg(feature = "cli")]
+#[cfg(feature = "demo")]
 mod mcp_stdio;
 mod pipeline;
 mod readme;
-#[cfg(feature = "cli")]
+#[cfg(feature = "demo")]
 mod real_model;
-#[cfg(feature = "cli")]
+#[cfg(feature = "demo")]
 mod streaming;
 #[cfg(feature = "store")]
 mod workers;

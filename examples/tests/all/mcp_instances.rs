@@ -1,4 +1,4 @@
-//! Two `agent-contract mcp --http --stateless` processes on one SQLite store and one key,
+//! Two `agent-demo mcp --http --stateless` processes on one SQLite store and one key,
 //! behind a round-robin HTTP proxy written here (each request to the next instance, no sticky
 //! sessions): rmcp's client, on the current protocol and on `2025-06-18` (which opens a
 //! session with `initialize`), starts the event-planning workflow through one instance and
@@ -17,10 +17,10 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use tokio::io::AsyncBufReadExt as _;
 
-/// Starts `agent-contract mcp --http 127.0.0.1:0 --stateless --store URL` and reads the
+/// Starts `agent-demo mcp --http 127.0.0.1:0 --stateless --store URL` and reads the
 /// address it bound from its first line on stderr.
 async fn instance(url: &str) -> (tokio::process::Child, SocketAddr) {
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-contract"))
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-demo"))
         .args([
             "mcp",
             "--http",
@@ -46,7 +46,7 @@ async fn instance(url: &str) -> (tokio::process::Child, SocketAddr) {
         .unwrap();
     let addr = line
         .trim()
-        .strip_prefix("agent-contract: serving MCP at http://")
+        .strip_prefix("agent-demo: serving MCP at http://")
         .and_then(|rest| rest.strip_suffix("/mcp"))
         .unwrap_or_else(|| panic!("no address in {line:?}"));
     (child, addr.parse().unwrap())

@@ -1,7 +1,8 @@
-//! `agent-contract mcp` over stdio, driven by rmcp's client as a child process: the tools, a
+//! `agent-demo mcp` over stdio, driven by rmcp's client as a child process: the tools, a
 //! retry error as an `isError` result, a checked structured output from a valid call, and the
 //! event-planning workflow paused at its question and resumed, on the offline canned model;
-//! and a call's arguments read as the client wrote them, not as rmcp's map.
+//! and a call's arguments read as the client wrote them, not as rmcp's map. (A folder's
+//! agents served by `agent-contract mcp` are agent-contracts-cli's tests.)
 
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
@@ -20,7 +21,7 @@ fn call(name: &str, arguments: Value) -> CallToolRequestParams {
 
 #[tokio::test]
 async fn the_cli_serves_the_agents_over_stdio() {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-contract"));
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-demo"));
     command.arg("mcp");
     let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
 
@@ -90,9 +91,9 @@ async fn the_cli_serves_the_agents_over_stdio() {
     client.cancel().await.unwrap();
 }
 
-/// `agent-contract mcp --store sqlite:...` with its key in the environment.
+/// `agent-demo mcp --store sqlite:...` with its key in the environment.
 fn stored_server(url: &str) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-contract"));
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-demo"));
     command.args(["mcp", "--store", url]).env(
         "AGENT_CONTRACT_MCP_KEY",
         "3f9c1e7a52b0d84c6e21f5a9073bd4e8c1a6f2097d3e5b8a4c0f1e2d3b6a7958",
@@ -143,17 +144,34 @@ async fn a_run_paused_by_one_server_process_is_resumed_by_the_next_on_the_same_s
 
 #[test]
 fn a_store_without_a_key_is_a_usage_error() {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_agent-contract"))
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_agent-demo"))
         .args(["mcp", "--store", "sqlite::memory:"])
         .env_remove("AGENT_CONTRACT_MCP_KEY")
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(
-        stderr.contains("--store needs a secret key in AGENT_CONTRACT_MCP_KEY: 64 hex digits"),
+        stderr.contains(
+            "--store needs a secret key in AGENT_CONTRACT_MCP_KEY (--mcp-key): 64 hex digits"
+        ),
         "{stderr}"
     );
+}
+
+#[test]
+fn mcp_refuses_a_signing_key_too_regular_to_be_secret() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agent-demo"))
+        .args(["mcp", "--store", "sqlite::memory:"])
+        .env("AGENT_CONTRACT_MCP_KEY", "00".repeat(32))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("AGENT_CONTRACT_MCP_KEY"), "{stderr}");
+    assert!(stderr.contains("1 distinct byte values"), "{stderr}");
+    assert!(!stderr.contains(&"00".repeat(32)), "the key is never shown");
 }
 
 /// Passes the client's lines to the server's stdin, the first `tools/call` whose arguments are
@@ -181,7 +199,7 @@ async fn swap_arguments(
 
 #[tokio::test]
 async fn the_cli_reads_a_calls_arguments_as_the_client_wrote_them() {
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-contract"))
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-demo"))
         .arg("mcp")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -218,28 +236,4 @@ async fn the_cli_reads_a_calls_arguments_as_the_client_wrote_them() {
     );
     client.cancel().await.unwrap();
     child.wait().await.unwrap();
-}
-
-#[tokio::test]
-async fn the_cli_serves_a_folder_of_agents_read_at_start() {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-contract"));
-    command.args(["mcp", "--schemas", "../tests/fixtures/user_crate/schemas"]);
-    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
-    let tools = client.list_all_tools().await.unwrap();
-    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(
-        names,
-        ["run_broken_agent", "run_search_agent", "run_tagged_agent"]
-    );
-    // The folder's contract checks the call.
-    let refused = client
-        .call_tool(call("run_search_agent", json!({"task": "Find it"})))
-        .await
-        .unwrap();
-    assert_eq!(refused.is_error, Some(true));
-    assert_eq!(
-        refused.structured_content.unwrap()["missing_fields"],
-        json!(["query"])
-    );
-    client.cancel().await.unwrap();
 }

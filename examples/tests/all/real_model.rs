@@ -285,7 +285,7 @@ fn the_binaries_print_their_version() {
     for (binary, name) in [
         (PLAN_PIPELINE, "plan-pipeline"),
         (EVENT_PLANNING, "event-planning"),
-        (env!("CARGO_BIN_EXE_agent-contract"), "agent-contract"),
+        (env!("CARGO_BIN_EXE_agent-demo"), "agent-demo"),
     ] {
         let output = std::process::Command::new(binary)
             .arg("--version")

@@ -15,7 +15,7 @@ use proc_macro2::{TokenStream, TokenTree};
 use syn::{Item, UseTree};
 
 /// The crates whose modules must form no cycle.
-const CRATES: [&str; 10] = [
+const CRATES: [&str; 11] = [
     "agent-contracts",
     "agent-schema",
     "agent-contract",
@@ -25,6 +25,7 @@ const CRATES: [&str; 10] = [
     "agent-llm",
     "agent-mcp",
     "agent-store",
+    "agent-cli",
     "examples",
 ];
 

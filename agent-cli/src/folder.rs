@@ -1,6 +1,6 @@
 //! A user's contracts, read at run time from a folder of agent folders (the build-script
 //! layout: `<agent>/input.schema.json`, optionally `output.schema.json` and `agent.json`),
-//! for `agent-contract tool`, `validate`, `render` and `mcp` with `--schemas DIR`. No code is
+//! for every subcommand but `check` (which runs the build script's checks instead). No code is
 //! generated: calls are checked against the schemas, not typed, and the user prompt is the
 //! default one (the task, then the context as JSON), since a template is compiled with the
 //! crate that owns it.
@@ -19,18 +19,28 @@ pub struct UserAgent {
     description: &'static str,
     input: &'static Contract,
     output: Option<&'static Contract>,
+    /// The template `agent.json` names (`user_prompt`), which only a build renders.
+    template: Option<String>,
 }
 
 impl UserAgent {
-    /// Reads the agent `name` of the folder `schemas`. The error says which file is wrong.
+    /// Reads the agent `name` of the folder `schemas`. The error says which file is wrong,
+    /// or, for a name that is no agent of the folder, which names are.
     pub fn load(schemas: &Path, name: &str) -> Result<Self, String> {
         let dir = schemas.join(name);
         let input_path = dir.join("input.schema.json");
-        if !input_path.is_file() {
+        // A name is one folder: `a/../b` or an absolute path would read outside `schemas`.
+        let plain = Path::new(name).components().count() == 1
+            && matches!(
+                Path::new(name).components().next(),
+                Some(std::path::Component::Normal(_))
+            );
+        if !plain || !input_path.is_file() {
+            let known = Self::names(schemas)?;
             return Err(format!(
-                "no agent `{name}` in {}: {} does not exist",
+                "unknown agent `{name}` in {}; known agents: {}",
                 schemas.display(),
-                input_path.display()
+                known.join(", ")
             ));
         }
         let input = contract(name, ContractKind::Input, &input_path)?;
@@ -39,17 +49,34 @@ impl UserAgent {
             .is_file()
             .then(|| contract(name, ContractKind::Output, &output_path))
             .transpose()?;
+        let meta = meta(&dir.join("agent.json"))?;
         Ok(Self {
             name: Box::leak(name.into()),
-            description: Box::leak(description(&dir.join("agent.json"))?.into_boxed_str()),
+            description: Box::leak(meta.description.into_boxed_str()),
             input: Box::leak(Box::new(input)),
             output: output.map(|output| &*Box::leak(Box::new(output))),
+            template: meta.template,
         })
+    }
+
+    /// The prompt template `agent.json` names, if any: a build renders it, this reading of the
+    /// folder renders the default prompt instead.
+    pub fn template(&self) -> Option<&str> {
+        self.template.as_deref()
     }
 
     /// Every agent of the folder `schemas` (each subfolder with an `input.schema.json`), by
     /// name. The error says which file is wrong.
     pub fn load_all(schemas: &Path) -> Result<Vec<Self>, String> {
+        Self::names(schemas)?
+            .iter()
+            .map(|name| Self::load(schemas, name))
+            .collect()
+    }
+
+    /// The names of the folder's agents (its subfolders with an `input.schema.json`), sorted;
+    /// an error if it has none.
+    pub fn names(schemas: &Path) -> Result<Vec<String>, String> {
         let entries = std::fs::read_dir(schemas)
             .map_err(|e| format!("cannot read the folder {}: {e}", schemas.display()))?;
         let mut names: Vec<String> = entries
@@ -64,7 +91,7 @@ impl UserAgent {
                 schemas.display()
             ));
         }
-        names.iter().map(|name| Self::load(schemas, name)).collect()
+        Ok(names)
     }
 }
 
@@ -119,22 +146,31 @@ impl DynAgent for UserAgent {
     }
 }
 
+/// The contract at `path`, its `$ref`s to sibling contracts of the folder bundled in as a
+/// build bundles them.
 fn contract(name: &str, kind: ContractKind, path: &Path) -> Result<Contract, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = agent_contracts_codegen::read_contract(path).map_err(|e| e.join("; "))?;
     Contract::from_json_str(name, kind, &text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// The `description` of `agent.json`, if the file exists.
-fn description(path: &Path) -> Result<String, String> {
+/// What `agent.json` says, when the file exists.
+#[derive(Default)]
+struct Meta {
+    description: String,
+    template: Option<String>,
+}
+
+/// The `description` and `user_prompt` of `agent.json`, if the file exists (`check` reports
+/// any other key as a build would).
+fn meta(path: &Path) -> Result<Meta, String> {
     let Ok(text) = std::fs::read_to_string(path) else {
-        return Ok(String::new());
+        return Ok(Meta::default());
     };
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(value
-        .get("description")
-        .and_then(serde_json::Value::as_str)
-        .unwrap_or_default()
-        .to_owned())
+    let text_of = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+    Ok(Meta {
+        description: text_of("description").unwrap_or_default(),
+        template: text_of("user_prompt"),
+    })
 }

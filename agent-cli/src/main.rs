@@ -1,0 +1,461 @@
+//! `agent-contract`: the agent contracts of a folder of agent folders (the layout a build
+//! script reads: `<agent>/input.schema.json`, optionally `output.schema.json` and
+//! `agent.json`), from the command line: check them as a build would, list them, print their
+//! tool definitions, render and validate calls, time the per-call path, serve them over MCP.
+//!
+//! Exit codes: 0 success; 1 the input broke a contract (the retry error JSON is on stdout), a
+//! check found problems or a run failed; 2 a usage or I/O error.
+
+#![forbid(unsafe_code)]
+
+mod convention;
+mod folder;
+mod serve;
+mod timing;
+
+use agent_contracts::{DynAgent, ErrorKind, Limits, PrepareError, RetryError, extract_json};
+use clap::{CommandFactory as _, Parser, Subcommand, ValueEnum};
+use convention::{EXIT_CODES, Failure, Logs, ProviderEnv};
+use folder::UserAgent;
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The name on stderr before each message.
+const BIN: &str = "agent-contract";
+
+#[derive(Parser)]
+#[command(
+    name = "agent-contract",
+    version,
+    about = "Check, inspect, exercise and serve the agent contracts of a folder of agent folders",
+    after_help = EXIT_CODES
+)]
+struct Cli {
+    /// The folder of agent folders (each `<agent>/input.schema.json`, optionally
+    /// `output.schema.json` and `agent.json`)
+    #[arg(
+        long,
+        env = "AGENT_CONTRACT_SCHEMAS",
+        value_name = "DIR",
+        default_value = "schemas",
+        global = true
+    )]
+    schemas: PathBuf,
+    #[command(flatten)]
+    logs: Logs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+// One command is parsed per process: `mcp`'s many settings cost nothing worth a box.
+#[allow(clippy::large_enum_variant)]
+#[derive(Subcommand)]
+enum Command {
+    /// Check the folder as a build would: per agent, `ok` or every problem with its
+    /// file:line:col; exit 1 if any
+    #[command(after_help = EXIT_CODES)]
+    Check {
+        /// The crate folder whose `askama.toml` (or `templates/`) holds the prompt templates
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        root: PathBuf,
+        /// Print instead, per output contract and provider, whether it fits the provider's
+        /// strict structured output as written, after the lossless rewrite that is sent, or
+        /// not (and why)
+        #[arg(long)]
+        providers: bool,
+    },
+    /// Print one agent name per line
+    #[command(after_help = EXIT_CODES)]
+    List,
+    /// Print an agent's tool definition as JSON
+    #[command(after_help = EXIT_CODES)]
+    Tool {
+        /// The agent's name
+        agent: String,
+        /// The provider format
+        #[arg(long, value_enum, default_value = "openai")]
+        format: Format,
+    },
+    /// Render the user prompt for kwargs JSON (the default prompt: the task, then the
+    /// context), or print the retry error (exit 1)
+    #[command(after_help = EXIT_CODES)]
+    Render {
+        /// The agent's name
+        agent: String,
+        /// A file of kwargs JSON; `-` or nothing reads stdin
+        file: Option<String>,
+    },
+    /// Check kwargs (or, with --output, an answer) against the agent's contract: prints
+    /// `{"success":true}`, or the retry error (exit 1)
+    #[command(after_help = EXIT_CODES)]
+    Validate {
+        /// The agent's name
+        agent: String,
+        /// A file of JSON; `-` or nothing reads stdin
+        file: Option<String>,
+        /// Check an answer against the output contract instead of kwargs against the input
+        #[arg(long)]
+        output: bool,
+    },
+    /// Time the per-call path (kwargs text to rendered prompt, or to the retry error JSON)
+    /// against parsing the same text, and print one JSON line of median nanoseconds per call
+    #[command(after_help = EXIT_CODES)]
+    Bench {
+        /// The agent's name
+        agent: String,
+        /// A file of kwargs JSON; `-` or nothing reads stdin
+        file: Option<String>,
+        /// Calls per function per round (default: about 50 ms of pipeline per round)
+        #[arg(long)]
+        iterations: Option<usize>,
+        /// Rounds; the figures are medians over them
+        #[arg(long, default_value_t = 15)]
+        rounds: usize,
+        /// Remove this top-level key from the kwargs first, to time the retry path
+        #[arg(long, value_name = "KEY")]
+        without: Option<String>,
+    },
+    /// Serve the folder's agents as MCP tools over stdio, or over streamable HTTP at `/mcp`:
+    /// each call checked against its input contract, answered by the model, the answer
+    /// checked against the output contract
+    #[command(after_help = EXIT_CODES)]
+    Mcp {
+        /// `openai:<model>`, `azure:<deployment>` or `anthropic:<model>`, or a
+        /// comma-separated list tried in order (`openai:gpt-4o,anthropic:claude-sonnet-4-5`)
+        #[arg(long, value_name = "PROVIDER:MODEL")]
+        model: String,
+        #[command(flatten)]
+        serving: serve::Serving,
+        #[command(flatten)]
+        providers: ProviderEnv,
+    },
+    /// Print the completion script of a shell, for it to source
+    #[command(after_help = EXIT_CODES)]
+    Completions {
+        /// The shell
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Openai,
+    Anthropic,
+}
+
+fn main() -> ExitCode {
+    // clap exits 2 on a usage error and 0 after --help or --version: the convention.
+    let cli = Cli::parse();
+    cli.logs.init();
+    match run(cli.command, &cli.schemas) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => failure.exit(&format!("{BIN}: ")),
+    }
+}
+
+fn run(command: Command, schemas: &Path) -> Result<(), Failure> {
+    match command {
+        Command::Check { root, providers } => check(schemas, &root, providers),
+        Command::List => {
+            let names = UserAgent::names(schemas).map_err(Failure::Usage)?;
+            let mut out = std::io::stdout().lock();
+            for name in names {
+                writeln!(out, "{name}").map_err(write_error)?;
+            }
+            Ok(())
+        }
+        Command::Tool { agent, format } => {
+            let definition = load(schemas, &agent)?.tool_definition();
+            let definition = match format {
+                Format::Openai => agent_contracts::llm::openai::tool_json(&definition),
+                Format::Anthropic => agent_contracts::llm::anthropic::tool_json(&definition),
+            };
+            print_json(&definition)
+        }
+        Command::Render { agent, file } => {
+            let agent = load(schemas, &agent)?;
+            let text = match read_input(file.as_deref())? {
+                Ok(text) => text,
+                Err(e) => return retry(&e.with_required(required(agent)).to_json()),
+            };
+            match agent.prepare(&text, &Limits::default()) {
+                Ok(prepared) => {
+                    if let Some(template) = agent.template() {
+                        eprintln!(
+                            "{BIN}: note: a build renders `{}` with its template `{template}`; this is the default prompt (a template is compiled with its crate)",
+                            agent.name()
+                        );
+                    }
+                    // The prompt byte for byte: no newline of our own after it.
+                    let mut out = std::io::stdout().lock();
+                    out.write_all(prepared.user_prompt.as_bytes())
+                        .and_then(|()| out.flush())
+                        .map_err(write_error)
+                }
+                Err(PrepareError::Retry(e)) => retry(&e.to_json()),
+                Err(PrepareError::Prompt(e)) => Err(Failure::Failed(e.to_string())),
+            }
+        }
+        Command::Validate {
+            agent,
+            file,
+            output,
+        } => {
+            let agent = load(schemas, &agent)?;
+            let text = match read_input(file.as_deref())? {
+                Ok(text) => text,
+                Err(e) if output => return retry(&e.to_json()),
+                Err(e) => return retry(&e.with_required(required(agent)).to_json()),
+            };
+            let limits = Limits::default();
+            let result = if output {
+                extract_json(&text, &limits)
+                    .and_then(|answer| agent.check_output(&answer, &limits).map(drop))
+            } else {
+                agent.validate(&text, &limits).map(drop)
+            };
+            match result {
+                Ok(()) => print_line(serde_json::json!({"success": true})),
+                Err(e) => retry(&e.to_json()),
+            }
+        }
+        Command::Bench {
+            agent,
+            file,
+            iterations,
+            rounds,
+            without,
+        } => {
+            let agent = load(schemas, &agent)?;
+            let mut text =
+                read_input(file.as_deref())?.map_err(|e| Failure::Usage(e.to_string()))?;
+            if let Some(key) = without {
+                text = timing::without_key(&text, &key)
+                    .map_err(|e| Failure::Usage(format!("--without {key}: the kwargs {e}")))?;
+            }
+            let options = timing::Options { iterations, rounds };
+            let report = timing::measure(agent, &text, options).map_err(Failure::Failed)?;
+            if let timing::Outcome::Retry(_) = report.outcome {
+                eprintln!("{BIN}: the kwargs break the contract: timed the retry path");
+            }
+            print_line(report.to_json())
+        }
+        Command::Mcp {
+            model,
+            serving,
+            providers,
+        } => {
+            // What needs no model first: a refused token or key costs no connection.
+            let plan = serving.plan(BIN)?;
+            let agents = UserAgent::load_all(schemas).map_err(Failure::Usage)?;
+            let agents: Vec<&'static dyn DynAgent> = agents
+                .into_iter()
+                .map(|agent| &*Box::leak(Box::new(agent)) as &'static dyn DynAgent)
+                .collect();
+            let model = agent_contracts::llm::from_spec_with(&model, |name| providers.var(name))
+                .map_err(|e| Failure::Usage(format!("--model {model}: {e}")))?;
+            let server = agent_contracts::mcp::AgentServer::new(agents, model);
+            plan.serve(server, BIN, async |server| Ok(server))
+        }
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), BIN, &mut std::io::stdout());
+            Ok(())
+        }
+    }
+}
+
+/// `check`: one line per agent, `ok <name>` or `error <name>` followed by its problems; with
+/// `--providers`, the strict-output table.
+fn check(dir: &Path, root: &Path, providers: bool) -> Result<(), Failure> {
+    let absolute = |p: &Path| {
+        std::path::absolute(p).map_err(|e| Failure::Usage(format!("{}: {e}", p.display())))
+    };
+    let builder =
+        agent_contracts_codegen::Builder::new(absolute(dir)?).manifest_dir(absolute(root)?);
+    let checks = builder
+        .check()
+        .map_err(|e| Failure::Usage(e.0.join("; ")))?;
+    if checks.is_empty() {
+        return Err(Failure::Usage(format!(
+            "no agent folder (with an `input.schema.json`) in {}",
+            dir.display()
+        )));
+    }
+    let mut out = std::io::stdout().lock();
+    if providers {
+        return write!(out, "{}", strict_table(&checks)).map_err(write_error);
+    }
+    let mut failed = false;
+    for agent in checks {
+        let verdict = if agent.errors.is_empty() {
+            "ok"
+        } else {
+            "error"
+        };
+        let mut text = format!("{verdict} {}\n", agent.name);
+        for warning in &agent.warnings {
+            text.push_str(&format!("  warning: {warning}\n"));
+        }
+        for error in &agent.errors {
+            text.push_str(&format!("  error: {error}\n"));
+        }
+        out.write_all(text.as_bytes()).map_err(write_error)?;
+        failed |= !agent.errors.is_empty();
+    }
+    match failed {
+        // The problems are on stdout already.
+        true => Err(Failure::Failed(String::new())),
+        false => Ok(()),
+    }
+}
+
+/// One line per output contract and provider: `as written`, `rewritten` with what the rewrite
+/// does, or `no` with what prevents it; agents with problems say so.
+fn strict_table(checks: &[agent_contracts_codegen::AgentCheck]) -> String {
+    use agent_contracts_codegen::Strictness;
+    let width = checks
+        .iter()
+        .map(|c| c.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(15);
+    let mut out = format!(
+        "{:width$}  provider   strict     how, or why not\n",
+        "output contract"
+    );
+    for agent in checks {
+        let name = &agent.name;
+        if !agent.errors.is_empty() {
+            out.push_str(&format!(
+                "{name:width$}  -          error      see `check`\n"
+            ));
+        } else if agent.strict.is_empty() {
+            out.push_str(&format!("{name:width$}  -          no output contract\n"));
+        }
+        for (dialect, verdict) in &agent.strict {
+            let (kind, detail) = match verdict {
+                Strictness::AsWritten => ("as written", String::new()),
+                Strictness::Rewritten(rewrite) => ("rewritten", rewrite.summary()),
+                Strictness::Not(reasons) => ("no", reasons.join("; ")),
+            };
+            let line = format!("{name:width$}  {:9}  {kind:10} {detail}", dialect.name());
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The agent `name` of the folder `schemas`, read now. It lives for the process, as a
+/// [`DynAgent`]'s contracts do.
+fn load(schemas: &Path, name: &str) -> Result<&'static UserAgent, Failure> {
+    let agent = UserAgent::load(schemas, name).map_err(Failure::Usage)?;
+    Ok(Box::leak(Box::new(agent)))
+}
+
+/// The kwargs (or answer) text from a file or stdin. A file that cannot be read is an I/O
+/// error; bytes that are not UTF-8 are bad input like any other, answered with a retry error.
+fn read_input(file: Option<&str>) -> Result<Result<String, RetryError>, Failure> {
+    let bytes = match file {
+        None | Some("-") => {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut bytes)
+                .map_err(|e| Failure::Usage(format!("cannot read stdin: {e}")))?;
+            bytes
+        }
+        Some(path) => {
+            std::fs::read(path).map_err(|e| Failure::Usage(format!("cannot read `{path}`: {e}")))?
+        }
+    };
+    Ok(String::from_utf8(bytes).map_err(|e| {
+        RetryError::call(
+            ErrorKind::NotJson,
+            format!(
+                "the input is not valid UTF-8: invalid byte at offset {}",
+                e.utf8_error().valid_up_to()
+            ),
+            "Send the tool call arguments as UTF-8 JSON text",
+        )
+    }))
+}
+
+/// The input contract's required fields, for a retry error raised before the contract ran.
+fn required(agent: &dyn DynAgent) -> &[String] {
+    agent.input_contract().required_fields()
+}
+
+/// The retry error on stdout, and exit 1: the input broke the contract.
+fn retry(error: &serde_json::Value) -> Result<(), Failure> {
+    print_json(error)?;
+    Err(Failure::Failed(String::new()))
+}
+
+/// `value` pretty-printed on stdout.
+fn print_json(value: &serde_json::Value) -> Result<(), Failure> {
+    print_line(serde_json::to_string_pretty(value).unwrap_or_default())
+}
+
+/// One line on stdout.
+fn print_line(text: impl std::fmt::Display) -> Result<(), Failure> {
+    writeln!(std::io::stdout().lock(), "{text}").map_err(write_error)
+}
+
+/// stdout closed or full: an I/O error.
+fn write_error(e: std::io::Error) -> Failure {
+    Failure::Usage(format!("cannot write to stdout: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every variable `--model` asks for is one `ProviderEnv` declares (so `--help` shows
+    /// it and its flag sets it): a name agent-llm starts to read would fail here.
+    #[test]
+    fn the_provider_settings_cover_every_variable_a_model_spec_reads() {
+        let mut args = vec!["agent-contract".to_owned(), "mcp".into(), "--model".into()];
+        args.push("openai:m".into());
+        let flags = Cli::command()
+            .find_subcommand("mcp")
+            .expect("mcp")
+            .get_arguments()
+            .filter(|a| a.get_help_heading() == Some("Model provider settings (for --model)"))
+            .map(|a| format!("--{}", a.get_long().expect("a flag")))
+            .collect::<Vec<_>>();
+        assert_eq!(flags.len(), 12, "{flags:?}");
+        for flag in flags {
+            args.push(flag);
+            args.push("1".into());
+        }
+        let Command::Mcp { providers, .. } = Cli::parse_from(args).command else {
+            panic!("mcp");
+        };
+        for spec in ["openai:m", "azure:d", "anthropic:m"] {
+            let asked = std::cell::RefCell::new(Vec::new());
+            let model = agent_contracts::llm::from_spec_with(spec, |name| {
+                asked.borrow_mut().push(name.to_owned());
+                let value = match name {
+                    _ if name.ends_with("_URL") || name.ends_with("_ENDPOINT") => {
+                        "http://127.0.0.1:9"
+                    }
+                    "AGENT_CONTRACT_REQUEST_TIMEOUT" => "5",
+                    _ => "x",
+                };
+                Some(value.to_owned())
+            });
+            assert!(model.is_ok(), "{spec}: {:?}", model.err());
+            let asked = asked.into_inner();
+            assert!(asked.len() >= 3, "{spec}: {asked:?}");
+            for name in asked {
+                assert_eq!(providers.var(&name).as_deref(), Some("1"), "{spec}: {name}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_command_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,132 @@
+//! `mcp`: how agents are served over MCP, on stdio or streamable HTTP. Who may reach an HTTP
+//! endpoint (the bearer token, hosts, origins) is checked before anything starts.
+//!
+//! The examples' `agent-demo mcp` (the compiled-in agents and the event-planning workflow)
+//! includes this file too (`#[path]`): one set of flags, one set of checks. It adds a store
+//! for paused workflow runs through [`Plan::serve`]'s `setup`; a folder's agents alone never
+//! pause, so `agent-contract mcp` has none.
+
+use crate::convention::Failure;
+use agent_contracts::mcp::{AgentServer, HttpSettings, Sessions};
+use std::net::SocketAddr;
+
+/// The variable of the HTTP endpoint's bearer token.
+const TOKEN_VAR: &str = "AGENT_CONTRACT_MCP_TOKEN";
+
+/// Where and how to serve.
+#[derive(Debug, clap::Args)]
+pub struct Serving {
+    /// Serve streamable HTTP on this address (such as 127.0.0.1:8080) instead of stdio
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// With --http: also answer requests whose Host is this name (`name` or `name:port`;
+    /// loopback names and the bound address are always answered). Repeatable
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    pub allowed_hosts: Vec<String>,
+    /// With --http: answer browsers on this origin (`https://app.example.com`,
+    /// `http://localhost:*`); a request from any other Origin gets 403. Repeatable
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    pub allowed_origins: Vec<String>,
+    /// With --http on an address beyond loopback: serve without a bearer token (anyone who
+    /// reaches the address runs the agents)
+    #[arg(long = "no-auth")]
+    pub no_auth: bool,
+    /// With --http: keep no session between requests, so several instances behind one
+    /// address (a round-robin proxy) serve one client
+    #[arg(long)]
+    pub stateless: bool,
+    /// With --http: the bearer token clients must send (at least 16 characters, such as the
+    /// output of `openssl rand -hex 32`); required beyond loopback unless --no-auth
+    #[arg(long = "mcp-token", env = TOKEN_VAR, hide_env_values = true, value_name = "TOKEN")]
+    pub token: Option<String>,
+}
+
+/// What [`Serving::plan`] checked: the endpoint.
+pub struct Plan {
+    http: Option<(SocketAddr, HttpSettings)>,
+}
+
+impl Serving {
+    /// Checks the flags that need no model: the token against the address. A usage error
+    /// says what to set; it never shows the token.
+    pub fn plan(&self, bin: &str) -> Result<Plan, Failure> {
+        let http = match self.http {
+            Some(addr) => Some((addr, self.http_settings(addr, bin)?)),
+            None => None,
+        };
+        Ok(Plan { http })
+    }
+
+    /// Who may reach `--http ADDR`: the token, required beyond loopback unless `--no-auth`
+    /// says otherwise, and the listed hosts and origins.
+    fn http_settings(&self, addr: SocketAddr, bin: &str) -> Result<HttpSettings, Failure> {
+        let mut settings = HttpSettings::default();
+        for host in &self.allowed_hosts {
+            settings = settings.allowed_host(host.clone());
+        }
+        for origin in &self.allowed_origins {
+            settings = settings.allowed_origin(origin.clone());
+        }
+        match &self.token {
+            Some(token) if token.len() >= 16 => settings = settings.bearer_token(token.clone()),
+            Some(_) => {
+                return Err(Failure::Usage(format!(
+                    "{TOKEN_VAR} (--mcp-token) is shorter than 16 characters; use a long random secret, such as the output of `openssl rand -hex 32`"
+                )));
+            }
+            None if addr.ip().is_loopback() => {}
+            None if self.no_auth => eprintln!(
+                "{bin}: warning: serving {addr} without a token (--no-auth): anyone who reaches it runs the agents on this model account"
+            ),
+            None => {
+                return Err(Failure::Usage(format!(
+                    "--http {addr} is reachable beyond this machine; set a bearer token in {TOKEN_VAR} (--mcp-token), or pass --no-auth to serve it without one"
+                )));
+            }
+        }
+        let sessions = match self.stateless {
+            true => Sessions::Stateless,
+            false => Sessions::default(),
+        };
+        Ok(settings.sessions(sessions))
+    }
+}
+
+impl Plan {
+    /// Serves the server `setup` makes of `server` (inside the runtime, so it may open what
+    /// needs one) until the client disconnects (stdio) or the process ends (HTTP). An address
+    /// that cannot be bound is an I/O error (exit 2); a server that stops on an error, a failed
+    /// run (exit 1).
+    pub fn serve(
+        self,
+        server: AgentServer,
+        bin: &str,
+        setup: impl AsyncFnOnce(AgentServer) -> Result<AgentServer, Failure>,
+    ) -> Result<(), Failure> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Failure::Usage(format!("cannot start the runtime: {e}")))?;
+        runtime.block_on(async {
+            let server = setup(server).await?;
+            let served = match self.http {
+                Some((addr, settings)) => {
+                    let listener = tokio::net::TcpListener::bind(addr)
+                        .await
+                        .map_err(|e| Failure::Usage(format!("--http {addr}: {e}")))?;
+                    // The address as bound (port 0 names the port the OS picked), for the user
+                    // and for a script that starts the server.
+                    if let Ok(bound) = listener.local_addr() {
+                        eprintln!(
+                            "{bin}: serving MCP at http://{bound}{}",
+                            agent_contracts::mcp::HTTP_PATH
+                        );
+                    }
+                    server.with_http(settings).serve_http_on(listener).await
+                }
+                None => server.serve_stdio().await,
+            };
+            served.map_err(|e| Failure::Failed(format!("the MCP server stopped: {e}")))
+        })
+    }
+}
