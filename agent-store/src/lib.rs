@@ -148,6 +148,7 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// `url` without its `connect_timeout` parameter (sqlx does not know it), and the timeout it
 /// gives ([`CONNECT_TIMEOUT`] when none; at least 1 s).
+#[cfg(feature = "postgres")]
 fn connect_timeout(url: &str) -> Result<(String, Duration), StoreError> {
     let Some((base, query)) = url.split_once('?') else {
         return Ok((url.to_owned(), CONNECT_TIMEOUT));
