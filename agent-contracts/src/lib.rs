@@ -72,6 +72,8 @@
 //! [untrusted input](https://github.com/agent-contracts/agent-contracts/blob/main/guide/untrusted-input.md).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// docs.rs (`--cfg docsrs`, nightly) marks each feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // The runtime's root and concept modules. Generated code names only the root traits and
 // `::agent_contracts::__private::...`. `store` is this crate's own (below), which the glob
@@ -79,17 +81,20 @@
 pub use agent_contracts_runtime::*;
 
 #[cfg(feature = "derive")]
+#[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use agent_contracts_macros::{Agent, AgentInput, PromptContributor, Workflow};
 
 /// Real chat models over HTTP: OpenAI-compatible and Anthropic providers, and the layers over
 /// any model (retries, fallback, routing, tracing).
 #[cfg(feature = "llm")]
+#[cfg_attr(docsrs, doc(cfg(feature = "llm")))]
 pub mod llm {
     pub use agent_contracts_llm::*;
 }
 
 /// Agents and workflows served as MCP tools, and MCP servers' tools used by agents.
 #[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp {
     pub use agent_contracts_mcp::*;
 }
@@ -102,5 +107,6 @@ pub mod mcp {
 pub mod store {
     pub use agent_contracts_runtime::store::*;
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
     pub use agent_contracts_store::*;
 }

@@ -30,6 +30,8 @@
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// docs.rs (`--cfg docsrs`, nightly) marks each feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // With neither database feature only the file store is built: the SQL helpers go unused.
 #![cfg_attr(
     not(any(feature = "sqlite", feature = "postgres")),
@@ -148,6 +150,7 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// `url` without its `connect_timeout` parameter (sqlx does not know it), and the timeout it
 /// gives ([`CONNECT_TIMEOUT`] when none; at least 1 s).
+#[cfg(feature = "postgres")]
 fn connect_timeout(url: &str) -> Result<(String, Duration), StoreError> {
     let Some((base, query)) = url.split_once('?') else {
         return Ok((url.to_owned(), CONNECT_TIMEOUT));
@@ -464,6 +467,7 @@ fn checked_version(found: Option<i64>) -> Result<(), StoreError> {
 
 /// Runs in a SQLite file: the embedded default.
 #[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
@@ -553,6 +557,7 @@ impl SqliteStore {
 
 /// Runs in PostgreSQL, shared by any number of workers.
 #[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
     pool: PgPool,

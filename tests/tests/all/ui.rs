@@ -36,7 +36,8 @@ fn mirror_into_trybuild_project() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let project = trybuild_project();
     copy_dir(&here.join("ui/schemas"), &project.join("ui/schemas"));
-    // The same folders as `askama.toml` here, in the same order.
+    // The folders of `askama.toml` here, in the same order, but for the runtime's templates,
+    // which no case names.
     copy_dir(
         &here.join("../templates"),
         &project.join("workspace_templates"),
