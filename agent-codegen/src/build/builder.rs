@@ -258,6 +258,7 @@ impl Builder {
         let runtime = self.runtime_path();
         let registry = unparse(vec![syn::parse_quote! {
             /// Every agent of the folder, in name order.
+            #[allow(dead_code, reason = "a crate that names its agents one by one needs no list")]
             pub static AGENTS: &[&dyn #runtime::DynAgent] = &[#(&#registry),*];
         }]);
         Ok(Generated {
