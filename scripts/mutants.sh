@@ -20,15 +20,15 @@ out="${MUTANTS_OUT:-$root/mutants}"
 
 # NAME|file|test packages|extra cargo test args|decision points (a regex on the mutant's name)
 table=(
-  "markdown|agent-contract/src/markdown.rs|agent-contract|--tests|(block_opening|leading_width|ordered_marker|first_line_opening|delimiter_after_dash|text_after_prefix|stars_only_first_line|delimiter_row|is_blank|Md<'.>::(tape|tape_compound|tape_line|key_line|begin_line|header|line|take_over|column|prefix)|TapeLines<'.>::(children|start|begin_line)|line_of|write_on_one_line|Handover|serialize_captured)"
-  "contract-checks|agent-contract/src/checks.rs|agent-contract|--tests|support::(compare|exact|bound|equal|multiple_of|chars|unique|raw_type|raw_number|raw_len|raw_str|raw_verdict|tape_type|tape_entries|tape_items|tape_str|tape_number|tape_bool|tape_null|tape_bound|tape_equal|tape_multiple_of|Unsure::(set|decided))"
+  "markdown|agent-contract/src/markdown.rs|agent-contracts-contract|--tests|(block_opening|leading_width|ordered_marker|first_line_opening|delimiter_after_dash|text_after_prefix|stars_only_first_line|delimiter_row|is_blank|Md<'.>::(tape|tape_compound|tape_line|key_line|begin_line|header|line|take_over|column|prefix)|TapeLines<'.>::(children|start|begin_line)|line_of|write_on_one_line|Handover|serialize_captured)"
+  "contract-checks|agent-contract/src/checks.rs|agent-contracts-contract|--tests|support::(compare|exact|bound|equal|multiple_of|chars|unique|raw_type|raw_number|raw_len|raw_str|raw_verdict|tape_type|tape_entries|tape_items|tape_str|tape_number|tape_bool|tape_null|tape_bound|tape_equal|tape_multiple_of|Unsure::(set|decided))"
   "codegen-checks|agent-codegen/src/emit/checks.rs|agent-checks-suite|--tests|(Walk<'_>::bound|minLength|671:32|Held::Int \\| Held::Float in Walk<'_>::one_of_values|match arm \"(multipleOf|items)\")"
-  "compat|agent-schema/src/compat.rs|agent-schema|--lib|(::(types|values|objects|items|prefix|numbers|others)( |\$)|(in|replace) (same_value|allowed_value|implies|within|round_integral|tightest|count|cmp_num|cmp_float_int|cmp_numbers|Num::integral)( |\$))"
-  "core-store|agent-core/src/store.rs|agent-core,agent-store|--tests|(check_claim|check_save|next_record|renew_lease|is_runnable|make_room|take|MemoryStore>::claim_next)"
-  "file-store|agent-store/src/file.rs|agent-store|--tests|FileStore"
-  "sql-store|agent-store/src/lib.rs|agent-store|--tests|(into_record|checked_version|page_sql|is_identifier|int -> |Sql::upgrade)"
-  "one-pass|agent-contract/src/scan.rs|agent-contract|--lib|(in|replace) (object_entries|string_end|string_rest|short_stop|stops|word_at|number_end|space|colon|Pass<'a>::(push|key|value|close)|Scanned::flaw)( |\$)"
-  "tape|agent-contract/src/json.rs|agent-contract|--lib|(Tape::read|TapeReader<'a>::(value|string|push|close)|TapeValue|TapeParts|HandOver|TapeWalk|RawVisitor>::visit_map|(in|replace) number( |\$)|Drop for Tape|Tape::buffer)"
+  "compat|agent-schema/src/compat.rs|agent-contracts-schema|--lib|(::(types|values|objects|items|prefix|numbers|others)( |\$)|(in|replace) (same_value|allowed_value|implies|within|round_integral|tightest|count|cmp_num|cmp_float_int|cmp_numbers|Num::integral)( |\$))"
+  "core-store|agent-core/src/store.rs|agent-contracts-runtime,agent-contracts-store|--tests|(check_claim|check_save|saved_record|claim_record|renew_lease|is_runnable|make_room|MemoryStore>::claim_next)"
+  "file-store|agent-store/src/file.rs|agent-contracts-store|--tests|FileStore"
+  "sql-store|agent-store/src/lib.rs|agent-contracts-store|--tests|(into_record|checked_version|page_sql|is_identifier|int -> |Sql::upgrade)"
+  "one-pass|agent-contract/src/scan.rs|agent-contracts-contract|--lib|(in|replace) (object_entries|string_end|string_rest|short_stop|stops|word_at|number_end|space|colon|Pass<'a>::(push|key|value|close)|Scanned::flaw)( |\$)"
+  "tape|agent-contract/src/json.rs|agent-contracts-contract|--lib|(Tape::read|TapeReader<'a>::(value|string|push|close)|TapeValue|TapeParts|HandOver|TapeWalk|RawVisitor>::visit_map|(in|replace) number( |\$)|Drop for Tape|Tape::buffer)"
 )
 
 names=("$@")

@@ -187,6 +187,13 @@ if [ "${FRESH:-0}" != 1 ]; then
     cp "$root/Cargo.lock" "$app/Cargo.lock"
 fi
 step "building and running the new crate"
+# The new crate builds without a warning: generated code and the packaged crates warn of nothing.
+build=$(cd "$app" && cargo build --config "$patches" --target-dir "$work/target" --message-format short 2>&1) ||
+    fail "the new crate's build: $build"
+# (rustc's warnings, one line each in the short format; not cargo's note on the CLI's patch,
+# which this crate does not use)
+grep -E '^[^ ]+\.rs:[0-9]+:[0-9]+: warning|generated [0-9]+ warnings?' <<<"$build" &&
+    fail "the new crate's build warned (above)"
 out=$(cd "$app" && cargo run --quiet --config "$patches" --target-dir "$work/target")
 echo "$out"
 [ "$(tail -n 1 <<<"$out")" = "new user trial: ok" ] || fail "the new crate's run: $out"
