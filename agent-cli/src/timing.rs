@@ -8,8 +8,8 @@
 //! The floors are what no implementation can avoid: `serde_json::from_str::<Value>` of the same
 //! text (the parse every call needs), and `serde_json::from_str::<IgnoredAny>` (lexing alone).
 //! Each result is dropped inside the timed call, so freeing is part of every figure. (The
-//! examples' `agent-demo bench` and `cargo bench -p agent-examples` time the same loop on the
-//! compiled-in agents, with their own copy of it beside their synthetic payloads.)
+//! examples' `agent-demo bench` and `cargo bench -p agent-examples` time this same loop on the
+//! compiled-in agents: their `bench` module includes this file beside their synthetic payloads.)
 
 use agent_contracts::{DynAgent, Limits, contract::PrepareError};
 use agent_contracts::{RawJson, RawObject};

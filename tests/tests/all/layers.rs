@@ -183,6 +183,7 @@ fn collect_items(
     items: &[Item],
     at: &ModPath,
     dir: &Path,
+    here: &Path,
     raw: &mut BTreeMap<ModPath, Raw>,
 ) -> std::io::Result<()> {
     raw.entry(at.clone()).or_default();
@@ -194,11 +195,28 @@ fn collect_items(
                 child.push(m.ident.to_string());
                 match &m.content {
                     Some((_, inner)) => {
-                        collect_items(inner, &child, &dir.join(m.ident.to_string()), raw)?
+                        collect_items(inner, &child, &dir.join(m.ident.to_string()), here, raw)?
                     }
                     None => {
                         let name = m.ident.to_string();
-                        let (file, sub) = if dir.join(format!("{name}.rs")).exists() {
+                        // `#[path = "..."]`: a file named relative to the folder of the file
+                        // that declares the module (a file another package shares).
+                        let path = m.attrs.iter().find_map(|a| match &a.meta {
+                            syn::Meta::NameValue(nv) if nv.path.is_ident("path") => {
+                                match &nv.value {
+                                    syn::Expr::Lit(syn::ExprLit {
+                                        lit: syn::Lit::Str(s),
+                                        ..
+                                    }) => Some(here.join(s.value())),
+                                    _ => None,
+                                }
+                            }
+                            _ => None,
+                        });
+                        let (file, sub) = if let Some(file) = path {
+                            let sub = file.with_extension("");
+                            (file, sub)
+                        } else if dir.join(format!("{name}.rs")).exists() {
                             (dir.join(format!("{name}.rs")), dir.join(&name))
                         } else {
                             (dir.join(&name).join("mod.rs"), dir.join(&name))
@@ -237,7 +255,7 @@ fn collect_file(
     let text = std::fs::read_to_string(file)?;
     let parsed =
         syn::parse_file(&text).unwrap_or_else(|e| panic!("{} does not parse: {e}", file.display()));
-    collect_items(&parsed.items, at, dir, raw)
+    collect_items(&parsed.items, at, dir, file.parent().unwrap_or(dir), raw)
 }
 
 /// The module a path leads to: the longest prefix that is a module, redirected through
