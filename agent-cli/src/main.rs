@@ -420,11 +420,15 @@ mod tests {
     fn the_provider_settings_cover_every_variable_a_model_spec_reads() {
         let mut args = vec!["agent-contract".to_owned(), "mcp".into(), "--model".into()];
         args.push("openai:m".into());
-        let flags = Cli::command()
+        let command = Cli::command();
+        let settings = command
             .find_subcommand("mcp")
             .expect("mcp")
             .get_arguments()
             .filter(|a| a.get_help_heading() == Some("Model provider settings (for --model)"))
+            .collect::<Vec<_>>();
+        let flags = settings
+            .iter()
             .map(|a| format!("--{}", a.get_long().expect("a flag")))
             .collect::<Vec<_>>();
         assert_eq!(flags.len(), 12, "{flags:?}");
@@ -455,6 +459,12 @@ mod tests {
                 assert_eq!(providers.var(&name).as_deref(), Some("1"), "{spec}: {name}");
             }
         }
+        // Each declared variable reads its own setting, whether or not a spec asks for it.
+        for setting in settings {
+            let name = setting.get_env().expect("a variable").to_string_lossy();
+            assert_eq!(providers.var(&name).as_deref(), Some("1"), "{name}");
+        }
+        assert_eq!(providers.var("HOME"), None);
     }
 
     #[test]
