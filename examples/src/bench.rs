@@ -1,10 +1,11 @@
 //! What `cargo bench -p agent-examples` and `agent-demo bench` share: the deterministic
 //! payloads, the per-call path and its two floors, and the interleaved timing loop.
 //!
-//! The per-call path is [`DynAgent::prepare`](agent_contracts::DynAgent::prepare) on kwargs text: parse within the limits, split
-//! and merge, check the contract, deserialize the typed input, render the user prompt. A call
-//! that breaks the contract ends in the retry error serialized to JSON (what a runtime sends back
-//! to the caller), so the invalid path is measured to the same point a caller sees.
+//! The per-call path is [`DynAgent::prepare`](agent_contracts::DynAgent::prepare) on kwargs
+//! text: parse within the limits, split and merge, check the contract, deserialize the typed
+//! input, render the user prompt. A call that breaks the contract ends in the retry error
+//! serialized to JSON (what a runtime sends back to the caller), so the invalid path is measured
+//! to the same point a caller sees.
 //!
 //! The floors are what no implementation can avoid: `serde_json::from_str::<Value>` of the same
 //! text (the parse every call needs), and `serde_json::from_str::<IgnoredAny>` (lexing alone).
