@@ -124,6 +124,22 @@ pub enum Error {
         /// What may break.
         reason: String,
     },
+    /// A durable run was claimed more often than its runner's attempt limit at one step
+    /// ([`Runner::with_max_attempts`](crate::Runner::with_max_attempts)): the worker of each
+    /// earlier attempt stopped (crashed, was killed) before the step was saved. The run is
+    /// failed, with this message as its [`RunRecord::error`](crate::store::RunRecord::error),
+    /// and no worker claims it again.
+    #[error(
+        "run `{run_id}` failed: step `{agent}` was attempted {attempts} times and its worker stopped each time"
+    )]
+    AttemptsExhausted {
+        /// The run.
+        run_id: String,
+        /// The agent of the step.
+        agent: String,
+        /// How many attempts were made.
+        attempts: u64,
+    },
     /// The run's cancellation token was cancelled; the transcript so far is kept.
     #[error("the run was cancelled while `{agent}` was running")]
     Cancelled {

@@ -24,7 +24,6 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasher, Hasher};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
@@ -149,8 +148,7 @@ impl Timestamp {
 
     /// The instant `millis` milliseconds after 1970-01-01T00:00:00Z, if it lies in years
     /// 0000 to 9999.
-    #[cfg(test)]
-    fn from_unix_millis(millis: i64) -> Option<Self> {
+    pub(crate) fn from_unix_millis(millis: i64) -> Option<Self> {
         (Self::MIN.unix_millis..=Self::MAX.unix_millis)
             .contains(&millis)
             .then_some(Self {
@@ -159,14 +157,9 @@ impl Timestamp {
     }
 
     /// Milliseconds since 1970-01-01T00:00:00Z.
+    #[cfg(test)]
     pub(crate) fn unix_millis(self) -> i64 {
         self.unix_millis
-    }
-
-    /// `YYYYMMDDTHHMMSSZ`: the compact form used in generated run IDs.
-    fn compact(self) -> String {
-        let (y, mo, d, h, mi, s, _) = self.parts();
-        format!("{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z")
     }
 
     fn parts(self) -> (i64, u32, u32, i64, i64, i64, i64) {
@@ -450,7 +443,7 @@ impl ContextIdGenerator {
         })
     }
 
-    /// A generator for a new run, with a fresh run ID (`run-<UTC time>-<8 hex digits>`).
+    /// A generator for a new run, with a fresh run ID (`run-<UUID v7>`).
     pub(crate) fn fresh() -> Self {
         Self {
             run_id: new_run_id(),
@@ -557,25 +550,17 @@ impl ContextIdGenerator {
 }
 
 impl Default for ContextIdGenerator {
-    /// A generator for a new run, with a fresh run ID (`run-<UTC time>-<8 hex digits>`).
+    /// A generator for a new run, with a fresh run ID (`run-<UUID v7>`).
     fn default() -> Self {
         Self::fresh()
     }
 }
 
-/// `run-<UTC time>-<8 hex digits>`: the digits mix the clock, the process and a counter
-/// through std's randomly keyed hasher, so two runs started in the same second differ.
+/// `run-<UUID v7>` (`run-019a5c3e-7b1d-7c2a-9f3e-1b2c3d4e5f60`).
 pub(crate) fn new_run_id() -> String {
-    static RUNS: AtomicU64 = AtomicU64::new(0);
-    let now = Timestamp::now();
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_i64(now.unix_millis());
-    hasher.write_u32(std::process::id());
-    hasher.write_u64(RUNS.fetch_add(1, Ordering::Relaxed));
-    if let Ok(d) = SystemTime::now().duration_since(UNIX_EPOCH) {
-        hasher.write_u32(d.subsec_nanos());
-    }
-    format!("run-{}-{:08x}", now.compact(), hasher.finish() as u32)
+    // UUID v7: time-ordered (a millisecond timestamp first), then 74 random bits, so IDs of
+    // a fleet's runs do not collide and sort by creation.
+    format!("run-{}", uuid::Uuid::now_v7())
 }
 
 #[cfg(test)]

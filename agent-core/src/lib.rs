@@ -27,6 +27,7 @@ mod upstream;
 
 pub mod store;
 pub mod transcript;
+pub mod worker;
 pub mod workflow;
 
 // The root: what the first example and a typical service name. Everything else is in a module

@@ -115,6 +115,20 @@ pub struct RunRecord {
     /// outputs checked value by value against the current contracts.
     #[serde(default)]
     pub contracts: Option<String>,
+    /// How many times the run was claimed since its last save: the attempts at its current
+    /// step. Every claim counts one, every save resets it to 0 (a run that pauses and is
+    /// answered many times is not penalised), a release gives its attempt back. A runner
+    /// fails a run claimed more often than its attempt limit
+    /// ([`Runner::with_max_attempts`](crate::Runner::with_max_attempts)). Kept by the store.
+    #[serde(default)]
+    pub attempts: u64,
+    /// Why a [`RunStatus::Failed`] run failed; `None` for any other.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// What this save records in the run's history ([`CheckpointStore::history`]); `None`:
+    /// the store derives it from the status ([`RunEvent::of_save`]). Not stored in the run.
+    #[serde(skip)]
+    pub transition: Option<Transition>,
 }
 
 impl RunRecord {
@@ -139,7 +153,17 @@ impl RunRecord {
             takeovers: 0,
             answer: None,
             contracts: None,
+            attempts: 0,
+            error: None,
+            transition: None,
         }
+    }
+
+    /// How long the lease this record asks for lasts: `lease_until_ms` past `updated_ms` (a
+    /// writer sets both from one clock). A store that keeps time by its own clock (the SQL
+    /// stores use the database's) ends the lease that long after it wrote the record.
+    pub fn lease_length_ms(&self) -> u64 {
+        self.lease_until_ms.saturating_sub(self.updated_ms)
     }
 
     /// Whether a worker may claim it now (at `now_ms`): queued, answered, or running with its
@@ -229,6 +253,202 @@ impl RunPage {
             limit,
         }
     }
+}
+
+/// One transition of a run, as its history ([`CheckpointStore::history`]) records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RunEvent {
+    /// Saved queued, for a worker to start.
+    Enqueued,
+    /// A worker claimed it (or a runner started it at once).
+    Claimed,
+    /// A worker claimed it after its owner's lease ended.
+    TakenOver,
+    /// A step completed and was saved.
+    StepCompleted,
+    /// It paused at a question.
+    Paused,
+    /// Its question's answer was recorded.
+    Answered,
+    /// Its owner gave it back unfinished (a worker shutting down): runnable at once.
+    Released,
+    /// It failed ([`RunRecord::error`] says why).
+    Failed,
+    /// It finished.
+    Completed,
+}
+
+impl RunEvent {
+    /// The event as stored and printed: `enqueued`, `claimed`, `taken_over`, ...
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Enqueued => "enqueued",
+            Self::Claimed => "claimed",
+            Self::TakenOver => "taken_over",
+            Self::StepCompleted => "step_completed",
+            Self::Paused => "paused",
+            Self::Answered => "answered",
+            Self::Released => "released",
+            Self::Failed => "failed",
+            Self::Completed => "completed",
+        }
+    }
+
+    /// The event of [`as_str`](Self::as_str)'s text; `None` for any other text (a stored
+    /// row is untrusted).
+    pub fn parse(text: &str) -> Option<Self> {
+        [
+            Self::Enqueued,
+            Self::Claimed,
+            Self::TakenOver,
+            Self::StepCompleted,
+            Self::Paused,
+            Self::Answered,
+            Self::Released,
+            Self::Failed,
+            Self::Completed,
+        ]
+        .into_iter()
+        .find(|e| e.as_str() == text)
+    }
+
+    /// The event a save of a run at `status` records when its writer names none: a new run
+    /// (`first`) is enqueued or claimed, a running save completed a step, and the other
+    /// statuses are their own events.
+    ///
+    /// ```
+    /// use agent_contracts::store::{RunEvent, RunStatus};
+    /// assert_eq!(RunEvent::of_save(true, RunStatus::Queued), RunEvent::Enqueued);
+    /// assert_eq!(RunEvent::of_save(false, RunStatus::Running), RunEvent::StepCompleted);
+    /// assert_eq!(RunEvent::of_save(false, RunStatus::Finished), RunEvent::Completed);
+    /// ```
+    pub fn of_save(first: bool, status: RunStatus) -> Self {
+        match status {
+            RunStatus::Queued if first => Self::Enqueued,
+            RunStatus::Queued => Self::Released,
+            RunStatus::Running if first => Self::Claimed,
+            RunStatus::Running => Self::StepCompleted,
+            RunStatus::Paused => Self::Paused,
+            RunStatus::Answered => Self::Answered,
+            RunStatus::Finished => Self::Completed,
+            RunStatus::Failed => Self::Failed,
+        }
+    }
+}
+
+impl fmt::Display for RunEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a save records in the run's history, when its writer knows better than the status
+/// ([`RunRecord::transition`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Transition {
+    /// The event.
+    pub event: RunEvent,
+    /// Who made it (a worker's lease owner), when the saved record has no owner.
+    pub owner: Option<String>,
+    /// The step's agent (`venue_agent`), when the event is about one.
+    pub step: Option<String>,
+}
+
+impl Transition {
+    /// `event`, by no one in particular, about no step.
+    pub fn new(event: RunEvent) -> Self {
+        Self {
+            event,
+            owner: None,
+            step: None,
+        }
+    }
+
+    /// This transition, made by `owner`.
+    pub fn by(mut self, owner: impl Into<String>) -> Self {
+        self.owner = Some(owner.into());
+        self
+    }
+
+    /// This transition, about the step of `agent`.
+    pub fn step(mut self, agent: impl Into<String>) -> Self {
+        self.step = Some(agent.into());
+        self
+    }
+}
+
+/// One recorded transition of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct HistoryEntry {
+    /// When, in milliseconds since the Unix epoch, by the store's clock (the database's for
+    /// the SQL stores).
+    pub at_ms: u64,
+    /// What happened.
+    pub event: RunEvent,
+    /// The worker that made it, if one did.
+    pub owner: Option<String>,
+    /// The step's agent, if the event is about one.
+    pub step: Option<String>,
+}
+
+impl HistoryEntry {
+    /// An entry.
+    pub fn new(at_ms: u64, event: RunEvent, owner: Option<String>, step: Option<String>) -> Self {
+        Self {
+            at_ms,
+            event,
+            owner,
+            step,
+        }
+    }
+
+    /// [`at_ms`](Self::at_ms) in RFC 3339, UTC, with milliseconds
+    /// (`2026-01-19T10:15:00.123Z`).
+    ///
+    /// ```
+    /// use agent_contracts::store::{HistoryEntry, RunEvent};
+    /// let entry = HistoryEntry::new(1_768_817_700_123, RunEvent::Claimed, None, None);
+    /// assert_eq!(entry.at_rfc3339(), "2026-01-19T10:15:00.123Z");
+    /// ```
+    pub fn at_rfc3339(&self) -> String {
+        i64::try_from(self.at_ms)
+            .ok()
+            .and_then(crate::ids::Timestamp::from_unix_millis)
+            .unwrap_or(crate::ids::Timestamp::MAX)
+            .to_string()
+    }
+}
+
+/// A run's transitions, oldest first ([`CheckpointStore::history`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct RunHistory {
+    /// The run.
+    pub run_id: String,
+    /// Its transitions, in the order they happened.
+    pub entries: Vec<HistoryEntry>,
+}
+
+impl RunHistory {
+    /// The history of `run_id`.
+    pub fn new(run_id: impl Into<String>, entries: Vec<HistoryEntry>) -> Self {
+        Self {
+            run_id: run_id.into(),
+            entries,
+        }
+    }
+}
+
+/// A store's notices that runs may have become runnable ([`CheckpointStore::listen`]): a
+/// worker waits on [`next`](Self::next) between claims instead of polling.
+pub trait WakeUps: Send {
+    /// Returns at the next notice (a run enqueued, answered or released), or with the
+    /// backend's error (a worker then polls until it listens again).
+    fn next(&mut self) -> BoxFuture<'_, Result<(), StoreError>>;
 }
 
 /// Why a store refused or failed.
@@ -476,6 +696,70 @@ pub trait CheckpointStore: Send + Sync {
             })
         })
     }
+
+    /// Gives back every run `lease` holds, unfinished (a worker shutting down): each goes
+    /// back to what it was before its claim, answered if its recorded answer is still there
+    /// and queued otherwise, with no owner and no lease, so that any worker claims it at once
+    /// and its next claim is not a takeover; the claim's attempt is given back. Returns how
+    /// many runs were released. The default lists and saves one by one.
+    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<u64, StoreError>> {
+        Box::pin(async move {
+            let mut released = 0;
+            for run in self.list().await?.into_iter().flatten() {
+                if run.status != RunStatus::Running || run.owner.as_deref() != Some(&lease.owner) {
+                    continue;
+                }
+                let back = released_record(run, lease);
+                match self.save(&back).await {
+                    Ok(_) => released += 1,
+                    // Taken over or ended meanwhile: no longer this lease's to give back.
+                    Err(StoreError::Conflict { .. } | StoreError::NotFound { .. }) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(released)
+        })
+    }
+
+    /// The run's transitions, oldest first, each with the store's time
+    /// ([`RunHistory`]); [`StoreError::NotFound`] for a run the store does not hold. The
+    /// history goes with the run when it is deleted or pruned. The default keeps none.
+    fn history<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunHistory, StoreError>> {
+        let _ = run_id;
+        Box::pin(async {
+            Err(StoreError::Unsupported {
+                operation: "keep run histories",
+            })
+        })
+    }
+
+    /// Notices that runs of `workflow` may have become runnable, for a store that sends them
+    /// (PostgreSQL's `LISTEN`/`NOTIFY`); `None` when it sends none, and workers poll. The
+    /// default sends none.
+    fn listen<'a>(
+        &'a self,
+        workflow: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Box<dyn WakeUps>>, StoreError>> {
+        let _ = workflow;
+        Box::pin(async { Ok(None) })
+    }
+}
+
+/// The record a release ([`CheckpointStore::release`]) saves over the `stored` running run
+/// `lease` holds: answered if its answer is still recorded, else queued; no owner, no lease,
+/// recorded as [`RunEvent::Released`] by the lease's owner.
+pub fn released_record(stored: RunRecord, lease: &Lease) -> RunRecord {
+    let status = match stored.answer {
+        Some(_) => RunStatus::Answered,
+        None => RunStatus::Queued,
+    };
+    RunRecord {
+        status,
+        owner: None,
+        lease_until_ms: 0,
+        transition: Some(Transition::new(RunEvent::Released).by(lease.owner.clone())),
+        ..stored
+    }
 }
 
 /// Claims the runnable `stored` run for `lease` at `now`, in place: it becomes running at the
@@ -495,6 +779,7 @@ pub fn claim_record(stored: &mut RunRecord, lease: &Lease, now: u64) {
     if stored.status == RunStatus::Running {
         stored.takeovers += 1;
     }
+    stored.attempts += 1;
     stored.status = RunStatus::Running;
     stored.sequence += 1;
     stored.owner = Some(lease.owner.clone());
@@ -582,7 +867,8 @@ pub fn check_save(stored: Option<&RunRecord>, record: &RunRecord) -> Result<u64,
 
 /// The record a save writes, given the sequence [`check_save`] returned: `record` with that
 /// sequence and now as its update time, keeping the stored run's creation time and takeover
-/// count (the store keeps those; a writer cannot change them).
+/// count (the store keeps those; a writer cannot change them), its attempts reset (a release
+/// gives one back instead), and no transition (see [`history_entry`]).
 ///
 /// ```
 /// use agent_contracts::store::{RunRecord, RunStatus, check_save, saved_record};
@@ -597,8 +883,35 @@ pub fn saved_record(stored: Option<&RunRecord>, record: &RunRecord, sequence: u6
         updated_ms: now_ms(),
         created_ms: stored.map_or(record.created_ms, |s| s.created_ms),
         takeovers: stored.map_or(0, |s| s.takeovers),
+        attempts: match &record.transition {
+            Some(t) if t.event == RunEvent::Released => {
+                stored.map_or(0, |s| s.attempts.saturating_sub(1))
+            }
+            _ => 0,
+        },
+        transition: None,
         ..record.clone()
     }
+}
+
+/// The history entry a save of `record` appends at `now`, owned by the record's owner or its
+/// transition's: the transition's event, or the one [`RunEvent::of_save`] derives (`first`:
+/// the run is new).
+pub fn history_entry(record: &RunRecord, first: bool, now: u64) -> HistoryEntry {
+    let (event, owner, step) = match &record.transition {
+        Some(t) => (t.event, t.owner.clone(), t.step.clone()),
+        None => (RunEvent::of_save(first, record.status), None, None),
+    };
+    HistoryEntry::new(now, event, record.owner.clone().or(owner), step)
+}
+
+/// The history entry a claim appends: claimed, or taken over when the run was running before.
+pub fn claim_entry(before: RunStatus, claimed: &RunRecord) -> HistoryEntry {
+    let event = match before {
+        RunStatus::Running => RunEvent::TakenOver,
+        _ => RunEvent::Claimed,
+    };
+    HistoryEntry::new(claimed.updated_ms, event, claimed.owner.clone(), None)
 }
 
 /// Runs in memory, for tests and single-process use; unbounded (`MemoryStore::default()`), or
@@ -609,6 +922,8 @@ pub struct MemoryStore {
     max_runs: Option<usize>,
     /// Contract schemas by fingerprint: few, and never forgotten.
     contracts: Mutex<BTreeMap<String, String>>,
+    /// Each run's transitions, forgotten with the run.
+    history: Mutex<BTreeMap<String, Vec<HistoryEntry>>>,
 }
 
 impl MemoryStore {
@@ -633,6 +948,7 @@ impl MemoryStore {
             runs: Mutex::default(),
             max_runs: Some(max_runs),
             contracts: Mutex::default(),
+            history: Mutex::default(),
         }
     }
 
@@ -653,8 +969,22 @@ impl MemoryStore {
                 )));
             };
             runs.remove(&oldest);
+            self.history().remove(&oldest);
         }
         Ok(())
+    }
+
+    fn history(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Vec<HistoryEntry>>> {
+        self.history
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn record(&self, run_id: &str, entry: HistoryEntry) {
+        self.history()
+            .entry(run_id.to_owned())
+            .or_default()
+            .push(entry);
     }
 
     fn runs(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, RunRecord>> {
@@ -672,9 +1002,14 @@ impl CheckpointStore for MemoryStore {
             let stored = runs.get(&record.run_id);
             let sequence = check_save(stored, record)?;
             let next = saved_record(stored, record, sequence);
-            if stored.is_none() {
+            let first = stored.is_none();
+            if first {
                 self.make_room(&mut runs)?;
             }
+            self.record(
+                &record.run_id,
+                history_entry(record, first, next.updated_ms),
+            );
             runs.insert(record.run_id.clone(), next);
             Ok(sequence)
         })
@@ -699,8 +1034,9 @@ impl CheckpointStore for MemoryStore {
 
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            self.runs()
-                .remove(run_id)
+            let mut runs = self.runs();
+            self.history().remove(run_id);
+            runs.remove(run_id)
                 .map(drop)
                 .ok_or_else(|| StoreError::not_found(run_id))
         })
@@ -719,7 +1055,9 @@ impl CheckpointStore for MemoryStore {
                 .ok_or_else(|| StoreError::not_found(run_id))?;
             let now = now_ms();
             check_claim(stored, sequence, now)?;
+            let before = stored.status;
             claim_record(stored, lease, now);
+            self.record(run_id, claim_entry(before, stored));
             Ok(stored.clone())
         })
     }
@@ -737,7 +1075,9 @@ impl CheckpointStore for MemoryStore {
                 .filter(|r| r.workflow == workflow && r.is_runnable(now))
                 .min_by(|a, b| (a.updated_ms, &a.run_id).cmp(&(b.updated_ms, &b.run_id)));
             Ok(next.map(|stored| {
+                let before = stored.status;
                 claim_record(stored, lease, now);
+                self.record(&stored.run_id, claim_entry(before, stored));
                 stored.clone()
             }))
         })
@@ -784,6 +1124,17 @@ impl CheckpointStore for MemoryStore {
                 .get_mut(run_id)
                 .ok_or_else(|| StoreError::not_found(run_id))?;
             renew_lease(stored, lease, now_ms())
+        })
+    }
+
+    fn history<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunHistory, StoreError>> {
+        Box::pin(async move {
+            let runs = self.runs();
+            if !runs.contains_key(run_id) {
+                return Err(StoreError::not_found(run_id));
+            }
+            let entries = self.history().get(run_id).cloned().unwrap_or_default();
+            Ok(RunHistory::new(run_id, entries))
         })
     }
 }

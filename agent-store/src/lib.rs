@@ -57,7 +57,7 @@ mod file;
 pub use file::FileStore;
 
 /// The schema version this crate writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Opens the store a URL names: `sqlite:PATH`, `postgres://...` or `file:DIR`. No error
 /// carries the URL's password (see [`redact_url`]).
@@ -215,7 +215,9 @@ fn scrub(error: StoreError, url: &str) -> StoreError {
     StoreError::backend(clean)
 }
 
-/// The statements of one backend, with its table names and placeholders.
+/// The statements of one backend, with its table names and placeholders. Every time a lease
+/// decision reads or writes (`updated_ms`, `lease_until_ms`, history times) is the database's
+/// own clock (`{now}`), never a worker's: a worker whose clock is off cannot end a live lease.
 #[derive(Debug)]
 struct Sql {
     insert: String,
@@ -223,10 +225,27 @@ struct Sql {
     select: String,
     list: String,
     delete: String,
+    delete_history: String,
     claim: String,
     claim_next: String,
     renew: String,
+    release: String,
     prune: String,
+    prune_history: String,
+    /// Appends a history row: `(run_id, at_ms, event, owner, step)`.
+    history: String,
+    /// Appends the history row of the claim just written in the run's row.
+    claim_history: String,
+    /// A run's history, oldest first.
+    read_history: String,
+    /// The database's time, in milliseconds since the Unix epoch.
+    now: String,
+    /// Tells listening workers that a run of a workflow may be runnable (PostgreSQL).
+    notify: Option<String>,
+    /// The payload of a workflow's notices: `<schema>.<workflow>`, so that stores in several
+    /// schemas of one database (named, or by the connection's search path) wake only their
+    /// own workers.
+    notice: String,
     /// `$` (PostgreSQL) or `?` (SQLite).
     placeholder: char,
     /// The page query: `{status}` and `{after}` are replaced by the filters a page has.
@@ -237,14 +256,35 @@ struct Sql {
 }
 
 const COLUMNS: &str = "run_id, workflow, status, sequence, state, created_ms, updated_ms, \
-                       owner, lease_until_ms, takeovers, answer, contracts";
+                       owner, lease_until_ms, takeovers, answer, contracts, attempts, error";
+
+/// The channel the PostgreSQL store notifies on; the payload is `<schema.>workflow`.
+const CHANNEL: &str = "agent_runs";
 
 impl Sql {
     /// `prefix` qualifies the tables (`schema.` or nothing); `$n` placeholders become `?n` on
     /// SQLite.
     fn new(prefix: &str, sqlite: bool) -> Self {
         let t = format!("{prefix}agent_runs");
-        let fix = |s: String| if sqlite { s.replace('$', "?") } else { s };
+        let h = format!("{prefix}agent_run_history");
+        // The schema's name is `a-z 0-9 _` (checked), safe to write in as a literal.
+        let schema = match prefix.strip_suffix('.') {
+            Some(name) => format!("'{name}'"),
+            None if sqlite => "''".to_owned(),
+            None => "current_schema()".to_owned(),
+        };
+        // Milliseconds since the epoch by the database's clock: on PostgreSQL the start of
+        // the statement (`now()` would be the transaction's, which a claim begun before an
+        // enqueue committed would date before it), SQLite's own clock (its Julian day).
+        let now = if sqlite {
+            "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
+        } else {
+            "(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT"
+        };
+        let fix = |s: String| {
+            let s = s.replace("{now}", now);
+            if sqlite { s.replace('$', "?") } else { s }
+        };
         // PostgreSQL lets racing workers skip each other's candidate row; SQLite has one
         // writer at a time, so its single statement is exclusive as it is.
         let skip_locked = if sqlite {
@@ -252,46 +292,82 @@ impl Sql {
         } else {
             " FOR UPDATE SKIP LOCKED"
         };
+        // A lease asked for as a length ($n > 0) ends that long after the database's now.
+        let lease = |n: u8| format!("CASE WHEN ${n} > 0 THEN {{now}} + ${n} ELSE 0 END");
+        // A claim of a running run (its lease ended) is a takeover.
+        let claimed = "takeovers = takeovers + CASE WHEN status = 'running' THEN 1 ELSE 0 END, \
+                       attempts = attempts + 1, \
+                       last_event = CASE WHEN status = 'running' THEN 'taken_over' ELSE 'claimed' END";
         Self {
             placeholder: if sqlite { '?' } else { '$' },
             insert: fix(format!(
-                "INSERT INTO {t} ({COLUMNS}) VALUES ($1, $2, $3, 1, $4, $5, $5, $6, $7, 0, $8, $9) \
-                 ON CONFLICT (run_id) DO NOTHING"
+                "INSERT INTO {t} ({COLUMNS}, last_event) VALUES ($1, $2, $3, 1, $4, {{now}}, \
+                 {{now}}, $5, {}, 0, $7, $8, 0, $9, $10) \
+                 ON CONFLICT (run_id) DO NOTHING RETURNING updated_ms",
+                lease(6)
             )),
             update: fix(format!(
                 "UPDATE {t} SET workflow = $2, status = $3, sequence = sequence + 1, state = $4, \
-                 updated_ms = $5, owner = $6, lease_until_ms = $7, answer = $8, contracts = $9 \
-                 WHERE run_id = $1 AND sequence = $10"
+                 updated_ms = {{now}}, owner = $5, lease_until_ms = {}, answer = $7, \
+                 contracts = $8, error = $9, last_event = $10, \
+                 attempts = CASE WHEN $10 = 'released' AND attempts > 0 THEN attempts - 1 ELSE 0 END \
+                 WHERE run_id = $1 AND sequence = $11 RETURNING updated_ms",
+                lease(6)
             )),
             select: fix(format!("SELECT {COLUMNS} FROM {t} WHERE run_id = $1")),
             list: format!("SELECT {COLUMNS} FROM {t} ORDER BY created_ms, run_id"),
             delete: fix(format!("DELETE FROM {t} WHERE run_id = $1")),
+            delete_history: fix(format!("DELETE FROM {h} WHERE run_id = $1")),
             claim: fix(format!(
-                "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = $3, \
-                 owner = $4, lease_until_ms = $5, \
-                 takeovers = takeovers + CASE WHEN status = 'running' THEN 1 ELSE 0 END \
+                "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = {{now}}, \
+                 owner = $3, lease_until_ms = {{now}} + $4, {claimed} \
                  WHERE run_id = $1 AND sequence = $2 AND (status = 'paused' OR \
-                 (status = 'running' AND lease_until_ms <= $3)) RETURNING {COLUMNS}"
+                 (status = 'running' AND lease_until_ms <= {{now}})) RETURNING {COLUMNS}"
             )),
             claim_next: fix(format!(
-                "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = $2, \
-                 owner = $3, lease_until_ms = $4, \
-                 takeovers = takeovers + CASE WHEN status = 'running' THEN 1 ELSE 0 END \
+                "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = {{now}}, \
+                 owner = $2, lease_until_ms = {{now}} + $3, {claimed} \
                  WHERE run_id = (SELECT run_id FROM {t} WHERE workflow = $1 AND \
-                 (status IN ('queued', 'answered') OR (status = 'running' AND lease_until_ms <= $2)) \
+                 (status IN ('queued', 'answered') OR \
+                 (status = 'running' AND lease_until_ms <= {{now}})) \
                  ORDER BY updated_ms, run_id LIMIT 1{skip_locked}) RETURNING {COLUMNS}"
             )),
             renew: fix(format!(
-                "UPDATE {t} SET lease_until_ms = $3 \
+                "UPDATE {t} SET lease_until_ms = {{now}} + $3 \
                  WHERE run_id = $1 AND owner = $2 AND status = 'running'"
+            )),
+            release: fix(format!(
+                "UPDATE {t} SET status = CASE WHEN answer IS NULL THEN 'queued' ELSE 'answered' END, \
+                 sequence = sequence + 1, updated_ms = {{now}}, owner = NULL, lease_until_ms = 0, \
+                 last_event = 'released', \
+                 attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END \
+                 WHERE owner = $1 AND status = 'running' RETURNING run_id, updated_ms, workflow"
             )),
             page: format!(
                 "SELECT {COLUMNS} FROM {t} WHERE TRUE{{status}}{{after}} \
                  ORDER BY created_ms, run_id LIMIT {{limit}}"
             ),
             prune: fix(format!(
-                "DELETE FROM {t} WHERE status IN ('finished', 'failed') AND updated_ms < $1"
+                "DELETE FROM {t} WHERE status IN ('finished', 'failed') AND updated_ms < {{now}} - $1"
             )),
+            prune_history: fix(format!(
+                "DELETE FROM {h} WHERE run_id IN (SELECT run_id FROM {t} WHERE \
+                 status IN ('finished', 'failed') AND updated_ms < {{now}} - $1)"
+            )),
+            history: fix(format!(
+                "INSERT INTO {h} (run_id, at_ms, event, owner, step) VALUES ($1, $2, $3, $4, $5)"
+            )),
+            claim_history: fix(format!(
+                "INSERT INTO {h} (run_id, at_ms, event, owner, step) \
+                 SELECT run_id, updated_ms, last_event, owner, NULL FROM {t} WHERE run_id = $1"
+            )),
+            read_history: fix(format!(
+                "SELECT at_ms, event, owner, step FROM {h} WHERE run_id = $1 ORDER BY id"
+            )),
+            now: fix("SELECT {now}".to_owned()),
+            notify: (!sqlite)
+                .then(|| format!("SELECT pg_notify('{CHANNEL}', {schema} || '.' || $1)")),
+            notice: format!("SELECT {schema} || '.' || $1"),
             keep_contract: fix(format!(
                 "INSERT INTO {prefix}agent_contracts (fingerprint, contract) VALUES ($1, $2) \
                  ON CONFLICT (fingerprint) DO NOTHING"
@@ -302,7 +378,13 @@ impl Sql {
         }
     }
 
-    fn schema(prefix: &str) -> [String; 4] {
+    fn schema(prefix: &str, sqlite: bool) -> [String; 6] {
+        // The history's order is its rows' order of insertion.
+        let id = if sqlite {
+            "id INTEGER PRIMARY KEY AUTOINCREMENT"
+        } else {
+            "id BIGSERIAL PRIMARY KEY"
+        };
         [
             format!(
                 "CREATE TABLE IF NOT EXISTS {prefix}agent_store_schema (version BIGINT NOT NULL)"
@@ -312,7 +394,8 @@ impl Sql {
                  workflow TEXT NOT NULL, status TEXT NOT NULL, sequence BIGINT NOT NULL, \
                  state TEXT NOT NULL, created_ms BIGINT NOT NULL, updated_ms BIGINT NOT NULL, \
                  owner TEXT, lease_until_ms BIGINT NOT NULL DEFAULT 0, \
-                 takeovers BIGINT NOT NULL DEFAULT 0, answer TEXT, contracts TEXT)"
+                 takeovers BIGINT NOT NULL DEFAULT 0, answer TEXT, contracts TEXT, \
+                 attempts BIGINT NOT NULL DEFAULT 0, error TEXT, last_event TEXT)"
             ),
             // The contract versions runs were recorded under, by fingerprint.
             format!(
@@ -324,14 +407,26 @@ impl Sql {
                 "CREATE INDEX IF NOT EXISTS agent_runs_runnable ON {prefix}agent_runs \
                  (workflow, status, updated_ms)"
             ),
+            // Every transition of every run, appended.
+            format!(
+                "CREATE TABLE IF NOT EXISTS {prefix}agent_run_history ({id}, \
+                 run_id TEXT NOT NULL, at_ms BIGINT NOT NULL, event TEXT NOT NULL, owner TEXT, \
+                 step TEXT)"
+            ),
+            format!(
+                "CREATE INDEX IF NOT EXISTS agent_run_history_run ON {prefix}agent_run_history \
+                 (run_id, id)"
+            ),
         ]
     }
 
     /// The statements that bring a store at schema version `from` (`None`: just created) to
     /// [`SCHEMA_VERSION`]: version 2 added the lease columns and the recorded answer, version
     /// 3 the contract fingerprints of each run (and the `agent_contracts` table, which
-    /// [`Sql::schema`] creates if missing). Rows written before version 3 have no
-    /// fingerprints: they resume as before (see `RunRecord::contracts`).
+    /// [`Sql::schema`] creates if missing), version 4 each run's attempts at its step, its
+    /// failure reason and its last event (and the `agent_run_history` table, created if
+    /// missing). Rows written before version 3 have no fingerprints: they resume as before
+    /// (see `RunRecord::contracts`); runs of before version 4 have no history before it.
     ///
     /// Each added column has a default, so a build of version 1 still reads and writes the
     /// table; PostgreSQL adds them only if missing (SQLite cannot say so, and needs not: its
@@ -354,6 +449,15 @@ impl Sql {
             statements.push(format!(
                 "ALTER TABLE {t} ADD COLUMN {if_missing}contracts TEXT"
             ));
+        }
+        if matches!(from, Some(1..=3)) {
+            for column in [
+                "attempts BIGINT NOT NULL DEFAULT 0",
+                "error TEXT",
+                "last_event TEXT",
+            ] {
+                statements.push(format!("ALTER TABLE {t} ADD COLUMN {if_missing}{column}"));
+            }
         }
         if from != Some(SCHEMA_VERSION) {
             statements.push(format!(
@@ -405,13 +509,15 @@ type Row = (
     i64,
     Option<String>,
     Option<String>,
+    i64,
+    Option<String>,
 );
 
 fn into_record(row: Row) -> Result<RunRecord, StoreError> {
     let (run_id, workflow, status, sequence, state, created, updated) =
         (row.0, row.1, row.2, row.3, row.4, row.5, row.6);
     let (owner, lease_until, takeovers, answer) = (row.7, row.8, row.9, row.10);
-    let contracts = row.11;
+    let (contracts, attempts, error) = (row.11, row.12, row.13);
     let corrupt = |reason: String| StoreError::Corrupt {
         run_id: run_id.chars().take(128).collect(),
         reason,
@@ -434,6 +540,8 @@ fn into_record(row: Row) -> Result<RunRecord, StoreError> {
     record.owner = owner;
     record.answer = answer;
     record.contracts = contracts;
+    record.attempts = number(attempts, "attempt count")?;
+    record.error = error;
     Ok(record)
 }
 
@@ -528,7 +636,7 @@ impl SqliteStore {
     /// store of a newer version is refused. Safe to run again.
     pub async fn migrate(&self) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
-        for statement in Sql::schema("") {
+        for statement in Sql::schema("", true) {
             sqlx::query(&statement)
                 .execute(&mut *tx)
                 .await
@@ -686,7 +794,7 @@ impl PostgresStore {
                 .await
                 .map_err(|e| self.fail(e))?;
         }
-        for statement in Sql::schema(&prefix) {
+        for statement in Sql::schema(&prefix, false) {
             sqlx::query(&statement)
                 .execute(&mut *tx)
                 .await
@@ -725,8 +833,35 @@ fn is_identifier(s: &str) -> bool {
 
 /// The trait's body, the same text for both pools: sqlx's query API is.
 macro_rules! checkpoint_store {
-    ($store:ty, $row:ty) => {
+    ($store:ty, $row:ty, $db:ty) => {
         impl $store {
+            /// The database's time, in milliseconds since the Unix epoch.
+            async fn now(&self) -> Result<u64, StoreError> {
+                let now: i64 = sqlx::query_scalar(&self.sql.now)
+                    .fetch_one(&self.pool)
+                    .await
+                    .map_err(|e| self.fail(e))?;
+                Ok(u64::try_from(now).unwrap_or(0))
+            }
+
+            /// Tells listening workers, once `tx` commits, that a run of `workflow` may be
+            /// runnable (PostgreSQL; SQLite's workers poll).
+            async fn notify(
+                &self,
+                tx: &mut sqlx::Transaction<'_, $db>,
+                workflow: &str,
+            ) -> Result<(), StoreError> {
+                let Some(notify) = &self.sql.notify else {
+                    return Ok(());
+                };
+                sqlx::query(notify)
+                    .bind(workflow)
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(|e| self.fail(e))?;
+                Ok(())
+            }
+
             /// A row as read, checked: a value of the wrong type (SQLite keeps any) is
             /// [`StoreError::Corrupt`] naming the run, like a value out of range.
             fn decode(row: &$row) -> Result<RunRecord, StoreError> {
@@ -744,29 +879,55 @@ macro_rules! checkpoint_store {
         impl CheckpointStore for $store {
             fn save<'a>(&'a self, record: &'a RunRecord) -> BoxFuture<'a, Result<u64, StoreError>> {
                 Box::pin(async move {
-                    let now = int(agent_contracts_runtime::store::now_ms());
-                    let sql = if record.sequence == 0 {
+                    let first = record.sequence == 0;
+                    let sql = if first {
                         &self.sql.insert
                     } else {
                         &self.sql.update
                     };
-                    let mut query = sqlx::query(sql)
+                    let entry = agent_contracts_runtime::store::history_entry(record, first, 0);
+                    let mut query = sqlx::query_scalar::<_, i64>(sql)
                         .bind(&record.run_id)
                         .bind(&record.workflow)
                         .bind(record.status.to_string())
                         .bind(&record.state)
-                        .bind(now)
                         .bind(&record.owner)
-                        .bind(int(record.lease_until_ms))
+                        .bind(int(record.lease_length_ms()))
                         .bind(&record.answer)
-                        .bind(&record.contracts);
-                    if record.sequence != 0 {
+                        .bind(&record.contracts)
+                        .bind(
+                            record
+                                .error
+                                .as_deref()
+                                .filter(|_| record.status == RunStatus::Failed),
+                        )
+                        .bind(entry.event.as_str());
+                    if !first {
                         query = query.bind(int(record.sequence));
                     }
-                    let done = query.execute(&self.pool).await.map_err(|e| self.fail(e))?;
-                    if done.rows_affected() == 1 {
+                    let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
+                    let written = query
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(|e| self.fail(e))?;
+                    if let Some(at) = written {
+                        sqlx::query(&self.sql.history)
+                            .bind(&record.run_id)
+                            .bind(at)
+                            .bind(entry.event.as_str())
+                            .bind(&entry.owner)
+                            .bind(&entry.step)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(|e| self.fail(e))?;
+                        if matches!(record.status, RunStatus::Queued | RunStatus::Answered) {
+                            self.notify(&mut tx, &record.workflow).await?;
+                        }
+                        // Written only once committed.
+                        tx.commit().await.map_err(|e| self.fail(e))?;
                         return Ok(record.sequence + 1);
                     }
+                    drop(tx);
                     let found = match self.load(&record.run_id).await {
                         Ok(stored) => stored.sequence,
                         Err(StoreError::NotFound { .. }) => 0,
@@ -812,11 +973,19 @@ macro_rules! checkpoint_store {
 
             fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
                 Box::pin(async move {
-                    let done = sqlx::query(&self.sql.delete)
+                    // The run and its history go together.
+                    let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
+                    sqlx::query(&self.sql.delete_history)
                         .bind(run_id)
-                        .execute(&self.pool)
+                        .execute(&mut *tx)
                         .await
                         .map_err(|e| self.fail(e))?;
+                    let done = sqlx::query(&self.sql.delete)
+                        .bind(run_id)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(|e| self.fail(e))?;
+                    tx.commit().await.map_err(|e| self.fail(e))?;
                     match done.rows_affected() {
                         0 => Err(StoreError::NotFound {
                             run_id: run_id.chars().take(128).collect(),
@@ -833,17 +1002,22 @@ macro_rules! checkpoint_store {
                 lease: &'a Lease,
             ) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
                 Box::pin(async move {
-                    let now = agent_contracts_runtime::store::now_ms();
                     let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
                     let rows: Vec<Row> = sqlx::query_as(&self.sql.claim)
                         .bind(run_id)
                         .bind(int(sequence))
-                        .bind(int(now))
                         .bind(&lease.owner)
-                        .bind(int(lease.until_ms(now)))
+                        .bind(int(lease.until_ms(0)))
                         .fetch_all(&mut *tx)
                         .await
                         .map_err(|e| self.fail(e))?;
+                    if !rows.is_empty() {
+                        sqlx::query(&self.sql.claim_history)
+                            .bind(run_id)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(|e| self.fail(e))?;
+                    }
                     // The row comes back before the commit: the claim is won only once the
                     // commit succeeded (a full disk fails it), so two resumers never both pass.
                     tx.commit().await.map_err(|e| self.fail(e))?;
@@ -851,7 +1025,7 @@ macro_rules! checkpoint_store {
                         return into_record(row);
                     }
                     let stored = self.load(run_id).await?;
-                    check_claim(&stored, sequence, now)?;
+                    check_claim(&stored, sequence, self.now().await?)?;
                     // Paused at `sequence` now, but not when the update ran: it moved on.
                     Err(StoreError::AlreadyClaimed {
                         run_id: stored.run_id,
@@ -865,16 +1039,23 @@ macro_rules! checkpoint_store {
                 lease: &'a Lease,
             ) -> BoxFuture<'a, Result<Option<RunRecord>, StoreError>> {
                 Box::pin(async move {
-                    let now = agent_contracts_runtime::store::now_ms();
                     let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
                     let rows = sqlx::query(&self.sql.claim_next)
                         .bind(workflow)
-                        .bind(int(now))
                         .bind(&lease.owner)
-                        .bind(int(lease.until_ms(now)))
+                        .bind(int(lease.until_ms(0)))
                         .fetch_all(&mut *tx)
                         .await
                         .map_err(|e| self.fail(e))?;
+                    if let Some(row) = rows.first() {
+                        let run_id: String =
+                            sqlx::Row::try_get(row, 0).map_err(|e| self.fail(e))?;
+                        sqlx::query(&self.sql.claim_history)
+                            .bind(run_id)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(|e| self.fail(e))?;
+                    }
                     // Won only once committed, as `claim`.
                     tx.commit().await.map_err(|e| self.fail(e))?;
                     rows.first().map(Self::decode).transpose()
@@ -904,13 +1085,20 @@ macro_rules! checkpoint_store {
 
             fn prune(&self, age: std::time::Duration) -> BoxFuture<'_, Result<u64, StoreError>> {
                 Box::pin(async move {
-                    let age = u64::try_from(age.as_millis()).unwrap_or(u64::MAX);
-                    let before = agent_contracts_runtime::store::now_ms().saturating_sub(age);
-                    let done = sqlx::query(&self.sql.prune)
-                        .bind(int(before))
-                        .execute(&self.pool)
+                    let age = int(u64::try_from(age.as_millis()).unwrap_or(u64::MAX));
+                    // Ended runs by the database's clock, with their history.
+                    let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
+                    sqlx::query(&self.sql.prune_history)
+                        .bind(age)
+                        .execute(&mut *tx)
                         .await
                         .map_err(|e| self.fail(e))?;
+                    let done = sqlx::query(&self.sql.prune)
+                        .bind(age)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(|e| self.fail(e))?;
+                    tx.commit().await.map_err(|e| self.fail(e))?;
                     Ok(done.rows_affected())
                 })
             }
@@ -972,11 +1160,10 @@ macro_rules! checkpoint_store {
                 lease: &'a Lease,
             ) -> BoxFuture<'a, Result<(), StoreError>> {
                 Box::pin(async move {
-                    let now = agent_contracts_runtime::store::now_ms();
                     let done = sqlx::query(&self.sql.renew)
                         .bind(run_id)
                         .bind(&lease.owner)
-                        .bind(int(lease.until_ms(now)))
+                        .bind(int(lease.until_ms(0)))
                         .execute(&self.pool)
                         .await
                         .map_err(|e| self.fail(e))?;
@@ -988,11 +1175,143 @@ macro_rules! checkpoint_store {
                     Err(StoreError::lease_lost(run_id, lease))
                 })
             }
+
+            fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<u64, StoreError>> {
+                Box::pin(async move {
+                    let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
+                    let released: Vec<(String, i64, String)> = sqlx::query_as(&self.sql.release)
+                        .bind(&lease.owner)
+                        .fetch_all(&mut *tx)
+                        .await
+                        .map_err(|e| self.fail(e))?;
+                    let mut workflows = std::collections::BTreeSet::new();
+                    for (run_id, at, workflow) in &released {
+                        sqlx::query(&self.sql.history)
+                            .bind(run_id)
+                            .bind(at)
+                            .bind(agent_contracts_runtime::store::RunEvent::Released.as_str())
+                            .bind(&lease.owner)
+                            .bind(None::<String>)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(|e| self.fail(e))?;
+                        workflows.insert(workflow.as_str());
+                    }
+                    for workflow in workflows {
+                        self.notify(&mut tx, workflow).await?;
+                    }
+                    tx.commit().await.map_err(|e| self.fail(e))?;
+                    Ok(released.len() as u64)
+                })
+            }
+
+            fn history<'a>(
+                &'a self,
+                run_id: &'a str,
+            ) -> BoxFuture<'a, Result<agent_contracts_runtime::store::RunHistory, StoreError>> {
+                Box::pin(async move {
+                    use agent_contracts_runtime::store::{HistoryEntry, RunEvent, RunHistory};
+                    // A run that is not stored has no history (it went with the run).
+                    self.load(run_id).await?;
+                    let rows: Vec<(i64, String, Option<String>, Option<String>)> =
+                        sqlx::query_as(&self.sql.read_history)
+                            .bind(run_id)
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(|e| self.fail(e))?;
+                    let corrupt = |reason: String| StoreError::Corrupt {
+                        run_id: run_id.chars().take(128).collect(),
+                        reason,
+                    };
+                    let mut entries = Vec::with_capacity(rows.len());
+                    for (at, event, owner, step) in rows {
+                        let Some(event) = RunEvent::parse(&event) else {
+                            let shown: String = event.chars().take(40).collect();
+                            return Err(corrupt(format!("its history holds the event `{shown}`")));
+                        };
+                        let at = u64::try_from(at)
+                            .map_err(|_| corrupt(format!("its history holds the time {at}")))?;
+                        entries.push(HistoryEntry::new(at, event, owner, step));
+                    }
+                    Ok(RunHistory::new(run_id, entries))
+                })
+            }
+
+            fn listen<'a>(
+                &'a self,
+                workflow: &'a str,
+            ) -> BoxFuture<
+                'a,
+                Result<Option<Box<dyn agent_contracts_runtime::store::WakeUps>>, StoreError>,
+            > {
+                Box::pin(self.wake_ups(workflow))
+            }
         }
     };
 }
 
 #[cfg(feature = "sqlite")]
-checkpoint_store!(SqliteStore, sqlx::sqlite::SqliteRow);
+checkpoint_store!(SqliteStore, sqlx::sqlite::SqliteRow, sqlx::Sqlite);
 #[cfg(feature = "postgres")]
-checkpoint_store!(PostgresStore, sqlx::postgres::PgRow);
+checkpoint_store!(PostgresStore, sqlx::postgres::PgRow, sqlx::Postgres);
+
+#[cfg(feature = "sqlite")]
+impl SqliteStore {
+    /// SQLite sends no notices: its workers poll.
+    async fn wake_ups(
+        &self,
+        _: &str,
+    ) -> Result<Option<Box<dyn agent_contracts_runtime::store::WakeUps>>, StoreError> {
+        Ok(None)
+    }
+}
+
+/// The notices of one PostgreSQL store's workflow: `LISTEN` on one connection of its own.
+#[cfg(feature = "postgres")]
+struct PgWakeUps {
+    listener: sqlx::postgres::PgListener,
+    /// The payload of this store's workflow (`<schema.>workflow`): notices of other
+    /// schemas' or workflows' runs are skipped.
+    payload: String,
+    label: Arc<str>,
+}
+
+#[cfg(feature = "postgres")]
+impl agent_contracts_runtime::store::WakeUps for PgWakeUps {
+    fn next(&mut self) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            loop {
+                let notice = self.listener.recv().await.map_err(|e| {
+                    StoreError::backend(format!("{}: listening failed: {e}", self.label))
+                })?;
+                if notice.payload() == self.payload {
+                    return Ok(());
+                }
+            }
+        })
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl PostgresStore {
+    /// `LISTEN`s for the runs of `workflow` that become runnable, on a connection of its own.
+    async fn wake_ups(
+        &self,
+        workflow: &str,
+    ) -> Result<Option<Box<dyn agent_contracts_runtime::store::WakeUps>>, StoreError> {
+        let payload: String = sqlx::query_scalar(&self.sql.notice)
+            .bind(workflow)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| self.fail(e))?;
+        let mut listener = sqlx::postgres::PgListener::connect_with(&self.pool)
+            .await
+            .map_err(|e| self.fail(e))?;
+        listener.listen(CHANNEL).await.map_err(|e| self.fail(e))?;
+        Ok(Some(Box::new(PgWakeUps {
+            listener,
+            payload,
+            label: self.label.clone(),
+        })))
+    }
+}

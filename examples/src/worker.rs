@@ -1,25 +1,22 @@
 //! Many processes draining one store: the event-planning worker behind `event-planning
 //! --worker`, and the JSON listing of `--list --json`.
 //!
-//! A worker runs `concurrency` loops, each with a lease of its own (`<pid>-<loop>`), that
-//! claim the next runnable run ([`Runner::run_next`](agent_contracts::Runner::run_next)) and drive
-//! it until it pauses at its question or ends; when nothing is runnable a loop waits a little
-//! and asks again. It answers with the canned model ([`crate::pipeline::Canned`]), each answer
-//! after a delay, so tests and demos can kill a worker mid-step.
+//! A worker is the library's [`Worker`] on the canned model ([`crate::pipeline::Canned`]),
+//! each answer after a delay, so tests and demos can kill a worker mid-step; its slots'
+//! leases are named `<pid>-<slot>`.
 
+use agent_contracts::runtime::CancellationToken;
+use agent_contracts::worker::{Worker, WorkerReport};
 use agent_contracts::{
     ChatModel, model::BoxFuture, model::ChatRequest, model::ChatResponse, model::ModelError,
 };
 use agent_contracts::{
-    store::CheckpointStore, store::Lease, store::RunRecord, store::RunStatus, store::StoreError,
-    workflow::WorkflowOutcome,
+    store::CheckpointStore, store::RunHistory, store::RunRecord, store::RunStatus,
+    store::StoreError,
 };
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// How long an idle loop waits before it asks the store again.
-const IDLE: Duration = Duration::from_millis(100);
 
 /// The canned model, each answer after `delay`: a step a test can kill a worker in.
 #[derive(Debug, Clone, Copy)]
@@ -42,6 +39,7 @@ impl ChatModel for Delayed {
 
 /// How a worker runs.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct WorkerSettings {
     /// How many runs it drives at once.
     pub concurrency: usize,
@@ -49,57 +47,79 @@ pub struct WorkerSettings {
     pub lease: Duration,
     /// The model's delay per answer.
     pub delay: Duration,
+    /// How many claims of one step a run gets before it fails.
+    pub max_attempts: u64,
+    /// How long its runs may go on once it is told to stop.
+    pub grace: Duration,
 }
 
-/// Drains `store` until the process is stopped, printing a line per run it drove:
-/// `<run id> paused|finished`, or `<run id>? error: ...` when a run failed.
-pub async fn work(store: Arc<dyn CheckpointStore>, settings: WorkerSettings) {
-    let loops: Vec<_> = (0..settings.concurrency.max(1))
-        .map(|n| {
-            let store = store.clone();
-            let owner = format!("{}-{n}", std::process::id());
-            tokio::spawn(drain(
-                store,
-                Lease::new(owner, settings.lease),
-                settings.delay,
-            ))
+impl WorkerSettings {
+    /// One run at a time, 30-second leases, no model delay, 3 attempts, 30 s of grace.
+    pub fn new() -> Self {
+        Self {
+            concurrency: 1,
+            lease: Duration::from_secs(30),
+            delay: Duration::ZERO,
+            max_attempts: 3,
+            grace: Duration::from_secs(30),
+        }
+    }
+}
+
+impl Default for WorkerSettings {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The event-planning worker on the canned model: the library [`Worker`], its slots' leases
+/// named `<pid>-<slot>`.
+pub fn worker(store: Arc<dyn CheckpointStore>, settings: WorkerSettings) -> Worker {
+    Worker::new(
+        crate::event_planning::workflow(),
+        Delayed {
+            delay: settings.delay,
+        },
+        store,
+    )
+    .with_owner(std::process::id().to_string())
+    .with_concurrency(settings.concurrency)
+    .with_lease(settings.lease)
+    .with_max_attempts(settings.max_attempts)
+    .with_grace(settings.grace)
+}
+
+/// Drains `store` until `shutdown` is cancelled (then lets its runs go on for the grace
+/// period and gives back the rest), and returns what it did.
+pub async fn work(
+    store: Arc<dyn CheckpointStore>,
+    settings: WorkerSettings,
+    shutdown: CancellationToken,
+) -> WorkerReport {
+    worker(store, settings).run(shutdown).await
+}
+
+/// The JSON of `--history RUN_ID --json`: the run's transitions in order, each
+/// `{at, event, owner, step}` (`at` in RFC 3339 with milliseconds, by the store's clock).
+pub fn history_json(history: &RunHistory) -> Value {
+    let entries = history
+        .entries
+        .iter()
+        .map(|e| {
+            json!({
+                "at": e.at_rfc3339(),
+                "event": e.event.as_str(),
+                "owner": e.owner,
+                "step": e.step,
+            })
         })
         .collect();
-    for task in loops {
-        // A loop never ends by itself; a panic in one is reported, the others go on.
-        if let Err(e) = task.await {
-            eprintln!("error: a worker loop stopped: {e}");
-        }
-    }
-}
-
-async fn drain(store: Arc<dyn CheckpointStore>, lease: Lease, delay: Duration) {
-    let workflow = crate::event_planning::workflow();
-    loop {
-        // A runner per run: its transcript and its place in the store are the run's.
-        let runner = workflow
-            .runner(Delayed { delay })
-            .with_store(store.clone())
-            .with_lease(lease.clone());
-        match runner.run_next().await {
-            Ok(Some(WorkflowOutcome::NeedsInput { state, .. })) => {
-                println!("{} paused", state.run_id);
-            }
-            Ok(Some(WorkflowOutcome::Finished { state, .. })) => {
-                println!("{} finished", state.run_id);
-            }
-            Ok(None) => tokio::time::sleep(IDLE).await,
-            // Lost to another worker, or a store hiccup: the run is not lost, go on.
-            Err(e) => {
-                eprintln!("error: {e}");
-                tokio::time::sleep(IDLE).await;
-            }
-        }
-    }
+    Value::Array(entries)
 }
 
 /// The JSON of `--list --json`: one object per readable run (`id`, `status`, `owner`,
-/// `takeovers`, `steps`, `output`), and the errors of the rows that could not be read.
+/// `takeovers`, `steps`, `output`, `error`), and the errors of the rows that could not be
+/// read. `error` is a failed run's reason, null otherwise.
 /// A finished run's status is `completed`; `steps` are the completed steps in order and
 /// `output` the final answer (null until the run completed).
 pub fn list_json(runs: Vec<Result<RunRecord, StoreError>>) -> (Value, Vec<StoreError>) {
@@ -147,6 +167,7 @@ pub fn list_json(runs: Vec<Result<RunRecord, StoreError>>) -> (Value, Vec<StoreE
             "takeovers": run.takeovers,
             "steps": steps,
             "output": output,
+            "error": run.error.filter(|_| run.status == RunStatus::Failed),
         }));
     }
     (Value::Array(listed), skipped)

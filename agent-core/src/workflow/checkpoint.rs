@@ -3,7 +3,9 @@
 //! holds one, and its durable methods (`run/durable.rs`), which use it.
 
 use super::versions::Versions;
-use crate::store::{CheckpointStore, Lease, RunRecord, RunStatus, StoreError};
+use crate::store::{
+    CheckpointStore, Lease, RunEvent, RunRecord, RunStatus, StoreError, Transition,
+};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -17,7 +19,13 @@ pub(crate) struct Durable {
     pub(crate) versions: Arc<Versions>,
     /// Whether this runner handed the store its contract schemas already.
     pub(crate) kept: AtomicBool,
+    /// How many claims of one step a run gets: a run claimed more often is failed.
+    pub(crate) max_attempts: u64,
 }
+
+/// How many times a step is attempted unless a runner is told otherwise: a step that kills its
+/// worker three times is not worth a fourth.
+pub(crate) const DEFAULT_MAX_ATTEMPTS: u64 = 3;
 
 /// How long a runner's lease lasts unless it is given one: long enough that renewing it every
 /// third (10 s) costs nothing, short enough that a dead worker's run waits half a minute.
@@ -81,6 +89,21 @@ impl Durable {
         status: RunStatus,
         run_id: &str,
     ) -> Result<(), StoreError> {
+        self.save_noted(workflow, state, status, run_id, None, None)
+            .await
+    }
+
+    /// [`save`](Self::save), recording `transition` in the run's history (`None`: the store
+    /// derives it from the status) and, for a failed run, why (`error`).
+    pub(crate) async fn save_noted(
+        &self,
+        workflow: &str,
+        state: &str,
+        status: RunStatus,
+        run_id: &str,
+        transition: Option<Transition>,
+        error: Option<String>,
+    ) -> Result<(), StoreError> {
         let last = self.cursor(run_id);
         let mut record = RunRecord::new(run_id, workflow, status, state);
         if let Some(last) = &last {
@@ -92,8 +115,19 @@ impl Durable {
         }
         if status == RunStatus::Running {
             record.owner = Some(self.lease.owner.clone());
-            record.lease_until_ms = self.lease.until_ms(crate::store::now_ms());
+            // From the record's own update time: a store that keeps its own clock ends the
+            // lease `lease_length_ms` after its write (`RunRecord::lease_length_ms`).
+            record.lease_until_ms = self.lease.until_ms(record.updated_ms);
         }
+        record.transition = Some(
+            transition
+                .unwrap_or_else(|| Transition::new(RunEvent::of_save(last.is_none(), status))),
+        )
+        .map(|t| match t.owner {
+            Some(_) => t,
+            None => t.by(self.lease.owner.clone()),
+        });
+        record.error = error.filter(|_| status == RunStatus::Failed);
         self.keep_contracts().await?;
         record.contracts = Some(self.versions.text().to_owned());
         let sequence = self.store.save(&record).await?;
@@ -158,6 +192,8 @@ impl Drop for RestoreOnDrop<'_> {
         record.created_ms = last.created_ms;
         record.answer = last.answer;
         record.contracts = Some(self.durable.versions.text().to_owned());
+        record.transition =
+            Some(Transition::new(RunEvent::Released).by(self.durable.lease.owner.clone()));
         let store = self.durable.store.clone();
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {

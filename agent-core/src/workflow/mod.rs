@@ -25,7 +25,7 @@
 //! contract fingerprints its records name). This module
 //! only names them.
 
-mod checkpoint;
+pub(crate) mod checkpoint;
 // The root re-exports `Workflow` and `Runner` (what every workflow user names); the module
 // holds the rest, so each item has one path.
 pub(crate) mod definition;

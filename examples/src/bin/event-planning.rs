@@ -11,9 +11,12 @@
 //! process; `--list` shows the stored runs (`--json`: as a JSON array).
 //!
 //! Any number of processes drain one store: `--enqueue N` saves N queued runs and prints their
-//! IDs, `--worker [--concurrency C] [--lease-secs S] [--delay-ms D]` claims and drives runnable
-//! runs until it is stopped (D: the canned model's delay per answer), and `--submit-answer
-//! RUN_ID --answer TEXT` records a paused run's answer for a worker to resume it.
+//! IDs, `--worker [--concurrency C] [--lease-secs S] [--delay-ms D] [--max-attempts A]
+//! [--grace-secs G]` claims and drives runnable runs until SIGTERM or SIGINT (D: the canned
+//! model's delay per answer; A: claims of one step before the run fails; G: how long its runs
+//! may go on after the signal before they are given back), and `--submit-answer RUN_ID
+//! --answer TEXT` records a paused run's answer for a worker to resume it. `--history RUN_ID
+//! --json` prints a run's transitions.
 //!
 //! Exit codes: 0 success; 1 the run failed (or a stored run cannot go on); 2 a usage or I/O
 //! error (a model spec it cannot use, a store it cannot open or read).
@@ -55,9 +58,14 @@ struct Args {
     #[arg(long, requires = "store", conflicts_with = "resume")]
     list: bool,
     /// With `--list`: a JSON array of runs (`id`, `status`, `owner`, `takeovers`, `steps`,
-    /// `output`).
-    #[arg(long, requires = "list")]
+    /// `output`, `error`); with `--history`: a JSON array of transitions (`at`, `event`,
+    /// `owner`, `step`).
+    #[arg(long)]
     json: bool,
+    /// Prints the transitions of the stored run with this ID, oldest first, with the store's
+    /// times.
+    #[arg(long, requires = "store", conflicts_with_all = ["resume", "list"])]
+    history: Option<String>,
     /// Saves this many queued runs, without running them, and prints their IDs.
     #[arg(long, requires = "store", conflicts_with_all = ["resume", "list"])]
     enqueue: Option<u32>,
@@ -74,6 +82,14 @@ struct Args {
     /// With `--worker`: the canned model's delay per answer, in milliseconds.
     #[arg(long, requires = "worker", default_value_t = 0)]
     delay_ms: u64,
+    /// With `--worker`: how many claims of one step a run gets; a run whose workers died that
+    /// often fails.
+    #[arg(long, requires = "worker", default_value_t = 3)]
+    max_attempts: u64,
+    /// With `--worker`: after SIGTERM or SIGINT, how long its runs may go on (in seconds)
+    /// before they are given back to other workers.
+    #[arg(long, requires = "worker", default_value_t = 30.0)]
+    grace_secs: f64,
     /// Records the answer (`--answer`) to the stored paused run with this ID, without running
     /// it: a worker resumes it.
     #[arg(long, requires_all = ["store", "answer"], conflicts_with_all = ["resume", "list", "enqueue", "worker"])]
@@ -179,17 +195,44 @@ async fn durable(args: &Args, url: &str) -> Result<(), Failure> {
         return done;
     }
     if args.worker {
-        let Ok(lease) = std::time::Duration::try_from_secs_f64(args.lease_secs) else {
-            return Err(Failure::Usage(
-                "`--lease-secs` must be a number of seconds".into(),
-            ));
+        let seconds = |value: f64, flag: &str| {
+            std::time::Duration::try_from_secs_f64(value)
+                .map_err(|_| Failure::Usage(format!("`{flag}` must be a number of seconds")))
         };
-        let settings = WorkerSettings {
-            concurrency: args.concurrency,
-            lease,
-            delay: std::time::Duration::from_millis(args.delay_ms),
-        };
-        worker::work(store, settings).await;
+        let mut settings = WorkerSettings::new();
+        settings.concurrency = args.concurrency;
+        settings.lease = seconds(args.lease_secs, "--lease-secs")?;
+        settings.delay = std::time::Duration::from_millis(args.delay_ms);
+        settings.max_attempts = args.max_attempts;
+        settings.grace = seconds(args.grace_secs, "--grace-secs")?;
+        let shutdown = agent_contracts::runtime::CancellationToken::new();
+        let signals = on_signal(shutdown.clone()).map_err(|e| io(&e))?;
+        let report = worker::work(store, settings, shutdown).await;
+        signals.abort();
+        eprintln!(
+            "worker stopped: {} finished, {} paused, {} errors, {} given back",
+            report.finished, report.paused, report.errors, report.released
+        );
+        return Ok(());
+    }
+    if let Some(run_id) = &args.history {
+        let history = store.history(run_id).await.map_err(|e| match e {
+            agent_contracts::store::StoreError::NotFound { .. } => Failure::Failed(e.to_string()),
+            e => io(&e),
+        })?;
+        if args.json {
+            println!("{}", worker::history_json(&history));
+        } else {
+            for entry in &history.entries {
+                println!(
+                    "{}  {}  {}  {}",
+                    entry.at_rfc3339(),
+                    entry.event,
+                    entry.owner.as_deref().unwrap_or("-"),
+                    entry.step.as_deref().unwrap_or("-")
+                );
+            }
+        }
         return Ok(());
     }
     if args.list && args.json {
@@ -256,6 +299,24 @@ async fn durable(args: &Args, url: &str) -> Result<(), Failure> {
         }
         Err(e) => Err(Failure::Failed(e.to_string())),
     }
+}
+
+/// Cancels `shutdown` at the first SIGTERM or SIGINT.
+#[cfg(feature = "store")]
+fn on_signal(
+    shutdown: agent_contracts::runtime::CancellationToken,
+) -> std::io::Result<tokio::task::JoinHandle<()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(tokio::spawn(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        eprintln!("stopping: no new runs; the runs in hand get their grace period");
+        shutdown.cancel();
+    }))
 }
 
 /// `--enqueue` and `--submit-answer`: runs saved or answered without running them. A run that

@@ -12,6 +12,8 @@ mod demo;
 #[cfg(feature = "store")]
 mod durable;
 mod event_planning;
+#[cfg(feature = "store")]
+mod fleet;
 #[cfg(feature = "demo")]
 mod mcp_instances;
 #[cfg(feature = "demo")]

@@ -4,9 +4,11 @@
 use super::{Runner, WorkflowOutcome};
 use crate::error::Error;
 use crate::ids::ContextIdGenerator;
-use crate::store::{CheckpointStore, Lease, RunRecord, RunStatus, StoreError, check_claim};
+use crate::store::{
+    CheckpointStore, Lease, RunEvent, RunRecord, RunStatus, StoreError, Transition, check_claim,
+};
 use crate::workflow::PausedRun;
-use crate::workflow::checkpoint::{Cursor, Durable, default_lease};
+use crate::workflow::checkpoint::{Cursor, DEFAULT_MAX_ATTEMPTS, Durable, default_lease};
 use crate::workflow::state::{Phase, WorkflowState};
 use crate::workflow::versions::Versions;
 use std::sync::atomic::AtomicBool;
@@ -54,9 +56,9 @@ impl<'w> Runner<'w> {
     /// # Ok::<(), agent_contracts::Error>(()) }).unwrap();
     /// ```
     pub fn with_store(mut self, store: Arc<dyn CheckpointStore>) -> Self {
-        let lease = match self.durable.take() {
-            Some(durable) => durable.lease,
-            None => default_lease(),
+        let (lease, max_attempts) = match self.durable.take() {
+            Some(durable) => (durable.lease, durable.max_attempts),
+            None => (default_lease(), DEFAULT_MAX_ATTEMPTS),
         };
         self.durable = Some(Durable {
             store,
@@ -64,8 +66,31 @@ impl<'w> Runner<'w> {
             cursor: Mutex::new(None),
             versions: Versions::of(self.workflow),
             kept: AtomicBool::new(false),
+            max_attempts,
         });
         self
+    }
+
+    /// Fails a run that [`run_next`](Self::run_next) claims for more than the `max`-th time
+    /// at one step (after [`with_store`](Self::with_store); 3 unless set; at least 1): each
+    /// earlier claim's worker stopped before it saved the step (a crash, an out-of-memory
+    /// kill, a panicking tool), and one more takeover would spend its model calls again. The
+    /// run becomes failed, [`RunRecord::error`] naming the step's agent and the attempts, and
+    /// no worker claims it again ([`Error::AttemptsExhausted`]). A step that is saved, a pause
+    /// and an answer start the count again.
+    pub fn with_max_attempts(mut self, max: u64) -> Self {
+        if let Some(durable) = &mut self.durable {
+            durable.max_attempts = max.max(1);
+        }
+        self
+    }
+
+    /// Gives back every run this runner's lease holds, unfinished, as
+    /// [`CheckpointStore::release`] does: a worker shutting down calls it for the runs it
+    /// stopped driving, so that other workers take them at once. Returns how many it gave back.
+    pub async fn release(&self) -> Result<u64, Error> {
+        let durable = self.durable()?;
+        Ok(durable.store.release(&durable.lease).await?)
     }
 
     /// Holds the runs this runner claims or saves running with `lease` (after
@@ -251,6 +276,28 @@ impl<'w> Runner<'w> {
                 return Err(error);
             }
         };
+        if record.attempts > durable.max_attempts {
+            durable.set(cursor);
+            let error = Error::AttemptsExhausted {
+                run_id: record.run_id.clone(),
+                agent: current_agent(&state),
+                attempts: record.attempts - 1,
+            };
+            let failed = Transition::new(RunEvent::Failed).step(current_agent(&state));
+            let run_id = &record.run_id;
+            let reason = Some(error.to_string());
+            durable
+                .save_noted(
+                    name,
+                    &record.state,
+                    RunStatus::Failed,
+                    run_id,
+                    Some(failed),
+                    reason,
+                )
+                .await?;
+            return Err(error);
+        }
         if let Err(refused) = self.check_versions(&record).await {
             self.put_back(&record, &state).await;
             return Err(refused);
@@ -373,6 +420,7 @@ impl<'w> Runner<'w> {
             status,
             owner: None,
             lease_until_ms: 0,
+            transition: Some(Transition::new(RunEvent::Released).by(durable.lease.owner.clone())),
             answer: record
                 .answer
                 .clone()
@@ -421,8 +469,20 @@ impl<'w> Runner<'w> {
         state.issued = ids.snapshot();
         let text = to_text(state)?;
         let name = &self.workflow.name;
+        // The call just answered is the completed step's.
+        let mut done = Transition::new(RunEvent::StepCompleted);
+        if let Some(call) = &state.current_call {
+            done = done.step(call.agent_type());
+        }
         Ok(durable
-            .save(name, &text, RunStatus::Running, &state.run_id)
+            .save_noted(
+                name,
+                &text,
+                RunStatus::Running,
+                &state.run_id,
+                Some(done),
+                None,
+            )
             .await?)
     }
 
@@ -482,12 +542,30 @@ impl<'w> Runner<'w> {
         } else {
             RunStatus::Failed
         };
+        let reason = (status == RunStatus::Failed).then(|| error.to_string());
         let saved = durable
-            .save(&self.workflow.name, &last.state, status, run_id)
+            .save_noted(
+                &self.workflow.name,
+                &last.state,
+                status,
+                run_id,
+                None,
+                reason,
+            )
             .await;
         if let Err(e) = saved {
             tracing::warn!(run_id, error = %e, status = status.as_str(), "could not save the run after an error");
         }
+    }
+}
+
+/// The agent whose step a stored run is at: the one that asked, while it waits for an
+/// answer; the current step's; the synthesis once the steps are done.
+fn current_agent(state: &WorkflowState) -> String {
+    match (&state.pending, &state.current) {
+        (Some(pending), _) => pending.requesting_agent.clone(),
+        (None, Some(step)) => step.agent.clone(),
+        (None, None) => "synthesis".to_owned(),
     }
 }
 
