@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod convention;
+mod eval;
 mod folder;
 mod serve;
 mod timing;
@@ -67,6 +68,10 @@ enum Command {
         /// not (and why)
         #[arg(long)]
         providers: bool,
+        /// Check the eval datasets of this folder too (each `<agent>.jsonl` against its
+        /// agent's contracts: kwargs, assertion paths and values)
+        #[arg(long, value_name = "EVALS_DIR")]
+        evals: Option<PathBuf>,
     },
     /// Print one agent name per line
     #[command(after_help = EXIT_CODES)]
@@ -133,6 +138,15 @@ enum Command {
         #[command(flatten)]
         providers: ProviderEnv,
     },
+    /// Run the eval datasets of a folder (`<agent>.jsonl`, one case a line) through their
+    /// agents on a model or on recorded answers, after checking each against its contracts:
+    /// a markdown report on stdout; exit 1 when a case fails or errors (with `--baseline`,
+    /// only one that passed there), 2 when a dataset fails its check
+    #[command(after_help = EXIT_CODES)]
+    Eval {
+        #[command(flatten)]
+        args: eval::EvalArgs,
+    },
     /// Print the completion script of a shell, for it to source
     #[command(after_help = EXIT_CODES)]
     Completions {
@@ -159,7 +173,11 @@ fn main() -> ExitCode {
 
 fn run(command: Command, schemas: &Path) -> Result<(), Failure> {
     match command {
-        Command::Check { root, providers } => check(schemas, &root, providers),
+        Command::Check {
+            root,
+            providers,
+            evals,
+        } => check(schemas, &root, providers, evals.as_deref()),
         Command::List => {
             let names = UserAgent::names(schemas).map_err(Failure::Usage)?;
             let mut out = std::io::stdout().lock();
@@ -261,6 +279,7 @@ fn run(command: Command, schemas: &Path) -> Result<(), Failure> {
             let server = agent_contracts::mcp::AgentServer::new(agents, model);
             plan.serve(server, BIN, async |server| Ok(server))
         }
+        Command::Eval { args } => eval::eval(schemas, args),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), BIN, &mut std::io::stdout());
             Ok(())
@@ -270,12 +289,15 @@ fn run(command: Command, schemas: &Path) -> Result<(), Failure> {
 
 /// `check`: one line per agent, `ok <name>` or `error <name>` followed by its problems; with
 /// `--providers`, the strict-output table.
-fn check(dir: &Path, root: &Path, providers: bool) -> Result<(), Failure> {
+fn check(dir: &Path, root: &Path, providers: bool, evals: Option<&Path>) -> Result<(), Failure> {
     let absolute = |p: &Path| {
         std::path::absolute(p).map_err(|e| Failure::Usage(format!("{}: {e}", p.display())))
     };
-    let builder =
+    let mut builder =
         agent_contracts_codegen::Builder::new(absolute(dir)?).manifest_dir(absolute(root)?);
+    if let Some(evals) = evals {
+        builder = builder.evals(absolute(evals)?);
+    }
     let checks = builder
         .check()
         .map_err(|e| Failure::Usage(e.0.join("; ")))?;

@@ -29,6 +29,7 @@ mod build;
 pub mod derive;
 mod emit;
 mod error;
+mod evals;
 pub mod flow;
 mod naming;
 mod schema;
@@ -38,6 +39,11 @@ mod typify;
 /// `#[derive(PromptContributor)]`: a struct whose system-prompt part is an askama template.
 pub mod contributor {
     pub use crate::derive::contributor::derive_prompt_contributor;
+}
+
+/// `eval_tests!`: one `#[test]` per case of an eval dataset.
+pub mod eval_tests {
+    pub use crate::derive::eval_tests::eval_tests;
 }
 
 /// `#[derive(Workflow)]`: a workflow declared at compile time, its data flow checked when the

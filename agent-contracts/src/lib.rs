@@ -82,7 +82,7 @@ pub use agent_contracts_runtime::*;
 
 #[cfg(feature = "derive")]
 #[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
-pub use agent_contracts_macros::{Agent, AgentInput, PromptContributor, Workflow};
+pub use agent_contracts_macros::{Agent, AgentInput, PromptContributor, Workflow, eval_tests};
 
 /// Real chat models over HTTP: OpenAI-compatible and Anthropic providers, and the layers over
 /// any model (retries, fallback, routing, tracing).

@@ -25,6 +25,7 @@ mod texts;
 mod tool;
 mod upstream;
 
+pub mod eval;
 pub mod store;
 pub mod transcript;
 pub mod worker;

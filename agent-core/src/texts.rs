@@ -264,3 +264,33 @@ mod tests {
         );
     }
 }
+
+/// `eval/judge_system.md`: what a judge model is.
+#[derive(Template)]
+#[template(path = "eval/judge_system.md", escape = "none")]
+struct JudgeSystem;
+
+/// The system prompt of an eval's judge.
+pub(crate) fn judge_system() -> String {
+    JudgeSystem.render().unwrap_or_default()
+}
+
+/// `eval/judge_user.md`: the rubric and the answer a judge decides on.
+#[derive(Template)]
+#[template(path = "eval/judge_user.md", escape = "none")]
+struct JudgeUser<'a> {
+    agent: &'a str,
+    rubric: Fenced<'a>,
+    answer: Fenced<'a>,
+}
+
+/// The user prompt of an eval's judge: `rubric`, then `agent`'s answer (pretty JSON).
+pub(crate) fn judge_user(agent: &str, rubric: &str, answer: &str) -> String {
+    JudgeUser {
+        agent,
+        rubric: Fenced::new(rubric),
+        answer: Fenced::new(answer),
+    }
+    .render()
+    .unwrap_or_default()
+}

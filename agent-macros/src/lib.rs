@@ -137,3 +137,11 @@ pub fn derive_workflow(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     agent_contracts_codegen::workflow::derive_workflow(&input).into()
 }
+
+/// `eval_tests!(Agent, "evals/agent.jsonl", model)`: one `#[test]` per case of the dataset, in
+/// the module it is written in. `model` is a `Fn(&str, u32) -> CaseModel` (the case's name and
+/// run); see `agent_contracts::eval`.
+#[proc_macro]
+pub fn eval_tests(input: TokenStream) -> TokenStream {
+    agent_contracts_codegen::eval_tests::eval_tests(input.into()).into()
+}

@@ -6,4 +6,5 @@
 mod bench;
 mod cli;
 mod convention;
+mod eval;
 mod mcp;

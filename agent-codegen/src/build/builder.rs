@@ -33,6 +33,8 @@ pub struct Builder {
     runtime: String,
     /// The crate whose askama folders hold the templates (its `CARGO_MANIFEST_DIR`).
     root: PathBuf,
+    /// The eval datasets folder as given to [`Builder::evals`], if any.
+    evals: Option<PathBuf>,
 }
 
 /// Everything that kept the folder from generating, all of it at once. Its `Debug` is its
@@ -84,7 +86,115 @@ impl Builder {
             schemas: root.join(schemas),
             runtime: "::agent_contracts".into(),
             root,
+            evals: None,
         }
+    }
+
+    /// Checks the eval datasets of the folder `evals` (resolved like the schemas folder): each
+    /// `<agent>.jsonl` against that agent's contracts, as [`Builder::check_evals`] does, in
+    /// every generation and [`Builder::check`]. A problem fails the build at the dataset's
+    /// `path:line:col`.
+    pub fn evals(mut self, evals: impl AsRef<Path>) -> Self {
+        self.evals = Some(evals.as_ref().to_path_buf());
+        self
+    }
+
+    /// The eval datasets folder, resolved.
+    fn evals_dir(&self) -> Option<PathBuf> {
+        self.evals.as_ref().map(|dir| self.root.join(dir))
+    }
+
+    /// Checks every dataset of the [`Builder::evals`] folder (each `<agent>.jsonl`, one case a
+    /// line) against its agent's contracts without generating anything: the kwargs against
+    /// the input contract (unless the case expects them refused), each assertion's path
+    /// against the output contract, each value against the schema at its path. Returns each
+    /// dataset's agent and number of cases, in name order; the error lists every problem with
+    /// its `path:line:col` and a did-you-mean.
+    pub fn check_evals(&self) -> Result<Vec<(String, usize)>, BuildError> {
+        let Some(dir) = self.evals_dir() else {
+            return Err(BuildError(vec![
+                "no evals folder: call `Builder::evals` first".into(),
+            ]));
+        };
+        let mut read = Vec::new();
+        let (counts, errors) = self.evals_here(&dir, &mut read);
+        let errors: Vec<String> = errors.into_iter().map(|(_, e)| e).collect();
+        if counts.is_empty() && errors.is_empty() {
+            return Err(BuildError(vec![format!(
+                "no dataset (`<agent>.jsonl`) in {}",
+                dir.display()
+            )]));
+        }
+        if errors.is_empty() {
+            Ok(counts)
+        } else {
+            Err(BuildError(errors))
+        }
+    }
+
+    /// Every dataset of `dir` checked: the case counts and every problem, with the agent it
+    /// belongs to (`None`: the dataset names no agent, or the folder cannot be read).
+    #[allow(clippy::type_complexity, reason = "one private helper's pair of lists")]
+    fn evals_here(
+        &self,
+        dir: &Path,
+        read: &mut Vec<PathBuf>,
+    ) -> (Vec<(String, usize)>, Vec<(Option<String>, String)>) {
+        let mut counts = Vec::new();
+        let mut errors = Vec::new();
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) => {
+                let message = format!("cannot read the evals folder {}: {e}", dir.display());
+                return (counts, vec![(None, message)]);
+            }
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        files.sort();
+        let agents = self.agent_dirs().unwrap_or_default();
+        for file in files {
+            let stem = file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let Some(agent_dir) = agents
+                .iter()
+                .find(|d| d.file_name().is_some_and(|n| n == stem.as_str()))
+            else {
+                let names: Vec<String> = agents
+                    .iter()
+                    .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .collect();
+                let hint = crate::suggest::closest(&stem, names.iter().map(String::as_str))
+                    .map_or_else(String::new, |n| format!("; did you mean `{n}.jsonl`?"));
+                errors.push((
+                    None,
+                    format!(
+                        "{}: no agent `{stem}` in the schemas folder {} (a dataset is named after its agent){hint}",
+                        file.strip_prefix(&self.root).unwrap_or(&file).display(),
+                        self.schemas.display()
+                    ),
+                ));
+                continue;
+            };
+            // Shown relative to the crate (or the working folder of a tool), as typed.
+            let origin = file
+                .strip_prefix(&self.root)
+                .unwrap_or(&file)
+                .display()
+                .to_string();
+            match crate::evals::check_dataset(&file, &origin, agent_dir, read) {
+                Ok(cases) => counts.push((stem, cases)),
+                Err(problems) => {
+                    errors.extend(problems.into_iter().map(|p| (Some(stem.clone()), p)));
+                }
+            }
+        }
+        (counts, errors)
     }
 
     /// Resolves the schemas folder (when given as a relative path) and the templates against
@@ -223,6 +333,10 @@ impl Builder {
             }
             parts.push((def, entry, items));
         }
+        if let Some(dir) = self.evals_dir() {
+            let (_, problems) = self.evals_here(&dir, &mut read);
+            errors.extend(problems.into_iter().map(|(_, e)| e));
+        }
         if !errors.is_empty() {
             return Err(BuildError(errors));
         }
@@ -314,6 +428,18 @@ impl Builder {
                 },
             }
             out.push(check);
+        }
+        if let Some(dir) = self.evals_dir() {
+            let (_, errors) = self.evals_here(&dir, &mut Vec::new());
+            for (agent, error) in errors {
+                // A dataset's problem belongs to its agent's verdict; one naming no agent
+                // fails the check as a whole.
+                let owner = out.iter_mut().find(|c| agent.as_ref() == Some(&c.name));
+                match owner {
+                    Some(check) => check.errors.push(error),
+                    None => return Err(BuildError(vec![error])),
+                }
+            }
         }
         Ok(out)
     }

@@ -22,13 +22,15 @@ struct Attrs {
     output: Option<LitStr>,
     user_prompt: Option<LitStr>,
     krate: Option<LitStr>,
+    /// `evals = "evals/x.jsonl"`: the agent's eval dataset, checked against its contracts.
+    evals: Option<LitStr>,
     /// `types = { "file" = path }`: producers' types to use instead of bundled copies.
     types: Vec<crate::derive::mapping::Mapping>,
     /// Span of the first `#[agent]` attribute's `agent`, for "missing key" errors.
     span: Option<Span>,
 }
 
-const KEYS: [&str; 7] = [
+const KEYS: [&str; 8] = [
     "name",
     "description",
     "input",
@@ -36,6 +38,7 @@ const KEYS: [&str; 7] = [
     "user_prompt",
     "crate",
     "types",
+    "evals",
 ];
 
 fn parse_attrs(input: &DeriveInput, errors: &mut Ctxt) -> Attrs {
@@ -47,6 +50,7 @@ fn parse_attrs(input: &DeriveInput, errors: &mut Ctxt) -> Attrs {
         output: keys.str("output", errors),
         user_prompt: keys.str("user_prompt", errors),
         krate: keys.str("crate", errors),
+        evals: keys.str("evals", errors),
         types: keys
             .value("types")
             .map(|v| crate::derive::mapping::parse(v, errors))
@@ -125,6 +129,10 @@ fn expand(
     for (span, e) in prompt_errors(def, code.input_fields.as_deref(), &manifest_dir()) {
         errors.at(span, e);
     }
+    let dataset = attrs
+        .evals
+        .as_ref()
+        .map(|lit| check_evals(def, lit, errors));
     if errors.has_errors() {
         return Err(Some(code.module.into_token_stream()));
     }
@@ -138,7 +146,39 @@ fn expand(
         };
         warning(source.span, &w.to_string())
     });
-    Ok(quote! { #module #agent_impl #mapped #(#warnings)* })
+    Ok(quote! { #module #agent_impl #mapped #(#warnings)* #dataset })
+}
+
+/// Checks the eval dataset `lit` names (relative to the crate) against the agent's contracts,
+/// each problem an error at the literal that reads `path:line:col: ...`; tracks the file.
+fn check_evals(def: &AgentDef, lit: &LitStr, errors: &mut Ctxt) -> TokenStream {
+    let path = manifest_dir().join(lit.value());
+    let parse =
+        |source: &SchemaSource| serde_json::from_str::<serde_json::Value>(&source.text).ok();
+    let Some(input) = parse(&def.input) else {
+        return TokenStream::new();
+    };
+    let output = def.output.as_ref().and_then(parse);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) => {
+            errors.at(
+                lit.span(),
+                format!("cannot read the eval dataset {}: {e}", path.display()),
+            );
+            return TokenStream::new();
+        }
+    };
+    let contracts = crate::evals::Contracts {
+        agent: &def.name,
+        input: &input,
+        output: output.as_ref(),
+    };
+    let (_, problems) = crate::evals::check_dataset_text(&text, &lit.value(), &contracts);
+    for problem in problems {
+        errors.at(lit.span(), problem.to_string());
+    }
+    crate::schema::bundle::track(&path)
 }
 
 /// A warning from the derive, on stable Rust, which has no API for one: the use of a

@@ -10,6 +10,7 @@
 mod agent;
 pub(crate) mod contributor;
 mod ctxt;
+pub(crate) mod eval_tests;
 mod keys;
 mod mapping;
 pub(crate) mod workflow;
