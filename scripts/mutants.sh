@@ -27,8 +27,8 @@ table=(
   "core-store|agent-core/src/store.rs|agent-contracts-runtime,agent-contracts-store|--tests|(check_claim|check_save|saved_record|claim_record|renew_lease|is_runnable|make_room|MemoryStore>::claim_next)"
   "file-store|agent-store/src/file.rs|agent-contracts-store|--tests|FileStore"
   "sql-store|agent-store/src/lib.rs|agent-contracts-store|--tests|(into_record|checked_version|page_sql|is_identifier|int -> |Sql::upgrade)"
-  "one-pass|agent-contract/src/scan.rs|agent-contracts-contract|--lib|(in|replace) (object_entries|string_end|string_rest|short_stop|stops|word_at|number_end|space|colon|Pass<'a>::(push|key|value|close)|Scanned::flaw)( |\$)"
-  "tape|agent-contract/src/json.rs|agent-contracts-contract|--lib|(Tape::read|TapeReader<'a>::(value|string|push|close)|TapeValue|TapeParts|HandOver|TapeWalk|RawVisitor>::visit_map|(in|replace) number( |\$)|Drop for Tape|Tape::buffer)"
+  "one-pass|agent-contract/src/json/read.rs|agent-contracts-contract|--lib|(in|replace) (object_entries|string_end|string_rest|short_stop|stops|word_at|number_end|space|colon|Pass<'a>::(push|key|value|close)|Scanned::flaw)( |\$)"
+  "tape|agent-contract/src/json/tape.rs|agent-contracts-contract|--lib|(Tape::read|TapeReader<'a>::(value|string|push|close)|TapeValue|TapeParts|HandOver|TapeWalk|RawVisitor>::visit_map|(in|replace) number( |\$)|Drop for Tape|Tape::buffer)"
 )
 
 names=("$@")

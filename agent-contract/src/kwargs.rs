@@ -4,11 +4,11 @@
 //! every non-reserved key lands in the context, in the parent's order.
 
 use crate::json::{Entries, Ordered, Shared, TapeValue, Text, Walk};
-use crate::limits::{Limits, check_shape, out_of_range_error, too_deep, too_many_values};
-use crate::retry::{ErrorKind, PathSegment, RetryError};
-use crate::scan::{
+use crate::json::{
     Exceeded, Flaw, Scanned, object_entries, scan_value, text_depth, text_exceeds, text_values,
 };
+use crate::limits::{Limits, check_shape, out_of_range_error, too_deep, too_many_values};
+use crate::retry::{ErrorKind, PathSegment, RetryError};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -878,8 +878,8 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use crate::scan::text_depth;
-    use crate::scan::value_depth_exceeds;
+    use crate::json::text_depth;
+    use crate::json::value_depth_exceeds;
 
     /// A typed input with the shapes a contract gives: strings, numbers, options, lists,
     /// enums, maps and untyped parts.

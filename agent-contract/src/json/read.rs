@@ -1,189 +1,9 @@
-//! Scanners that measure JSON before or without parsing it: the depth and value count of text,
-//! the depth of a parsed value. Each is one pass with no recursion, so hostile input (100,000
-//! levels deep) costs time in its size and no stack.
+//! The one reader of JSON text: one pass that checks JSON's grammar as serde_json does and
+//! writes the tape.
 
-use crate::json::{Kind, TAPE_KEYS, Tape, Tok};
-use serde_json::Value;
-
-/// Nesting depth of JSON text, found by a byte scan with no recursion, so a 100,000-deep input
-/// costs one pass and no stack. Brackets inside strings are skipped. Invalid JSON still gets a
-/// depth: the parser reports its own error afterwards.
-#[doc(hidden)]
-pub fn text_depth(text: &str) -> usize {
-    let (mut depth, mut max) = (0usize, 0usize);
-    for b in outside_strings(text) {
-        match b {
-            b'[' | b'{' => {
-                depth += 1;
-                max = max.max(depth);
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    max
-}
-
-/// The bytes of JSON text that stand outside strings, the opening `"` of each string
-/// included (so a scan sees where a string value starts); what a string holds is skipped.
-fn outside_strings(text: &str) -> impl Iterator<Item = u8> + '_ {
-    let (mut in_string, mut escaped) = (false, false);
-    text.bytes().filter(move |&b| {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            return false;
-        }
-        in_string = b == b'"';
-        true
-    })
-}
-
-/// Whether JSON text would hold more than `max_values` values or nest deeper than
-/// `max_depth`, found by a byte scan that builds nothing, so a call that would cost far more
-/// as a parsed tree than as text is refused before it is parsed. Invalid JSON gets an answer
-/// too; the parser reports its own error afterwards.
-///
-/// A value is the root, each object member's value (one per `:`), and each array element.
-#[doc(hidden)]
-pub fn text_exceeds(text: &str, max_values: usize, max_depth: usize) -> Option<Exceeded> {
-    count_values(text, max_values, max_depth).err()
-}
-
-/// How many values JSON text holds (see [`text_exceeds`]), counting no further than `max + 1`.
-pub(crate) fn text_values(text: &str, max: usize) -> usize {
-    count_values(text, max, usize::MAX).unwrap_or(max.saturating_add(1))
-}
-
-/// The values of JSON text, counted in one byte scan that stops at the first bound it breaks.
-fn count_values(text: &str, max_values: usize, max_depth: usize) -> Result<usize, Exceeded> {
-    let mut values = 1usize;
-    // One bit per open container: is it an array?
-    let mut arrays: Vec<bool> = Vec::new();
-    let mut element_next = false;
-    for b in outside_strings(text) {
-        if b.is_ascii_whitespace() {
-            continue;
-        }
-        if element_next {
-            element_next = false;
-            if b != b']' {
-                values += 1;
-            }
-        }
-        match b {
-            b'[' | b'{' => {
-                arrays.push(b == b'[');
-                element_next = b == b'[';
-                if arrays.len() > max_depth {
-                    return Err(Exceeded::Depth);
-                }
-            }
-            b']' | b'}' => {
-                arrays.pop();
-            }
-            b',' => element_next = arrays.last() == Some(&true),
-            b':' => values += 1,
-            _ => {}
-        }
-        if values > max_values {
-            return Err(Exceeded::Values);
-        }
-    }
-    Ok(values)
-}
-
-/// What [`scan_value`] found wrong with a value's text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Flaw {
-    /// Nested deeper than the room it had.
-    TooDeep,
-    /// A number no `f64` holds (`1e400`).
-    OutOfRange,
-}
-
-/// Checks the text of one JSON value that serde_json already read (so it is valid JSON) in one
-/// pass that builds nothing: arrays and objects nest at most `room` deep, and every number is
-/// a finite double. Strings are skipped with `memchr`, so the pass costs little more than
-/// finding the quotes. A number out of range is reported before depth, as parsing would.
-pub(crate) fn scan_value(text: &str, room: usize) -> Result<(), Flaw> {
-    let bytes = text.as_bytes();
-    let (mut depth, mut too_deep) = (0usize, false);
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        match b {
-            b'"' => {
-                i += 1;
-                // To the closing quote, stepping over escapes.
-                loop {
-                    match memchr::memchr2(b'"', b'\\', &bytes[i.min(bytes.len())..]) {
-                        Some(at) if bytes[i + at] == b'\\' => i += at + 2,
-                        Some(at) => {
-                            i += at + 1;
-                            break;
-                        }
-                        None => return Ok(()),
-                    }
-                }
-                continue;
-            }
-            b'[' | b'{' => {
-                depth += 1;
-                too_deep |= depth > room;
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            b'-' | b'0'..=b'9' => {
-                let start = i;
-                let mut exponent = false;
-                while let Some(&c) = bytes.get(i) {
-                    match c {
-                        b'0'..=b'9' | b'-' | b'+' | b'.' => {}
-                        b'e' | b'E' => exponent = true,
-                        _ => break,
-                    }
-                    i += 1;
-                }
-                // Only an exponent or more than 300 digits can leave a double's range.
-                if (exponent || i - start > 300)
-                    && serde_json::from_str::<f64>(&text[start..i]).is_err()
-                {
-                    return Err(Flaw::OutOfRange);
-                }
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    if too_deep { Err(Flaw::TooDeep) } else { Ok(()) }
-}
-
-/// What one pass over a call's text found about one top-level entry's value: its nesting and
-/// whether it holds a number no `f64` holds. [`Scanned::flaw`] decides as [`scan_value`] does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Scanned {
-    /// How deep its arrays and objects nest (0 for a scalar).
-    depth: usize,
-    /// Whether one of its numbers is out of a double's range.
-    out_of_range: bool,
-}
-
-impl Scanned {
-    /// What [`scan_value`] would say of the same text with `room` levels.
-    pub(crate) fn flaw(self, room: usize) -> Result<(), Flaw> {
-        if self.out_of_range {
-            Err(Flaw::OutOfRange)
-        } else if self.depth > room {
-            Err(Flaw::TooDeep)
-        } else {
-            Ok(())
-        }
-    }
-}
+use super::measure::Scanned;
+use super::tape::{Kind, TAPE_KEYS, Tape, Tok};
+use super::walk::{SCAN_DEPTH, Scan};
 
 /// One entry of a top-level object, read by [`object_entries`]: its key, its value's text,
 /// what [`scan_value`] would find in it, and where its value stands on the call's tape (`None`
@@ -553,41 +373,179 @@ impl<'a> Pass<'a> {
     }
 }
 
-/// Which bound [`text_exceeds`] found broken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[doc(hidden)]
-pub enum Exceeded {
-    /// More values than allowed.
-    Values,
-    /// Deeper nesting than allowed.
-    Depth,
+impl Tape {
+    /// [`Tape::read`], for the tests that validate a text on its tape.
+    pub(crate) fn of(text: &str) -> Option<Tape> {
+        Self::read(text)
+    }
+
+    /// The tape of `text`, one JSON value serde_json already read; `None` for text it does
+    /// not cover (see [`Tape`]) or that is not one value.
+    pub(crate) fn read(text: &str) -> Option<Tape> {
+        u32::try_from(text.len()).ok()?;
+        let mut reader = TapeReader {
+            scan: Scan { text, at: 0 },
+            toks: Vec::with_capacity(text.len() / 8),
+            keys: Vec::new(),
+        };
+        reader.value(0)?;
+        reader.scan.space();
+        (reader.scan.at == text.len()).then_some(Tape(reader.toks))
+    }
 }
 
-/// Nesting depth of an already parsed value, walked with an explicit stack.
-///
-/// Stops early once `limit` is exceeded, so the cost is bounded by the part of the value that
-/// fits within the limit.
-#[doc(hidden)]
-pub fn value_depth_exceeds(value: &Value, limit: usize) -> bool {
-    let compound = |v: &&Value| matches!(v, Value::Array(_) | Value::Object(_));
-    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
-    while let Some((v, depth)) = stack.pop() {
-        let level = depth + 1;
-        match v {
-            Value::Array(_) | Value::Object(_) if level > limit => return true,
-            Value::Array(items) => stack.extend(items.iter().filter(compound).map(|c| (c, level))),
-            Value::Object(map) => stack.extend(map.values().filter(compound).map(|c| (c, level))),
-            _ => {}
-        }
+struct TapeReader<'a> {
+    scan: Scan<'a>,
+    toks: Vec<Tok>,
+    /// The keys of the objects open now, innermost last.
+    keys: Vec<&'a str>,
+}
+
+impl<'a> TapeReader<'a> {
+    fn push(&mut self, kind: Kind, start: usize, end: usize) -> usize {
+        let at = self.toks.len();
+        // Every offset fits: the text's length was checked against `u32`.
+        self.toks.push(Tok {
+            kind,
+            start: start as u32,
+            end: end as u32,
+            len: 0,
+            next: (at + 1) as u32,
+        });
+        at
     }
-    false
+
+    /// Closes the container at `at`, which has `len` parts and ends before `self.scan.at`.
+    fn close(&mut self, at: usize, len: u32) {
+        let next = self.toks.len() as u32;
+        let end = self.scan.at as u32;
+        let tok = &mut self.toks[at];
+        (tok.len, tok.end, tok.next) = (len, end, next);
+    }
+
+    fn value(&mut self, depth: usize) -> Option<()> {
+        if depth > SCAN_DEPTH {
+            return None;
+        }
+        self.scan.space();
+        let start = self.scan.at;
+        let rest = &self.scan.text.as_bytes()[start..];
+        match rest.first()? {
+            b'{' => {
+                let me = self.push(Kind::Object, start, start);
+                self.scan.at += 1;
+                let keys = self.keys.len();
+                let mut len = 0;
+                if !self.scan.eat(b'}') {
+                    loop {
+                        self.scan.space();
+                        let at = self.scan.at;
+                        let (key, escaped) = self.string()?;
+                        if escaped
+                            || self.keys.len() - keys >= TAPE_KEYS
+                            || self.keys[keys..].contains(&key)
+                        {
+                            return None;
+                        }
+                        self.keys.push(key);
+                        self.push(Kind::Str, at, self.scan.at);
+                        if !self.scan.eat(b':') {
+                            return None;
+                        }
+                        self.value(depth + 1)?;
+                        len += 1;
+                        if self.scan.eat(b',') {
+                            continue;
+                        }
+                        if self.scan.eat(b'}') {
+                            break;
+                        }
+                        return None;
+                    }
+                }
+                self.keys.truncate(keys);
+                self.close(me, len);
+            }
+            b'[' => {
+                let me = self.push(Kind::Array, start, start);
+                self.scan.at += 1;
+                let mut len = 0;
+                if !self.scan.eat(b']') {
+                    loop {
+                        self.value(depth + 1)?;
+                        len += 1;
+                        if self.scan.eat(b',') {
+                            continue;
+                        }
+                        if self.scan.eat(b']') {
+                            break;
+                        }
+                        return None;
+                    }
+                }
+                self.close(me, len);
+            }
+            b'"' => {
+                let (_, escaped) = self.string()?;
+                let kind = if escaped { Kind::Escaped } else { Kind::Str };
+                self.push(kind, start, self.scan.at);
+            }
+            b'-' | b'0'..=b'9' => {
+                let len = rest
+                    .iter()
+                    .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                    .unwrap_or(rest.len());
+                self.scan.at += len;
+                self.push(Kind::Number, start, self.scan.at);
+            }
+            _ => {
+                let (kind, len) = if rest.starts_with(b"true") {
+                    (Kind::True, 4)
+                } else if rest.starts_with(b"false") {
+                    (Kind::False, 5)
+                } else if rest.starts_with(b"null") {
+                    (Kind::Null, 4)
+                } else {
+                    return None;
+                };
+                self.scan.at += len;
+                self.push(kind, start, self.scan.at);
+            }
+        }
+        Some(())
+    }
+
+    /// The string at `self.scan.at`: what stands between its quotes, and whether that holds
+    /// an escape.
+    fn string(&mut self) -> Option<(&'a str, bool)> {
+        let text = self.scan.text;
+        let bytes = text.as_bytes();
+        let start = self.scan.at;
+        if bytes.get(start) != Some(&b'"') {
+            return None;
+        }
+        let mut at = start + 1;
+        let mut escaped = false;
+        loop {
+            at += memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
+            if bytes[at] == b'"' {
+                break;
+            }
+            escaped = true;
+            at += 2;
+        }
+        self.scan.at = at + 1;
+        Some((text.get(start + 1..at)?, escaped))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::{Exceeded, Flaw, scan_value, text_depth, text_exceeds, value_depth_exceeds};
     use proptest::prelude::*;
     use serde::Deserialize;
+    use serde_json::Value;
 
     /// Each entry: key, value text, and the depth/number verdict with 0 to 3 levels of room.
     type Read = Option<Vec<(String, String, Vec<Result<(), Flaw>>)>>;
