@@ -14,23 +14,22 @@
 //! (`1e400`) is refused before validation, a retry error naming its path. The typed input is
 //! read from the text: an integer the field's type cannot hold is a retry error naming its path.
 //!
-//! The module, bottom up: `tape` (a value's parts in one flat list, and its readers: a serde
-//! `Deserializer`, a `Serialize`, the validator's `Value`), `read` (the one reader: the one pass
-//! over JSON text that checks its grammar as serde_json does and writes the tape), `measure`
-//! (depth, value counts and number ranges of text and values), `walk` (text serialized as
-//! written), `raw` (`RawJson`, `RawObject`: untyped values kept as their text, with their tape).
+//! The module, bottom up: `tape` (a value's parts in one flat list, and its readings: a serde
+//! `Deserializer`, a `Serialize`, the validator's `Value`), `measure` (depth, value counts and
+//! number ranges of text and values), `read` (the one reader: the one pass over JSON text that
+//! checks its grammar as serde_json does and writes the tape of every document serde_json
+//! accepts; `Walk`, text serialized as written through its tape), `raw` (`RawJson`,
+//! `RawObject`: untyped values kept as their text, with their tape).
 
 mod measure;
 mod raw;
 mod read;
 mod tape;
-mod walk;
 
 pub use measure::*;
 pub use raw::*;
 pub(crate) use read::*;
 pub use tape::*;
-pub(crate) use walk::*;
 
 #[cfg(test)]
 mod tests;

@@ -60,7 +60,7 @@ impl Captive {
         match self {
             Self::Own(raw, _) => raw.get(),
             Self::Call(shared, at) => {
-                let tok = shared.tape.0[*at as usize];
+                let tok = shared.tape.toks[*at as usize];
                 &shared.text[tok.start as usize..tok.end as usize]
             }
         }

@@ -10,14 +10,23 @@ use std::sync::Arc;
 
 /// JSON text read once into a flat list of its parts, in document order: each container is
 /// followed by its parts (an object's as key, value, key, value, ...) and knows where it ends,
-/// so a walk steps over a whole value without reading it. Only for text whose objects have
-/// plain keys (no escape) each written once: a repeated key, which serde_json resolves
-/// (first place, last value), is left to [`Walk`] and to serde_json.
-#[derive(Clone, Debug)]
-pub(crate) struct Tape(pub(crate) Vec<Tok>);
+/// so a walk steps over a whole value without reading it. Every object holds each key once,
+/// as serde_json's map does: a repeated key keeps its first place and its last value (the
+/// reader writes such an object again when it closes). Written by one reader, `read::Pass`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Tape {
+    /// The parts.
+    pub(crate) toks: Vec<Tok>,
+    /// The keys written with an escape, decoded (an escaped key's [`Tok::len`] is its place
+    /// here), so every key is a `&str` however it was written.
+    pub(crate) keys: Vec<Box<str>>,
+}
 
 /// One part of a [`Tape`]: where it stands in the text (a string with its quotes), how many
 /// entries or items a container has, and the index just past it and its parts.
+///
+/// For a key, `kind` is [`Kind::Str`] or [`Kind::Escaped`], and an escaped key's `len` is its
+/// place among the tape's decoded keys.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Tok {
     pub(crate) kind: Kind,
@@ -41,7 +50,8 @@ pub(crate) enum Kind {
     Null,
 }
 
-/// An object with more keys than this has no tape: the repeated-key check stays linear.
+/// Up to this many keys, an object's keys are compared one by one as they are read, to find a
+/// repeated one; past it, once, when the object closes (so the check stays linear).
 pub(crate) const TAPE_KEYS: usize = 32;
 
 /// The most parts a tape's buffer may hold to be kept for the thread's next call (1 MiB).
@@ -67,7 +77,7 @@ impl Tape {
 
 impl Drop for Tape {
     fn drop(&mut self) {
-        let toks = std::mem::take(&mut self.0);
+        let toks = std::mem::take(&mut self.toks);
         if toks.capacity() > KEPT_TAPE_PARTS {
             return;
         }
@@ -199,7 +209,7 @@ impl Serialize for RawToken<'_> {
 #[derive(Clone, Copy)]
 pub struct TapeValue<'t> {
     text: &'t str,
-    toks: &'t [Tok],
+    tape: &'t Tape,
     at: usize,
     /// The call whose text and tape these are, when an untyped part read from here is to
     /// share them (a call's typed input does; a check that reads and drops a value does not).
@@ -208,7 +218,7 @@ pub struct TapeValue<'t> {
 
 impl<'t> TapeValue<'t> {
     fn tok(&self) -> Tok {
-        self.toks[self.at]
+        self.tape.toks[self.at]
     }
 
     fn text_of(&self, tok: Tok) -> &'t str {
@@ -219,7 +229,7 @@ impl<'t> TapeValue<'t> {
     pub(crate) fn on(text: &'t str, tape: &'t Tape, at: usize) -> Self {
         Self {
             text,
-            toks: &tape.0,
+            tape,
             at,
             share: None,
         }
@@ -229,7 +239,7 @@ impl<'t> TapeValue<'t> {
     pub(crate) fn shared(shared: &'t Arc<Shared>, at: usize) -> Self {
         Self {
             text: &shared.text,
-            toks: &shared.tape.0,
+            tape: &shared.tape,
             at,
             share: Some(shared),
         }
@@ -240,8 +250,8 @@ impl<'t> TapeValue<'t> {
     pub(crate) fn part(&self) -> Tape {
         let tok = self.tok();
         let (first, base) = (self.at as u32, tok.start);
-        Tape(
-            self.toks[self.at..tok.next as usize]
+        Tape {
+            toks: self.tape.toks[self.at..tok.next as usize]
                 .iter()
                 .map(|t| Tok {
                     start: t.start - base,
@@ -250,7 +260,8 @@ impl<'t> TapeValue<'t> {
                     ..*t
                 })
                 .collect(),
-        )
+            keys: self.tape.keys.clone(),
+        }
     }
 
     /// The value at `at` on the same tape.
@@ -258,10 +269,14 @@ impl<'t> TapeValue<'t> {
         Self { at, ..*self }
     }
 
-    /// The key at `at` (a plain string), without its quotes.
-    fn key(&self, at: usize) -> &'t str {
-        let tok = self.toks[at];
-        &self.text[tok.start as usize + 1..tok.end as usize - 1]
+    /// The key at `at`: a plain string without its quotes, an escaped one decoded.
+    #[inline]
+    pub(crate) fn key(&self, at: usize) -> &'t str {
+        let tok = self.tape.toks[at];
+        match tok.kind {
+            Kind::Str => &self.text[tok.start as usize + 1..tok.end as usize - 1],
+            _ => self.tape.keys.get(tok.len as usize).map_or("", |key| key),
+        }
     }
 
     /// serde_json's deserializer over this value's text.
@@ -289,11 +304,11 @@ impl<'t> Iterator for TapeIter<'t> {
         if value.kind() == Kind::Object {
             let key = value.key(self.at);
             let part = value.at(self.at + 1);
-            self.at = value.toks[self.at + 1].next as usize;
+            self.at = value.tape.toks[self.at + 1].next as usize;
             Some((Some(key), part))
         } else {
             let part = value.at(self.at);
-            self.at = value.toks[self.at].next as usize;
+            self.at = value.tape.toks[self.at].next as usize;
             Some((None, part))
         }
     }
@@ -304,7 +319,7 @@ impl<'t> TapeValue<'t> {
     /// The text, the tape and this value's place on it, for a writer that reads the parts
     /// itself (a [`Tok`]'s offsets are into the text).
     pub(crate) fn on_tape(&self) -> (&'t str, &'t [Tok], usize) {
-        (self.text, self.toks, self.at)
+        (self.text, &self.tape.toks, self.at)
     }
 
     /// What this value is.
@@ -319,7 +334,8 @@ impl<'t> TapeValue<'t> {
 
     /// A plain string ([`Kind::Str`]) without its quotes: its value, since it has no escape.
     pub(crate) fn unquoted(&self) -> &'t str {
-        self.key(self.at)
+        let tok = self.tok();
+        &self.text[tok.start as usize + 1..tok.end as usize - 1]
     }
 
     /// An object's entries in document order, each key a plain string (see [`Tape`]); none
@@ -329,7 +345,7 @@ impl<'t> TapeValue<'t> {
         let mut at = self.at + 1;
         (0..len).map(move |_| {
             let entry = (self.key(at), self.at(at + 1));
-            at = self.toks[at + 1].next as usize;
+            at = self.tape.toks[at + 1].next as usize;
             entry
         })
     }
@@ -340,7 +356,7 @@ impl<'t> TapeValue<'t> {
         let mut at = self.at + 1;
         (0..len).map(move |_| {
             let item = self.at(at);
-            at = self.toks[at].next as usize;
+            at = self.tape.toks[at].next as usize;
             item
         })
     }
@@ -378,7 +394,7 @@ impl<'t> TapeValue<'t> {
     /// How many values this one holds, itself included: each container and scalar once, keys
     /// not counted (each key is a part of the tape, and an object has `len` of them).
     pub(crate) fn count(&self) -> usize {
-        let parts = &self.toks[self.at..self.tok().next as usize];
+        let parts = &self.tape.toks[self.at..self.tok().next as usize];
         let keys: usize = parts
             .iter()
             .filter(|tok| tok.kind == Kind::Object)
@@ -397,7 +413,7 @@ impl<'t> TapeValue<'t> {
 
     /// What tells this value from the others on its tape, and from those of other tapes.
     pub(crate) fn place(&self) -> (usize, usize) {
-        (self.toks.as_ptr() as usize, self.at)
+        (self.tape.toks.as_ptr() as usize, self.at)
     }
 
     /// An object's entries and an array's items, as [`TapeValue::entries`] and
@@ -453,7 +469,7 @@ impl Serialize for TapeWalk<'_> {
                 let mut at = value.at + 1;
                 for _ in 0..tok.len {
                     map.serialize_entry(value.key(at), &TapeWalk(value.at(at + 1)))?;
-                    at = value.toks[at + 1].next as usize;
+                    at = value.tape.toks[at + 1].next as usize;
                 }
                 map.end()
             }
@@ -462,11 +478,11 @@ impl Serialize for TapeWalk<'_> {
                 let mut at = value.at + 1;
                 for _ in 0..tok.len {
                     seq.serialize_element(&TapeWalk(value.at(at)))?;
-                    at = value.toks[at].next as usize;
+                    at = value.tape.toks[at].next as usize;
                 }
                 seq.end()
             }
-            Kind::Str => serializer.serialize_str(value.key(value.at)),
+            Kind::Str => serializer.serialize_str(value.unquoted()),
             Kind::Escaped => {
                 let Text(text) =
                     serde_json::from_str(value.text_of(tok)).map_err(ser::Error::custom)?;
@@ -652,7 +668,7 @@ impl<'t> TapeParts<'t> {
 
     /// The value at `at`, and the next part after it.
     fn take(&mut self, at: usize) -> TapeValue<'t> {
-        self.at = self.value.toks[at].next as usize;
+        self.at = self.value.tape.toks[at].next as usize;
         self.left -= 1;
         self.value.at(at)
     }
