@@ -3,7 +3,7 @@
 //! Parents pass data flat beside `task`; a sub-agent that only read `context` dropped it. Here
 //! every non-reserved key lands in the context, in the parent's order.
 
-use crate::json::{Entries, Ordered, Shared, TapeValue, Text, Walk};
+use crate::json::{Entries, Ordered, Reading, Shared, TapeValue, Text, Walk};
 use crate::json::{
     Exceeded, Flaw, Scanned, object_entries, scan_value, text_depth, text_exceeds, text_values,
 };
@@ -360,15 +360,17 @@ impl ToolCall {
     ) -> Result<T, serde_json::Error> {
         // From the call's tape when it has one (no second read of the text); a call the tape
         // does not read as `T` is read again from the text, whose error is the one to give.
-        if let Some(tape) = &self.tape
-            && let Ok(input) = crate::checks::deserialize(
+        // Its untyped parts stand on the call (shared, not copied) while the guard lives.
+        if let Some(tape) = &self.tape {
+            let _reading = Reading::of(tape);
+            if let Ok(input) = crate::checks::deserialize(
                 serde::de::value::MapAccessDeserializer::new(EntryAccess {
                     entries: self.entries_on(Some(tape)),
                     value: None,
                 }),
-            )
-        {
-            return Ok(input);
+            ) {
+                return Ok(input);
+            }
         }
         crate::checks::deserialize(serde::de::value::MapAccessDeserializer::new(EntryAccess {
             entries: self.entries_on(None),
@@ -914,6 +916,7 @@ mod tests {
         call: &super::ToolCall,
         tape: Option<&std::sync::Arc<super::Shared>>,
     ) -> Result<Input, serde_json::Error> {
+        let _reading = tape.map(crate::json::Reading::of);
         crate::checks::deserialize(serde::de::value::MapAccessDeserializer::new(
             super::EntryAccess {
                 entries: call.entries_on(tape),

@@ -1,7 +1,7 @@
 //! Untyped values kept as their text: `RawJson`, `RawObject`, and what reads an object's
 //! entries in order.
 
-use super::tape::{HANDED, RAW_TOKEN, Shared, Tape, TapeValue, Text, dedupe};
+use super::tape::{RAW_TOKEN, SHARED_TOKEN, Shared, Tape, TapeValue, Text, dedupe, shared_part};
 use crate::retry::PathSegment;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
@@ -320,22 +320,27 @@ impl<'de> Visitor<'de> for RawVisitor {
         let Some(Text(first)) = map.next_key::<Text<'de>>()? else {
             return Ok(Captive::own(raw_of(&Map::new())));
         };
-        if first == RAW_TOKEN {
-            if handed_over && let Some(handed) = HANDED.with(|handed| handed.borrow_mut().take()) {
-                // A call's tape handed this value over with its place on the call: taken
-                // when the text is that very slice (same place, same bytes).
-                let Text(text) = map.next_value::<Text<'de>>()?;
-                let captive = Captive::Call(handed.shared, handed.index);
-                if let Cow::Borrowed(text) = text
-                    && text.as_ptr() as usize == handed.at
-                    && text == captive.text()
-                {
-                    return Ok(captive);
-                }
-                return RawValue::from_string(text.into_owned())
-                    .map(Captive::own)
-                    .map_err(de::Error::custom);
+        if first == SHARED_TOKEN && handed_over {
+            // A call's tape hands this value over with its place on the call: it stands on
+            // the call being read when its text is that very slice (see `tape::Reading`).
+            let index = map.next_value::<u32>()?;
+            if map
+                .next_key::<Text<'de>>()?
+                .is_none_or(|Text(key)| key != RAW_TOKEN)
+            {
+                return Err(de::Error::custom("a shared value without its text"));
             }
+            let Text(text) = map.next_value::<Text<'de>>()?;
+            if let Cow::Borrowed(text) = text
+                && let Some((call, index)) = shared_part(text, index)
+            {
+                return Ok(Captive::Call(call, index));
+            }
+            return RawValue::from_string(text.into_owned())
+                .map(Captive::own)
+                .map_err(de::Error::custom);
+        }
+        if first == RAW_TOKEN {
             if handed_over {
                 let rest = Rewound {
                     key: Some(RAW_TOKEN),

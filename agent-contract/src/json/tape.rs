@@ -103,19 +103,49 @@ pub(crate) struct Shared {
     pub(crate) tape: Tape,
 }
 
-/// A value on a call's tape that is being handed over as an untyped part (see
-/// [`TapeValue`]): where its text stands and its place on the call's text and tape, for the
-/// [`RawVisitor`] that takes it next. serde's visitors carry nothing but the text, so the rest
-/// waits here; the visitor takes it only for that very slice.
-pub(crate) struct Handed {
-    pub(crate) at: usize,
-    /// The call, and the value's place on its tape.
-    pub(crate) shared: Arc<Shared>,
-    pub(crate) index: u32,
-}
+/// serde's name for a value of a call's tape handed over with its place: the first key of the
+/// map a shared [`TapeValue`] hands an untyped part over as (its place, then the raw-value
+/// token and its text).
+pub(crate) const SHARED_TOKEN: &str = "$agent_contracts_contract::private::Shared";
 
 thread_local! {
-    pub(crate) static HANDED: std::cell::RefCell<Option<Handed>> = const { std::cell::RefCell::new(None) };
+    /// The call whose typed input this thread is reading, while a [`Reading`] lives.
+    static READING: std::cell::RefCell<Option<Arc<Shared>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A typed read of a call's input, scoped: while it lives, an untyped part read from the call's
+/// tape ([`TapeValue::shared`]) stands on the call's text and tape, shared rather than copied.
+/// serde hands a visitor nothing but data, so the value's place comes with its data (see
+/// [`SHARED_TOKEN`]) and the call from here. Dropped (at the read's end, or when it panics), it
+/// puts back the read it interrupted, if any.
+#[must_use = "the read shares the call only while the guard lives"]
+pub(crate) struct Reading(Option<Arc<Shared>>);
+
+impl Reading {
+    /// The read of `call`'s typed input, from now until the guard is dropped.
+    pub(crate) fn of(call: &Arc<Shared>) -> Self {
+        Self(READING.with(|reading| reading.replace(Some(Arc::clone(call)))))
+    }
+}
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        let before = self.0.take();
+        let _ = READING.try_with(|reading| *reading.borrow_mut() = before);
+    }
+}
+
+/// The call being read and `index`, if the value at `index` on its tape is `text` itself (the
+/// same place, not only the same bytes): what an untyped part handed over with its place
+/// stands on.
+pub(crate) fn shared_part(text: &str, index: u32) -> Option<(Arc<Shared>, u32)> {
+    READING.with(|reading| {
+        let reading = reading.borrow();
+        let call = reading.as_ref()?;
+        let tok = call.tape.toks.get(index as usize)?;
+        let part = call.text.get(tok.start as usize..tok.end as usize)?;
+        (std::ptr::eq(part, text)).then(|| (Arc::clone(call), index))
+    })
 }
 
 /// serde_json's name for the text of a `RawValue`, which its deserializers hand over as a
@@ -577,18 +607,13 @@ impl<'t> Deserializer<'t> for TapeValue<'t> {
     ) -> Result<V::Value, serde_json::Error> {
         if name == RAW_TOKEN {
             // An untyped part: its text, which serde_json read, handed over as serde_json
-            // hands it (a one-entry map of unknown size), so it is not read again; with its
-            // place on the call's text and tape when it shares them.
-            let text = self.text_of(self.tok());
-            if let Some(shared) = self.share {
-                let handed = Handed {
-                    at: text.as_ptr() as usize,
-                    shared: Arc::clone(shared),
-                    index: self.at as u32,
-                };
-                HANDED.with(|slot| *slot.borrow_mut() = Some(handed));
-            }
-            return visitor.visit_map(HandOver(Some(text)));
+            // hands it (a map of unknown size), so it is not read again; after its place on
+            // the call's tape when it shares the call (see [`Reading`]).
+            let place = self.share.map(|_| self.at as u32);
+            return visitor.visit_map(HandOver {
+                place,
+                text: Some(self.text_of(self.tok())),
+            });
         }
         visitor.visit_newtype_struct(self)
     }
@@ -722,9 +747,13 @@ impl<'t> de::SeqAccess<'t> for TapeParts<'t> {
     }
 }
 
-/// A raw value's text handed over as serde_json hands it: one entry, the raw-value token and
-/// the text, of unknown size.
-struct HandOver<'t>(Option<&'t str>);
+/// A raw value's text handed over as serde_json hands it, a map of unknown size: the raw-value
+/// token and the text; after [`SHARED_TOKEN`] and the value's place on the call's tape, when
+/// it shares the call.
+struct HandOver<'t> {
+    place: Option<u32>,
+    text: Option<&'t str>,
+}
 
 impl<'t> MapAccess<'t> for HandOver<'t> {
     type Error = serde_json::Error;
@@ -733,10 +762,12 @@ impl<'t> MapAccess<'t> for HandOver<'t> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, serde_json::Error> {
-        if self.0.is_none() {
-            return Ok(None);
-        }
-        seed.deserialize(de::value::BorrowedStrDeserializer::new(RAW_TOKEN))
+        let key = match (self.place, self.text) {
+            (Some(_), _) => SHARED_TOKEN,
+            (None, Some(_)) => RAW_TOKEN,
+            (None, None) => return Ok(None),
+        };
+        seed.deserialize(de::value::BorrowedStrDeserializer::new(key))
             .map(Some)
     }
 
@@ -744,7 +775,10 @@ impl<'t> MapAccess<'t> for HandOver<'t> {
         &mut self,
         seed: V,
     ) -> Result<V::Value, serde_json::Error> {
-        let text = self.0.take().unwrap_or("null");
+        if let Some(place) = self.place.take() {
+            return seed.deserialize(de::value::U32Deserializer::new(place));
+        }
+        let text = self.text.take().unwrap_or("null");
         seed.deserialize(de::value::BorrowedStrDeserializer::new(text))
     }
 }

@@ -340,42 +340,70 @@ fn raw_json_deserializes_inside_untagged_enums_and_flatten() {
     assert_eq!(serde_json::from_str::<Value>(raw.get()).unwrap(), value);
 }
 
-/// The handed-over place is taken only by the visitor of that very slice (same place,
-/// same bytes), and only from a map of unknown size, as serde_json hands a raw value over.
+/// A value handed over with its place stands on the call only while a read of that call is
+/// under way ([`Reading`]), only for that very slice (the same place, not only the same
+/// bytes), and only from a map of unknown size, as a tape hands it over; a guard puts back the
+/// read it interrupted.
 #[test]
-fn a_handed_tape_is_taken_only_for_its_own_slice() {
-    let plant = |at: &str, raw: &str| {
-        // A call of its own holding `raw`: taken, the value stands on it.
-        let shared = Arc::new(Shared {
-            text: Arc::from(raw),
-            tape: Tape::read(raw).unwrap(),
-        });
-        let handed = Handed {
-            at: at.as_ptr() as usize,
-            shared,
-            index: 0,
-        };
-        HANDED.with(|slot| *slot.borrow_mut() = Some(handed));
-    };
+fn a_shared_part_stands_on_the_call_only_while_its_read_lives() {
     let read = |raw: RawJson| (raw.get().to_owned(), matches!(raw.0, Captive::Call(..)));
-    let text = r#"[1,"a"]"#;
-    let own = (text.to_owned(), false);
-    plant(text, text);
-    let taken = (text.to_owned(), true);
-    assert_eq!(read(serde_json::from_str(text).unwrap()), taken);
-    // The same place with other bytes (a buffer used again): the text is copied.
-    plant(text, "[2]");
-    assert_eq!(read(serde_json::from_str(text).unwrap()), own);
-    // The same bytes elsewhere.
-    let elsewhere = text.to_owned();
-    plant(&elsewhere, text);
-    assert_eq!(read(serde_json::from_str(text).unwrap()), own);
-    // A map that knows its size is somebody's data: checked, and the tape left in place.
-    plant(text, text);
-    let map =
-        de::value::MapDeserializer::<_, serde_json::Error>::new(std::iter::once((RAW_TOKEN, text)));
-    assert_eq!(read(RawJson::deserialize(map).unwrap()), own);
-    assert!(HANDED.with(|slot| slot.borrow_mut().take()).is_some());
+    let text = r#"{"a": [1,"a"]}"#;
+    let (call, other) = (call_of(text), call_of(text));
+    let part = |call: &Arc<Shared>| RawJson::deserialize(TapeValue::shared(call, 2)).unwrap();
+    let (taken, own) = (
+        ("[1,\"a\"]".to_owned(), true),
+        ("[1,\"a\"]".to_owned(), false),
+    );
+    // No read under way: a copy.
+    assert_eq!(read(part(&call)), own);
+    {
+        let _reading = Reading::of(&call);
+        assert_eq!(read(part(&call)), taken);
+        // The same bytes elsewhere (another call's text): a copy.
+        assert_eq!(read(part(&other)), own);
+        {
+            let _inner = Reading::of(&other);
+            assert_eq!(read(part(&other)), taken);
+            assert_eq!(read(part(&call)), own);
+        }
+        // The interrupted read is back.
+        assert_eq!(read(part(&call)), taken);
+        // A place that is not the text's: a copy.
+        let wrong = de::value::MapDeserializer::<_, serde_json::Error>::new(
+            [(SHARED_TOKEN, "2"), (RAW_TOKEN, "[1,\"a\"]")].into_iter(),
+        );
+        assert!(
+            !read(RawJson::deserialize(wrong).unwrap()).1,
+            "a map that knows its size is data"
+        );
+        // serde_json's own raw value, read while the guard lives: a copy of its own.
+        assert_eq!(read(serde_json::from_str("[1,\"a\"]").unwrap()), own);
+    }
+    assert_eq!(read(part(&call)), own);
+    // A shared value handed over without its text is an error, never a panic.
+    struct NoText(u8);
+    impl<'de> MapAccess<'de> for NoText {
+        type Error = serde_json::Error;
+        fn next_key_seed<K: de::DeserializeSeed<'de>>(
+            &mut self,
+            seed: K,
+        ) -> Result<Option<K::Value>, serde_json::Error> {
+            self.0 += 1;
+            match self.0 {
+                1 => seed
+                    .deserialize(de::value::BorrowedStrDeserializer::new(SHARED_TOKEN))
+                    .map(Some),
+                _ => Ok(None),
+            }
+        }
+        fn next_value_seed<V: de::DeserializeSeed<'de>>(
+            &mut self,
+            seed: V,
+        ) -> Result<V::Value, serde_json::Error> {
+            seed.deserialize(de::value::U32Deserializer::new(1))
+        }
+    }
+    assert!(RawJson::deserialize(de::value::MapAccessDeserializer::new(NoText(0))).is_err());
 }
 
 /// The call of `text`, whose untyped parts share its text and tape.
@@ -393,7 +421,9 @@ fn call_of(text: &str) -> Arc<Shared> {
 fn an_untyped_part_stands_on_the_calls_tape() {
     let text = r#" {"name": "n", "tags": ["A"], "extra": {"x": [1, {"y": "\u00e9"}], "z": {}}, "any": [true, [null, 0.60]], "ratio": 2}"#;
     let call = call_of(text);
+    let reading = Reading::of(&call);
     let probe: Probe = crate::checks::deserialize(TapeValue::shared(&call, 0)).unwrap();
+    drop(reading);
     let extra = probe.extra.unwrap();
     let any = probe.any.unwrap();
     assert!(matches!(
@@ -509,11 +539,13 @@ fn untyped_parts_keep_their_tape_through_maps_and_any() {
         r#"[{"x": 1}, {"y": [2, {}]}]"#,
     ] {
         let call = call_of(text);
+        let _reading = Reading::of(&call);
         let Parts(parts) = Parts::deserialize(TapeValue::shared(&call, 0)).unwrap();
         kept(&parts);
     }
     let text = r#"{"a": {"x": 1}, "b": {"y": [2, {}]}}"#;
     let call = call_of(text);
+    let _reading = Reading::of(&call);
     let map: std::collections::BTreeMap<&str, RawObject> =
         Deserialize::deserialize(TapeValue::shared(&call, 0)).unwrap();
     kept(&map.into_values().collect::<Vec<_>>());
