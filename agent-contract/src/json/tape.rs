@@ -441,6 +441,11 @@ impl<'t> TapeValue<'t> {
         }
     }
 
+    /// Its place on its tape.
+    pub(crate) fn index(&self) -> u32 {
+        self.at as u32
+    }
+
     /// What tells this value from the others on its tape, and from those of other tapes.
     pub(crate) fn place(&self) -> (usize, usize) {
         (self.tape.toks.as_ptr() as usize, self.at)
