@@ -4,7 +4,7 @@
 # out, see `.cargo/mutants.toml`). See TESTING.md for the rates.
 #
 #   scripts/mutants.sh [NAME...]    # NAME: markdown contract-checks codegen-checks compat
-#                                   #       core-store file-store sql-store one-pass tape
+#                                   #       core-store file-store sql-store one-pass tape raw
 #                                   #       (default: all)
 #
 # Environment: MUTANTS_DIR (the tree to mutate, default this checkout), MUTANTS_OUT (where the
@@ -27,13 +27,14 @@ table=(
   "core-store|agent-core/src/store.rs|agent-contracts-runtime,agent-contracts-store|--tests|(check_claim|check_save|saved_record|claim_record|renew_lease|is_runnable|make_room|MemoryStore>::claim_next)"
   "file-store|agent-store/src/file.rs|agent-contracts-store|--tests|FileStore"
   "sql-store|agent-store/src/lib.rs|agent-contracts-store|--tests|(into_record|checked_version|page_sql|is_identifier|int -> |Sql::upgrade)"
-  "one-pass|agent-contract/src/scan.rs|agent-contracts-contract|--lib|(in|replace) (object_entries|string_end|string_rest|short_stop|stops|word_at|number_end|space|colon|Pass<'a>::(push|key|value|close)|Scanned::flaw)( |\$)"
-  "tape|agent-contract/src/json.rs|agent-contracts-contract|--lib|(Tape::read|TapeReader<'a>::(value|string|push|close)|TapeValue|TapeParts|HandOver|TapeWalk|RawVisitor>::visit_map|(in|replace) number( |\$)|Drop for Tape|Tape::buffer)"
+  "one-pass|agent-contract/src/json/read.rs|agent-contracts-contract|--lib|(in|replace) (object_entries|string_end|string_rest|short_stop|stops|word_at|number_end|space|colon|decoded|Tape::read|Pass<'a>::(new|tape|push|key|value|close|resolve))( |\$)"
+  "tape|agent-contract/src/json/tape.rs|agent-contracts-contract|--lib|(TapeValue|TapeParts|HandOver|TapeWalk|Reading|shared_part|(in|replace) (number|dedupe)( |\$)|Drop for Tape|Tape::buffer)"
+  "raw|agent-contract/src/json/raw.rs|agent-contracts-contract|--lib|(RawVisitor>::visit_map|Captive::(text|value))"
 )
 
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
-  names=(markdown contract-checks codegen-checks compat core-store file-store sql-store one-pass tape)
+  names=(markdown contract-checks codegen-checks compat core-store file-store sql-store one-pass tape raw)
 fi
 for name in "${names[@]}"; do
   found=0

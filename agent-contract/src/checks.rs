@@ -1037,8 +1037,14 @@ mod tests {
             }),
             Some(true)
         );
-        // Text with no tape (a repeated key): no verdict, the typed read decides.
-        assert_eq!(text_verdict(r#"{"a": 1, "a": 2}"#, |_| true), None);
+        // A repeated key: on the tape once, with its last value.
+        assert_eq!(
+            text_verdict(r#"{"a": 1, "b": 0, "a": 2}"#, |v| {
+                tape_entries(v)
+                    .is_some_and(|e| e.map(|(k, v)| (k, v.text())).eq([("a", "2"), ("b", "0")]))
+            }),
+            Some(true)
+        );
     }
 
     #[test]
@@ -1139,19 +1145,24 @@ mod tests {
         };
         assert!(raw_verdict::<Named, _>(&raw(r#"{"name": "ok"}"#), named));
         assert!(!raw_verdict::<Named, _>(&raw(r#"{"name": "no"}"#), named));
-        // No tape (an escaped key): the type's reading and its checks.
+        // An escaped key is on the tape, decoded: the verdict decides.
         assert!(raw_verdict::<Named, _>(
             &raw(r#"{"na\u006de": "ok"}"#),
-            |_| false
+            named
         ));
         assert!(!raw_verdict::<Named, _>(
             &raw(r#"{"na\u006de": "no"}"#),
-            |_| true
+            named
         ));
-        // A repeated key has no tape either; serde's reading refuses it (the validator decides).
+        // A repeated key is on the tape once, with its last value, as the validator's `Value`
+        // holds it: the verdict decides on that value.
+        assert!(raw_verdict::<Named, _>(
+            &raw(r#"{"name": "no", "name": "ok"}"#),
+            named
+        ));
         assert!(!raw_verdict::<Named, _>(
-            &raw(r#"{"name": "ok", "name": "ok"}"#),
-            |_| true
+            &raw(r#"{"name": "ok", "name": "no"}"#),
+            named
         ));
     }
 }

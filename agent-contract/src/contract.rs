@@ -301,7 +301,7 @@ impl Contract {
     #[doc(hidden)]
     pub fn check_text(&self, text: &str, limits: &Limits) -> Option<Result<(), RetryError>> {
         let value: Value = serde_json::from_str(text).ok()?;
-        let (Some(tape), Some(validator)) = (crate::json::Tape::of(text), self.tape_validator())
+        let (Some(tape), Some(validator)) = (crate::json::Tape::read(text), self.tape_validator())
         else {
             return Some(self.check(&value, limits));
         };

@@ -3,12 +3,12 @@
 //! Parents pass data flat beside `task`; a sub-agent that only read `context` dropped it. Here
 //! every non-reserved key lands in the context, in the parent's order.
 
-use crate::json::{Entries, Ordered, Shared, TapeValue, Text, Walk};
-use crate::limits::{Limits, check_shape, out_of_range_error, too_deep, too_many_values};
-use crate::retry::{ErrorKind, PathSegment, RetryError};
-use crate::scan::{
+use crate::json::{
     Exceeded, Flaw, Scanned, object_entries, scan_value, text_depth, text_exceeds, text_values,
 };
+use crate::json::{Reading, Shared, Tape, TapeValue, Text, TopEntry, Walk};
+use crate::limits::{Limits, check_shape, out_of_range_error, too_deep, too_many_values};
+use crate::retry::{ErrorKind, PathSegment, RetryError};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -115,39 +115,35 @@ impl ToolCall {
     /// number of values and the range of numbers on the text of each entry, so an oversized
     /// or 100,000-deep input costs no stack.
     pub fn from_json_str(text: &str, limits: &Limits) -> Result<Self, RetryError> {
-        // The common call, an object within the size and value bounds, is read in one pass
-        // that also finds what the depth and number checks need; anything else (and every
-        // error) is read by serde_json as below.
-        if text.len() <= limits.max_bytes
-            && text.len() / 2 < limits.max_values
-            && let Some((entries, tape)) = object_entries(text)
-        {
-            let mut entries: Vals<'_> = entries
-                .into_iter()
-                .map(|(key, text, scanned, tape)| {
-                    let scanned = Some(scanned);
-                    (
-                        Cow::Borrowed(key),
-                        Val {
-                            text,
-                            scanned,
-                            tape,
-                        },
-                    )
-                })
-                .collect();
-            crate::json::dedupe(&mut entries);
-            let mut call = split(text, entries, limits)?;
-            if call.entries.iter().any(|entry| entry.tape.is_some()) {
-                call.tape = Some(Arc::new(Shared {
-                    text: Arc::clone(&call.text),
-                    tape,
-                }));
-            }
-            return Ok(call);
-        }
+        // One pass reads the call (the one reader: its entries, JSON's grammar, what the depth
+        // and number checks need, and the call's tape); serde_json reads it again only to
+        // write the error of text that is not one object.
         match parse_within(text, limits, 0) {
-            Ok(Parsed::Object(entries)) => split(text, vals(entries), limits),
+            Ok(Parsed::Object(entries, tape)) => {
+                let mut entries: Vals<'_> = entries
+                    .into_iter()
+                    .map(|(key, text, scanned, at)| {
+                        let (scanned, tape) = (Some(scanned), Some(at));
+                        (
+                            key,
+                            Val {
+                                text,
+                                scanned,
+                                tape,
+                            },
+                        )
+                    })
+                    .collect();
+                crate::json::dedupe(&mut entries);
+                let mut call = split(text, entries, Some(&tape), limits)?;
+                if call.entries.iter().any(|entry| entry.tape.is_some()) {
+                    call.tape = Some(Arc::new(Shared {
+                        text: Arc::clone(&call.text),
+                        tape,
+                    }));
+                }
+                Ok(call)
+            }
             Ok(Parsed::Other(found)) => Err(RetryError::call(
                 ErrorKind::NotObject,
                 format!("got {found}"),
@@ -360,15 +356,17 @@ impl ToolCall {
     ) -> Result<T, serde_json::Error> {
         // From the call's tape when it has one (no second read of the text); a call the tape
         // does not read as `T` is read again from the text, whose error is the one to give.
-        if let Some(tape) = &self.tape
-            && let Ok(input) = crate::checks::deserialize(
+        // Its untyped parts stand on the call (shared, not copied) while the guard lives.
+        if let Some(tape) = &self.tape {
+            let _reading = Reading::of(tape);
+            if let Ok(input) = crate::checks::deserialize(
                 serde::de::value::MapAccessDeserializer::new(EntryAccess {
                     entries: self.entries_on(Some(tape)),
                     value: None,
                 }),
-            )
-        {
-            return Ok(input);
+            ) {
+                return Ok(input);
+            }
         }
         crate::checks::deserialize(serde::de::value::MapAccessDeserializer::new(EntryAccess {
             entries: self.entries_on(None),
@@ -509,25 +507,12 @@ impl<'a> Val<'a> {
 /// Entries whose values are [`Val`]s.
 type Vals<'a> = Vec<(Cow<'a, str>, Val<'a>)>;
 
-/// Entries read by serde_json, as [`Val`]s (nothing scanned yet).
-fn vals(entries: Entries<'_>) -> Vals<'_> {
-    entries
-        .into_iter()
-        .map(|(key, raw)| {
-            let text = raw.get();
-            (
-                key,
-                Val {
-                    text,
-                    scanned: None,
-                    tape: None,
-                },
-            )
-        })
-        .collect()
-}
-
-fn split(text: &str, kwargs: Vals<'_>, limits: &Limits) -> Result<ToolCall, RetryError> {
+fn split<'a>(
+    text: &'a str,
+    kwargs: Vals<'a>,
+    tape: Option<&'a Tape>,
+    limits: &Limits,
+) -> Result<ToolCall, RetryError> {
     // One pass takes the reserved keys out; what stays is the flat context, in the parent's
     // order.
     let [
@@ -605,7 +590,7 @@ fn split(text: &str, kwargs: Vals<'_>, limits: &Limits) -> Result<ToolCall, Retr
         _ => String::new(),
     };
     let explicit = match context_value {
-        Some(raw) => explicit_context(raw.get(), &unescaped, limits)?.map(|mut entries| {
+        Some(raw) => explicit_context(raw, text, tape, &unescaped, limits)?.map(|mut entries| {
             entries.retain(|(k, _)| !shadowing.contains(&(k.as_ref(), true)));
             entries
         }),
@@ -763,7 +748,9 @@ fn splice<'a>(
 
 /// `context` may be absent, null, an object, or a string holding an object (LLMs stringify).
 fn explicit_context<'a>(
-    raw: &'a str,
+    raw: Val<'a>,
+    text: &'a str,
+    tape: Option<&'a Tape>,
     unescaped: &'a str,
     limits: &Limits,
 ) -> Result<Option<Vals<'a>>, RetryError> {
@@ -774,28 +761,58 @@ fn explicit_context<'a>(
             "Pass the agent's data as top-level fields, or `context` as a JSON object",
         )
     };
-    match raw.as_bytes().first() {
-        Some(b'n') => Ok(None),
-        Some(b'{') => crate::json::entries(raw)
-            .map(|entries| Some(vals(entries)))
-            .map_err(|e| RetryError::call(ErrorKind::NotJson, e.to_string(), "Send valid JSON")),
-        Some(b'"') => {
+    match (raw.get().as_bytes().first(), tape.zip(raw.tape)) {
+        (Some(b'n'), _) => Ok(None),
+        // An object on the call's tape: its entries read from it, each with its place.
+        (Some(b'{'), Some((tape, at))) => Ok(Some(
+            TapeValue::on(text, tape, at as usize)
+                .entries()
+                .map(|(key, value)| {
+                    let val = Val {
+                        text: value.text(),
+                        scanned: None,
+                        tape: Some(value.index()),
+                    };
+                    (Cow::Borrowed(key), val)
+                })
+                .collect(),
+        )),
+        (Some(b'"'), _) => {
             // The outer parse saw this as one string: its inner depth counts from level 1.
+            // Its entries stand on a tape of their own, which the call does not keep: they
+            // are read from their text.
             match parse_within(unescaped, limits, 1) {
-                Ok(Parsed::Object(entries)) => Ok(Some(vals(entries))),
+                Ok(Parsed::Object(entries, _)) => Ok(Some(
+                    entries
+                        .into_iter()
+                        .map(|(key, text, scanned, _)| {
+                            let scanned = Some(scanned);
+                            let tape = None;
+                            (
+                                key,
+                                Val {
+                                    text,
+                                    scanned,
+                                    tape,
+                                },
+                            )
+                        })
+                        .collect(),
+                )),
                 Ok(Parsed::Other(found)) => Err(not_object(&format!("a string holding {found}"))),
                 Err(Unparsed::Limit(e)) => Err(e),
                 Err(Unparsed::NotJson(_)) => Err(not_object("a string that is not JSON")),
             }
         }
-        _ => Err(not_object(raw_type_name(raw))),
+        _ => Err(not_object(raw_type_name(raw.get()))),
     }
 }
 
 /// What [`parse_within`] found.
 enum Parsed<'a> {
-    /// An object's entries, in order.
-    Object(Entries<'a>),
+    /// An object's entries, in order (a repeated key each time), read by the one pass, and
+    /// its tape.
+    Object(Vec<TopEntry<'a>>, Tape),
     /// Some other JSON value: "an array", "a number", ...
     Other(&'static str),
 }
@@ -842,20 +859,17 @@ fn parse_within<'a>(
             None => {}
         }
     }
-    let trimmed = text.trim_start_matches([' ', '\t', '\n', '\r']);
-    let parsed = if trimmed.starts_with('{') {
-        serde_json::from_str::<Ordered<'_>>(text).map(|o| Parsed::Object(o.0))
-    } else {
-        serde_json::from_str::<&RawValue>(text).map(|raw| Parsed::Other(raw_type_name(raw.get())))
-    };
-    match parsed {
-        Ok(Parsed::Other(_)) if room.is_none_or(|room| text_depth(text) > room) => {
-            Err(Unparsed::Limit(too_deep(limits)))
-        }
-        Ok(parsed) => Ok(parsed),
-        Err(_) if room.is_none_or(|room| text_depth(text) > room) => {
-            Err(Unparsed::Limit(too_deep(limits)))
-        }
+    if let Some((entries, tape)) = object_entries(text) {
+        return Ok(Parsed::Object(entries, tape));
+    }
+    // Not one object the one pass reads: serde_json says what it is, or what is wrong.
+    let too_deep_for = |text: &str| room.is_none_or(|room| text_depth(text) > room);
+    match serde_json::from_str::<&RawValue>(text) {
+        // An object serde_json reads and the pass does not nests past the pass's depth.
+        Ok(raw) if raw.get().starts_with('{') => Err(Unparsed::Limit(too_deep(limits))),
+        Ok(_) if too_deep_for(text) => Err(Unparsed::Limit(too_deep(limits))),
+        Ok(raw) => Ok(Parsed::Other(raw_type_name(raw.get()))),
+        Err(_) if too_deep_for(text) => Err(Unparsed::Limit(too_deep(limits))),
         Err(e) => Err(Unparsed::NotJson(e)),
     }
 }
@@ -878,8 +892,8 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use crate::scan::text_depth;
-    use crate::scan::value_depth_exceeds;
+    use crate::json::text_depth;
+    use crate::json::value_depth_exceeds;
 
     /// A typed input with the shapes a contract gives: strings, numbers, options, lists,
     /// enums, maps and untyped parts.
@@ -914,6 +928,7 @@ mod tests {
         call: &super::ToolCall,
         tape: Option<&std::sync::Arc<super::Shared>>,
     ) -> Result<Input, serde_json::Error> {
+        let _reading = tape.map(crate::json::Reading::of);
         crate::checks::deserialize(serde::de::value::MapAccessDeserializer::new(
             super::EntryAccess {
                 entries: call.entries_on(tape),
@@ -951,8 +966,7 @@ mod tests {
                 let from_tape = typed_again(&call, call.tape.as_ref()).unwrap();
                 assert_eq!(&from_tape, expected);
                 for item in &from_tape.items {
-                    let plain = !item.output.get().contains("\"b\": 1, \"b\"");
-                    assert_eq!(item.output.tape_read(), plain, "{text}");
+                    assert!(item.output.tape_read(), "{text}");
                     assert_eq!(
                         serde_json::to_string(&item.output).unwrap(),
                         serde_json::to_string(&crate::json::Walk(item.output.get())).unwrap()

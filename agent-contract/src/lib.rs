@@ -31,7 +31,6 @@ mod partial;
 mod prefix;
 mod prompt;
 mod retry;
-mod scan;
 mod stream;
 mod texts;
 mod tokens;
@@ -81,10 +80,10 @@ pub mod __private {
     /// of a call's size, shape and prompt.
     pub use crate::extract::extract_json_text;
     pub use crate::json::Shown;
+    pub use crate::json::{Exceeded, text_depth, text_exceeds, value_depth_exceeds};
     pub use crate::limits::{bounded_prompt, check_shape};
     pub use crate::markdown::{escape_text, to_markdown_line};
     pub use crate::prompt::{default_call_prompt, default_user_prompt};
-    pub use crate::scan::{Exceeded, text_depth, text_exceeds, value_depth_exceeds};
     pub use crate::truncate::truncate;
 
     /// The fingerprint of a generated contract type, which `types = {...}` mappings check.

@@ -445,11 +445,14 @@ impl TapeLines<'_> {
         let object = container.kind == Kind::Object;
         let mut at = at + 1;
         for index in 0..container.len as usize {
-            // A key's quotes, and a plain string's, stand at char boundaries: cut inside them.
-            let key = object.then(|| {
+            // A plain key holds no line break (JSON escapes them all); an escaped key, decoded,
+            // may: its line is written by [`Md`], as a map's key is.
+            let (key, plain_key) = if object {
                 at += 1;
-                &text[toks[at - 1].start as usize + 1..toks[at - 1].end as usize - 1]
-            });
+                (Some(value.key(at - 1)), toks[at - 1].kind == Kind::Str)
+            } else {
+                (None, true)
+            };
             let part = toks[at];
             let scalar = match part.kind {
                 Kind::Str => Some(&text[part.start as usize + 1..part.end as usize - 1]),
@@ -462,7 +465,9 @@ impl TapeLines<'_> {
             match (key, scalar) {
                 // Not blank under a key: the key's line and the text as it stands
                 // ([`Md::tape_line`]).
-                (Some(key), Some(line)) if first.is_some_and(|b| !is_blank(b.into())) => {
+                (Some(key), Some(line))
+                    if plain_key && first.is_some_and(|b| !is_blank(b.into())) =>
+                {
                     self.begin_line(indent);
                     self.out.push_str("- **");
                     self.out.push_str(key);
@@ -475,7 +480,7 @@ impl TapeLines<'_> {
                     self.out.push_str("- ");
                     self.out.push_str(line);
                 }
-                (key, None) if part.kind != Kind::Escaped && part.len > 0 => {
+                (key, None) if plain_key && part.kind != Kind::Escaped && part.len > 0 => {
                     self.begin_line(indent);
                     match key {
                         Some(key) => {
@@ -493,7 +498,8 @@ impl TapeLines<'_> {
                 }
                 _ => {
                     let slot = match key {
-                        Some(key) => Slot::TapeKey(key),
+                        Some(key) if plain_key => Slot::TapeKey(key),
+                        Some(key) => Slot::Key(key),
                         None => Slot::Index(index),
                     };
                     let start = self.start();

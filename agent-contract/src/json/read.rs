@@ -1,204 +1,32 @@
-//! Scanners that measure JSON before or without parsing it: the depth and value count of text,
-//! the depth of a parsed value. Each is one pass with no recursion, so hostile input (100,000
-//! levels deep) costs time in its size and no stack.
+//! The one reader of JSON text: one pass, with no recursion, that checks JSON's grammar as
+//! serde_json does and writes the [`Tape`] of every document serde_json accepts: whitespace runs
+//! stepped over eight bytes at a time, strings sixteen, in branch-free code the compiler turns
+//! into vector compares; escaped and repeated keys resolved as serde_json's map resolves them.
 
-use crate::json::{Kind, TAPE_KEYS, Tape, Tok};
-use serde_json::Value;
+use super::measure::Scanned;
+use super::tape::{Kind, TAPE_KEYS, Tape, TapeValue, TapeWalk, Text, Tok, dedupe};
+use serde::ser::{self, Serialize, Serializer};
+use std::borrow::Cow;
 
-/// Nesting depth of JSON text, found by a byte scan with no recursion, so a 100,000-deep input
-/// costs one pass and no stack. Brackets inside strings are skipped. Invalid JSON still gets a
-/// depth: the parser reports its own error afterwards.
-#[doc(hidden)]
-pub fn text_depth(text: &str) -> usize {
-    let (mut depth, mut max) = (0usize, 0usize);
-    for b in outside_strings(text) {
-        match b {
-            b'[' | b'{' => {
-                depth += 1;
-                max = max.max(depth);
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    max
-}
+/// How deep the reader follows arrays and objects: serde_json's own limit, which any text it
+/// read already passed.
+pub(crate) const SCAN_DEPTH: usize = 128;
 
-/// The bytes of JSON text that stand outside strings, the opening `"` of each string
-/// included (so a scan sees where a string value starts); what a string holds is skipped.
-fn outside_strings(text: &str) -> impl Iterator<Item = u8> + '_ {
-    let (mut in_string, mut escaped) = (false, false);
-    text.bytes().filter(move |&b| {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            return false;
-        }
-        in_string = b == b'"';
-        true
-    })
-}
+/// One entry of a top-level object, read by [`object_entries`]: its key (decoded when it holds
+/// an escape), its value's text, what [`scan_value`](super::scan_value) would find in it, and
+/// where its value stands on the call's tape.
+pub(crate) type TopEntry<'a> = (Cow<'a, str>, &'a str, Scanned, u32);
 
-/// Whether JSON text would hold more than `max_values` values or nest deeper than
-/// `max_depth`, found by a byte scan that builds nothing, so a call that would cost far more
-/// as a parsed tree than as text is refused before it is parsed. Invalid JSON gets an answer
-/// too; the parser reports its own error afterwards.
+/// The entries of `text`, if it is one JSON object: each key, its value's text and what
+/// [`scan_value`](super::scan_value) would find in it, in one pass that checks JSON's grammar
+/// as serde_json does, and writes the values' [`Tape`]. A repeated top-level key is left to
+/// the caller (each is an entry).
 ///
-/// A value is the root, each object member's value (one per `:`), and each array element.
-#[doc(hidden)]
-pub fn text_exceeds(text: &str, max_values: usize, max_depth: usize) -> Option<Exceeded> {
-    count_values(text, max_values, max_depth).err()
-}
-
-/// How many values JSON text holds (see [`text_exceeds`]), counting no further than `max + 1`.
-pub(crate) fn text_values(text: &str, max: usize) -> usize {
-    count_values(text, max, usize::MAX).unwrap_or(max.saturating_add(1))
-}
-
-/// The values of JSON text, counted in one byte scan that stops at the first bound it breaks.
-fn count_values(text: &str, max_values: usize, max_depth: usize) -> Result<usize, Exceeded> {
-    let mut values = 1usize;
-    // One bit per open container: is it an array?
-    let mut arrays: Vec<bool> = Vec::new();
-    let mut element_next = false;
-    for b in outside_strings(text) {
-        if b.is_ascii_whitespace() {
-            continue;
-        }
-        if element_next {
-            element_next = false;
-            if b != b']' {
-                values += 1;
-            }
-        }
-        match b {
-            b'[' | b'{' => {
-                arrays.push(b == b'[');
-                element_next = b == b'[';
-                if arrays.len() > max_depth {
-                    return Err(Exceeded::Depth);
-                }
-            }
-            b']' | b'}' => {
-                arrays.pop();
-            }
-            b',' => element_next = arrays.last() == Some(&true),
-            b':' => values += 1,
-            _ => {}
-        }
-        if values > max_values {
-            return Err(Exceeded::Values);
-        }
-    }
-    Ok(values)
-}
-
-/// What [`scan_value`] found wrong with a value's text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Flaw {
-    /// Nested deeper than the room it had.
-    TooDeep,
-    /// A number no `f64` holds (`1e400`).
-    OutOfRange,
-}
-
-/// Checks the text of one JSON value that serde_json already read (so it is valid JSON) in one
-/// pass that builds nothing: arrays and objects nest at most `room` deep, and every number is
-/// a finite double. Strings are skipped with `memchr`, so the pass costs little more than
-/// finding the quotes. A number out of range is reported before depth, as parsing would.
-pub(crate) fn scan_value(text: &str, room: usize) -> Result<(), Flaw> {
-    let bytes = text.as_bytes();
-    let (mut depth, mut too_deep) = (0usize, false);
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        match b {
-            b'"' => {
-                i += 1;
-                // To the closing quote, stepping over escapes.
-                loop {
-                    match memchr::memchr2(b'"', b'\\', &bytes[i.min(bytes.len())..]) {
-                        Some(at) if bytes[i + at] == b'\\' => i += at + 2,
-                        Some(at) => {
-                            i += at + 1;
-                            break;
-                        }
-                        None => return Ok(()),
-                    }
-                }
-                continue;
-            }
-            b'[' | b'{' => {
-                depth += 1;
-                too_deep |= depth > room;
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            b'-' | b'0'..=b'9' => {
-                let start = i;
-                let mut exponent = false;
-                while let Some(&c) = bytes.get(i) {
-                    match c {
-                        b'0'..=b'9' | b'-' | b'+' | b'.' => {}
-                        b'e' | b'E' => exponent = true,
-                        _ => break,
-                    }
-                    i += 1;
-                }
-                // Only an exponent or more than 300 digits can leave a double's range.
-                if (exponent || i - start > 300)
-                    && serde_json::from_str::<f64>(&text[start..i]).is_err()
-                {
-                    return Err(Flaw::OutOfRange);
-                }
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    if too_deep { Err(Flaw::TooDeep) } else { Ok(()) }
-}
-
-/// What one pass over a call's text found about one top-level entry's value: its nesting and
-/// whether it holds a number no `f64` holds. [`Scanned::flaw`] decides as [`scan_value`] does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Scanned {
-    /// How deep its arrays and objects nest (0 for a scalar).
-    depth: usize,
-    /// Whether one of its numbers is out of a double's range.
-    out_of_range: bool,
-}
-
-impl Scanned {
-    /// What [`scan_value`] would say of the same text with `room` levels.
-    pub(crate) fn flaw(self, room: usize) -> Result<(), Flaw> {
-        if self.out_of_range {
-            Err(Flaw::OutOfRange)
-        } else if self.depth > room {
-            Err(Flaw::TooDeep)
-        } else {
-            Ok(())
-        }
-    }
-}
-
-/// One entry of a top-level object, read by [`object_entries`]: its key, its value's text,
-/// what [`scan_value`] would find in it, and where its value stands on the call's tape (`None`
-/// when the value holds an object the tape does not cover: see [`Tape`]).
-pub(crate) type TopEntry<'a> = (&'a str, &'a str, Scanned, Option<u32>);
-
-/// The entries of `text`, if it is one JSON object whose keys hold no escape: each key (the
-/// text between its quotes), its value's text and what [`scan_value`] would find in it, in one
-/// pass that checks JSON's grammar as serde_json does, and writes the values' [`Tape`].
-///
-/// `None` means "read it the other way": not an object, not JSON, a key with an escape, or
-/// nesting past 128 levels. The caller then reads the text with serde_json, which also writes
-/// the error. So this pass only ever accepts what serde_json accepts: a string's bytes below
-/// 0x20, an escape other than JSON's, a number outside JSON's grammar, anything but
-/// whitespace after the object all give `None`.
+/// `None` means "not one JSON object": not an object, not JSON, or nesting past 128 levels.
+/// The caller then reads the text with serde_json, which writes the error. So this pass only
+/// ever accepts what serde_json accepts: a string's bytes below 0x20, an escape other than
+/// JSON's, a number outside JSON's grammar, anything but whitespace after the object all give
+/// `None`.
 pub(crate) fn object_entries(text: &str) -> Option<(Vec<TopEntry<'_>>, Tape)> {
     u32::try_from(text.len()).ok()?;
     let bytes = text.as_bytes();
@@ -208,28 +36,23 @@ pub(crate) fn object_entries(text: &str) -> Option<(Vec<TopEntry<'_>>, Tape)> {
     }
     at = space(bytes, at + 1);
     let mut entries = Vec::with_capacity(8);
-    let mut pass = Pass {
-        text,
-        // A part takes at least two bytes of text (`0,`); most take more: room for most
-        // calls without regrowing, never more than the text is long.
-        toks: Tape::buffer(text.len() / 8),
-        // Room for the keys and containers open at once in most calls, allocated once.
-        keys: Vec::with_capacity(32),
-        open: Vec::with_capacity(16),
-    };
+    // A part takes at least two bytes of text (`0,`); most take more: room for most calls
+    // without regrowing, never more than the text is long.
+    let mut pass = Pass::new(text, Tape::buffer(text.len() / 8));
     if bytes.get(at) == Some(&b'}') {
         at += 1;
     } else {
         loop {
             let (end, escaped) = string_end(bytes, at)?;
-            if escaped {
-                return None;
-            }
-            let key = &text[at + 1..end - 1];
+            let key = if escaped {
+                Cow::Owned(decoded(&text[at..end])?)
+            } else {
+                Cow::Borrowed(&text[at + 1..end - 1])
+            };
             at = colon(bytes, end)?;
             let root = pass.toks.len() as u32;
-            let (end, scanned, plain) = pass.value(at)?;
-            entries.push((key, &text[at..end], scanned, plain.then_some(root)));
+            let (end, scanned) = pass.value(at)?;
+            entries.push((key, &text[at..end], scanned, root));
             at = space(bytes, end);
             match bytes.get(at) {
                 Some(b',') => at = space(bytes, at + 1),
@@ -241,7 +64,40 @@ pub(crate) fn object_entries(text: &str) -> Option<(Vec<TopEntry<'_>>, Tape)> {
             }
         }
     }
-    (space(bytes, at) == bytes.len()).then_some((entries, Tape(pass.toks)))
+    (space(bytes, at) == bytes.len()).then(|| (entries, pass.tape()))
+}
+
+impl Tape {
+    /// The tape of `text`, one JSON value; `None` for text that is not one (or nests past
+    /// [`SCAN_DEPTH`]).
+    pub(crate) fn read(text: &str) -> Option<Tape> {
+        u32::try_from(text.len()).ok()?;
+        let bytes = text.as_bytes();
+        let mut pass = Pass::new(text, Vec::with_capacity(text.len() / 8));
+        let (end, _) = pass.value(space(bytes, 0))?;
+        (space(bytes, end) == bytes.len()).then(|| pass.tape())
+    }
+}
+
+/// Serializes JSON text as written: objects in document order (a repeated key keeps its first
+/// place and its last value), strings decoded, numbers handed over as their text (serde_json's
+/// raw-value token), so a serde_json serializer writes them verbatim and `|markdown` shows them
+/// as written. The text is read once into its tape, which [`TapeWalk`] writes.
+pub(crate) struct Walk<'a>(pub(crate) &'a str);
+
+impl Serialize for Walk<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let tape = Tape::read(self.0).ok_or_else(|| ser::Error::custom("not one JSON value"))?;
+        TapeWalk(TapeValue::on(self.0, &tape, 0)).serialize(serializer)
+    }
+}
+
+/// The string a JSON string's text (with its quotes) holds, decoded by serde_json; `None` for
+/// one it refuses (a lone surrogate).
+fn decoded(quoted: &str) -> Option<String> {
+    serde_json::from_str::<Text<'_>>(quoted)
+        .ok()
+        .map(|Text(text)| text.into_owned())
 }
 
 /// The first byte at or after `at` that is not JSON whitespace. After a whitespace byte,
@@ -411,17 +267,51 @@ fn number_end(text: &str, at: usize) -> Option<(usize, bool)> {
     Some((at, out_of_range))
 }
 
+/// An open container, while the one pass reads it.
+#[derive(Clone, Copy)]
+struct Open {
+    /// Its place on the tape.
+    tok: usize,
+    /// Where its keys start among the pass's keys.
+    keys: usize,
+    /// How many parts it has so far.
+    len: u32,
+    /// Whether one of its keys may repeat another: a key seen twice, an escaped key (which
+    /// may spell another differently), or more than [`TAPE_KEYS`] keys (past which keys are
+    /// not compared one by one). The object is then resolved when it closes.
+    check: bool,
+}
+
 /// The one pass's state: the tape written so far, the keys of the objects open now (to find
-/// a repeated one), and the open containers (their place on the tape, where their keys start,
-/// how many parts they have).
+/// a repeated one), and the open containers.
 struct Pass<'a> {
     text: &'a str,
     toks: Vec<Tok>,
+    /// The escaped keys, decoded (see [`Tape::keys`]).
+    decoded: Vec<Box<str>>,
     keys: Vec<&'a [u8]>,
-    open: Vec<(usize, usize, u32)>,
+    open: Vec<Open>,
 }
 
 impl<'a> Pass<'a> {
+    fn new(text: &'a str, toks: Vec<Tok>) -> Self {
+        Self {
+            text,
+            toks,
+            decoded: Vec::new(),
+            // Room for the keys and containers open at once in most calls, allocated once.
+            keys: Vec::with_capacity(32),
+            open: Vec::with_capacity(16),
+        }
+    }
+
+    fn tape(self) -> Tape {
+        Tape {
+            toks: self.toks,
+            keys: self.decoded,
+        }
+    }
+
     fn push(&mut self, kind: Kind, start: usize, end: usize) {
         let next = self.toks.len() as u32 + 1;
         // Every offset fits: the text's length was checked against `u32`.
@@ -435,43 +325,62 @@ impl<'a> Pass<'a> {
     }
 
     /// After `{` or `,` in the innermost open object: its next key, `:` and where the value
-    /// starts. A key the tape cannot hold (escaped, repeated, one too many) clears `plain`.
-    fn key(&mut self, at: usize, plain: &mut bool) -> Option<usize> {
+    /// starts. A key that may repeat another marks its object for [`Pass::resolve`].
+    fn key(&mut self, at: usize) -> Option<usize> {
         let bytes = self.text.as_bytes();
         let (end, escaped) = string_end(bytes, at)?;
         // Compared as bytes: a slice of the text's bytes needs no test for char boundaries.
         let key = &bytes[at + 1..end - 1];
-        let (_, from, _) = *self.open.last()?;
-        if escaped || self.keys.len() - from >= TAPE_KEYS || self.keys[from..].contains(&key) {
-            *plain = false;
+        let open = self.open.last_mut()?;
+        let mut tok = Tok {
+            kind: Kind::Str,
+            start: at as u32,
+            end: end as u32,
+            len: 0,
+            next: self.toks.len() as u32 + 1,
+        };
+        if escaped {
+            open.check = true;
+            tok.kind = Kind::Escaped;
+            tok.len = self.decoded.len() as u32;
+            self.decoded
+                .push(decoded(&self.text[at..end])?.into_boxed_str());
+        } else if !open.check
+            && (self.keys.len() - open.keys >= TAPE_KEYS || self.keys[open.keys..].contains(&key))
+        {
+            open.check = true;
         }
         self.keys.push(key);
-        self.push(Kind::Str, at, end);
+        self.toks.push(tok);
         colon(bytes, end)
     }
 
     /// The end of the JSON value starting at `at` (no whitespace before it), with what
-    /// [`scan_value`] would find in it and whether the tape covers it. One loop and a stack of
-    /// open containers, no recursion; past 128 levels it gives up (`None`).
-    fn value(&mut self, mut at: usize) -> Option<(usize, Scanned, bool)> {
+    /// [`scan_value`](super::scan_value) would find in it. One loop and a stack of open
+    /// containers, no recursion; past [`SCAN_DEPTH`] levels it gives up (`None`).
+    fn value(&mut self, mut at: usize) -> Option<(usize, Scanned)> {
         let text = self.text;
         let bytes = text.as_bytes();
         let mut scanned = Scanned {
             depth: 0,
             out_of_range: false,
         };
-        let mut plain = true;
         self.open.clear();
         self.keys.clear();
         loop {
             // A value starts at `at`.
             match *bytes.get(at)? {
                 open @ (b'{' | b'[') => {
-                    if self.open.len() == 128 {
+                    if self.open.len() == SCAN_DEPTH {
                         return None;
                     }
                     let object = open == b'{';
-                    self.open.push((self.toks.len(), self.keys.len(), 0));
+                    self.open.push(Open {
+                        tok: self.toks.len(),
+                        keys: self.keys.len(),
+                        len: 0,
+                        check: false,
+                    });
                     let kind = if object { Kind::Object } else { Kind::Array };
                     self.push(kind, at, at);
                     scanned.depth = scanned.depth.max(self.open.len());
@@ -479,10 +388,10 @@ impl<'a> Pass<'a> {
                     let close = if object { b'}' } else { b']' };
                     if bytes.get(at) == Some(&close) {
                         at += 1;
-                        self.close(at);
+                        self.close(at)?;
                     } else {
                         if object {
-                            at = self.key(at, &mut plain)?;
+                            at = self.key(at)?;
                         }
                         continue;
                     }
@@ -515,25 +424,23 @@ impl<'a> Pass<'a> {
             }
             // After a value: close containers until one takes another value.
             loop {
-                let Some(&(tok, _, _)) = self.open.last() else {
-                    return Some((at, scanned, plain));
+                let Some(last) = self.open.last_mut() else {
+                    return Some((at, scanned));
                 };
-                if let Some(last) = self.open.last_mut() {
-                    last.2 += 1;
-                }
+                last.len += 1;
+                let object = self.toks[last.tok].kind == Kind::Object;
                 at = space(bytes, at);
-                let object = self.toks[tok].kind == Kind::Object;
                 match (bytes.get(at)?, object) {
                     (b',', _) => {
                         at = space(bytes, at + 1);
                         if object {
-                            at = self.key(at, &mut plain)?;
+                            at = self.key(at)?;
                         }
                         break;
                     }
                     (b'}', true) | (b']', false) => {
                         at += 1;
-                        self.close(at);
+                        self.close(at)?;
                     }
                     _ => return None,
                 }
@@ -542,52 +449,75 @@ impl<'a> Pass<'a> {
     }
 
     /// Closes the innermost open container, which ends before `end`.
-    fn close(&mut self, end: usize) {
-        let Some((tok, keys, len)) = self.open.pop() else {
-            return;
-        };
-        self.keys.truncate(keys);
+    fn close(&mut self, end: usize) -> Option<()> {
+        let open = self.open.pop()?;
+        self.keys.truncate(open.keys);
         let next = self.toks.len() as u32;
-        let tok = &mut self.toks[tok];
-        (tok.end, tok.len, tok.next) = (end as u32, len, next);
-    }
-}
-
-/// Which bound [`text_exceeds`] found broken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[doc(hidden)]
-pub enum Exceeded {
-    /// More values than allowed.
-    Values,
-    /// Deeper nesting than allowed.
-    Depth,
-}
-
-/// Nesting depth of an already parsed value, walked with an explicit stack.
-///
-/// Stops early once `limit` is exceeded, so the cost is bounded by the part of the value that
-/// fits within the limit.
-#[doc(hidden)]
-pub fn value_depth_exceeds(value: &Value, limit: usize) -> bool {
-    let compound = |v: &&Value| matches!(v, Value::Array(_) | Value::Object(_));
-    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
-    while let Some((v, depth)) = stack.pop() {
-        let level = depth + 1;
-        match v {
-            Value::Array(_) | Value::Object(_) if level > limit => return true,
-            Value::Array(items) => stack.extend(items.iter().filter(compound).map(|c| (c, level))),
-            Value::Object(map) => stack.extend(map.values().filter(compound).map(|c| (c, level))),
-            _ => {}
+        let tok = &mut self.toks[open.tok];
+        (tok.end, tok.len, tok.next) = (end as u32, open.len, next);
+        if open.check {
+            self.resolve(open.tok);
         }
+        Some(())
     }
-    false
+
+    /// An object just closed whose keys may repeat: each key kept once, as serde_json's map
+    /// keeps it (its first place, its last value). When one repeats, the object's parts (the
+    /// last on the tape) are written again in that order.
+    fn resolve(&mut self, object: usize) {
+        let (text, toks, decoded) = (self.text, &self.toks, &self.decoded);
+        let key = |at: usize| -> &str {
+            let tok = toks[at];
+            match tok.kind {
+                Kind::Str => &text[tok.start as usize + 1..tok.end as usize - 1],
+                _ => decoded.get(tok.len as usize).map_or("", |key| key),
+            }
+        };
+        // Each entry: its key, and its key's and value's parts.
+        let mut entries = Vec::with_capacity(toks[object].len as usize);
+        let mut at = object + 1;
+        for _ in 0..toks[object].len {
+            let end = toks[at + 1].next as usize;
+            entries.push((key(at), (at, at + 1..end)));
+            at = end;
+        }
+        let len = entries.len();
+        dedupe(&mut entries);
+        if entries.len() == len {
+            return;
+        }
+        let parts: Vec<_> = entries.into_iter().map(|(_, parts)| parts).collect();
+        let base = object + 1;
+        let mut written = Vec::with_capacity(self.toks.len() - base);
+        for (key, value) in &parts {
+            written.push(Tok {
+                next: (base + written.len()) as u32 + 1,
+                ..self.toks[*key]
+            });
+            // `next` counts from the tape's start: moved by as much as the value moves.
+            let to = (base + written.len()) as u32;
+            let from = value.start as u32;
+            written.extend(self.toks[value.clone()].iter().map(|tok| Tok {
+                next: tok.next - from + to,
+                ..*tok
+            }));
+        }
+        self.toks.truncate(base);
+        self.toks.extend(written);
+        let next = self.toks.len() as u32;
+        let tok = &mut self.toks[object];
+        (tok.len, tok.next) = (parts.len() as u32, next);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::TapeValue;
+    use crate::json::{Exceeded, Flaw, scan_value, text_depth, text_exceeds, value_depth_exceeds};
     use proptest::prelude::*;
     use serde::Deserialize;
+    use serde_json::Value;
 
     /// Each entry: key, value text, and the depth/number verdict with 0 to 3 levels of room.
     type Read = Option<Vec<(String, String, Vec<Result<(), Flaw>>)>>;
@@ -721,23 +651,21 @@ mod tests {
         let (entries, tape) = object_entries(text)?;
         // Each value the tape covers is written from it as from its own text.
         for &(_, value, _, at) in &entries {
-            if let Some(at) = at {
-                let on_tape = crate::json::TapeValue::on(text, &tape, at as usize);
-                assert_eq!(
-                    crate::json::written(on_tape),
-                    serde_json::to_string(&crate::json::Walk(value)).ok(),
-                    "{value}"
-                );
-                // And a type reads from it what serde_json reads from the text: every part's
-                // place in the text is right, scalars' included.
-                assert_eq!(
-                    Value::deserialize(on_tape).ok(),
-                    serde_json::from_str::<Value>(value).ok(),
-                    "{value}"
-                );
-            }
+            let on_tape = crate::json::TapeValue::on(text, &tape, at as usize);
+            assert_eq!(
+                crate::json::written(on_tape),
+                serde_json::to_string(&crate::json::Walk(value)).ok(),
+                "{value}"
+            );
+            // And a type reads from it what serde_json reads from the text: every part's
+            // place in the text is right, scalars' included.
+            assert_eq!(
+                Value::deserialize(on_tape).ok(),
+                serde_json::from_str::<Value>(value).ok(),
+                "{value}"
+            );
         }
-        let mut entries: Vec<(&str, (&str, Scanned))> = entries
+        let mut entries: Vec<(Cow<'_, str>, (&str, Scanned))> = entries
             .into_iter()
             .map(|(key, value, scanned, _)| (key, (value, scanned)))
             .collect();
@@ -747,7 +675,7 @@ mod tests {
                 .into_iter()
                 .map(|(key, (value, scanned))| {
                     let flaws = (0..4).map(|room| scanned.flaw(room)).collect();
-                    (key.to_owned(), value.to_owned(), flaws)
+                    (key.into_owned(), value.to_owned(), flaws)
                 })
                 .collect(),
         )
@@ -761,6 +689,7 @@ mod tests {
             r#"{"task": "t", "a": 1, "b": [1, {"c": [[]]}], "d": {}, "e": "x\"\\\/\n\u00e9"}"#,
             r#"{"n": -0.5e+3, "m": 0, "z": 1E400, "big": 1e308, "a": 1, "a": [true, false, null]}"#,
             "{\n  \"k\": {\"é\": \"ü\"},\n\t\"l\": []\r\n}",
+            r#"{"a\n": 1, "b": {"\u0063": 1, "c": 2, "d\"": {"e": 1, "e": [2]}}}"#,
         ] {
             assert!(object_entries(text).is_some(), "{text}");
             assert_eq!(by_one_pass(text), by_serde_json(text), "{text}");
@@ -784,7 +713,8 @@ mod tests {
     }
 
     /// A repeated key is found whatever its length and wherever it stands, and keys that share
-    /// their first eight bytes, or one that begins another, are not taken for one another.
+    /// their first eight bytes, or one that begins another, are not taken for one another: the
+    /// tape's object holds each key once.
     #[test]
     fn a_repeated_key_is_found_at_every_length() {
         for len in 0..14 {
@@ -799,18 +729,21 @@ mod tests {
             ] {
                 for tail in ["", ", \"z\": 3"] {
                     let text = format!(r#"{{"v": {{"{first}": 1, "{second}": 2{tail}}}}}"#);
-                    let (entries, _) = object_entries(&text).unwrap();
-                    assert_eq!(entries[0].3.is_none(), repeated, "{text}");
+                    let (entries, tape) = object_entries(&text).unwrap();
+                    let object = TapeValue::on(&text, &tape, entries[0].3 as usize);
+                    let keys = 2 + usize::from(!tail.is_empty()) - usize::from(repeated);
+                    assert_eq!(object.len(), keys, "{text}");
+                    assert_eq!(by_one_pass(&text), by_serde_json(&text), "{text}");
                 }
             }
         }
     }
 
-    /// The one pass gives a value its place on the tape exactly when the tape's own reader
-    /// (what an untyped value reads) covers it: no object past `TAPE_KEYS` keys, no escaped
-    /// or repeated key. A key repeats only within its own object.
+    /// Every value has its tape, objects past `TAPE_KEYS` keys and escaped or repeated keys
+    /// included: the call's tape and an untyped value's own (the same reader) give what
+    /// serde_json reads. A key repeats only within its own object.
     #[test]
-    fn one_pass_covers_what_the_tape_reader_covers() {
+    fn every_value_has_its_tape() {
         use crate::json::{Captured, RawJson, TAPE_KEYS};
         let keys = |n: usize| {
             (0..n)
@@ -829,6 +762,11 @@ mod tests {
                 keys(TAPE_KEYS - 1)
             ),
             format!("{{\"a\": {{{}}}, {}}}", keys(2), keys(TAPE_KEYS)),
+            // Repeated past `TAPE_KEYS` keys, where keys are compared when the object closes.
+            format!("{{{}, \"k3\": \"last\", \"k40\": [1]}}", keys(TAPE_KEYS + 9)),
+            // Repeated keys inside a repeated key's values, both moved when their objects close.
+            r#"{"a": {"x": 1, "x": [2, {"y": 1, "y": 2}]}, "b": 0, "a": {"z": {"q": 1, "q": 3}}, "c": [{"d": 1, "d": {}}]}"#.to_owned(),
+            r#"{"\u0061": 1, "a": 2, "\u0062": {"c": 1}, "b": {"c\u0000": 2}}"#.to_owned(),
             r#"{"a\"b": 1}"#.to_owned(),
             r#"{"b": {"a\u0062": 1}}"#.to_owned(),
             r#"{"a": 1, "a": 2}"#.to_owned(),
@@ -840,9 +778,14 @@ mod tests {
         ];
         for value in values {
             let text = format!(r#"{{"v": {value}}}"#);
-            let (entries, _) = object_entries(&text).unwrap();
+            let (entries, tape) = object_entries(&text).unwrap();
+            let on_call = TapeValue::on(&text, &tape, entries[0].3 as usize);
+            let expected = serde_json::from_str::<Value>(&value).unwrap();
+            assert_eq!(on_call.to_value().unwrap(), expected, "{value}");
             let raw: RawJson = serde_json::from_str(&value).unwrap();
-            assert_eq!(entries[0].3.is_some(), raw.value().is_some(), "{value}");
+            let own = raw.value().unwrap();
+            assert_eq!(own.to_value().unwrap(), expected, "{value}");
+            assert_eq!(crate::json::written(own), crate::json::written(on_call));
         }
     }
 
@@ -855,7 +798,6 @@ mod tests {
             "1",
             "",
             "{",
-            r#"{"a\n": 1}"#,
             r#"{"a": 01}"#,
             r#"{"a": 1.}"#,
             r#"{"a": -}"#,
