@@ -52,8 +52,7 @@
 
 use crate::chat::ChatModel;
 use crate::config::CancellationToken;
-use crate::error::Error;
-use crate::store::{CheckpointStore, Lease, StoreError};
+use crate::store::{CheckpointStore, Lease};
 use crate::workflow::WorkflowOutcome;
 use crate::workflow::definition::Workflow;
 use std::sync::Arc;
@@ -276,12 +275,11 @@ impl Worker {
                 Err(e) => {
                     report.errors += 1;
                     tracing::warn!(owner = lease.owner, error = %e, "a run stopped");
-                    if let Error::Store(StoreError::Backend(_)) = e {
-                        // The store is failing: not in a tight loop.
-                        tokio::select! {
-                            () = tokio::time::sleep(self.poll) => {}
-                            () = shutdown.cancelled() => {}
-                        }
+                    // A failing store (or one that cannot hand out runs) is not asked again
+                    // in a tight loop.
+                    tokio::select! {
+                        () = tokio::time::sleep(self.poll) => {}
+                        () = shutdown.cancelled() => {}
                     }
                 }
             }

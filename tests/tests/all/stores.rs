@@ -674,6 +674,51 @@ async fn dropped_resume_goes_back_to_paused(open: Opener) {
     ));
 }
 
+/// A run whose workers died after their claims (their leases ended, no step saved) as often
+/// as the limit allows is failed by the next claim, naming its step and the attempts, and is
+/// never claimed again; a run one death short of the limit is driven.
+async fn a_run_past_its_attempt_limit_fails(open: Opener) {
+    let workflow = event_planning::workflow();
+    let queue = workflow
+        .runner(ScriptedModel::default())
+        .with_store(open().await);
+    let doomed = queue.enqueue(REQUEST).await.unwrap();
+    let store = open().await;
+    let die = |n: u64| Lease::new(format!("dead-{n}"), Duration::ZERO);
+    for n in 1..=3 {
+        let claimed = store.claim_next("event_planning", &die(n)).await;
+        assert_eq!(claimed.unwrap().unwrap().attempts, n);
+    }
+    let limited = || {
+        workflow
+            .runner(event_planning::scripted_model())
+            .with_store(store.clone())
+            .with_max_attempts(3)
+    };
+    let error = limited().run_next().await.unwrap_err();
+    assert!(
+        matches!(&error, Error::AttemptsExhausted { agent, attempts: 3, run_id }
+            if agent == "venue_agent" && *run_id == doomed),
+        "{error}"
+    );
+    let failed = store.load(&doomed).await.unwrap();
+    assert_eq!(failed.status, RunStatus::Failed);
+    assert_eq!(failed.error, Some(error.to_string()));
+    assert!(limited().run_next().await.unwrap().is_none());
+
+    let lucky = queue.enqueue(REQUEST).await.unwrap();
+    for n in 1..=2 {
+        store.claim_next("event_planning", &die(n)).await.unwrap();
+    }
+    let Some(WorkflowOutcome::NeedsInput { state, .. }) = limited().run_next().await.unwrap()
+    else {
+        panic!("the third attempt is driven");
+    };
+    assert_eq!(state.run_id, lucky);
+    let paused = store.load(&lucky).await.unwrap();
+    assert_eq!((paused.attempts, paused.error), (0, None));
+}
+
 fn lease() -> Lease {
     Lease::new("test-worker", Duration::from_secs(60))
 }
@@ -1111,6 +1156,7 @@ macro_rules! suite {
             case!(prune_deletes_old_ended_runs);
             case!(pages_of_runs);
             case!(a_dead_resumers_run_is_resumed_again);
+            case!(a_run_past_its_attempt_limit_fails);
         }
     )*};
 }
