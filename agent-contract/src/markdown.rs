@@ -94,6 +94,39 @@ impl ser::Error for MarkdownError {
 }
 
 const EMPTY: &str = "*(empty)*";
+
+// The line shapes, each written here once, for the serde writer ([`Md`]) and the tape's
+// ([`TapeLines`]) alike; each follows a line's start (a line break and its indentation).
+
+/// An array item's start: `- `.
+const ITEM: &str = "- ";
+/// The two ends of an entry's key: `- **key**`.
+const KEY_OPEN: &str = "- **";
+const KEY_CLOSE: &str = "**:";
+
+/// An entry whose value follows on its line: `- **key**: `.
+#[inline(always)]
+fn key_item(out: &mut String, key: &str) {
+    out.push_str(KEY_OPEN);
+    out.push_str(key);
+    // A tail of known length, stored in place (no `memcpy` call).
+    out.push_str("**: ");
+}
+
+/// An entry whose value's lines follow: `- **key**:`.
+#[inline(always)]
+fn key_header(out: &mut String, key: &str) {
+    out.push_str(KEY_OPEN);
+    out.push_str(key);
+    out.push_str(KEY_CLOSE);
+}
+
+/// An array item whose value's lines follow: `- [i]:`.
+fn index_header(out: &mut String, index: usize) {
+    out.push_str("- [");
+    push_usize(out, index);
+    out.push_str("]:");
+}
 const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 const RAW_TOKEN: &str = "$serde_json::private::RawValue";
 
@@ -140,20 +173,17 @@ impl<'o> Md<'o> {
         match &self.slot {
             Slot::Root => Start::Block,
             Slot::TapeKey(key) => {
-                self.out.push_str("- **");
-                self.out.push_str(key);
-                self.out.push_str("**: ");
+                key_item(self.out, key);
                 Start::Inline
             }
             Slot::Key(key) if line_end(key).is_none() => {
                 // One line, the common case: written as it stands (it is inline).
-                self.out.push_str("- **");
-                self.out.push_str(key);
-                self.out.push_str("**: ");
+                key_item(self.out, key);
                 Start::Inline
             }
             Slot::Key(key) => {
-                self.out.push_str("- **");
+                // Its lines through `write_text`, between the shape's two ends.
+                self.out.push_str(KEY_OPEN);
                 match stars_only_first_line(key) {
                     // `- **` and a first line of `*`s would read as `- ***`: a rule.
                     Some(at) => {
@@ -167,11 +197,12 @@ impl<'o> Md<'o> {
                     // to the item, or it would stand at the margin, outside the list.
                     push_spaces(self.out, self.indent + 2);
                 }
-                self.out.push_str("**: ");
+                self.out.push_str(KEY_CLOSE);
+                self.out.push(' ');
                 Start::Inline
             }
             Slot::Index(_) => {
-                self.out.push_str("- ");
+                self.out.push_str(ITEM);
                 Start::AfterDash(self.indent + 2)
             }
         }
@@ -276,9 +307,7 @@ impl<'o> Md<'o> {
             Slot::Index(i) => {
                 let i = *i;
                 self.begin_line();
-                self.out.push_str("- [");
-                push_usize(self.out, i);
-                self.out.push_str("]:");
+                index_header(self.out, i);
                 if empty {
                     self.out.push(' ');
                     self.out.push_str(EMPTY);
@@ -333,8 +362,8 @@ impl Md<'_> {
         };
         match self.slot {
             Slot::TapeKey(key) => {
-                self.key_line(key, 0);
-                self.out.push_str("**:");
+                self.line_start(key.len());
+                key_header(self.out, key);
             }
             _ => self.header(false),
         }
@@ -353,18 +382,16 @@ impl Md<'_> {
         match self.slot {
             // Blanks are ASCII: a first byte that is none of them starts a text that is not.
             Slot::TapeKey(key) if text.bytes().next().is_some_and(|b| !is_blank(b.into())) => {
-                self.key_line(key, text.len());
-                // A tail of known length, stored in place (no `memcpy` call).
-                self.out.push_str("**: ");
+                self.line_start(key.len() + text.len());
+                key_item(self.out, key);
                 self.out.push_str(text);
                 Ok(())
             }
             // An item opening with a letter: not blank, no blanks to move its column, and no
             // block opening ([`first_line_opening`]'s first test).
             Slot::Index(_) if text.as_bytes().first().is_some_and(u8::is_ascii_alphabetic) => {
-                self.out.reserve(self.indent + text.len() + 3);
-                self.begin_line();
-                self.out.push_str("- ");
+                self.line_start(text.len());
+                self.out.push_str(ITEM);
                 self.out.push_str(text);
                 Ok(())
             }
@@ -372,14 +399,11 @@ impl Md<'_> {
         }
     }
 
-    /// A new line with the item of a key of a tape (a [`Slot::TapeKey`], which holds no line
-    /// break): `- **key`, in room reserved once for it and `then` more bytes.
+    /// A new line, in room reserved once for it, its shape and `then` more bytes.
     #[inline(always)]
-    fn key_line(&mut self, key: &str, then: usize) {
-        self.out.reserve(self.indent + key.len() + then + 16);
+    fn line_start(&mut self, then: usize) {
+        self.out.reserve(self.indent + then + 16);
         self.begin_line();
-        self.out.push_str("- **");
-        self.out.push_str(key);
     }
 
     /// A captured value ([`Handover`]) writes itself from its tape: this writer's state goes
@@ -469,30 +493,20 @@ impl TapeLines<'_> {
                     if plain_key && first.is_some_and(|b| !is_blank(b.into())) =>
                 {
                     self.begin_line(indent);
-                    self.out.push_str("- **");
-                    self.out.push_str(key);
-                    self.out.push_str("**: ");
+                    key_item(self.out, key);
                     self.out.push_str(line);
                 }
                 // An item opening with a letter ([`Md::tape_line`]).
                 (None, Some(line)) if first.is_some_and(|b| b.is_ascii_alphabetic()) => {
                     self.begin_line(indent);
-                    self.out.push_str("- ");
+                    self.out.push_str(ITEM);
                     self.out.push_str(line);
                 }
                 (key, None) if plain_key && part.kind != Kind::Escaped && part.len > 0 => {
                     self.begin_line(indent);
                     match key {
-                        Some(key) => {
-                            self.out.push_str("- **");
-                            self.out.push_str(key);
-                            self.out.push_str("**:");
-                        }
-                        None => {
-                            self.out.push_str("- [");
-                            push_usize(self.out, index);
-                            self.out.push_str("]:");
-                        }
+                        Some(key) => key_header(self.out, key),
+                        None => index_header(self.out, index),
                     }
                     self.children(value.at(at), indent + 2)?;
                 }
