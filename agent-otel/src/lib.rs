@@ -107,16 +107,24 @@ impl Telemetry {
         {
             return Err(OtelError::Protocol(protocol));
         }
-        let spans = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_protocol(Protocol::HttpBinary)
-            .build()
-            .map_err(|e| OtelError::Exporter(e.to_string()))?;
-        let metrics = opentelemetry_otlp::MetricExporter::builder()
-            .with_http()
-            .with_protocol(Protocol::HttpBinary)
-            .build()
-            .map_err(|e| OtelError::Exporter(e.to_string()))?;
+        let build = || {
+            let spans = opentelemetry_otlp::SpanExporter::builder()
+                .with_http()
+                .with_protocol(Protocol::HttpBinary)
+                .build()
+                .map_err(|e| OtelError::Exporter(e.to_string()))?;
+            let metrics = opentelemetry_otlp::MetricExporter::builder()
+                .with_http()
+                .with_protocol(Protocol::HttpBinary)
+                .build()
+                .map_err(|e| OtelError::Exporter(e.to_string()))?;
+            Ok::<_, OtelError>((spans, metrics))
+        };
+        // Built on a thread of their own: their blocking HTTP client may not be made inside an
+        // async runtime, and a binary's `main` often is one. They export from the SDK's own
+        // threads.
+        let (spans, metrics) = std::thread::scope(|scope| scope.spawn(build).join())
+            .map_err(|_| OtelError::Exporter("the exporter's setup panicked".into()))??;
         let resource = resource(default_service_name);
         let tracer_provider = SdkTracerProvider::builder()
             .with_batch_exporter(spans)

@@ -16,6 +16,8 @@ mod event_planning;
 mod mcp_instances;
 #[cfg(feature = "demo")]
 mod mcp_stdio;
+#[cfg(feature = "otel")]
+mod otel;
 mod pipeline;
 mod readme;
 #[cfg(feature = "demo")]
