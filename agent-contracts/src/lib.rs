@@ -99,8 +99,9 @@ pub mod mcp {
     pub use agent_contracts_mcp::*;
 }
 
-/// OpenTelemetry export: the runtime's spans ([`telemetry`]), contract verdicts and metrics,
-/// by the GenAI semantic conventions, sent by OTLP over HTTP. [`install`](otel::install)
+/// OpenTelemetry export: the runtime's spans ([`telemetry`]), contract
+/// verdicts and metrics, by the GenAI semantic conventions, sent by OTLP over HTTP.
+/// [`install`](crate::otel::install)
 /// sets it up from the standard `OTEL_*` variables and returns the guard that flushes it.
 #[cfg(feature = "otel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]

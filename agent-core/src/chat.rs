@@ -894,8 +894,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl ScriptedModel {
     /// The next reply for `request`'s agent, the request recorded.
     fn reply(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        // Named on the call's `chat` span as what it is: no provider's model.
-        crate::telemetry::record_model(SCRIPTED_PROVIDER, Some("scripted"), None);
+        // Named on the call's `chat` span as what it is: no provider's model (the fields of
+        // `telemetry::record_model`, recorded here: that module imports this one).
+        let span = tracing::Span::current();
+        if !span.is_disabled() {
+            span.record("gen_ai.provider.name", SCRIPTED_PROVIDER);
+            span.record("gen_ai.request.model", "scripted");
+            span.record("otel.name", "chat scripted");
+        }
         let mut requests = lock(&self.requests);
         requests.push(request.clone());
         let count = requests.iter().filter(|r| r.agent == request.agent).count();
