@@ -210,3 +210,34 @@ async fn a_model_call_records_the_gen_ai_fields() {
     );
     assert_eq!(chat.get("error.type").map(String::as_str), Some("stopped"));
 }
+
+#[tokio::test]
+async fn inside_the_runtime_the_layer_records_on_the_runtimes_chat_span() {
+    let fields = Fields::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(fields.clone()));
+    let page = r#"{"page_title": "Login", "discovered_elements": []}"#;
+    let scripted =
+        agent_contracts_runtime::ScriptedModel::default().script("discovery_agent", [page]);
+    let runtime =
+        agent_contracts_runtime::Runtime::new(Traced::new(scripted).request_model("gpt-test"));
+    runtime
+        .call::<agent_examples::agents::DiscoveryAgent>(
+            r#"{"task": "Scan", "target_url": "https://a.example"}"#,
+        )
+        .await
+        .expect("a page");
+    // Each new span records its operation once: one `chat` span for the one model call.
+    let chats = fields
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(scope, key, _)| scope == "chat" && key == "gen_ai.operation.name")
+        .count();
+    assert_eq!(chats, 1, "one span per model call, the runtime's");
+    assert_eq!(
+        fields.of("chat").get("otel.kind").map(String::as_str),
+        Some("client")
+    );
+}
