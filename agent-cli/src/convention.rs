@@ -1,10 +1,13 @@
 //! The convention every binary of agent-contracts keeps: one meaning per exit code, stated in
 //! its `--help`; the environment variables it reads declared to clap, so `--help` lists them
-//! (a secret's value never shown); the log on stderr.
+//! (a secret's value never shown); the log on stderr; the OpenTelemetry export whenever
+//! `OTEL_EXPORTER_OTLP_ENDPOINT` is set (in a build with the `otel` feature), flushed before
+//! the process exits.
 //!
 //! The examples' binaries (`plan-pipeline`, `event-planning`, `agent-demo`) include this file
-//! too (`#[path]`), so the convention has one text; it uses only `std`, `clap` and
-//! `tracing-subscriber`, which they have.
+//! too (`#[path]`), so the convention has one text; it uses only `std`, `clap`,
+//! `tracing-subscriber` and, with their `otel` feature, `agent_contracts::otel`, which they
+//! have.
 
 use std::process::ExitCode;
 
@@ -56,18 +59,62 @@ pub struct Logs {
     pub filter: String,
 }
 
+/// The guard of the OpenTelemetry export: keep it until `main` returns; dropping it flushes
+/// what is left (an error exit included, as `main` returns its exit code).
+#[cfg(feature = "otel")]
+pub type Telemetry = Option<agent_contracts::otel::Telemetry>;
+/// Nothing to flush: this build has no OpenTelemetry export (always `None`).
+#[cfg(not(feature = "otel"))]
+pub type Telemetry = Option<std::convert::Infallible>;
+
 impl Logs {
-    /// Installs the log on stderr, without colours.
-    pub fn init(&self) {
+    /// Installs the log on stderr, without colours, and the OpenTelemetry export of the
+    /// service `service` when `OTEL_EXPORTER_OTLP_ENDPOINT` (or `..._TRACES_ENDPOINT`) is set;
+    /// a setting the export cannot use is a warning, never a failed run.
+    pub fn init(&self, service: &str) -> Telemetry {
+        use tracing_subscriber::Layer as _;
+        use tracing_subscriber::layer::SubscriberExt as _;
+        use tracing_subscriber::util::SubscriberInitExt as _;
         let filter = tracing_subscriber::EnvFilter::try_new(&self.filter)
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-        // A second install (a test calling twice) keeps the first: nothing to report.
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
+        let log = tracing_subscriber::fmt::layer()
             .with_writer(std::io::stderr)
             .with_ansi(false)
+            .with_filter(filter);
+        let telemetry = export(service);
+        #[cfg(feature = "otel")]
+        let export = telemetry.as_ref().map(|t| t.layer());
+        #[cfg(not(feature = "otel"))]
+        let export: Option<tracing_subscriber::layer::Identity> = None;
+        // A second install (a test calling twice) keeps the first: nothing to report.
+        let _ = tracing_subscriber::registry()
+            .with(log)
+            .with(export)
             .try_init();
+        telemetry
     }
+}
+
+/// The export the environment asks for, if this build has it.
+#[cfg(feature = "otel")]
+fn export(service: &str) -> Telemetry {
+    if !agent_contracts::otel::enabled_by_env() {
+        return None;
+    }
+    agent_contracts::otel::Telemetry::from_env(service)
+        .map_err(|e| eprintln!("warning: no OpenTelemetry export: {e}"))
+        .ok()
+}
+
+/// Without the `otel` feature an endpoint set in the environment gets a warning.
+#[cfg(not(feature = "otel"))]
+fn export(service: &str) -> Telemetry {
+    if std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT").is_some() {
+        eprintln!(
+            "warning: OTEL_EXPORTER_OTLP_ENDPOINT is set, but this build of {service} has no OpenTelemetry export (build it with the `otel` feature)"
+        );
+    }
+    None
 }
 
 /// The settings `--model` reads, each from its flag or its variable (a flag's value shows in

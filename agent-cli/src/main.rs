@@ -164,7 +164,7 @@ enum Format {
 fn main() -> ExitCode {
     // clap exits 2 on a usage error and 0 after --help or --version: the convention.
     let cli = Cli::parse();
-    cli.logs.init();
+    let _telemetry = cli.logs.init(BIN);
     match run(cli.command, &cli.schemas) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => failure.exit(&format!("{BIN}: ")),

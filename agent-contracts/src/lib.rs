@@ -99,6 +99,16 @@ pub mod mcp {
     pub use agent_contracts_mcp::*;
 }
 
+/// OpenTelemetry export: the runtime's spans ([`telemetry`]), contract
+/// verdicts and metrics, by the GenAI semantic conventions, sent by OTLP over HTTP.
+/// [`install`](crate::otel::install)
+/// sets it up from the standard `OTEL_*` variables and returns the guard that flushes it.
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub mod otel {
+    pub use agent_contracts_otel::*;
+}
+
 /// Durable runs: the [`CheckpointStore`](store::CheckpointStore) trait, its records and
 /// errors, the rules every store keeps ([`check_save`](store::check_save),
 /// [`check_claim`](store::check_claim), ...), an in-memory store, and with the features

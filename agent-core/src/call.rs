@@ -23,6 +23,7 @@ use crate::error::{Error, Side};
 use crate::ids::ContextId;
 use crate::output::AgentOutput;
 use crate::rerun::{PreviousAttempt, describe_retry_error};
+use crate::telemetry::{self, CheckSide};
 use crate::tool::Tool;
 use crate::transcript::{Event, Transcript};
 use agent_contracts_contract::__private::extract_json_text;
@@ -35,6 +36,7 @@ use serde_json::Value;
 use std::future::Future;
 use std::ops::ControlFlow;
 use std::sync::Arc;
+use tracing::Instrument as _;
 
 /// Most bytes of a failed answer repeated in the "Previous attempt" section: the answer also
 /// stays in the conversation, and the section shows enough of it to point at the problem.
@@ -214,9 +216,17 @@ impl Engine<'_> {
                 Policy::SubAgent => ask.agent.output_contract(),
                 Policy::Step { .. } => None,
             };
-            let reply = match self.answer(&request, prefix).await? {
+            let reply = match self.answer(&request, prefix, ask.id.run_id()).await? {
                 Answered::Whole(reply) => reply,
                 Answered::Stopped { partial, broken } => {
+                    telemetry::contract_check(
+                        name,
+                        CheckSide::Output,
+                        prefix,
+                        Some(&broken.error),
+                        attempt,
+                        Some(broken.at),
+                    );
                     self.record(name, &partial);
                     conversation.push(partial.clone());
                     self.transcript.push(Event::Stopped {
@@ -266,6 +276,17 @@ impl Engine<'_> {
                     None => Err(unknown_tool(&tools, None)),
                 }
             };
+            // A question is no answer to check; every other answer gets its verdict.
+            if !matches!(checked, Ok(Checked::Question(_))) {
+                telemetry::contract_check(
+                    name,
+                    CheckSide::Output,
+                    ask.agent.output_contract(),
+                    checked.as_ref().err(),
+                    attempt,
+                    None,
+                );
+            }
             let error = match checked {
                 Ok(Checked::Output(output)) => return Ok(Reply::Output { output, attempt }),
                 Ok(Checked::Question(prompt)) => return Ok(Reply::Question(prompt)),
@@ -356,8 +377,12 @@ impl Engine<'_> {
 
     /// One model call, ended early by the run's cancellation token. Its usage goes into the
     /// transcript, and a run past its token budget stops here.
-    pub(crate) async fn complete(&self, request: &ChatRequest) -> Result<Message, Error> {
-        match self.answer(request, None).await? {
+    pub(crate) async fn complete(
+        &self,
+        request: &ChatRequest,
+        run_id: &str,
+    ) -> Result<Message, Error> {
+        match self.answer(request, None, run_id).await? {
             Answered::Whole(message) => Ok(message),
             // Without a contract to check, nothing stops a stream.
             Answered::Stopped { partial, .. } => Ok(partial),
@@ -368,16 +393,35 @@ impl Engine<'_> {
     /// the watch and, when `contract` is given, to its prefix check: the stream is closed at
     /// the first byte after which the answer can no longer pass, and the call answers
     /// [`Answered::Stopped`] with what was received. Usage is recorded either way.
+    ///
+    /// The call is a `chat` span of the run `run_id` (see [`telemetry`]).
     pub(crate) async fn answer(
         &self,
         request: &ChatRequest,
         contract: Option<&Contract>,
+        run_id: &str,
+    ) -> Result<Answered, Error> {
+        let span = telemetry::chat(&request.agent, Some(run_id));
+        let answered = self.answer_in(request, contract, &span).await;
+        telemetry::end(&span, &answered);
+        answered
+    }
+
+    /// [`Engine::answer`] inside `span`: the model is called in it (a model names itself on
+    /// the span as it is called), and the response is recorded on it.
+    async fn answer_in(
+        &self,
+        request: &ChatRequest,
+        contract: Option<&Contract>,
+        span: &tracing::Span,
     ) -> Result<Answered, Error> {
         let agent = request.agent.as_str();
         let Some(watch) = self.watch else {
-            let response = self
-                .cancellable(agent, self.model.complete(request))
-                .await??;
+            let call = span
+                .in_scope(|| self.model.complete(request))
+                .instrument(span.clone());
+            let response = self.cancellable(agent, call).await??;
+            telemetry::record_response(span, &response);
             self.account(agent, response.usage, response.model.as_deref())?;
             return Ok(Answered::Whole(response.message));
         };
@@ -393,17 +437,22 @@ impl Engine<'_> {
             }
             ControlFlow::Continue(())
         };
-        let streamed = self
-            .cancellable(agent, self.model.stream(request, &mut sink))
-            .await?;
+        let call = span
+            .in_scope(|| self.model.stream(request, &mut sink))
+            .instrument(span.clone());
+        let streamed = self.cancellable(agent, call).await?;
         match (streamed, broken) {
             (Ok(response), _) => {
+                telemetry::record_response(span, &response);
                 watch.event(StreamEvent::Done { agent });
                 self.account(agent, response.usage, response.model.as_deref())?;
                 Ok(Answered::Whole(response.message))
             }
             (Err(ModelError::Stopped { partial }), Some(broken)) => {
                 let partial = *partial;
+                if let Some(usage) = &partial.usage {
+                    telemetry::record_usage(span, usage);
+                }
                 watch.event(StreamEvent::Stopped {
                     agent,
                     received: partial.message.content.len(),
@@ -500,7 +549,7 @@ impl Engine<'_> {
         // Collected first: a stream over a closure's map is not `Send` for every lifetime.
         let runs: Vec<_> = calls
             .iter()
-            .map(|call| dispatch(tools, caller, call))
+            .map(|call| dispatch(tools, caller, call, caller_id.run_id()))
             .collect();
         let work = futures_util::stream::iter(runs)
             .buffered(self.config.max_concurrency.max(1))
@@ -615,6 +664,10 @@ pub(crate) trait Dispatch: Sync {
     fn name(&self) -> String;
     /// What the model sees.
     fn definition(&self) -> ToolDefinition;
+    /// Its `gen_ai.tool.type` (`function`, `extension`, `datastore`).
+    fn tool_type(&self) -> &'static str {
+        "function"
+    }
     /// Runs one call of `caller`'s on the model's arguments (untrusted JSON text).
     fn dispatch<'a>(
         &'a self,
@@ -630,6 +683,9 @@ impl Dispatch for Arc<dyn Tool> {
     }
     fn definition(&self) -> ToolDefinition {
         (**self).definition()
+    }
+    fn tool_type(&self) -> &'static str {
+        (**self).tool_type()
     }
     fn dispatch<'a>(
         &'a self,
@@ -687,15 +743,32 @@ impl serde::Serialize for ToolReply {
 /// One tool call: the tool's reply, or `None` for a tool the caller does not have. A named
 /// function, so the future is `Send` for every lifetime (a closure's async block is not
 /// general enough for that).
+///
+/// Each call is an `execute_tool` span of the run `run_id`; a sub-agent's `invoke_agent` is
+/// beneath it.
 async fn dispatch(
     tools: &[&dyn Dispatch],
     caller: &str,
     call: &ToolCallRequest,
+    run_id: &str,
 ) -> Result<Option<ToolReply>, Error> {
-    let Some(tool) = tools.iter().find(|t| t.name() == call.name) else {
+    let tool = tools.iter().find(|t| t.name() == call.name);
+    let kind = tool.map_or("function", |t| t.tool_type());
+    let span = telemetry::execute_tool(&call.name, &call.id, kind, run_id);
+    let Some(tool) = tool else {
+        telemetry::fail(&span, "unknown_tool");
         return Ok(None);
     };
-    tool.dispatch(caller, &call.arguments).await.map(Some)
+    let result = tool
+        .dispatch(caller, &call.arguments)
+        .instrument(span.clone())
+        .await;
+    match &result {
+        Ok(ToolReply::Retry { .. }) => telemetry::fail(&span, telemetry::CONTRACT_VIOLATION),
+        Ok(_) => {}
+        Err(error) => telemetry::fail(&span, telemetry::error_type(error)),
+    }
+    result.map(Some)
 }
 
 enum Checked<O> {

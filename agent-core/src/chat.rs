@@ -792,6 +792,8 @@ pub struct ScriptedModel {
     scripts: Mutex<BTreeMap<String, VecDeque<ChatResponse>>>,
     requests: Mutex<Vec<ChatRequest>>,
     chunk_size: usize,
+    /// Reports an estimated usage for a reply scripted without one.
+    estimate_usage: bool,
 }
 
 impl Default for ScriptedModel {
@@ -800,9 +802,14 @@ impl Default for ScriptedModel {
             scripts: Mutex::default(),
             requests: Mutex::default(),
             chunk_size: DEFAULT_CHUNK_CHARS,
+            estimate_usage: false,
         }
     }
 }
+
+/// The bytes of text per token of an estimated usage: about what providers' tokenizers give
+/// for English and JSON.
+const BYTES_PER_TOKEN: usize = 4;
 
 /// The characters of a scripted answer per streamed delta, unless set: a few tokens' worth,
 /// as providers send them.
@@ -814,6 +821,26 @@ impl ScriptedModel {
     #[must_use]
     pub fn chunk_size(mut self, chars: usize) -> Self {
         self.chunk_size = chars.max(1);
+        self
+    }
+
+    /// Reports a usage for each reply scripted without one, estimated at one token per four
+    /// bytes: of the request's messages (input) and of the reply's text and tool calls
+    /// (output). An offline run then shows token counts (and exports token metrics) of the
+    /// right order, without a provider to count them.
+    ///
+    /// ```
+    /// use agent_contracts::{ChatModel, Message, ScriptedModel, model::ChatRequest};
+    /// let model = ScriptedModel::default().with_estimated_usage().script("a", ["12345678"]);
+    /// let request = ChatRequest::new("a", vec![Message::user("1234")], Vec::new());
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let usage = model.complete(&request).await.unwrap().usage.unwrap();
+    /// assert_eq!((usage.input_tokens, usage.output_tokens), (1, 2));
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn with_estimated_usage(mut self) -> Self {
+        self.estimate_usage = true;
         self
     }
 
@@ -867,18 +894,42 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl ScriptedModel {
     /// The next reply for `request`'s agent, the request recorded.
     fn reply(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        // Named on the call's `chat` span as what it is: no provider's model (the fields of
+        // `telemetry::record_model`, recorded here: that module imports this one).
+        let span = tracing::Span::current();
+        if !span.is_disabled() {
+            span.record("gen_ai.provider.name", SCRIPTED_PROVIDER);
+            span.record("gen_ai.request.model", "scripted");
+            span.record("otel.name", "chat scripted");
+        }
         let mut requests = lock(&self.requests);
         requests.push(request.clone());
         let count = requests.iter().filter(|r| r.agent == request.agent).count();
-        lock(&self.scripts)
+        let mut reply = lock(&self.scripts)
             .get_mut(&request.agent)
             .and_then(VecDeque::pop_front)
             .ok_or_else(|| ModelError::ScriptExhausted {
                 agent: request.agent.clone(),
                 request: count,
-            })
+            })?;
+        if self.estimate_usage && reply.usage.is_none() {
+            let tokens = |bytes: usize| bytes.div_ceil(BYTES_PER_TOKEN) as u64;
+            let input: usize = request.messages.iter().map(|m| m.content.len()).sum();
+            let calls: usize = reply
+                .message
+                .tool_calls
+                .iter()
+                .map(|c| c.name.len() + c.arguments.len())
+                .sum();
+            let output = reply.message.content.len() + calls;
+            reply.usage = Some(Usage::new(tokens(input), tokens(output)));
+        }
+        Ok(reply)
     }
 }
+
+/// The `gen_ai.provider.name` of a scripted model's calls.
+const SCRIPTED_PROVIDER: &str = "agent_contracts.scripted";
 
 impl ChatModel for ScriptedModel {
     fn complete<'a>(

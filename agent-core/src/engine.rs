@@ -9,7 +9,7 @@
 //!
 //! Every agent call (a loop, a tool call, a sub-agent call) gets a [`ContextId`] from the
 //! runtime's [`ContextIdGenerator`]: tool results, retry errors, outputs, the transcript and
-//! the `agent_call` tracing span carry it. Sub-agent system prompts are assembled by the
+//! the `invoke_agent` span ([`telemetry`](crate::telemetry)) carry it. Sub-agent system prompts are assembled by the
 //! runtime's [`ContributorRegistry`].
 
 use crate::call::{Ask, Dispatch, Engine, OutputCheck, Policy, Reply, ToolReply};
@@ -21,6 +21,7 @@ use crate::error::{Error, Side};
 use crate::ids::{ContextId, ContextIdGenerator};
 use crate::output::AgentOutput;
 use crate::rerun::PreviousAttempt;
+use crate::telemetry::{self, CheckSide};
 use crate::tool::Tool;
 use crate::transcript::{Event, Transcript};
 use crate::upstream::UpstreamContext;
@@ -289,9 +290,9 @@ impl Runtime {
     ) -> Result<A::Output, Error> {
         let agent = ByType::<A>(PhantomData);
         let id = self.context_ids.next(A::NAME)?;
-        let span = tracing::info_span!("agent_call", context_id = %id, agent = A::NAME);
-        async {
-            let prepared = self.prepare("user", &agent, kwargs, &id)?;
+        let span = telemetry::invoke_agent(A::NAME, Some(&id), id.run_id());
+        let call = async {
+            let prepared = self.prepare("user", &agent, kwargs, &id, 1)?;
             // Checked as `A` itself: the answer becomes `A::Output`, with no type erased on
             // the way back.
             let (output, _) = self
@@ -305,9 +306,10 @@ impl Runtime {
                 )
                 .await?;
             Ok(output)
-        }
-        .instrument(span)
-        .await
+        };
+        let result = call.instrument(span.clone()).await;
+        telemetry::end(&span, &result);
+        result
     }
 
     /// Runs `agent` (a name for routing and the transcript, and the agent type of the loop's
@@ -326,10 +328,13 @@ impl Runtime {
         tools: &[&dyn DynAgent],
     ) -> Result<Outcome, Error> {
         let id = self.context_ids.next(agent)?;
-        let span = tracing::info_span!("agent_call", context_id = %id, agent);
-        self.agent_loop(agent, id, system, user, tools)
-            .instrument(span)
-            .await
+        let span = telemetry::invoke_agent(agent, Some(&id), id.run_id());
+        let result = self
+            .agent_loop(agent, id, system, user, tools)
+            .instrument(span.clone())
+            .await;
+        telemetry::end(&span, &result);
+        result
     }
 
     async fn agent_loop(
@@ -376,7 +381,7 @@ impl Runtime {
         let mut outputs = Vec::new();
         for _ in 0..self.config.max_turns {
             let request = ChatRequest::new(agent, messages.clone(), definitions.clone());
-            let reply = self.engine().complete(&request).await?;
+            let reply = self.engine().complete(&request, id.run_id()).await?;
             self.engine().record(agent, &reply);
             messages.push(reply.clone());
             if reply.tool_calls.is_empty() {
@@ -460,10 +465,10 @@ impl Runtime {
     ) -> Result<AgentOutput, Error> {
         let caller = options.caller.unwrap_or("user");
         let id = self.context_ids.next(agent.name())?;
-        let span =
-            tracing::info_span!("agent_call", context_id = %id, agent = agent.name(), caller);
-        async {
-            let prepared = self.prepare(caller, agent, kwargs, &id)?;
+        let span = telemetry::invoke_agent(agent.name(), Some(&id), id.run_id());
+        let attempt = options.previous.map_or(1, |p| p.attempt.saturating_add(1));
+        let call = async {
+            let prepared = self.prepare(caller, agent, kwargs, &id, attempt)?;
             let (output, attempt) = self
                 .sub_agent(self.engine(), agent, agent, &prepared, &id, &options)
                 .await?;
@@ -473,25 +478,44 @@ impl Runtime {
                 output,
                 attempt,
             })
-        }
-        .instrument(span)
-        .await
+        };
+        let result = call.instrument(span.clone()).await;
+        telemetry::end(&span, &result);
+        result
     }
 
     /// The input path of the call `id` of `agent` by `caller`, shared by the typed and the
     /// type-erased call: the kwargs checked against the input contract and the user prompt
     /// rendered within the limits. A broken call is recorded and becomes [`Error::Retry`]
-    /// naming the call.
+    /// naming the call. Either way the input contract's verdict is an event of the current
+    /// span, the call's `invoke_agent`, for `attempt`.
     fn prepare(
         &self,
         caller: &str,
         agent: &dyn DynAgent,
         kwargs: &str,
         id: &ContextId,
+        attempt: u32,
     ) -> Result<PreparedCall, Error> {
         let tool = format!("run_{}", agent.name());
         tracing::info!(caller, tool, "tool call");
-        match agent.prepare(kwargs, &self.config.limits) {
+        let prepared = agent.prepare(kwargs, &self.config.limits);
+        if let Ok(_) | Err(PrepareError::Retry(_)) = &prepared {
+            let error = match &prepared {
+                Err(PrepareError::Retry(error)) => Some(error),
+                _ => None,
+            };
+            let contract = Some(agent.input_contract());
+            telemetry::contract_check(
+                agent.name(),
+                CheckSide::Input,
+                contract,
+                error,
+                attempt,
+                None,
+            );
+        }
+        match prepared {
             Ok(prepared) => {
                 let keys: Vec<&str> = prepared.call.entries().map(|(key, _)| key).collect();
                 tracing::info!(agent = agent.name(), ?keys, "context received");

@@ -27,6 +27,7 @@ mod upstream;
 
 pub mod eval;
 pub mod store;
+pub mod telemetry;
 pub mod transcript;
 pub mod worker;
 pub mod workflow;

@@ -32,6 +32,12 @@ use agent_contracts_contract::ToolDefinition;
 pub trait Tool: Send + Sync {
     /// What the model sees.
     fn definition(&self) -> ToolDefinition;
+    /// The tool's type as the OpenTelemetry GenAI conventions name it (`gen_ai.tool.type` on
+    /// its `execute_tool` span): `function` (run by the client, the default), `extension`
+    /// (an agent-side call of an external API, such as an MCP server's tool) or `datastore`.
+    fn tool_type(&self) -> &'static str {
+        "function"
+    }
     /// Runs the tool on the model's arguments (untrusted JSON text); the result is JSON the
     /// model reads. Dropping the future stops the call.
     fn call<'a>(&'a self, arguments: &'a str) -> BoxFuture<'a, Value>;

@@ -105,7 +105,7 @@ pub(crate) struct Http {
     client: reqwest::Client,
     /// The base URL, parsed: endpoints join it as path segments, and its query (Azure's
     /// `api-version`) stays on every request.
-    base: reqwest::Url,
+    pub base: reqwest::Url,
     pub settings: Settings,
 }
 

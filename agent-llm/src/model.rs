@@ -74,6 +74,8 @@ impl Provider {
 pub struct HttpModel {
     http: Arc<Http>,
     wire: Arc<Wire>,
+    /// `gen_ai.provider.name` by the OpenTelemetry GenAI conventions.
+    provider: &'static str,
 }
 
 /// The wire format, with its own settings.
@@ -227,6 +229,7 @@ impl HttpModel {
         Self {
             http: Arc::new(http),
             wire: self.wire.clone(),
+            provider: self.provider,
         }
     }
 
@@ -311,11 +314,27 @@ fn deliver_whole(
     Ok(response)
 }
 
+impl HttpModel {
+    /// Names this model and its server on the current span (the call's `chat` span).
+    fn record_on_span(&self) {
+        let base = &self.http.base;
+        let server = base
+            .host_str()
+            .map(|host| (host, base.port_or_known_default().unwrap_or(0)));
+        agent_contracts_runtime::telemetry::record_model(
+            self.provider,
+            Some(&self.http.settings.model),
+            server,
+        );
+    }
+}
+
 impl ChatModel for HttpModel {
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+        self.record_on_span();
         Box::pin(self.call(request))
     }
 
@@ -326,6 +345,7 @@ impl ChatModel for HttpModel {
         request: &'a ChatRequest,
         sink: &'a mut dyn StreamSink,
     ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+        self.record_on_span();
         Box::pin(self.call_streaming(request, sink))
     }
 }
@@ -499,6 +519,11 @@ impl HttpModelBuilder {
         Ok(HttpModel {
             http: Arc::new(Http::new(self.settings)?),
             wire: Arc::new(wire),
+            provider: match provider {
+                Provider::OpenAi => "openai",
+                Provider::Azure => "azure.ai.openai",
+                Provider::Anthropic => "anthropic",
+            },
         })
     }
 

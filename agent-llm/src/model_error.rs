@@ -65,20 +65,10 @@ pub(crate) fn cut_off(usage: Option<&agent_contracts_runtime::model::Usage>) -> 
     }
 }
 
-/// A short, stable name of the kind of error, for the `error.type` tracing field.
+/// A short, stable name of the kind of error, for the `error.type` tracing field (the
+/// runtime's names, so a trace names one error alike wherever it is recorded).
 pub(crate) fn error_type(error: &ModelError) -> &'static str {
-    match error {
-        ModelError::ScriptExhausted { .. } => "script_exhausted",
-        ModelError::RateLimited { .. } => "rate_limited",
-        ModelError::Status { .. } => "http_status",
-        ModelError::Timeout => "timeout",
-        ModelError::MaxTokens { .. } => "max_tokens",
-        ModelError::Transport(_) => "transport",
-        ModelError::Malformed(_) => "malformed_response",
-        ModelError::GaveUp { last, .. } => error_type(last),
-        ModelError::Stopped { .. } => "stopped",
-        _ => "other",
-    }
+    error.error_type()
 }
 
 #[cfg(test)]

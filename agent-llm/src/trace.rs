@@ -3,24 +3,26 @@
 //! retries, and their warnings, inside it), its request fields set up front and its response
 //! or error fields recorded at the end. Message contents go in events only on opt-in.
 //!
+//! The runtime makes a `chat` span for every model call itself
+//! (`agent_contracts_runtime::telemetry`); inside it this layer makes none of its own but
+//! records on the runtime's, so a trace shows one span per model call.
+//!
 //! [`Retrying`]: crate::Retrying
 
 use crate::model_error::error_type;
 use agent_contracts_runtime::{
     ChatModel, Message, model::BoxFuture, model::ChatRequest, model::ChatResponse,
-    model::ModelError, model::StreamDelta, model::StreamSink,
+    model::ModelError, model::StreamSink, telemetry,
 };
 use std::future::Future;
-use std::ops::ControlFlow;
 use tracing::Instrument as _;
-use tracing::field::Empty;
 
 /// Any [`ChatModel`] with its calls traced: a `chat` span per call with the GenAI fields
 /// (`gen_ai.provider.name`, `gen_ai.request.model`, `gen_ai.agent.name`,
 /// `gen_ai.usage.input_tokens`, `gen_ai.response.finish_reasons`, `error.type`, ...), an
-/// event per tool call asked for, a warning per failed call, and for a stream the number of
-/// deltas (`gen_ai.response.chunks`). Wrap a [`Retrying`](crate::Retrying) in it, so a
-/// call's retries show inside its span.
+/// event per tool call asked for and a warning per failed call. Called by the runtime, the
+/// span is the runtime's own `chat` span of the call. Wrap a [`Retrying`](crate::Retrying) in
+/// it, so a call's retries show inside its span.
 ///
 /// ```
 /// use agent_contracts_runtime::ScriptedModel;
@@ -75,34 +77,22 @@ impl<M> Traced<M> {
         &self.model
     }
 
-    /// The `chat` span of one call, its request fields set.
+    /// The `chat` span of one call, its request fields set: the runtime's span of the call,
+    /// or a new one for a call made outside the runtime.
     fn span(&self, request: &ChatRequest) -> tracing::Span {
-        let name = match &self.request_model {
-            Some(model) => format!("chat {model}"),
-            None => "chat".to_owned(),
+        let span = match telemetry::in_chat_span() {
+            true => tracing::Span::current(),
+            false => telemetry::chat(&request.agent, None),
         };
-        let span = tracing::info_span!(
-            "chat",
-            otel.name = %name,
-            gen_ai.operation.name = "chat",
-            gen_ai.provider.name = Empty,
-            gen_ai.request.model = Empty,
-            gen_ai.agent.name = %request.agent,
-            gen_ai.request.temperature = Empty,
-            gen_ai.request.max_tokens = Empty,
-            gen_ai.response.id = Empty,
-            gen_ai.response.model = Empty,
-            gen_ai.response.finish_reasons = Empty,
-            gen_ai.response.chunks = Empty,
-            gen_ai.usage.input_tokens = Empty,
-            gen_ai.usage.output_tokens = Empty,
-            error.type = Empty,
-        );
+        if span.is_disabled() {
+            return span;
+        }
         if let Some(provider) = &self.provider {
             span.record("gen_ai.provider.name", provider.as_str());
         }
         if let Some(model) = &self.request_model {
             span.record("gen_ai.request.model", model.as_str());
+            span.record("otel.name", format_args!("chat {model}"));
         }
         if let Some(t) = request.options.temperature {
             span.record("gen_ai.request.temperature", t);
@@ -135,8 +125,7 @@ impl<M> Traced<M> {
                 Err(error @ ModelError::Stopped { partial }) => {
                     span.record("error.type", error_type(error));
                     if let Some(usage) = &partial.usage {
-                        span.record("gen_ai.usage.input_tokens", usage.input_tokens);
-                        span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+                        telemetry::record_usage(&span, usage);
                     }
                     // The reader's decision, not a failure of the model.
                     tracing::info!(
@@ -146,6 +135,7 @@ impl<M> Traced<M> {
                 }
                 Err(error) => {
                     span.record("error.type", error_type(error));
+                    span.record("otel.status_code", "error");
                     tracing::warn!(error.type = error_type(error), error = %error, "model call failed");
                 }
             }
@@ -161,7 +151,9 @@ impl<M: ChatModel> ChatModel for Traced<M> {
         &'a self,
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
-        Box::pin(self.traced(self.span(request), request, self.model.complete(request)))
+        let span = self.span(request);
+        let call = span.in_scope(|| self.model.complete(request));
+        Box::pin(self.traced(span, request, call))
     }
 
     fn stream<'a>(
@@ -169,48 +161,14 @@ impl<M: ChatModel> ChatModel for Traced<M> {
         request: &'a ChatRequest,
         sink: &'a mut dyn StreamSink,
     ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
-        Box::pin(async move {
-            let span = self.span(request);
-            let mut counting = Counting { sink, deltas: 0 };
-            let call = self.model.stream(request, &mut counting);
-            let result = self.traced(span.clone(), request, call).await;
-            span.record("gen_ai.response.chunks", counting.deltas);
-            result
-        })
-    }
-}
-
-/// A sink that counts the deltas it forwards.
-struct Counting<'s> {
-    sink: &'s mut dyn StreamSink,
-    deltas: u64,
-}
-
-impl StreamSink for Counting<'_> {
-    fn delta(&mut self, delta: StreamDelta<'_>) -> ControlFlow<()> {
-        self.deltas += 1;
-        if self.deltas == 1 {
-            tracing::debug!("first stream delta");
-        }
-        self.sink.delta(delta)
+        let span = self.span(request);
+        let call = span.in_scope(|| self.model.stream(request, sink));
+        Box::pin(self.traced(span, request, call))
     }
 }
 
 fn record_response(span: &tracing::Span, response: &ChatResponse, capture_content: bool) {
-    if let Some(id) = &response.id {
-        span.record("gen_ai.response.id", id.as_str());
-    }
-    if let Some(model) = &response.model {
-        span.record("gen_ai.response.model", model.as_str());
-    }
-    if let Some(reason) = &response.finish_reason {
-        let reasons = serde_json::Value::from(vec![reason.as_str()]).to_string();
-        span.record("gen_ai.response.finish_reasons", reasons.as_str());
-    }
-    if let Some(usage) = &response.usage {
-        span.record("gen_ai.usage.input_tokens", usage.input_tokens);
-        span.record("gen_ai.usage.output_tokens", usage.output_tokens);
-    }
+    telemetry::record_response(span, response);
     for call in &response.message.tool_calls {
         tracing::info!(
             gen_ai.tool.name = %call.name,

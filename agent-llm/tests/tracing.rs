@@ -111,8 +111,13 @@ async fn a_model_call_records_the_gen_ai_fields() {
         .complete(&request())
         .await
         .expect("a reply");
+    let mut chat = fields.of("chat");
+    // The server is where the model was asked: the test server's loopback address and port.
+    assert_eq!(chat.remove("server.address").as_deref(), Some("127.0.0.1"));
+    assert!(chat.remove("server.port").is_some_and(|port| port != "0"));
     let expected: BTreeMap<String, String> = [
         ("otel.name", "chat gpt-test"),
+        ("otel.kind", "client"),
         ("gen_ai.operation.name", "chat"),
         ("gen_ai.provider.name", "openai"),
         ("gen_ai.request.model", "gpt-test"),
@@ -122,11 +127,14 @@ async fn a_model_call_records_the_gen_ai_fields() {
         ("gen_ai.response.finish_reasons", r#"["tool_calls"]"#),
         ("gen_ai.usage.input_tokens", "12"),
         ("gen_ai.usage.output_tokens", "5"),
+        ("gen_ai.usage.cache_read.input_tokens", "4"),
+        ("gen_ai.usage.cache_creation.input_tokens", "0"),
+        ("gen_ai.usage.reasoning.output_tokens", "3"),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v.to_owned()))
     .collect();
-    assert_eq!(fields.of("chat"), expected);
+    assert_eq!(chat, expected);
     let event = fields.of("event");
     assert_eq!(
         event.get("gen_ai.tool.name").map(String::as_str),
@@ -173,7 +181,7 @@ async fn a_model_call_records_the_gen_ai_fields() {
     );
     assert!(!fields.any_value_contains(KEY), "the key is never traced");
 
-    // A stream: its deltas counted on the span; a reader's stop is recorded, not warned.
+    // A stream stopped by its reader: recorded, not warned; the scripted model names itself.
     let scripted = agent_contracts_runtime::ScriptedModel::default()
         .chunk_size(2)
         .script("main_agent", ["abcdef"]);
@@ -193,8 +201,43 @@ async fn a_model_call_records_the_gen_ai_fields() {
     );
     let chat = fields.of("chat");
     assert_eq!(
-        chat.get("gen_ai.response.chunks").map(String::as_str),
-        Some("2")
+        chat.get("gen_ai.provider.name").map(String::as_str),
+        Some("agent_contracts.scripted")
+    );
+    assert!(
+        !chat.contains_key("gen_ai.response.chunks"),
+        "not a GenAI name"
     );
     assert_eq!(chat.get("error.type").map(String::as_str), Some("stopped"));
+}
+
+#[tokio::test]
+async fn inside_the_runtime_the_layer_records_on_the_runtimes_chat_span() {
+    let fields = Fields::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(fields.clone()));
+    let page = r#"{"page_title": "Login", "discovered_elements": []}"#;
+    let scripted =
+        agent_contracts_runtime::ScriptedModel::default().script("discovery_agent", [page]);
+    let runtime =
+        agent_contracts_runtime::Runtime::new(Traced::new(scripted).request_model("gpt-test"));
+    runtime
+        .call::<agent_examples::agents::DiscoveryAgent>(
+            r#"{"task": "Scan", "target_url": "https://a.example"}"#,
+        )
+        .await
+        .expect("a page");
+    // Each new span records its operation once: one `chat` span for the one model call.
+    let chats = fields
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(scope, key, _)| scope == "chat" && key == "gen_ai.operation.name")
+        .count();
+    assert_eq!(chats, 1, "one span per model call, the runtime's");
+    assert_eq!(
+        fields.of("chat").get("otel.kind").map(String::as_str),
+        Some("client")
+    );
 }

@@ -422,8 +422,15 @@ impl McpTool {
         let Value::Object(map) = arguments else {
             return self.failed("the arguments must be one JSON object".into());
         };
-        let params = CallToolRequestParams::new(self.definition.name.clone())
+        let mut params = CallToolRequestParams::new(self.definition.name.clone())
             .with_arguments(map as JsonObject);
+        // The call's trace goes on at the server: the `execute_tool` span's context, by the
+        // MCP conventions' `_meta.traceparent`.
+        if let Some(traceparent) = agent_contracts_runtime::telemetry::current_traceparent() {
+            let mut meta = JsonObject::new();
+            meta.insert("traceparent".into(), Value::String(traceparent));
+            params.meta = Some(meta.into());
+        }
         let answered =
             tokio::time::timeout(self.settings.timeout, self.service.peer().call_tool(params))
                 .await;
@@ -484,6 +491,11 @@ impl McpTool {
 impl Tool for McpTool {
     fn definition(&self) -> ToolDefinition {
         self.definition.clone()
+    }
+
+    /// Run by the server, agent-side of the model's client: an extension.
+    fn tool_type(&self) -> &'static str {
+        "extension"
     }
 
     fn call<'a>(&'a self, arguments: &'a str) -> BoxFuture<'a, Value> {

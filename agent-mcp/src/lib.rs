@@ -666,9 +666,12 @@ impl ServerHandler for AgentServer {
     }
 }
 
-/// The span of one `tools/call`: the method, the tool, the HTTP session (when there is one),
-/// and the caller's W3C trace context when its `_meta` carries a well-formed `traceparent`
-/// (`trace_id` and `parent_id`, for a collector to join the caller's trace).
+/// The span of one `tools/call`, by the OpenTelemetry MCP conventions (v1.41): named
+/// `tools/call {tool}`, kind server, with `mcp.method.name`, `jsonrpc.request.id`,
+/// `mcp.session.id` (the HTTP session, when there is one) and the tool as `gen_ai.tool.name`.
+/// When the caller's `_meta` carries a well-formed W3C `traceparent` the span holds it
+/// ([`TRACEPARENT`](agent_contracts_runtime::telemetry::TRACEPARENT)), and the
+/// OpenTelemetry layer makes it a child of the caller's span, in the caller's trace.
 fn call_span(
     request: &CallToolRequestParams,
     context: &RequestContext<RoleServer>,
@@ -683,14 +686,20 @@ fn call_span(
         .meta
         .get("traceparent")
         .and_then(Value::as_str)
-        .and_then(traceparent);
+        .filter(|text| traceparent(text).is_some());
+    let tool = agent_contracts_runtime::__private::truncate(&request.name, 128);
     tracing::info_span!(
+        target: "agent_contracts_mcp",
         "mcp.tools_call",
-        rpc.method = "tools/call",
-        tool = %agent_contracts_runtime::__private::truncate(&request.name, 128),
-        session.id = session.as_deref(),
-        trace_id = parent.map(|(trace, _)| trace),
-        parent_id = parent.map(|(_, span)| span),
+        otel.name = format_args!("tools/call {tool}"),
+        otel.kind = "server",
+        otel.status_code = tracing::field::Empty,
+        mcp.method.name = "tools/call",
+        jsonrpc.request.id = %context.id,
+        mcp.session.id = session.as_deref(),
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %tool,
+        agent_contracts.traceparent = parent,
     )
 }
 

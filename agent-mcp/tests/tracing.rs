@@ -1,40 +1,28 @@
-//! The span of each `tools/call`: its method, its tool and, when the caller's `_meta` carries a
-//! W3C `traceparent`, the trace it continues. A process of its own: the subscriber is global.
+//! The span of each `tools/call`, by the MCP conventions: named `tools/call {tool}`, kind
+//! server, and when the caller's `_meta` carries a W3C `traceparent`, in the caller's trace,
+//! the caller's span its parent, the agent's spans beneath it. Exported through the
+//! OpenTelemetry layer to the SDK's in-memory exporter. A process of its own: the subscriber
+//! is global (the server's tasks run on the runtime's threads).
 
 use agent_contracts_mcp::AgentServer;
+use agent_contracts_otel::Telemetry;
+use agent_contracts_otel::opentelemetry::trace::{SpanId, SpanKind};
+use agent_contracts_otel::opentelemetry_sdk::metrics::SdkMeterProvider;
+use agent_contracts_otel::opentelemetry_sdk::trace::{
+    InMemorySpanExporter, SdkTracerProvider, SpanData,
+};
 use agent_contracts_runtime::{Message, ScriptedModel};
 use agent_examples::agents::DiscoveryAgent;
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id};
-use tracing_subscriber::layer::{Context, Layer, SubscriberExt as _};
+use tracing_subscriber::layer::SubscriberExt as _;
 
-/// The fields of every `mcp.tools_call` span, one map a span.
-#[derive(Clone, Default)]
-struct Calls(Arc<Mutex<Vec<BTreeMap<String, String>>>>);
-
-struct Visitor(BTreeMap<String, String>);
-
-impl Visit for Visitor {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.0.insert(field.name().to_owned(), format!("{value:?}"));
-    }
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().to_owned(), value.to_owned());
-    }
-}
-
-impl<S: tracing::Subscriber> Layer<S> for Calls {
-    fn on_new_span(&self, attrs: &Attributes<'_>, _: &Id, _: Context<'_, S>) {
-        if attrs.metadata().name() == "mcp.tools_call" {
-            let mut visitor = Visitor(BTreeMap::new());
-            attrs.record(&mut visitor);
-            self.0.lock().unwrap().push(visitor.0);
-        }
-    }
+fn text(span: &SpanData, key: &str) -> Option<String> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key.as_str() == key)
+        .map(|kv| kv.value.to_string())
 }
 
 const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -42,8 +30,12 @@ const PARENT: &str = "00f067aa0ba902b7";
 
 #[tokio::test]
 async fn each_call_has_a_span_that_joins_the_callers_trace() {
-    let calls = Calls::default();
-    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(calls.clone()))
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    let telemetry = Telemetry::with_providers(provider, SdkMeterProvider::builder().build());
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(telemetry.layer()))
         .unwrap();
     let page = r#"{"page_title": "Login", "discovered_elements": []}"#;
     let script = ScriptedModel::default().script(
@@ -79,14 +71,47 @@ async fn each_call_has_a_span_that_joins_the_callers_trace() {
     tokio::time::timeout(Duration::from_secs(5), answered)
         .await
         .unwrap();
-    let calls = calls.0.lock().unwrap().clone();
-    assert_eq!(calls.len(), 2, "{calls:?}");
-    assert_eq!(calls[0]["rpc.method"], "tools/call");
-    assert_eq!(calls[0]["tool"], "run_discovery_agent");
-    assert_eq!(calls[0]["trace_id"], TRACE);
-    assert_eq!(calls[0]["parent_id"], PARENT);
-    assert_eq!(calls[1]["tool"], "run_discovery_agent");
-    assert!(!calls[1].contains_key("trace_id"), "{:?}", calls[1]);
+    telemetry.flush().unwrap();
+    let spans = exporter.get_finished_spans().unwrap();
+    let calls: Vec<_> = spans
+        .iter()
+        .filter(|s| s.name == "tools/call run_discovery_agent")
+        .collect();
+    assert_eq!(
+        calls.len(),
+        2,
+        "{:?}",
+        spans.iter().map(|s| &s.name).collect::<Vec<_>>()
+    );
+    let (joined, alone) = match text(calls[0], "jsonrpc.request.id").as_deref() {
+        Some("2") => (calls[0], calls[1]),
+        _ => (calls[1], calls[0]),
+    };
+    assert_eq!(joined.span_kind, SpanKind::Server);
+    assert_eq!(
+        text(joined, "mcp.method.name").as_deref(),
+        Some("tools/call")
+    );
+    assert_eq!(
+        text(joined, "gen_ai.tool.name").as_deref(),
+        Some("run_discovery_agent")
+    );
+    assert_eq!(text(joined, "jsonrpc.request.id").as_deref(), Some("2"));
+    // The caller's trace, the caller's span as parent; the field is no attribute.
+    assert_eq!(joined.span_context.trace_id().to_string(), TRACE);
+    assert_eq!(joined.parent_span_id.to_string(), PARENT);
+    assert!(joined.parent_span_is_remote);
+    assert_eq!(text(joined, "agent_contracts.traceparent"), None);
+    // The agent's run is beneath the call, in the same trace.
+    let agent = spans
+        .iter()
+        .find(|s| s.parent_span_id == joined.span_context.span_id())
+        .expect("the agent's span under the call");
+    assert_eq!(agent.name, "invoke_agent discovery_agent");
+    assert_eq!(agent.span_context.trace_id().to_string(), TRACE);
+    // Not a trace context: ignored, the call is a root of its own trace.
+    assert_eq!(alone.parent_span_id, SpanId::INVALID);
+    assert_ne!(alone.span_context.trace_id().to_string(), TRACE);
     // Over stdio there is no HTTP session.
-    assert!(!calls[0].contains_key("session.id"));
+    assert_eq!(text(joined, "mcp.session.id"), None);
 }

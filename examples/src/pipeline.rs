@@ -188,7 +188,8 @@ pub fn full_plan_kwargs() -> String {
     serde_json::to_string(&kwargs).unwrap_or_default()
 }
 
-/// The scripted model of the main job.
+/// The scripted model of the main job; it reports an estimated usage (a token per four
+/// bytes), so an offline run shows token counts and exports token metrics.
 pub fn scripted_model() -> ScriptedModel {
     let discovery = json!({"task": "Discover the login form's interactive elements", "target_url": TARGET_URL, "focus": "login form"}).to_string();
     let selectors = json!({"task": "Generate selectors for the login form", "target_url": TARGET_URL, "element_ids": ["email-input", "password-input"]}).to_string();
@@ -197,6 +198,7 @@ pub fn scripted_model() -> ScriptedModel {
     let incomplete = json!({"task": "Generate Crawl Plan", "run_identifier": "12345", "target_url": TARGET_URL, "task_name": TASK_NAME}).to_string();
     let full = full_plan_kwargs();
     ScriptedModel::default()
+        .with_estimated_usage()
         .script(
             MAIN_AGENT,
             [

@@ -83,6 +83,8 @@ pub mod guide {
     pub struct Providers;
     #[doc = include_str!("../../guide/mcp.md")]
     pub struct Mcp;
+    #[doc = include_str!("../../guide/observability.md")]
+    pub struct Observability;
     #[doc = include_str!("../../guide/cli.md")]
     pub struct Cli;
     #[doc = include_str!("../../guide/untrusted-input.md")]

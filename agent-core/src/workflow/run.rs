@@ -10,6 +10,7 @@ use crate::contributor::PromptContext;
 use crate::error::Error;
 use crate::ids::{ContextId, ContextIdGenerator};
 use crate::output::AgentOutput;
+use crate::telemetry::{self, CheckSide};
 use crate::transcript::{Event, Transcript};
 use crate::upstream::UpstreamContext;
 use agent_contracts_contract::RawObject;
@@ -234,7 +235,9 @@ impl<'w> Runner<'w> {
             run_id: run_id.clone(),
             armed: true,
         });
-        let steps = self.drive_steps(state, ids);
+        // The run is one `invoke_workflow` span, its steps beneath it.
+        let span = telemetry::invoke_workflow(&self.workflow.name, &run_id);
+        let steps = self.drive_steps(state, ids).instrument(span.clone());
         // The lease is renewed while the steps run; if another worker took the run over, the
         // steps stop here, before a save that would be refused anyway.
         let result = match &self.durable {
@@ -247,6 +250,7 @@ impl<'w> Runner<'w> {
         if let Some(mut guard) = guard {
             guard.armed = false;
         }
+        telemetry::end(&span, &result);
         self.checkpoint_failure(&run_id, &result).await;
         result
     }
@@ -259,6 +263,10 @@ impl<'w> Runner<'w> {
         let mut route: Vec<String> = Vec::new();
         while let Some(step) = state.current.clone() {
             let member = self.workflow.known(&step.agent, "the route")?;
+            // The step is one `invoke_agent` span: its input check (when it is routed to)
+            // and its answers.
+            let span =
+                telemetry::invoke_agent(&step.agent, state.current_call.as_ref(), &state.run_id);
             if state.phase == Phase::Routing {
                 let max_hops = self.workflow.config.max_hops;
                 if state.hops >= max_hops {
@@ -269,14 +277,24 @@ impl<'w> Runner<'w> {
                     });
                 }
                 state.hops += 1;
-                self.route_to(member, &step, &mut state, &ids)?;
+                let routed = span.in_scope(|| self.route_to(member, &step, &mut state, &ids));
+                telemetry::end(&span, &routed);
+                routed?;
+                if let Some(id) = &state.current_call {
+                    span.record(telemetry::CONTEXT_ID, tracing::field::display(id));
+                }
             }
             route.push(step.agent.clone());
             let id = state.current_call.clone().ok_or_else(|| {
                 self.workflow
                     .bad_state("the current agent has no call".into())
             })?;
-            let output = match self.answer(member, &id, &mut state).await? {
+            let answered = self
+                .answer(member, &id, &mut state)
+                .instrument(span.clone())
+                .await;
+            telemetry::end(&span, &answered);
+            let output = match answered? {
                 Reply::Question(prompt) => {
                     state.issued = ids.snapshot();
                     let mut outcome = self.pause(prompt, step.agent, state);
@@ -355,23 +373,43 @@ impl<'w> Runner<'w> {
         tracing::info!(agent = agent.name(), context_id = %id, ?keys, "context received");
         state.current_call = Some(id.clone());
         let limits = &self.workflow.config.limits;
+        let attempt = state
+            .retries
+            .get(agent.name())
+            .map_or(1, |n| n.saturating_add(1));
+        let verdict = |error: Option<&RetryError>| {
+            let contract = Some(agent.input_contract());
+            telemetry::contract_check(
+                agent.name(),
+                CheckSide::Input,
+                contract,
+                error,
+                attempt,
+                None,
+            );
+        };
         let call = ToolCall::from_entries(step.task.clone(), context, limits).map_err(|error| {
+            verdict(Some(&error));
             Error::Retry {
                 agent: agent.name().to_owned(),
                 context_id: Some(id.clone()),
                 error,
             }
         })?;
-        let prepared = agent
-            .prepare_call(call, &self.workflow.config.limits)
-            .map_err(|e| match e {
-                PrepareError::Retry(error) => Error::Retry {
-                    agent: agent.name().to_owned(),
-                    context_id: Some(id),
-                    error,
-                },
-                PrepareError::Prompt(e) => Error::Prompt(e),
-            })?;
+        let prepared = agent.prepare_call(call, &self.workflow.config.limits);
+        match &prepared {
+            Ok(_) => verdict(None),
+            Err(PrepareError::Retry(error)) => verdict(Some(error)),
+            Err(PrepareError::Prompt(_)) => {}
+        }
+        let prepared = prepared.map_err(|e| match e {
+            PrepareError::Retry(error) => Error::Retry {
+                agent: agent.name().to_owned(),
+                context_id: Some(id),
+                error,
+            },
+            PrepareError::Prompt(e) => Error::Prompt(e),
+        })?;
         self.transcript.push(Event::RenderedPrompt {
             agent: agent.name().into(),
             prompt: prepared.user_prompt.clone(),
@@ -391,7 +429,6 @@ impl<'w> Runner<'w> {
     ) -> Result<Reply<CheckedOutput>, Error> {
         let agent = member.agent;
         let name = agent.name();
-        let span = tracing::info_span!("agent_call", context_id = %id, agent = name);
         let system = self.workflow.contributors.assemble(&PromptContext {
             upstream: Some(&state.upstream),
             ..PromptContext::for_agent(agent, id)
@@ -413,7 +450,6 @@ impl<'w> Runner<'w> {
         let reply = self
             .engine()
             .ask(&ask, &mut state.conversation, &mut failures)
-            .instrument(span)
             .await;
         if failures > 0 {
             state.retries.insert(name.to_owned(), failures);
@@ -522,7 +558,7 @@ impl<'w> Runner<'w> {
         self.engine().record("synthesis", &instruction);
         messages.push(instruction.clone());
         let request = ChatRequest::new("synthesis", messages, Vec::new());
-        let reply = self.engine().complete(&request).await?;
+        let reply = self.engine().complete(&request, &state.run_id).await?;
         self.engine().record("synthesis", &reply);
         state.conversation.push(instruction);
         state.conversation.push(reply.clone());

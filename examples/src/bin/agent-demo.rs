@@ -109,7 +109,7 @@ enum Command {
 fn main() -> ExitCode {
     // clap exits 2 on a usage error and 0 after --help or --version: the convention.
     let cli = Cli::parse();
-    cli.logs.init();
+    let _telemetry = cli.logs.init(BIN);
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => failure.exit(&format!("{BIN}: ")),

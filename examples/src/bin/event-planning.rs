@@ -107,7 +107,7 @@ struct Args {
 async fn main() -> ExitCode {
     // clap exits 2 on a usage error and 0 after --help or --version: the convention.
     let args = Args::parse();
-    args.logs.init();
+    let _telemetry = args.logs.init("event-planning");
     let done = match &args.store {
         Some(url) => durable(&args, url).await,
         None => run(&args).await,

@@ -59,7 +59,7 @@ struct Args {
 async fn main() -> ExitCode {
     // clap exits 2 on a usage error and 0 after --help or --version: the convention.
     let args = Args::parse();
-    args.logs.init();
+    let _telemetry = args.logs.init("plan-pipeline");
     match run(args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => failure.exit("error: "),

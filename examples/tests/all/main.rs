@@ -18,6 +18,8 @@ mod fleet;
 mod mcp_instances;
 #[cfg(feature = "demo")]
 mod mcp_stdio;
+#[cfg(feature = "otel")]
+mod otel;
 mod pipeline;
 mod readme;
 #[cfg(feature = "demo")]
