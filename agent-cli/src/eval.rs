@@ -13,6 +13,7 @@ use futures_util::StreamExt as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -202,7 +203,9 @@ pub fn eval(schemas: &Path, args: EvalArgs) -> Result<(), Failure> {
             "\n{skipped} judge assertion(s) skipped: no `--judge-model`\n"
         ));
     }
-    crate::print_line(text.trim_end())?;
+    // Written here, not through the root's helpers: a module imports only downwards.
+    writeln!(std::io::stdout().lock(), "{}", text.trim_end())
+        .map_err(|e| Failure::Usage(format!("cannot write to stdout: {e}")))?;
     let failed = match &baseline {
         None => report.cases.iter().any(|c| c.verdict != Verdict::Pass),
         Some(baseline) => !regressions(baseline, &report).is_empty(),

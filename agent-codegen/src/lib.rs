@@ -13,8 +13,11 @@
 //!    warning-free names);
 //! 3. `emit/`: the pipeline from schema text to finished types with their checks as code, and
 //!    the code around them: an agent's contract module and `Agent` impl, its prompt checked;
-//! 4. [`flow`]: a declared workflow's data flow between agents' contracts;
-//! 5. the front ends: `derive/` (the proc-macro derives) and `build/` ([`Builder`]).
+//! 4. `evals.rs`: an eval dataset checked against its agent's contracts, problems at the
+//!    dataset's `line:col`;
+//! 5. [`flow`]: a declared workflow's data flow between agents' contracts;
+//! 6. the front ends: `derive/` (the proc-macro derives and `eval_tests!`) and `build/`
+//!    ([`Builder`]).
 //!
 //! Below every stage, leaf modules that import nothing of the crate: `error.rs` (the located
 //! error), `naming.rs` (case conversion, typify's names) and `suggest.rs` (did-you-mean).

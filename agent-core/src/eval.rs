@@ -27,8 +27,10 @@
 //!
 //! let case = Case::parse(r#"{"name": "login", "kwargs": {"task": "Plan it",
 //!     "target_url": "https://myapp.com/login", "task_name": "login", "collected_information": [
-//!     {"agent_name": "discovery_agent", "description": "Found the form", "output": {}},
-//!     {"agent_name": "selector_agent", "description": "Chose the selectors", "output": {}}]},
+//!     {"agent_name": "discovery_agent", "description": "Found the form",
+//!      "output": {"page_title": "Login", "discovered_elements": []}},
+//!     {"agent_name": "selector_agent", "description": "Chose the selectors",
+//!      "output": {"selectors": {}, "strategy": "id-first"}}]},
 //!     "expect": [{"path": "/status", "equals": "success"}, {"path": "/plan_file_path", "matches": "^plans/"}]}"#)?;
 //! let model = ScriptedModel::default().script("plan_generator_agent", [Message::assistant(
 //!     r#"{"plan_file_path": "plans/login.md", "status": "partial", "agent_response_content": "..."}"#,

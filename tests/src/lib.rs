@@ -89,4 +89,6 @@ pub mod guide {
     pub struct Cli;
     #[doc = include_str!("../../guide/untrusted-input.md")]
     pub struct UntrustedInput;
+    #[doc = include_str!("../../guide/evals.md")]
+    pub struct Evals;
 }

@@ -547,3 +547,73 @@ fn eval_usage_errors_exit_2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// The plan generator's answers as [`plan_answer`]; a judge's (its system prompt names it) is
+/// a refusal with its reason.
+fn judged_answer(request: &str) -> String {
+    if request.contains("evaluation judge") {
+        json!({"pass": false, "reason": "no fallback selector is named"}).to_string()
+    } else {
+        plan_answer(request)
+    }
+}
+
+/// A `judge` assertion asks the `--judge-model` (its answer held to `{pass, reason}`): the
+/// case is marked judged, with the reason; without a judge model it is skipped, and said so.
+#[test]
+fn judges_decide_rubrics_or_are_skipped() {
+    let (url, seen) = fake_model(judged_answer);
+    let dir = temp("judged");
+    let json_path = dir.join("r.json");
+    let evals = "../tests/fixtures/evals/judged";
+    let out = eval(
+        &url,
+        evals,
+        &[
+            "--json",
+            json_path.to_str().unwrap(),
+            "--judge-model",
+            "openai:judge-model",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = read_json(&json_path);
+    let case = &report["cases"][0];
+    assert_eq!(case["verdict"], "fail");
+    assert_eq!(case["judged"], true);
+    assert_eq!(
+        case["judgements"][0]["reason"],
+        "no fallback selector is named"
+    );
+    assert_eq!(case["failures"][0]["check"], "judge");
+    let judge_calls = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.contains("evaluation judge"))
+        .count();
+    assert_eq!(judge_calls, 1);
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|r| r.contains("\"model\":\"judge-model\""))
+    );
+    // Without a judge model: the rubric is skipped and the report says so.
+    let out = eval(&url, evals, &["--json", json_path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("1 judge assertion(s) skipped: no `--judge-model`"),
+        "{stdout}"
+    );
+    let report = read_json(&json_path);
+    assert_eq!(report["cases"][0]["judged"], false);
+    assert_eq!(report["cases"][0]["judges_skipped"], 1);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -5,7 +5,8 @@
 //! unchanged agent needs on the next run so that it is not generated again (`cache.rs`), and
 //! checks declared workflows through `flow`.
 //!
-//! May import: `flow`, `emit`, `typify`, `schema` and the crate's leaf modules; never `derive`.
+//! May import: `flow`, `evals`, `emit`, `typify`, `schema` and the crate's leaf modules; never
+//! `derive`.
 
 mod builder;
 mod cache;

@@ -5,7 +5,8 @@
 //! and expand through `emit`, collecting every problem of one derive for one compile
 //! (`ctxt.rs`).
 //!
-//! May import: `flow`, `emit`, `typify`, `schema` and the crate's leaf modules; never `build`.
+//! May import: `flow`, `evals`, `emit`, `typify`, `schema` and the crate's leaf modules; never
+//! `build`.
 
 mod agent;
 pub(crate) mod contributor;

@@ -22,6 +22,7 @@ mod contributor_derive;
 mod contributors;
 mod data_flow;
 mod derive_agent;
+mod evals;
 mod fuzz_smoke;
 mod hostile;
 mod hygiene;
