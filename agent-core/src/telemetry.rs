@@ -275,6 +275,7 @@ pub(crate) fn error_type(error: &Error) -> &'static str {
         Error::UnknownAgent { .. } => "unknown_agent",
         Error::BadState { .. } => "bad_state",
         Error::ContractChanged { .. } => "contract_changed",
+        Error::AttemptsExhausted { .. } => "attempts_exhausted",
         Error::Cancelled { .. } => "cancelled",
         Error::TokenBudget { .. } => "token_budget",
         Error::CostBudget { .. } => "cost_budget",
