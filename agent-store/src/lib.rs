@@ -244,7 +244,9 @@ struct Sql {
     notify: Option<String>,
     /// The payload of a workflow's notices: `<schema>.<workflow>`, so that stores in several
     /// schemas of one database (named, or by the connection's search path) wake only their
-    /// own workers.
+    /// own workers. Read only by the PostgreSQL store's `LISTEN`: a SQLite-only build keeps it
+    /// unread rather than giving the two engines different `Sql` shapes.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     notice: String,
     /// `$` (PostgreSQL) or `?` (SQLite).
     placeholder: char,
