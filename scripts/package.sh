@@ -1,10 +1,28 @@
 #!/usr/bin/env bash
-# The packaging check: `cargo package` of every published package of the workspace, with
-# verification (each `.crate` unpacked and built on its own, as crates.io users will build it).
-# The packages with `publish = false` are left out, so a new package is checked as soon as it
-# is a member. Extra arguments go to `cargo package` (`--no-verify`, `--list`, ...).
+# Packages every published package of the workspace with `cargo package` (the `.crate` files under
+# `<target>/package`). The packages with `publish = false` (examples, tests) are left out, found
+# by `cargo metadata`, so a new package is packaged as soon as it is a member. Arguments go to
+# `cargo package` (`--list`, `--allow-dirty`, `--target-dir DIR`, ...).
+#
+#   scripts/package.sh [ARGS...]          package (no build)
+#   scripts/package.sh --each             package, then check each package on its own
+#
+# The packaging check of `.ci/run` is the new-user trial (scripts/new_user.sh): it packages with
+# this script and builds every published package from its `.crate`, unpacked outside the
+# repository, as one user's crate uses them (the facade with every feature, the code generator
+# in a build script, the CLI installed). It replaced `cargo package`'s own verification, which
+# built each package in full and each with its own features, so the third-party graph was built
+# again and again (4 to 8 minutes a package, past half an hour for eleven on 2 cores).
+#
+# `--each` is the slower, stricter check to run before a release: each unpacked package checked
+# on its own (`cargo check`, its default features, its lib and bins) against the others as
+# packaged (a `[patch.crates-io]` table), failing on any rustc warning. It finds what one
+# user's feature set hides: a dependency feature a package uses but does not ask for, code a
+# package's default features leave unused. It took 33 minutes for the first seven of eleven
+# packages with the machine shared by four other builds (load average 12 on 2 cores).
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
 metadata=$(cargo metadata --no-deps --format-version 1)
 mapfile -t excludes < <(python3 -c '
 import json, sys
@@ -12,29 +30,65 @@ for p in json.load(sys.stdin)["packages"]:
     if p["publish"] == []:
         print("--exclude"); print(p["name"])' <<<"$metadata")
 
-# Verification builds each package against the others as packaged now, through a temporary
-# local registry (target/package/tmp-registry). Cargo takes a registry's version of a package
-# to be immutable: it unpacks it under $CARGO_HOME/registry/src/-<hash>/ once and then trusts
-# that folder, and the unpacked files carry the archive's fixed old timestamps, so what it
-# built from them looks up to date. A second run would build against the first run's sources:
-# so first remove this project's packages from the local registries' folders (another run
-# unpacks them again), and forget what the target folder built from such folders.
-cargo_home=${CARGO_HOME:-$HOME/.cargo}
-METADATA=$metadata python3 - "$cargo_home" <<'PY'
-import json, os, pathlib, shutil, sys
-cargo_home = pathlib.Path(sys.argv[1])
-meta = json.loads(os.environ["METADATA"])
-published = [p for p in meta["packages"] if p["publish"] != []]
-for p in published:
-    for unpacked in cargo_home.glob(f"registry/src/-*/{p['name']}-{p['version']}"):
-        shutil.rmtree(unpacked)
-libs = {t["name"].replace("-", "_") for p in published for t in p["targets"]}
-target = pathlib.Path(meta["target_directory"])
-for deps in target.glob("*/deps"):
-    for info in deps.glob("*.d"):
-        name, _, hash_ = info.stem.rpartition("-")
-        if name in libs and "/registry/src/-" in info.read_text(errors="replace"):
-            for fingerprint in deps.parent.glob(f".fingerprint/*-{hash_}"):
-                shutil.rmtree(fingerprint)
-PY
-cargo package --workspace "${excludes[@]}" "$@"
+each=0
+args=()
+for arg in "$@"; do
+    # (--no-verify: what this script always does; accepted for the callers that say it)
+    case "$arg" in --each) each=1 ;; --no-verify) ;; *) args+=("$arg") ;; esac
+done
+cargo package --workspace "${excludes[@]}" --no-verify "${args[@]}"
+[ "$each" = 1 ] || exit 0
+
+target=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])' <<<"$metadata")
+for arg in "${args[@]}"; do
+    case "$arg" in --target-dir | --target-dir=*)
+        echo "package.sh: --each checks the packages of the workspace's target folder; no --target-dir" >&2
+        exit 2
+        ;;
+    esac
+done
+work=$(mktemp -d "${TMPDIR:-/tmp}/agent-contracts-package.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# "name folder" of each published package, as `cargo package` named its `.crate`.
+mapfile -t published < <(python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["packages"]:
+    if p["publish"] != []:
+        print(p["name"], p["name"] + "-" + p["version"])' <<<"$metadata")
+patches="$work/patches.toml"
+echo "[patch.crates-io]" >"$patches"
+for entry in "${published[@]}"; do
+    name=${entry% *}
+    dir=${entry#* }
+    # -m: the files get the time of unpacking, not the archive's, so that a later run, unpacked at
+    # another path anyway, never looks up to date against an older build.
+    tar -xzmf "$target/package/$dir.crate" -C "$work"
+    echo "$name = { path = \"$work/$dir\" }" >>"$patches"
+done
+
+# No debug info: a check barely needs it.
+export CARGO_PROFILE_DEV_DEBUG=false
+status=0
+for entry in "${published[@]}"; do
+    name=${entry% *}
+    dir=${entry#* }
+    # A package with binaries ships its Cargo.lock (what `cargo install --locked` uses); the
+    # others get the workspace's, the versions the tests ran with.
+    [ -e "$work/$dir/Cargo.lock" ] || cp Cargo.lock "$work/$dir/Cargo.lock"
+    started=$SECONDS
+    if ! out=$(cd "$work/$dir" && cargo check --quiet --message-format short --config "$patches" \
+        --target-dir "$target/package-check" 2>&1); then
+        echo "package.sh: $name does not build on its own:" >&2
+        echo "$out" >&2
+        status=1
+        continue
+    fi
+    # rustc's warnings, one line each in the short format (not cargo's notes).
+    if grep -E '^[^ ]+\.rs:[0-9]+:[0-9]+: warning|generated [0-9]+ warnings?' <<<"$out" >&2; then
+        echo "package.sh: $name warns when built on its own (above)" >&2
+        status=1
+        continue
+    fi
+    echo "package.sh: $name checked on its own ($((SECONDS - started)) s)"
+done
+exit "$status"
