@@ -224,8 +224,11 @@ impl A2aServer {
         self.serve_http_on(listener).await
     }
 
-    /// Serves HTTP on a bound listener (port 0 lets the OS pick). Requests may also name the
-    /// bound address itself as their host (unless it is `0.0.0.0` or `[::]`).
+    /// Serves HTTP/1.1 on a bound listener (port 0 lets the OS pick), within the
+    /// [`HttpSettings`]: a connection must send a request's headers within the header timeout
+    /// (it is closed otherwise), and past the connection bound a new connection is closed as
+    /// soon as it is accepted. Requests may also name the bound address itself as their host
+    /// (unless it is `0.0.0.0` or `[::]`).
     pub async fn serve_http_on(mut self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
         let addr = listener.local_addr()?;
         if !addr.ip().is_unspecified() {
@@ -236,7 +239,45 @@ impl A2aServer {
             };
             inner.http = inner.http.clone().allowed_host(host);
         }
-        axum::serve(listener, self.http_router()).await
+        let settings = self.inner.http.clone();
+        let router = self.http_router();
+        let connections = Arc::new(tokio::sync::Semaphore::new(settings.max_connections));
+        loop {
+            let stream = match listener.accept().await {
+                Ok((stream, _)) => stream,
+                // Out of file descriptors, or a connection reset before it was accepted:
+                // wait a moment and go on, as a server must not stop for either.
+                Err(error) => {
+                    tracing::warn!(%error, "could not accept a connection");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            let Ok(permit) = connections.clone().try_acquire_owned() else {
+                tracing::warn!(
+                    max = settings.max_connections,
+                    "closed a connection past the bound"
+                );
+                drop(stream);
+                continue;
+            };
+            let router = router.clone();
+            let header_timeout = settings.header_timeout;
+            tokio::spawn(async move {
+                let _permit = permit;
+                let service = hyper::service::service_fn(move |request: axum::http::Request<_>| {
+                    tower::ServiceExt::oneshot(router.clone(), request.map(Body::new))
+                });
+                let served = hyper::server::conn::http1::Builder::new()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(header_timeout)
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+                if let Err(error) = served {
+                    tracing::debug!(%error, "a connection ended with an error");
+                }
+            });
+        }
     }
 
     fn max_message_bytes(&self) -> usize {

@@ -12,8 +12,8 @@ use std::time::Duration;
 /// By default: requests naming a loopback host (`localhost`, `127.0.0.1`, `[::1]`, any port),
 /// from no browser origin (a request without `Origin` passes, as non-browser clients send
 /// none), without a token; a request's headers within 10 s, its body within 30 s, at most 512
-/// connections at once, and 64 MiB of request bodies held at once. A
-/// server that listens beyond loopback needs the host names its clients use, and a token.
+/// connections at once. A server that listens beyond loopback needs the host names its
+/// clients use, and a token.
 ///
 /// ```
 /// use agent_contracts_a2a::HttpSettings;
@@ -32,7 +32,6 @@ pub struct HttpSettings {
     pub(crate) header_timeout: Duration,
     pub(crate) body_timeout: Duration,
     pub(crate) max_connections: usize,
-    pub(crate) max_buffered_bytes: usize,
 }
 
 impl Default for HttpSettings {
@@ -44,7 +43,6 @@ impl Default for HttpSettings {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             max_connections: 512,
-            max_buffered_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -88,21 +86,9 @@ impl HttpSettings {
     }
 
     /// Connections held at once, so the process keeps file descriptors for the ones it
-    /// serves. Past it, the oldest connection with no request in flight (silent, slow with its
-    /// headers, or idle between requests) is closed to make room, so slow clients cannot lock
-    /// real ones out; a new connection is closed at once only when every open one is serving
-    /// a request.
+    /// serves: past it, a new connection is closed as soon as it is accepted.
     pub fn max_connections(mut self, max: usize) -> Self {
         self.max_connections = max.max(1);
-        self
-    }
-
-    /// Bytes of request bodies held at once, over all connections: a request whose body
-    /// would pass it gets 503 with a JSON-RPC error instead of waiting,
-    /// so many large bodies at once cannot exhaust the server's memory. At least one message
-    /// of the largest size the server reads always fits.
-    pub fn max_buffered_bytes(mut self, max: usize) -> Self {
-        self.max_buffered_bytes = max;
         self
     }
 }
@@ -116,7 +102,6 @@ impl fmt::Debug for HttpSettings {
             .field("header_timeout", &self.header_timeout)
             .field("body_timeout", &self.body_timeout)
             .field("max_connections", &self.max_connections)
-            .field("max_buffered_bytes", &self.max_buffered_bytes)
             .finish()
     }
 }
