@@ -150,3 +150,48 @@ async fn bad_requests_get_json_rpc_errors() {
     stream.read_to_string(&mut response).await.unwrap();
     assert!(response.starts_with("HTTP/1.1 403"), "{response}");
 }
+
+/// A model that never answers: its calls run until they are stopped.
+struct Silent;
+
+impl agent_contracts_runtime::ChatModel for Silent {
+    fn complete<'a>(
+        &'a self,
+        _request: &'a agent_contracts_runtime::model::ChatRequest,
+    ) -> agent_contracts_runtime::model::BoxFuture<
+        'a,
+        Result<
+            agent_contracts_runtime::model::ChatResponse,
+            agent_contracts_runtime::model::ModelError,
+        >,
+    > {
+        Box::pin(std::future::pending())
+    }
+}
+
+#[tokio::test]
+async fn a_task_returned_at_once_works_until_it_is_canceled() {
+    let server = A2aServer::new(agents::AGENTS.to_vec(), Arc::new(Silent));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    tokio::spawn(server.serve_http_on(listener));
+    let mut params = send(
+        "plan_generator_agent",
+        serde_json::from_str(KWARGS).unwrap(),
+    );
+    params["configuration"] = json!({"returnImmediately": true});
+    let answer = rpc(&addr, None, "SendMessage", params).await;
+    let task = &answer["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_WORKING", "{answer}");
+    let id = task["id"].clone();
+    let canceled = rpc(&addr, None, "CancelTask", json!({"id": id})).await;
+    assert_eq!(
+        canceled["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{canceled}"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let fetched = rpc(&addr, None, "GetTask", json!({"id": id})).await;
+    assert_eq!(fetched["result"]["status"]["state"], "TASK_STATE_CANCELED");
+    let again = rpc(&addr, None, "CancelTask", json!({"id": id})).await;
+    assert_eq!(again["error"]["code"], -32002, "{again}");
+}
