@@ -24,6 +24,9 @@
 //!   output and the final status, as server-sent events;
 //! - `GetTask` and `CancelTask` read and stop a task; each bearer token sees its own tasks.
 //!
+//! The [`client`] module goes the other way: a remote A2A agent's skills as an agent's tools,
+//! their calls and answers checked against the schemas its card declares.
+//!
 //! ```no_run
 //! # async fn demo(agents: Vec<&'static dyn agent_contracts_runtime::DynAgent>) -> std::io::Result<()> {
 //! use agent_contracts_a2a::A2aServer;
