@@ -339,6 +339,75 @@ fn plan_pipeline_offers_the_skills_of_a2a_agents() {
     );
 }
 
+#[test]
+fn agent_demo_a2a_answers_a_task_paused_through_another_instance_on_its_store() {
+    let python = std::process::Command::new("python3")
+        .args(["-c", "import a2a.client"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !python {
+        eprintln!("skipped: python3 has no `a2a` package (pip install a2a-sdk; .ci/run does)");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("agent-demo-a2a-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite:{}", dir.join("runs.db").display());
+    let instance = || {
+        let mut demo = std::process::Command::new(env!("CARGO_BIN_EXE_agent-demo"));
+        demo.args(["a2a", "--http", "127.0.0.1:0", "--store", &url])
+            .env(
+                "AGENT_CONTRACT_MCP_KEY",
+                "00112233445566778899aabbccddeeff0123456789abcdef0123456789abcdef",
+            )
+            .env_remove("AGENT_CONTRACT_MCP_TOKEN");
+        let (running, line) = started(demo, true);
+        let base = line
+            .strip_prefix("agent-demo: serving A2A at ")
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("{line}"))
+            .to_owned();
+        (running, base)
+    };
+    let (_first, first) = instance();
+    let (_second, second) = instance();
+    // The official client: the run pauses through the first instance, an empty answer is
+    // refused and the real one finishes it through the second.
+    let out = std::process::Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../agent-a2a/tests/python/client.py"
+        ))
+        .args(["workflow", &first, &second])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let verdict: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        verdict["paused"]["status"]["state"],
+        "TASK_STATE_INPUT_REQUIRED"
+    );
+    assert_eq!(
+        verdict["empty"]["status"]["state"],
+        "TASK_STATE_INPUT_REQUIRED"
+    );
+    let answered = &verdict["answered"];
+    assert_eq!(answered["id"], verdict["paused"]["id"]);
+    assert_eq!(
+        answered["status"]["state"], "TASK_STATE_COMPLETED",
+        "{answered}"
+    );
+    assert_eq!(
+        answered["artifacts"][0]["parts"][0]["data"]["output"],
+        agent_examples::event_planning::PLAN
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `agent-demo bench`: one JSON line with the documented keys.
 fn bench(args: &[&str]) -> serde_json::Map<String, serde_json::Value> {
     let out = demo().arg("bench").args(args).output().unwrap();
