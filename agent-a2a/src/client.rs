@@ -8,7 +8,8 @@
 //! untrusted: its body is bounded, and the output artifact's data part is checked against the
 //! skill's output schema. A task the remote agent rejects or fails comes back as a tool result
 //! the model can act on (its retry error, when it sent one as a data part); a task that asks
-//! for input comes back with its question and task ID.
+//! for input comes back with its question and task ID, which the tool `answer_<skill>` (made
+//! for each skill the card tags `workflow`) answers on the same task.
 
 use agent_contracts_runtime::contract::{ContractKind, ToolDefinition};
 use agent_contracts_runtime::model::BoxFuture;
@@ -203,25 +204,79 @@ impl RemoteAgent {
             };
             let input = Contract::new(id, ContractKind::Input, input_schema.clone())
                 .map_err(|e| bad(e.to_string()))?;
-            let output = match &declared["output_schema"] {
-                Value::Null => None,
-                schema => Some(
-                    Contract::new(id, ContractKind::Output, schema.clone())
-                        .map_err(|e| bad(e.to_string()))?,
-                ),
+            // An agent-contracts server's skill takes its contract's fields beside `task` (and
+            // the other reserved keys), as a parent model calls an agent: the tool's
+            // parameters say so, and the call is checked against both.
+            let ours = skill["tags"]
+                .as_array()
+                .is_some_and(|tags| tags.iter().any(|t| t == "agent-contracts"));
+            let (parameters, envelope) = match ours {
+                true => {
+                    let parameters = ToolDefinition::for_contract(id, "", &input).parameters;
+                    let envelope = Contract::new(id, ContractKind::Input, parameters.clone())
+                        .map_err(|e| bad(e.to_string()))?;
+                    (parameters, Some(envelope))
+                }
+                false => (input_schema, None),
+            };
+            let output = || match &declared["output_schema"] {
+                Value::Null => Ok(None),
+                schema => Contract::new(id, ContractKind::Output, schema.clone())
+                    .map(Some)
+                    .map_err(|e| bad(e.to_string())),
             };
             let description = skill["description"].as_str().unwrap_or_default();
+            // A skill that may ask for input (a workflow's, tagged so on the card) gets a
+            // second tool that answers its question on the same task.
+            let asks = skill["tags"]
+                .as_array()
+                .is_some_and(|tags| tags.iter().any(|t| t == "workflow"));
+            if asks {
+                let name = format!("answer_{id}");
+                let schema = json!({
+                    "type": "object",
+                    "properties": {
+                        "task_id": {"type": "string", "minLength": 1, "maxLength": 256,
+                            "description": "The `task_id` of the result that asked the question"},
+                        "answer": {"type": "string", "minLength": 1,
+                            "description": "The user's answer to the question"},
+                    },
+                    "required": ["task_id", "answer"],
+                    "additionalProperties": false,
+                });
+                let answer_input = Contract::new(&name, ContractKind::Input, schema.clone())
+                    .map_err(|e| bad(e.to_string()))?;
+                tools.push(Arc::new(RemoteSkill {
+                    agent: agent.clone(),
+                    skill: id.to_owned(),
+                    answers: true,
+                    definition: ToolDefinition {
+                        name: name.clone(),
+                        description: format!(
+                            "Answers the question `{id}` asked (a result with `status: \"input_required\"`): pass its `task_id` and the user's `answer`. The result is the skill's output, or its next question."
+                        ),
+                        parameters: schema,
+                    },
+                    input: answer_input,
+                    envelope: None,
+                    output: output()?,
+                    settings: settings.clone(),
+                }));
+            }
             tools.push(Arc::new(RemoteSkill {
+                skill: id.to_owned(),
+                answers: false,
                 agent: agent.clone(),
                 definition: ToolDefinition {
                     name: id.to_owned(),
                     description: format!(
                         "{description} (a remote A2A agent's skill; its arguments and answer are checked against its schemas)"
                     ),
-                    parameters: input_schema,
+                    parameters,
                 },
                 input,
-                output,
+                envelope,
+                output: output()?,
                 settings: settings.clone(),
             }));
         }
@@ -270,11 +325,18 @@ impl RemoteAgent {
     }
 }
 
-/// One skill of a remote agent, as an agent's [`Tool`].
+/// One skill of a remote agent, as an agent's [`Tool`]: a call of the skill, or (`answers`)
+/// the answer to a question one of its tasks asked.
 struct RemoteSkill {
     agent: Arc<RemoteAgent>,
+    skill: String,
+    answers: bool,
     definition: ToolDefinition,
+    /// The skill's input contract, checked on the arguments without the reserved keys.
     input: Contract,
+    /// The whole call's shape (`task` and the contract's fields), for an agent-contracts
+    /// server's skill.
+    envelope: Option<Contract>,
     output: Option<Contract>,
     settings: ToolSettings,
 }
@@ -314,17 +376,41 @@ impl RemoteSkill {
             Err(e) => return self.failed(format!("the arguments are not JSON: {e}")),
         };
         // A broken call never reaches the remote agent: the model gets the retry error.
+        let own_fields = match (&self.envelope, &arguments) {
+            (Some(_), Value::Object(map)) => Value::Object(
+                map.iter()
+                    .filter(|(key, _)| {
+                        !agent_contracts_runtime::contract::RESERVED_KEYS.contains(&key.as_str())
+                    })
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
+            _ => arguments.clone(),
+        };
         let checked = agent_contracts_runtime::__private::check_shape(&arguments, limits, 0)
-            .and_then(|()| self.input.check(&arguments, limits));
+            .and_then(|()| match &self.envelope {
+                Some(envelope) => envelope.check(&arguments, limits),
+                None => Ok(()),
+            })
+            .and_then(|()| self.input.check(&own_fields, limits));
         if let Err(retry) = checked {
             return retry.to_json();
         }
-        let message = json!({
-            "messageId": format!("msg-{}", uuid::Uuid::now_v7()),
-            "role": "ROLE_USER",
-            "parts": [{"data": arguments, "mediaType": "application/json"}],
-            "metadata": {"skill": self.definition.name},
-        });
+        let message = match self.answers {
+            false => json!({
+                "messageId": format!("msg-{}", uuid::Uuid::now_v7()),
+                "role": "ROLE_USER",
+                "parts": [{"data": arguments, "mediaType": "application/json"}],
+                "metadata": {"skill": self.skill},
+            }),
+            true => json!({
+                "messageId": format!("msg-{}", uuid::Uuid::now_v7()),
+                "role": "ROLE_USER",
+                "taskId": arguments["task_id"],
+                "parts": [{"text": arguments["answer"]}],
+                "metadata": {"skill": self.skill},
+            }),
+        };
         let result = match self
             .agent
             .rpc("SendMessage", json!({"message": message}), &self.settings)
@@ -375,6 +461,9 @@ impl RemoteSkill {
                 "status": "input_required",
                 "question": text_of(&status["message"]["parts"]),
                 "task_id": task["id"],
+                "answer_with": format!("answer_{}", self.skill),
+                // A refused answer's retry error, when the agent sent one.
+                "details": data_of(&status["message"]["parts"]),
             }),
             Some(
                 crate::TaskState::Rejected | crate::TaskState::Failed | crate::TaskState::Canceled,

@@ -92,3 +92,62 @@ async fn a_skill_of_an_a2a_sdk_agent_is_a_checked_tool() {
     );
     let _ = std::fs::remove_file(&calls);
 }
+
+/// The client against this crate's own server: an agent's skill takes `task` beside its
+/// contract's fields, and a workflow's question comes back with its task ID, answered on the
+/// same task through `answer_<skill>` (an empty answer refused before it is sent).
+#[tokio::test]
+async fn a_workflow_skill_asks_and_is_answered_through_its_answer_tool() {
+    use agent_examples::{agents, event_planning, pipeline};
+    let server = agent_contracts_a2a::A2aServer::new(
+        agents::AGENTS.to_vec(),
+        std::sync::Arc::new(pipeline::canned_model()),
+    )
+    .workflow(event_planning::workflow(), "Plans an event.")
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(server.serve_http_on(listener));
+
+    let agent = RemoteAgent::connect(&url).await.unwrap();
+    let tools = agent.tools(ToolSettings::default()).unwrap();
+    let find = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.definition().name == name)
+            .unwrap_or_else(|| panic!("no tool {name}"))
+    };
+    let planner = find("plan_generator_agent");
+    assert_eq!(
+        planner.definition().parameters["required"],
+        json!(["task", "target_url", "task_name", "collected_information"])
+    );
+    let missing = planner
+        .call(r#"{"task": "Plan", "target_url": "https://a.example", "task_name": "t"}"#)
+        .await;
+    assert_eq!(
+        missing["missing_fields"],
+        json!(["collected_information"]),
+        "{missing}"
+    );
+
+    let asked = find("event_planning")
+        .call(&json!({"task": event_planning::REQUEST}).to_string())
+        .await;
+    assert_eq!(asked["status"], "input_required", "{asked}");
+    assert_eq!(
+        asked["question"],
+        "Do any guests have dietary restrictions?"
+    );
+    assert_eq!(asked["answer_with"], "answer_event_planning");
+    let answer = find("answer_event_planning");
+    let task_id = asked["task_id"].as_str().unwrap();
+    let empty = answer
+        .call(&json!({"task_id": task_id, "answer": ""}).to_string())
+        .await;
+    assert!(empty.to_string().contains("answer"), "{empty}");
+    let done = answer
+        .call(&json!({"task_id": task_id, "answer": "3 vegetarians"}).to_string())
+        .await;
+    assert_eq!(done["output"], event_planning::PLAN, "{done}");
+}

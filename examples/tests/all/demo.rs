@@ -314,7 +314,8 @@ fn plan_pipeline_offers_the_skills_of_a2a_agents() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = stdout(&out);
-    let skills = agent_examples::agents::AGENTS.len() + 1;
+    // Every agent, the workflow and the tool that answers the workflow's questions.
+    let skills = agent_examples::agents::AGENTS.len() + 2;
     assert!(
         text.contains(&format!("=== A2A agent {demo_url}: {skills} skills (")),
         "{text}"
