@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+mod a2a;
 mod convention;
 mod eval;
 mod folder;
@@ -129,6 +130,22 @@ enum Command {
     /// checked against the output contract
     #[command(after_help = EXIT_CODES)]
     Mcp {
+        /// `openai:<model>`, `azure:<deployment>` or `anthropic:<model>`, or a
+        /// comma-separated list tried in order (`openai:gpt-4o,anthropic:claude-sonnet-4-5`)
+        #[arg(long, value_name = "PROVIDER:MODEL")]
+        model: String,
+        #[command(flatten)]
+        serving: serve::Serving,
+        #[command(flatten)]
+        providers: ProviderEnv,
+    },
+    /// Serve the folder's agents as an A2A agent over HTTP (`--http ADDR`): the agent card at
+    /// `/.well-known/agent-card.json` (one skill per agent, its contracts in the card's
+    /// `urn:agent-contracts:contracts:v1` extension), JSON-RPC at `/`; each message's data
+    /// part checked against the skill's input contract, answered by the model, the answer
+    /// checked against the output contract
+    #[command(after_help = EXIT_CODES)]
+    A2a {
         /// `openai:<model>`, `azure:<deployment>` or `anthropic:<model>`, or a
         /// comma-separated list tried in order (`openai:gpt-4o,anthropic:claude-sonnet-4-5`)
         #[arg(long, value_name = "PROVIDER:MODEL")]
@@ -277,6 +294,23 @@ fn run(command: Command, schemas: &Path) -> Result<(), Failure> {
             let model = agent_contracts::llm::from_spec_with(&model, |name| providers.var(name))
                 .map_err(|e| Failure::Usage(format!("--model {model}: {e}")))?;
             let server = agent_contracts::mcp::AgentServer::new(agents, model);
+            plan.serve(server, BIN, async |server| Ok(server))
+        }
+        Command::A2a {
+            model,
+            serving,
+            providers,
+        } => {
+            // What needs no model first: a refused token costs no connection.
+            let plan = a2a::plan(&serving, BIN)?;
+            let agents = UserAgent::load_all(schemas).map_err(Failure::Usage)?;
+            let agents: Vec<&'static dyn DynAgent> = agents
+                .into_iter()
+                .map(|agent| &*Box::leak(Box::new(agent)) as &'static dyn DynAgent)
+                .collect();
+            let model = agent_contracts::llm::from_spec_with(&model, |name| providers.var(name))
+                .map_err(|e| Failure::Usage(format!("--model {model}: {e}")))?;
+            let server = agent_contracts::a2a::A2aServer::new(agents, model);
             plan.serve(server, BIN, async |server| Ok(server))
         }
         Command::Eval { args } => eval::eval(schemas, args),

@@ -54,6 +54,7 @@
 //! | `native-tls` | | TLS by the platform's library, for the providers |
 //! | `llm` | | `llm`: OpenAI-compatible and Anthropic models, retries, fallback, routing |
 //! | `mcp` | | `mcp`: agents and workflows as MCP tools, MCP servers' tools for agents |
+//! | `a2a` | | `a2a`: agents and workflows as A2A agents, remote A2A skills for agents |
 //! | `sqlite`, `postgres` | | `store`: durable runs in SQLite or PostgreSQL (and in files) |
 //!
 //! # The guide
@@ -97,6 +98,13 @@ pub mod llm {
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp {
     pub use agent_contracts_mcp::*;
+}
+
+/// Agents and workflows served as A2A agents, and remote A2A agents' skills used by agents.
+#[cfg(feature = "a2a")]
+#[cfg_attr(docsrs, doc(cfg(feature = "a2a")))]
+pub mod a2a {
+    pub use agent_contracts_a2a::*;
 }
 
 /// OpenTelemetry export: the runtime's spans ([`telemetry`]), contract

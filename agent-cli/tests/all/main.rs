@@ -3,6 +3,7 @@
 //! `schemas/` folder (the contracts the examples compile in) or on the user crate of
 //! `tests/fixtures/user_crate`.
 
+mod a2a;
 mod bench;
 mod cli;
 mod convention;

@@ -16,6 +16,8 @@ use std::sync::Arc;
 
 // The convention and the MCP flags are `agent-contract`'s own files, so the binaries keep one
 // text of them (agent-contracts-cli has no library to share them through).
+#[path = "../../../agent-cli/src/a2a.rs"]
+mod a2a;
 #[path = "../../../agent-cli/src/convention.rs"]
 mod convention;
 #[path = "../../../agent-cli/src/serve.rs"]
@@ -58,6 +60,21 @@ enum Command {
     /// or over streamable HTTP at `/mcp`
     #[command(after_help = EXIT_CODES)]
     Mcp {
+        /// `openai:<model>`, `azure:<deployment>` or `anthropic:<model>`; without it, canned
+        /// answers, offline
+        #[arg(long, value_name = "PROVIDER:MODEL")]
+        model: Option<String>,
+        #[command(flatten)]
+        serving: serve::Serving,
+        #[command(flatten)]
+        durable: Durable,
+        #[command(flatten)]
+        providers: ProviderEnv,
+    },
+    /// Serve the compiled-in agents and the event-planning workflow as an A2A agent over HTTP
+    /// (`--http ADDR`): the agent card at `/.well-known/agent-card.json`, JSON-RPC at `/`
+    #[command(after_help = EXIT_CODES)]
+    A2a {
         /// `openai:<model>`, `azure:<deployment>` or `anthropic:<model>`; without it, canned
         /// answers, offline
         #[arg(long, value_name = "PROVIDER:MODEL")]
@@ -163,6 +180,38 @@ fn run(command: Command) -> Result<(), Failure> {
             )
             .map_err(Failure::Usage)?;
             let server = agent_contracts::mcp::AgentServer::new(agents::AGENTS.to_vec(), model)
+                .workflow(event_planning::workflow(), EVENT_PLANNING)
+                .map_err(|e| Failure::Failed(e.to_string()))?;
+            plan.serve(server, BIN, async |server| {
+                let Some((url, key)) = store else {
+                    return Ok(server);
+                };
+                let store = agent_contracts::store::open(&url).await.map_err(|e| {
+                    let url = agent_contracts::store::redact_url(&url);
+                    Failure::Usage(format!("--store {url}: {e}"))
+                })?;
+                server
+                    .with_store(store, key)
+                    .map_err(|e| Failure::Usage(format!("{KEY_VAR} (--mcp-key): {e}")))
+            })
+        }
+        Command::A2a {
+            model,
+            serving,
+            durable,
+            providers,
+        } => {
+            // What needs no model first: a refused token or key costs no connection.
+            let plan = a2a::plan(&serving, BIN)?;
+            let store = durable.checked()?;
+            let (model, _) = report::model(
+                BIN,
+                model.as_deref(),
+                |name| providers.var(name),
+                || Arc::new(pipeline::canned_model()),
+            )
+            .map_err(Failure::Usage)?;
+            let server = agent_contracts::a2a::A2aServer::new(agents::AGENTS.to_vec(), model)
                 .workflow(event_planning::workflow(), EVENT_PLANNING)
                 .map_err(|e| Failure::Failed(e.to_string()))?;
             plan.serve(server, BIN, async |server| {

@@ -45,6 +45,12 @@ struct Args {
     /// tool's schemas checked on the way in and out
     #[arg(long = "mcp-config", value_name = "FILE", conflicts_with = "declared")]
     mcp_config: Option<std::path::PathBuf>,
+    /// An A2A agent's base URL (its card at `/.well-known/agent-card.json`): the main agent
+    /// gets its skills beside its sub-agents, each call checked against the skill's schemas
+    /// (the card's `urn:agent-contracts:contracts:v1` extension) on the way in and out.
+    /// Repeatable
+    #[arg(long = "a2a", value_name = "URL", conflicts_with = "declared")]
+    a2a: Vec<String>,
     /// Streams each answer, printing it on stderr as it arrives; an answer that breaks its
     /// output contract is stopped there and asked again. stdout keeps the transcript.
     #[arg(long, conflicts_with = "declared")]
@@ -78,10 +84,13 @@ async fn run(args: Args) -> Result<(), Failure> {
     )
     .map_err(Failure::Usage)?;
     print!("{line}");
-    let tools = match &args.mcp_config {
+    let mut tools = match &args.mcp_config {
         Some(path) => mcp_tools(path).await.map_err(Failure::Usage)?,
         None => Vec::new(),
     };
+    if !args.a2a.is_empty() {
+        tools.extend(a2a_tools(&args.a2a).await.map_err(Failure::Usage)?);
+    }
     let config = agent_contracts::Config::default().with_delivery(match args.stream {
         true => report::streamed_to_stderr(),
         false => agent_contracts::stream::Delivery::Whole,
@@ -127,6 +136,34 @@ async fn mcp_tools(path: &std::path::Path) -> Result<Vec<Arc<dyn agent_contracts
             .map_err(|e| e.to_string())?;
         println!("=== MCP server `{name}`: {} tools ===", offered.len());
         // Each tool keeps the connection open as long as it lives.
+        tools.extend(offered);
+    }
+    Ok(tools)
+}
+
+/// Without the `a2a` feature the A2A client is not compiled in: say how to get it.
+#[cfg(not(feature = "a2a"))]
+async fn a2a_tools(urls: &[String]) -> Result<Vec<Arc<dyn agent_contracts::Tool>>, String> {
+    let flag = format!("--a2a {}", urls[0]);
+    Err(report::not_built("plan-pipeline", "a2a", &flag))
+}
+
+/// The skills of every A2A agent at `urls`, as tools.
+#[cfg(feature = "a2a")]
+async fn a2a_tools(urls: &[String]) -> Result<Vec<Arc<dyn agent_contracts::Tool>>, String> {
+    use agent_contracts::a2a::client::{RemoteAgent, ToolSettings};
+    let mut tools = Vec::new();
+    for url in urls {
+        let agent = RemoteAgent::connect(url).await.map_err(|e| e.to_string())?;
+        let offered = agent
+            .tools(ToolSettings::default())
+            .map_err(|e| e.to_string())?;
+        let names: Vec<String> = offered.iter().map(|t| t.definition().name).collect();
+        println!(
+            "=== A2A agent {url}: {} skills ({}) ===",
+            offered.len(),
+            names.join(", ")
+        );
         tools.extend(offered);
     }
     Ok(tools)

@@ -238,6 +238,177 @@ fn plan_pipeline_offers_the_tools_of_an_mcp_servers_file() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Kills a server when the test ends, passed or not.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `command`, and reads the first line its `stream` writes.
+fn started(mut command: std::process::Command, stderr: bool) -> (Running, String) {
+    use std::io::BufRead as _;
+    let piped = std::process::Stdio::piped;
+    let mut child = match stderr {
+        true => command.stderr(piped()).spawn().unwrap(),
+        false => command.stdout(piped()).spawn().unwrap(),
+    };
+    let mut line = String::new();
+    match stderr {
+        true => std::io::BufReader::new(child.stderr.take().unwrap()).read_line(&mut line),
+        false => std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line),
+    }
+    .unwrap();
+    (Running(child), line)
+}
+
+#[test]
+fn plan_pipeline_offers_the_skills_of_a2a_agents() {
+    // `agent-demo a2a`, offline on canned answers: every agent and the workflow.
+    let mut demo = std::process::Command::new(env!("CARGO_BIN_EXE_agent-demo"));
+    demo.args(["a2a", "--http", "127.0.0.1:0"])
+        .env_remove("AGENT_CONTRACT_MCP_TOKEN");
+    let (_demo, line) = started(demo, true);
+    let demo_url = line
+        .strip_prefix("agent-demo: serving A2A at ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_owned();
+    let mut args = vec!["--a2a".to_owned(), demo_url.clone()];
+    // An agent served by the official Python SDK, when python3 has it (.ci/run installs it).
+    let python = std::process::Command::new("python3")
+        .args(["-c", "import a2a.server, uvicorn, starlette"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    let calls =
+        std::env::temp_dir().join(format!("plan-pipeline-a2a-{}.jsonl", std::process::id()));
+    let _python = python.then(|| {
+        let mut server = std::process::Command::new("python3");
+        server
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../agent-a2a/tests/python/server.py"
+            ))
+            .arg(&calls);
+        let (running, line) = started(server, false);
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap()
+            .to_owned();
+        args.extend(["--a2a".to_owned(), url]);
+        running
+    });
+    let out = Command::cargo_bin("plan-pipeline")
+        .unwrap()
+        .args(&args)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    // Every agent, the workflow and the tool that answers the workflow's questions.
+    let skills = agent_examples::agents::AGENTS.len() + 2;
+    assert!(
+        text.contains(&format!("=== A2A agent {demo_url}: {skills} skills (")),
+        "{text}"
+    );
+    if python {
+        assert!(text.contains(": 1 skills (add) ==="), "{text}");
+        // The scripted main agent never calls it: nothing reached the agent.
+        assert!(!calls.exists());
+    }
+    assert!(text.contains("=== [main_agent] assistant ===\nThe crawl plan is written to"));
+    // An address with no agent: a usage error naming it.
+    let out = Command::cargo_bin("plan-pipeline")
+        .unwrap()
+        .args(["--a2a", "http://127.0.0.1:9"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the A2A agent at http://127.0.0.1:9 could not be reached"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn agent_demo_a2a_answers_a_task_paused_through_another_instance_on_its_store() {
+    let python = std::process::Command::new("python3")
+        .args(["-c", "import a2a.client"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !python {
+        eprintln!("skipped: python3 has no `a2a` package (pip install a2a-sdk; .ci/run does)");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("agent-demo-a2a-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite:{}", dir.join("runs.db").display());
+    let instance = || {
+        let mut demo = std::process::Command::new(env!("CARGO_BIN_EXE_agent-demo"));
+        demo.args(["a2a", "--http", "127.0.0.1:0", "--store", &url])
+            .env(
+                "AGENT_CONTRACT_MCP_KEY",
+                "00112233445566778899aabbccddeeff0123456789abcdef0123456789abcdef",
+            )
+            .env_remove("AGENT_CONTRACT_MCP_TOKEN");
+        let (running, line) = started(demo, true);
+        let base = line
+            .strip_prefix("agent-demo: serving A2A at ")
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("{line}"))
+            .to_owned();
+        (running, base)
+    };
+    let (_first, first) = instance();
+    let (_second, second) = instance();
+    // The official client: the run pauses through the first instance, an empty answer is
+    // refused and the real one finishes it through the second.
+    let out = std::process::Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../agent-a2a/tests/python/client.py"
+        ))
+        .args(["workflow", &first, &second])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let verdict: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        verdict["paused"]["status"]["state"],
+        "TASK_STATE_INPUT_REQUIRED"
+    );
+    assert_eq!(
+        verdict["empty"]["status"]["state"],
+        "TASK_STATE_INPUT_REQUIRED"
+    );
+    let answered = &verdict["answered"];
+    assert_eq!(answered["id"], verdict["paused"]["id"]);
+    assert_eq!(
+        answered["status"]["state"], "TASK_STATE_COMPLETED",
+        "{answered}"
+    );
+    assert_eq!(
+        answered["artifacts"][0]["parts"][0]["data"]["output"],
+        agent_examples::event_planning::PLAN
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `agent-demo bench`: one JSON line with the documented keys.
 fn bench(args: &[&str]) -> serde_json::Map<String, serde_json::Value> {
     let out = demo().arg("bench").args(args).output().unwrap();

@@ -15,7 +15,7 @@ use proc_macro2::{TokenStream, TokenTree};
 use syn::{Item, UseTree};
 
 /// The crates whose modules must form no cycle.
-const CRATES: [&str; 11] = [
+const CRATES: [&str; 12] = [
     "agent-contracts",
     "agent-schema",
     "agent-contract",
@@ -24,6 +24,7 @@ const CRATES: [&str; 11] = [
     "agent-codegen",
     "agent-llm",
     "agent-mcp",
+    "agent-a2a",
     "agent-store",
     "agent-cli",
     "examples",

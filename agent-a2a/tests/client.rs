@@ -1,0 +1,153 @@
+//! The client against an agent served by the official Python SDK (`a2a-sdk`,
+//! `tests/python/server.py`): its skill offered as a tool with the card's schemas, a call
+//! that breaks the input schema refused before it is sent (the agent's log of calls shows it
+//! never arrived), a valid call answered, and an answer that breaks the output schema refused.
+//! Without the `a2a` package in python3 the test says so and passes.
+
+use agent_contracts_a2a::client::{RemoteAgent, ToolSettings};
+use serde_json::json;
+use std::io::BufRead as _;
+
+const SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/server.py");
+
+fn python_sdk() -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", "import a2a.server, uvicorn, starlette"])
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+/// Kills the Python server when the test ends, passed or not.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn a_skill_of_an_a2a_sdk_agent_is_a_checked_tool() {
+    if !python_sdk() {
+        eprintln!(
+            "skipped: python3 has no `a2a` package (pip install a2a-sdk[http-server]; .ci/run does)"
+        );
+        return;
+    }
+    let calls = std::env::temp_dir().join(format!("a2a-calls-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&calls);
+    let mut child = std::process::Command::new("python3")
+        .arg(SERVER)
+        .arg(&calls)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let _running = Running(child);
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_owned();
+
+    let agent = RemoteAgent::connect(&url).await.unwrap();
+    let tools = agent.tools(ToolSettings::default()).unwrap();
+    assert_eq!(tools.len(), 1);
+    let add = &tools[0];
+    let definition = add.definition();
+    assert_eq!(definition.name, "add");
+    assert_eq!(definition.parameters["required"], json!(["a", "b"]));
+
+    // Broken calls never reach the agent: the model gets the retry error.
+    let refused = add.call(r#"{"a": 2}"#).await;
+    assert_eq!(refused["missing_fields"], json!(["b"]), "{refused}");
+    let refused = add.call(r#"{"a": "two", "b": 3}"#).await;
+    assert!(refused.to_string().contains("\"a\""), "{refused}");
+    assert!(!calls.exists(), "a refused call reached the agent");
+
+    // A valid call: the agent's data part, checked against the output schema (the integer
+    // arrives as the protobuf double `5.0`).
+    let answer = add.call(r#"{"a": 2, "b": 3}"#).await;
+    assert_eq!(answer, json!({"sum": 5.0}));
+    // An answer that breaks the output schema is refused, with what is wrong.
+    let broken = add.call(r#"{"a": 0, "b": 0}"#).await;
+    assert_eq!(broken["success"], false, "{broken}");
+    assert_eq!(
+        broken["error"],
+        "the remote agent's answer breaks the skill's output schema"
+    );
+    let received: Vec<serde_json::Value> = std::fs::read_to_string(&calls)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        received,
+        [json!({"a": 2.0, "b": 3.0}), json!({"a": 0.0, "b": 0.0})]
+    );
+    let _ = std::fs::remove_file(&calls);
+}
+
+/// The client against this crate's own server: an agent's skill takes `task` beside its
+/// contract's fields, and a workflow's question comes back with its task ID, answered on the
+/// same task through `answer_<skill>` (an empty answer refused before it is sent).
+#[tokio::test]
+async fn a_workflow_skill_asks_and_is_answered_through_its_answer_tool() {
+    use agent_examples::{agents, event_planning, pipeline};
+    let server = agent_contracts_a2a::A2aServer::new(
+        agents::AGENTS.to_vec(),
+        std::sync::Arc::new(pipeline::canned_model()),
+    )
+    .workflow(event_planning::workflow(), "Plans an event.")
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(server.serve_http_on(listener));
+
+    let agent = RemoteAgent::connect(&url).await.unwrap();
+    let tools = agent.tools(ToolSettings::default()).unwrap();
+    let find = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.definition().name == name)
+            .unwrap_or_else(|| panic!("no tool {name}"))
+    };
+    let planner = find("plan_generator_agent");
+    assert_eq!(
+        planner.definition().parameters["required"],
+        json!(["task", "target_url", "task_name", "collected_information"])
+    );
+    let missing = planner
+        .call(r#"{"task": "Plan", "target_url": "https://a.example", "task_name": "t"}"#)
+        .await;
+    assert_eq!(
+        missing["missing_fields"],
+        json!(["collected_information"]),
+        "{missing}"
+    );
+
+    let asked = find("event_planning")
+        .call(&json!({"task": event_planning::REQUEST}).to_string())
+        .await;
+    assert_eq!(asked["status"], "input_required", "{asked}");
+    assert_eq!(
+        asked["question"],
+        "Do any guests have dietary restrictions?"
+    );
+    assert_eq!(asked["answer_with"], "answer_event_planning");
+    let answer = find("answer_event_planning");
+    let task_id = asked["task_id"].as_str().unwrap();
+    let empty = answer
+        .call(&json!({"task_id": task_id, "answer": ""}).to_string())
+        .await;
+    assert!(empty.to_string().contains("answer"), "{empty}");
+    let done = answer
+        .call(&json!({"task_id": task_id, "answer": "3 vegetarians"}).to_string())
+        .await;
+    assert_eq!(done["output"], event_planning::PLAN, "{done}");
+}
