@@ -7,6 +7,7 @@ mod access;
 mod bounds;
 mod client;
 mod http;
+mod oauth;
 mod progress;
 mod stdio;
 mod workflow;
