@@ -180,28 +180,57 @@ impl McpServer {
         headers: &[(String, String)],
     ) -> Result<Self, ClientError> {
         let name = name.into();
-        crate::tls::install_crypto_provider();
-        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        let mut config = transport_config(&name, url, headers)?;
         if let Some(token) = bearer {
             config = config.auth_header(token.to_owned());
         }
-        let mut custom = std::collections::HashMap::new();
-        for (header, value) in headers {
-            let refused = |what: &str| ClientError::Connect {
+        Self::start(
+            name,
+            url,
+            StreamableHttpClientTransport::from_config(config),
+        )
+        .await
+    }
+
+    /// Connects to a streamable HTTP endpoint with the OAuth tokens `manager` holds (see
+    /// [`authorize`](crate::authorize)): each request carries the access token, refreshed
+    /// with the refresh token when it nears its expiry; `headers` as for
+    /// [`http_with_headers`](Self::http_with_headers).
+    pub async fn http_authorized(
+        name: impl Into<String>,
+        url: &str,
+        manager: rmcp::transport::auth::AuthorizationManager,
+        headers: &[(String, String)],
+    ) -> Result<Self, ClientError> {
+        let name = name.into();
+        let config = transport_config(&name, url, headers)?;
+        let client = reqwest::Client::builder()
+            // rmcp's own client's settings: no idle pool (a stall on Linux otherwise), and
+            // no redirect, which would replay the token elsewhere.
+            .pool_max_idle_per_host(0)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| ClientError::Connect {
                 server: name.clone(),
-                reason: format!("the header `{header}`: {what}"),
-            };
-            let header_name = axum::http::HeaderName::from_bytes(header.as_bytes())
-                .map_err(|_| refused("not a valid header name"))?;
-            let mut header_value = axum::http::HeaderValue::from_str(value)
-                .map_err(|_| refused("not a valid header value"))?;
-            header_value.set_sensitive(true);
-            custom.insert(header_name, header_value);
-        }
-        if !custom.is_empty() {
-            config = config.custom_headers(custom);
-        }
-        let transport = StreamableHttpClientTransport::from_config(config);
+                reason: e.to_string(),
+            })?;
+        let client = rmcp::transport::auth::AuthClient::new(client, manager);
+        Self::start(
+            name,
+            url,
+            StreamableHttpClientTransport::with_client(client, config),
+        )
+        .await
+    }
+
+    async fn start<C>(
+        name: String,
+        url: &str,
+        transport: StreamableHttpClientTransport<C>,
+    ) -> Result<Self, ClientError>
+    where
+        C: rmcp::transport::streamable_http_client::StreamableHttpClient<Error = reqwest::Error>,
+    {
         let service =
             ().serve(transport)
                 .await
@@ -215,7 +244,6 @@ impl McpServer {
             service: Arc::new(service),
         })
     }
-
     /// The server's name, as its tools' errors say it.
     pub fn name(&self) -> &str {
         &self.name
@@ -239,6 +267,34 @@ impl McpServer {
             })
             .collect()
     }
+}
+
+/// The transport's settings for `url`, with `headers` (checked, their values marked
+/// sensitive); the crypto provider installed for `https://`.
+fn transport_config(
+    name: &str,
+    url: &str,
+    headers: &[(String, String)],
+) -> Result<StreamableHttpClientTransportConfig, ClientError> {
+    crate::tls::install_crypto_provider();
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    let mut custom = std::collections::HashMap::new();
+    for (header, value) in headers {
+        let refused = |what: &str| ClientError::Connect {
+            server: name.to_owned(),
+            reason: format!("the header `{header}`: {what}"),
+        };
+        let header_name = axum::http::HeaderName::from_bytes(header.as_bytes())
+            .map_err(|_| refused("not a valid header name"))?;
+        let mut header_value = axum::http::HeaderValue::from_str(value)
+            .map_err(|_| refused("not a valid header value"))?;
+        header_value.set_sensitive(true);
+        custom.insert(header_name, header_value);
+    }
+    if !custom.is_empty() {
+        config = config.custom_headers(custom);
+    }
+    Ok(config)
 }
 
 /// The servers of an `mcpServers` file, the format MCP hosts write (Claude Desktop, Cursor,

@@ -66,6 +66,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use workflow::{Caller, Runs, ServedWorkflow};
 
+pub mod authorize;
 pub mod client;
 mod connections;
 mod disconnect;

@@ -12,9 +12,7 @@ use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-#[path = "../support/jwt.rs"]
-mod jwt;
-use jwt::{AUDIENCE, ISSUER, METADATA_URL, Signer, claims, jwks_server, now};
+use crate::jwt::{AUDIENCE, ISSUER, METADATA_URL, Signer, claims, jwks_server, now};
 
 async fn serve(settings: HttpSettings) -> SocketAddr {
     let model = Arc::new(ScriptedModel::default());
