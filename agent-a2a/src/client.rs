@@ -84,6 +84,17 @@ impl std::fmt::Debug for RemoteAgent {
     }
 }
 
+/// Installs ring as the process's rustls crypto provider unless one is installed: reqwest's
+/// rustls (without aws-lc-rs, which this workspace leaves out for its C build) needs one to
+/// build any client.
+fn install_crypto_provider() {
+    #[cfg(feature = "rustls")]
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Another thread may install one first: either way one is installed.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
 /// An error and its sources, one after the other (reqwest's own text names only the URL).
 fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
@@ -127,6 +138,7 @@ impl RemoteAgent {
             url: base.clone(),
             reason,
         };
+        install_crypto_provider();
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(30))
             .build()

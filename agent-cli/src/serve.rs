@@ -7,7 +7,7 @@
 //! pause, so `agent-contract mcp` has none.
 
 use crate::convention::Failure;
-use agent_contracts::mcp::{AgentServer, HttpSettings, Sessions};
+use agent_contracts::mcp::{AgentServer, HttpSettings, Sessions, oauth::OAuth};
 use std::net::SocketAddr;
 
 /// The variable of the HTTP endpoint's bearer token.
@@ -39,6 +39,25 @@ pub struct Serving {
     /// output of `openssl rand -hex 32`); required beyond loopback unless --no-auth
     #[arg(long = "mcp-token", env = TOKEN_VAR, hide_env_values = true, value_name = "TOKEN")]
     pub token: Option<String>,
+    /// With --http: also take OAuth access tokens (JWTs) issued by this authorization server
+    /// (their `iss`), whose protected-resource metadata the endpoint then serves at
+    /// /.well-known/oauth-protected-resource; needs --oauth-jwks-url and --oauth-audience
+    #[arg(
+        long = "oauth-issuer",
+        value_name = "URL",
+        requires_all = ["oauth_jwks_url", "oauth_audience"]
+    )]
+    pub oauth_issuer: Option<String>,
+    /// With --oauth-issuer: the JWKS the tokens' signatures are checked against
+    #[arg(long = "oauth-jwks-url", value_name = "URL", requires = "oauth_issuer")]
+    pub oauth_jwks_url: Option<String>,
+    /// With --oauth-issuer: the audience tokens must be for (their `aud`), such as this
+    /// server's URL (`https://agents.example.com/mcp`)
+    #[arg(long = "oauth-audience", value_name = "AUD", requires = "oauth_issuer")]
+    pub oauth_audience: Option<String>,
+    /// With --oauth-issuer: a scope tokens must carry. Repeatable
+    #[arg(long = "oauth-scope", value_name = "SCOPE", requires = "oauth_issuer")]
+    pub oauth_scopes: Vec<String>,
 }
 
 /// What [`Serving::plan`] checked: the endpoint.
@@ -67,6 +86,18 @@ impl Serving {
         for origin in &self.allowed_origins {
             settings = settings.allowed_origin(origin.clone());
         }
+        if let (Some(issuer), Some(jwks), Some(audience)) = (
+            &self.oauth_issuer,
+            &self.oauth_jwks_url,
+            &self.oauth_audience,
+        ) {
+            let oauth = self.oauth_scopes.iter().fold(
+                OAuth::new(issuer.clone(), jwks.clone(), audience.clone()),
+                |oauth, scope| oauth.scope(scope.clone()),
+            );
+            settings = settings.oauth(oauth);
+        }
+        let oauth = self.oauth_issuer.is_some();
         match &self.token {
             Some(token) if token.len() >= 16 => settings = settings.bearer_token(token.clone()),
             Some(_) => {
@@ -74,13 +105,13 @@ impl Serving {
                     "{TOKEN_VAR} (--mcp-token) is shorter than 16 characters; use a long random secret, such as the output of `openssl rand -hex 32`"
                 )));
             }
-            None if addr.ip().is_loopback() => {}
+            None if addr.ip().is_loopback() || oauth => {}
             None if self.no_auth => eprintln!(
                 "{bin}: warning: serving {addr} without a token (--no-auth): anyone who reaches it runs the agents on this model account"
             ),
             None => {
                 return Err(Failure::Usage(format!(
-                    "--http {addr} is reachable beyond this machine; set a bearer token in {TOKEN_VAR} (--mcp-token), or pass --no-auth to serve it without one"
+                    "--http {addr} is reachable beyond this machine; set a bearer token in {TOKEN_VAR} (--mcp-token) or an authorization server (--oauth-issuer), or pass --no-auth to serve it without one"
                 )));
             }
         }

@@ -99,6 +99,18 @@ pub(crate) fn header_value(
     Ok(value)
 }
 
+/// Installs ring as the process's rustls crypto provider unless one is installed: reqwest's
+/// rustls (without aws-lc-rs, which this workspace leaves out for its C build) needs one to
+/// build any client. Its verifier trusts the platform's roots, or `SSL_CERT_FILE` and
+/// `SSL_CERT_DIR` when they are set.
+pub(crate) fn install_crypto_provider() {
+    #[cfg(feature = "rustls")]
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Another thread may install one first: either way one is installed.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
 /// An HTTP client bound to one provider's settings.
 #[derive(Debug, Clone)]
 pub(crate) struct Http {
@@ -112,6 +124,7 @@ pub(crate) struct Http {
 impl Http {
     pub fn new(settings: Settings) -> Result<Self, ConfigError> {
         let base = base_url(&settings.base_url)?;
+        install_crypto_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(settings.connect_timeout)
             .build()

@@ -156,31 +156,94 @@ impl McpServer {
 
     /// Connects to a streamable HTTP endpoint, with `Authorization: Bearer <token>` when a
     /// token is given (it is never shown in errors).
+    ///
+    /// An `https://` endpoint's certificate is checked against the platform's roots, or the
+    /// certificates of `SSL_CERT_FILE` and `SSL_CERT_DIR` when they are set (the `rustls`
+    /// feature; `native-tls` asks the platform's library). A refused certificate is a
+    /// [`ClientError::Connect`] that names the host and what is wrong with the certificate.
     pub async fn http(
         name: impl Into<String>,
         url: &str,
         bearer: Option<&str>,
     ) -> Result<Self, ClientError> {
+        Self::http_with_headers(name, url, bearer, &[]).await
+    }
+
+    /// [`http`](Self::http), with `headers` (name, value) sent on every request besides
+    /// (an API key header, a tenant), their values never shown. A name or value HTTP does not
+    /// allow, or a header the transport sets itself (`Accept`, `Mcp-Session-Id`, ...), is a
+    /// [`ClientError::Connect`].
+    pub async fn http_with_headers(
+        name: impl Into<String>,
+        url: &str,
+        bearer: Option<&str>,
+        headers: &[(String, String)],
+    ) -> Result<Self, ClientError> {
         let name = name.into();
-        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        let mut config = transport_config(&name, url, headers)?;
         if let Some(token) = bearer {
             config = config.auth_header(token.to_owned());
         }
-        let transport = StreamableHttpClientTransport::from_config(config);
+        Self::start(
+            name,
+            url,
+            StreamableHttpClientTransport::from_config(config),
+        )
+        .await
+    }
+
+    /// Connects to a streamable HTTP endpoint with the OAuth tokens `manager` holds (see
+    /// [`authorize`](crate::authorize)): each request carries the access token, refreshed
+    /// with the refresh token when it nears its expiry; `headers` as for
+    /// [`http_with_headers`](Self::http_with_headers).
+    pub async fn http_authorized(
+        name: impl Into<String>,
+        url: &str,
+        manager: rmcp::transport::auth::AuthorizationManager,
+        headers: &[(String, String)],
+    ) -> Result<Self, ClientError> {
+        let name = name.into();
+        let config = transport_config(&name, url, headers)?;
+        let client = reqwest::Client::builder()
+            // rmcp's own client's settings: no idle pool (a stall on Linux otherwise), and
+            // no redirect, which would replay the token elsewhere.
+            .pool_max_idle_per_host(0)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| ClientError::Connect {
+                server: name.clone(),
+                reason: e.to_string(),
+            })?;
+        let client = rmcp::transport::auth::AuthClient::new(client, manager);
+        Self::start(
+            name,
+            url,
+            StreamableHttpClientTransport::with_client(client, config),
+        )
+        .await
+    }
+
+    async fn start<C>(
+        name: String,
+        url: &str,
+        transport: StreamableHttpClientTransport<C>,
+    ) -> Result<Self, ClientError>
+    where
+        C: rmcp::transport::streamable_http_client::StreamableHttpClient<Error = reqwest::Error>,
+    {
         let service =
             ().serve(transport)
                 .await
                 .map_err(|e| ClientError::Connect {
                     server: name.clone(),
-                    // The error names the URL at most; the token is in no error rmcp writes.
-                    reason: e.to_string(),
+                    // The token is in no error rmcp or reqwest writes.
+                    reason: crate::tls::connect_failure(url, &e),
                 })?;
         Ok(Self {
             name,
             service: Arc::new(service),
         })
     }
-
     /// The server's name, as its tools' errors say it.
     pub fn name(&self) -> &str {
         &self.name
@@ -206,15 +269,44 @@ impl McpServer {
     }
 }
 
+/// The transport's settings for `url`, with `headers` (checked, their values marked
+/// sensitive); the crypto provider installed for `https://`.
+fn transport_config(
+    name: &str,
+    url: &str,
+    headers: &[(String, String)],
+) -> Result<StreamableHttpClientTransportConfig, ClientError> {
+    crate::tls::install_crypto_provider();
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    let mut custom = std::collections::HashMap::new();
+    for (header, value) in headers {
+        let refused = |what: &str| ClientError::Connect {
+            server: name.to_owned(),
+            reason: format!("the header `{header}`: {what}"),
+        };
+        let header_name = axum::http::HeaderName::from_bytes(header.as_bytes())
+            .map_err(|_| refused("not a valid header name"))?;
+        let mut header_value = axum::http::HeaderValue::from_str(value)
+            .map_err(|_| refused("not a valid header value"))?;
+        header_value.set_sensitive(true);
+        custom.insert(header_name, header_value);
+    }
+    if !custom.is_empty() {
+        config = config.custom_headers(custom);
+    }
+    Ok(config)
+}
+
 /// The servers of an `mcpServers` file, the format MCP hosts write (Claude Desktop, Cursor,
 /// VS Code): each entry either starts a command (`command`, `args`, `env`) or reaches a URL
-/// (`url`, and `headers` with at most an `Authorization: Bearer <token>`).
+/// (`url`, and `headers`: an `Authorization: Bearer <token>` and any others, sent on every
+/// request).
 ///
 /// ```
 /// use agent_contracts_mcp::client::{ServerSpec, server_specs};
 ///
 /// let specs = server_specs(r#"{"mcpServers": {
-///     "agents": {"url": "http://127.0.0.1:8080/mcp", "headers": {"Authorization": "Bearer t0ken-t0ken"}},
+///     "agents": {"url": "http://127.0.0.1:8080/mcp", "headers": {"Authorization": "Bearer t0ken-t0ken", "X-Tenant": "acme"}},
 ///     "sums": {"command": "python3", "args": ["server.py"], "env": {"LOG": "1"}}
 /// }}"#).unwrap();
 /// assert_eq!(specs[0].0, "agents");
@@ -266,19 +358,25 @@ pub fn server_specs(text: &str) -> Result<Vec<(String, ServerSpec)>, ClientError
                 },
                 (None, Some(Value::String(url))) => {
                     let mut bearer = None;
+                    let mut headers = Vec::new();
                     for (header, value) in pairs("headers")? {
-                        match (header.eq_ignore_ascii_case("authorization"), value.strip_prefix("Bearer ")) {
+                        match (
+                            header.eq_ignore_ascii_case("authorization"),
+                            value.strip_prefix("Bearer "),
+                        ) {
                             (true, Some(token)) => bearer = Some(token.to_owned()),
-                            _ => {
+                            (true, None) => {
                                 return Err(at(&format!(
-                                    "the header `{header}` is not supported: only `Authorization: Bearer <token>`"
+                                    "the header `{header}` must be `Bearer <token>`"
                                 )));
                             }
+                            (false, _) => headers.push((header, value)),
                         }
                     }
                     ServerSpec::Url {
                         url: url.clone(),
                         bearer,
+                        headers,
                     }
                 }
                 _ => return Err(at("give either `command` or `url`, as a string")),
@@ -307,6 +405,8 @@ pub enum ServerSpec {
         url: String,
         /// The bearer token, if any (never shown: see `Debug`).
         bearer: Option<String>,
+        /// Other headers sent on every request, name and value (values never shown).
+        headers: Vec<(String, String)>,
     },
 }
 
@@ -319,10 +419,18 @@ impl fmt::Debug for ServerSpec {
                 .field("args", args)
                 .field("env", &env.iter().map(|(k, _)| k).collect::<Vec<_>>())
                 .finish(),
-            Self::Url { url, bearer } => f
+            Self::Url {
+                url,
+                bearer,
+                headers,
+            } => f
                 .debug_struct("Url")
                 .field("url", url)
                 .field("bearer", &bearer.as_ref().map(|_| "***"))
+                .field(
+                    "headers",
+                    &headers.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+                )
                 .finish(),
         }
     }
@@ -337,7 +445,11 @@ impl McpServer {
                 command.args(args).envs(env.iter().map(|(k, v)| (k, v)));
                 Self::stdio(name, command).await
             }
-            ServerSpec::Url { url, bearer } => Self::http(name, url, bearer.as_deref()).await,
+            ServerSpec::Url {
+                url,
+                bearer,
+                headers,
+            } => Self::http_with_headers(name, url, bearer.as_deref(), headers).await,
         }
     }
 }
@@ -514,17 +626,19 @@ mod tests {
     #[test]
     fn an_mcp_servers_file_is_read_as_hosts_write_it_and_refused_where_it_is_wrong() {
         let specs = server_specs(
-            r#"{"mcpServers": {"a": {"url": "http://h/mcp", "headers": {"authorization": "Bearer s3cret-token"}}}}"#,
+            r#"{"mcpServers": {"a": {"url": "http://h/mcp", "headers": {"authorization": "Bearer s3cret-token", "X-Key": "k3y-s3cret"}}}}"#,
         )
         .unwrap();
         assert_eq!(
             specs[0].1,
             ServerSpec::Url {
                 url: "http://h/mcp".into(),
-                bearer: Some("s3cret-token".into())
+                bearer: Some("s3cret-token".into()),
+                headers: vec![("X-Key".into(), "k3y-s3cret".into())],
             }
         );
         assert!(!format!("{specs:?}").contains("s3cret"));
+        assert!(format!("{specs:?}").contains("X-Key"));
         assert_eq!(
             refusal("[1"),
             "the mcpServers file: not JSON: EOF while parsing a list at line 1 column 2"
@@ -539,8 +653,10 @@ mod tests {
             "the mcpServers file: `mcpServers.x`: `args` must be an array of strings"
         );
         assert_eq!(
-            refusal(r#"{"mcpServers": {"x": {"url": "u", "headers": {"X-Key": "k"}}}}"#),
-            "the mcpServers file: `mcpServers.x`: the header `X-Key` is not supported: only `Authorization: Bearer <token>`"
+            refusal(
+                r#"{"mcpServers": {"x": {"url": "u", "headers": {"Authorization": "Basic k"}}}}"#
+            ),
+            "the mcpServers file: `mcpServers.x`: the header `Authorization` must be `Bearer <token>`"
         );
     }
 }

@@ -21,6 +21,8 @@ use subtle::ConstantTimeEq as _;
 pub(crate) enum Client {
     Anyone,
     Token(usize),
+    /// An OAuth access token's subject (a hash of its issuer and `sub`).
+    Subject(u64),
 }
 
 tokio::task_local! {
@@ -48,7 +50,7 @@ impl HttpSettings {
             );
             return Err(Refused::Origin);
         }
-        if self.tokens.is_empty() {
+        if self.tokens.is_empty() && self.oauth.is_none() {
             return Ok(Client::Anyone);
         }
         let given = headers
@@ -158,6 +160,8 @@ pub(crate) enum Refused {
     Origin,
     NoToken,
     WrongToken,
+    /// Refused by the OAuth checks: the status and the challenge that points to the metadata.
+    OAuth(StatusCode, HeaderValue),
 }
 
 impl Refused {
@@ -171,6 +175,19 @@ impl Refused {
             Refused::Origin => refuse(StatusCode::FORBIDDEN, "Forbidden: Origin is not allowed"),
             Refused::NoToken => unauthorized("Bearer"),
             Refused::WrongToken => unauthorized(r#"Bearer error="invalid_token""#),
+            Refused::OAuth(status, challenge) => {
+                let mut response = refuse(
+                    status,
+                    match status {
+                        StatusCode::FORBIDDEN => "Forbidden: the token lacks a required scope",
+                        _ => "Unauthorized: a valid access token is required",
+                    },
+                );
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, challenge);
+                response
+            }
         }
     }
 }
@@ -203,13 +220,58 @@ pub(crate) async fn guard(
     request: Request,
     next: Next,
 ) -> Response {
-    match settings.admit(request.uri(), request.headers()) {
+    let admitted = match settings.admit(request.uri(), request.headers()) {
+        // The metadata is for clients without a token yet.
+        Err(Refused::NoToken | Refused::WrongToken)
+            if request
+                .uri()
+                .path()
+                .starts_with(crate::oauth::METADATA_PATH) =>
+        {
+            Ok(Client::Anyone)
+        }
+        Err(refused @ (Refused::NoToken | Refused::WrongToken)) => match &settings.oauth {
+            Some(oauth) => oauth_client(oauth, request.headers(), refused).await,
+            None => Err(refused),
+        },
+        other => other,
+    };
+    match admitted {
         Ok(client) => {
             let mut request = request;
             request.extensions_mut().insert(client);
             CLIENT.scope(client, next.run(request)).await
         }
         Err(refused) => refused.response(),
+    }
+}
+
+/// The client of a request that no static token admitted: its OAuth access token's subject,
+/// or the refusal with a challenge that points to the metadata.
+async fn oauth_client(
+    oauth: &crate::oauth::OAuth,
+    headers: &HeaderMap,
+    refused: Refused,
+) -> Result<Client, Refused> {
+    let token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "));
+    let Some(token) = token.filter(|_| refused == Refused::WrongToken) else {
+        return Err(Refused::OAuth(
+            StatusCode::UNAUTHORIZED,
+            oauth.challenge(headers, None),
+        ));
+    };
+    match oauth.verify(token).await {
+        Ok(subject) => Ok(Client::Subject(subject)),
+        Err(error) => {
+            tracing::warn!(%error, "refused an access token");
+            Err(Refused::OAuth(
+                crate::oauth::status_of(&error),
+                oauth.challenge(headers, Some(&error)),
+            ))
+        }
     }
 }
 

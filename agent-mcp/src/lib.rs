@@ -66,15 +66,18 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use workflow::{Caller, Runs, ServedWorkflow};
 
+pub mod authorize;
 pub mod client;
 mod connections;
 mod disconnect;
 mod guard;
+pub mod oauth;
 mod progress;
 pub mod seal;
 mod sessions;
 mod settings;
 mod tap;
+pub mod tls;
 mod workflow;
 
 use agent_contracts_runtime::contract::ContractError;
@@ -307,13 +310,28 @@ impl AgentServer {
             }
         };
         let intake = tap::Intake::new(max, http.body_timeout, http.max_buffered_bytes, sessions);
-        service
+        let mut router = service
             .layer(axum::middleware::from_fn_with_state(intake, tap::tap_http))
-            .layer(axum::middleware::from_fn(disconnect::watch))
-            .layer(axum::middleware::from_fn_with_state(
-                Arc::new(http),
-                guard::guard,
-            ))
+            .layer(axum::middleware::from_fn(disconnect::watch));
+        if let Some(oauth) = http.oauth.clone() {
+            // RFC 9728: at the well-known path, and with the endpoint's path after it.
+            let metadata = axum::routing::get(move |headers: axum::http::HeaderMap| {
+                let document = oauth.metadata(&headers).to_string();
+                async move {
+                    (
+                        [(axum::http::header::CONTENT_TYPE, "application/json")],
+                        document,
+                    )
+                }
+            });
+            router = router
+                .route(oauth::METADATA_PATH, metadata.clone())
+                .route(&format!("{}{HTTP_PATH}", oauth::METADATA_PATH), metadata);
+        }
+        router.layer(axum::middleware::from_fn_with_state(
+            Arc::new(http),
+            guard::guard,
+        ))
     }
 
     /// The longest message whose `tools/call` arguments a transport reads as text.
@@ -373,7 +391,16 @@ impl AgentServer {
                 SocketAddr::V4(v4) => v4.ip().to_string(),
                 SocketAddr::V6(v6) => format!("[{}]", v6.ip()),
             };
-            inner.http = inner.http.clone().allowed_host(host);
+            let mut http = inner.http.clone().allowed_host(host.clone());
+            // A loopback server answers its own origin (a page it serves, a local inspector
+            // on its port): DNS rebinding needs another name, which the Host check refuses.
+            if addr.ip().is_loopback() {
+                let port = addr.port();
+                http = http
+                    .allowed_origin(format!("http://{host}:{port}"))
+                    .allowed_origin(format!("http://localhost:{port}"));
+            }
+            inner.http = http;
         }
         let settings = self.inner.http.clone();
         let router = self.http_router();

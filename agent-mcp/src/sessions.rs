@@ -86,7 +86,7 @@ impl Bounded {
             ));
         }
         // Without tokens every client is one: only the total bound applies.
-        let counted = matches!(client, Client::Token(_));
+        let counted = matches!(client, Client::Token(_) | Client::Subject(_));
         if counted && owners.values().filter(|c| **c == client).count() >= self.per_client {
             return Err(SessionError::Full(
                 "this token holds as many sessions as one client may",

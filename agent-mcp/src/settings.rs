@@ -26,6 +26,7 @@ use std::time::Duration;
 #[derive(Clone)]
 pub struct HttpSettings {
     pub(crate) tokens: Vec<Arc<str>>,
+    pub(crate) oauth: Option<crate::oauth::OAuth>,
     pub(crate) hosts: Vec<String>,
     pub(crate) origins: Vec<String>,
     pub(crate) header_timeout: Duration,
@@ -76,6 +77,7 @@ impl Default for HttpSettings {
     fn default() -> Self {
         Self {
             tokens: Vec::new(),
+            oauth: None,
             hosts: Vec::new(),
             origins: Vec::new(),
             header_timeout: Duration::from_secs(10),
@@ -96,6 +98,17 @@ impl HttpSettings {
     /// client cannot crowd out or evict another's.
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
         self.tokens.push(Arc::from(token.into()));
+        self
+    }
+
+    /// Also takes OAuth access tokens: JWTs of `oauth`'s issuer, for its audience, with its
+    /// scopes, checked against its JWKS. The endpoint then serves its protected-resource
+    /// metadata at [`METADATA_PATH`](crate::oauth::METADATA_PATH) (and with `/mcp` after it),
+    /// and a request without a token, or with one refused, gets 401 (403 for a missing scope)
+    /// with a `WWW-Authenticate` that points to the metadata. Static tokens
+    /// ([`bearer_token`](Self::bearer_token)) are still taken beside them.
+    pub fn oauth(mut self, oauth: crate::oauth::OAuth) -> Self {
+        self.oauth = Some(oauth);
         self
     }
 
@@ -156,6 +169,7 @@ impl fmt::Debug for HttpSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpSettings")
             .field("tokens", &vec!["***"; self.tokens.len()])
+            .field("oauth", &self.oauth)
             .field("hosts", &self.hosts)
             .field("origins", &self.origins)
             .field("header_timeout", &self.header_timeout)

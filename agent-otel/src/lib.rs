@@ -108,6 +108,12 @@ impl Telemetry {
             return Err(OtelError::Protocol(protocol));
         }
         let build = || {
+            // reqwest's rustls, once on, needs a process-wide crypto provider to build any client.
+            #[cfg(feature = "rustls")]
+            if rustls::crypto::CryptoProvider::get_default().is_none() {
+                // Another thread may install one first: either way one is installed.
+                let _ = rustls::crypto::ring::default_provider().install_default();
+            }
             let spans = opentelemetry_otlp::SpanExporter::builder()
                 .with_http()
                 .with_protocol(Protocol::HttpBinary)

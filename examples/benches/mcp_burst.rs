@@ -46,6 +46,7 @@ async fn burst() {
         .expect("a port");
     let addr = listener.local_addr().expect("an address");
     tokio::spawn(server.serve_http_on(listener));
+    agent_contracts::mcp::tls::install_crypto_provider();
     let transport = StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
     let client = Arc::new(().serve(transport).await.expect("a session"));
     let valid: serde_json::Map<String, Value> = serde_json::from_str(FIXTURE).expect("JSON");

@@ -156,6 +156,7 @@ async fn rmcps_client_with_the_token_is_served_and_reads_the_servers_name() {
     let addr = serve(HttpSettings::default().bearer_token(TOKEN)).await;
     let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp"))
         .auth_header(TOKEN);
+    agent_contracts_mcp::tls::install_crypto_provider();
     let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
     let info = client.peer_info().unwrap();
     let server = info.server_info.clone().unwrap();
@@ -166,6 +167,7 @@ async fn rmcps_client_with_the_token_is_served_and_reads_the_servers_name() {
     client.cancel().await.unwrap();
 
     // Without the token, rmcp's client cannot even start a session.
+    agent_contracts_mcp::tls::install_crypto_provider();
     let transport = StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
     assert!(().serve(transport).await.is_err());
 }

@@ -38,6 +38,7 @@ async fn client_of(server: AgentServer, wire: Wire) -> RunningService<RoleClient
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, router).await });
+    agent_contracts_mcp::tls::install_crypto_provider();
     let transport = StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
     ().serve(transport).await.unwrap()
 }
@@ -263,6 +264,7 @@ async fn a_cancelled_request_stops_the_agents_run() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(server.serve_http_on(listener));
+    agent_contracts_mcp::tls::install_crypto_provider();
     let transport = StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
     let client = ().serve(transport).await.unwrap();
     let arguments = json!({"task": "Scan", "target_url": "https://a.example"});
@@ -373,6 +375,7 @@ async fn past_the_calls_in_flight_a_call_is_told_the_server_is_busy() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(server.serve_http_on(listener));
+    agent_contracts_mcp::tls::install_crypto_provider();
     let transport = StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
     let client = ().serve(transport).await.unwrap();
     let arguments = json!({"task": "Scan", "target_url": "https://a.example"});

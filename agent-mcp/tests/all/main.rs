@@ -2,11 +2,16 @@
 //! Each module is one former test file; `common` is what the transport tests share.
 
 mod common;
+// The authorization server's key and JWKS of the OAuth tests (the examples' too).
+#[path = "../support/jwt.rs"]
+mod jwt;
 
 mod access;
+mod authorize;
 mod bounds;
 mod client;
 mod http;
+mod oauth;
 mod progress;
 mod stdio;
 mod workflow;

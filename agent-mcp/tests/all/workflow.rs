@@ -40,6 +40,7 @@ async fn serve(server: AgentServer) -> (String, tokio::task::JoinHandle<std::io:
 }
 
 async fn connect(url: &str) -> RunningService<RoleClient, ()> {
+    agent_contracts_mcp::tls::install_crypto_provider();
     ().serve(StreamableHttpClientTransport::from_uri(url.to_owned()))
         .await
         .unwrap()
@@ -291,6 +292,7 @@ impl ClientHandler for Answering {
 }
 
 async fn modern_client(url: &str, handler: Answering) -> RunningService<RoleClient, Answering> {
+    agent_contracts_mcp::tls::install_crypto_provider();
     handler
         .serve_with_lifecycle(
             StreamableHttpClientTransport::from_uri(url.to_owned()),
@@ -668,6 +670,7 @@ async fn a_handle_past_its_lifetime_expires_and_the_run_stays_paused() {
 
 /// A client of `url` with the bearer `token`.
 async fn connect_as(url: &str, token: &str) -> RunningService<RoleClient, ()> {
+    agent_contracts_mcp::tls::install_crypto_provider();
     let config =
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
             url.to_owned(),

@@ -17,7 +17,11 @@ mod fleet;
 #[cfg(feature = "demo")]
 mod mcp_instances;
 #[cfg(feature = "demo")]
+mod mcp_oauth;
+#[cfg(feature = "demo")]
 mod mcp_stdio;
+#[cfg(feature = "demo")]
+mod mcp_tls;
 #[cfg(feature = "otel")]
 mod otel;
 mod pipeline;

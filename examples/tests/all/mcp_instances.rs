@@ -121,6 +121,8 @@ fn call(name: &str, arguments: Value) -> CallToolRequestParams {
 /// Runs the workflow to its question and answers it, through the proxy at `addr`, as a client
 /// of `info`'s protocol version.
 async fn pause_and_resume(addr: SocketAddr, info: ClientConfig) {
+    // reqwest's rustls needs a crypto provider before any client is built.
+    agent_contracts::mcp::tls::install_crypto_provider();
     let transport = StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
     let client = info.serve(transport).await.unwrap();
     let task = agent_examples::event_planning::REQUEST;
@@ -159,6 +161,8 @@ async fn two_instances_behind_a_round_robin_proxy_serve_one_client() {
     let (_first, a) = instance(&url).await;
     let (_second, b) = instance(&url).await;
 
+    // reqwest's rustls needs a crypto provider before any client is built.
+    agent_contracts::mcp::tls::install_crypto_provider();
     let proxy = Proxy {
         backends: Arc::from([a, b]),
         next: Arc::default(),
