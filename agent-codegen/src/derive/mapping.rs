@@ -11,8 +11,10 @@
 
 use crate::derive::ctxt::Ctxt;
 use crate::emit::fingerprint::fingerprint;
+use crate::emit::share;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote_spanned};
+use std::collections::BTreeSet;
 use std::path::Path;
 use syn::spanned::Spanned;
 use syn::{Expr, LitStr};
@@ -99,15 +101,33 @@ pub(crate) fn apply(
             }
         };
         let root = crate::naming::type_name(&crate::schema::bundle::def_key(&shown));
-        if !replace(module, &root, &mapping.path) {
-            errors.at(
-                mapping.lit.span(),
-                format!(
-                    "the contract does not refer to `{}` (it has no type `{root}`): map only a sibling `$ref` of this contract",
-                    mapping.lit.value()
-                ),
-            );
-            continue;
+        match replace(module, &root, &mapping.path) {
+            Ok(true) => {}
+            Ok(false) => {
+                errors.at(
+                    mapping.lit.span(),
+                    format!(
+                        "the contract does not refer to `{}` (it has no type `{root}`): map only a sibling `$ref` of this contract",
+                        mapping.lit.value()
+                    ),
+                );
+                continue;
+            }
+            Err(inner) => {
+                let inner = inner
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                errors.at(
+                    mapping.lit.span(),
+                    format!(
+                        "the contract names {inner}, a type inside `{}` other than its root `{root}`, which a mapping cannot reach: refer to the whole file (a `$ref` without a fragment), or generate both agents with the build script, which shares every type",
+                        mapping.lit.value()
+                    ),
+                );
+                continue;
+            }
         }
         let Some(fingerprint) = fingerprint(&text) else {
             continue;
@@ -127,41 +147,34 @@ pub(crate) fn apply(
     checks
 }
 
-/// In the `input` and `output` modules: drops the items named `root...` and uses `path` as
-/// `root`. Whether a module had the type.
-fn replace(module: &mut syn::ItemMod, root: &str, path: &syn::Path) -> bool {
+/// In the `input` and `output` modules: drops the bundled copy of the mapped file (`root`
+/// and every type under it, with their impls) and uses `path` as `root`. Whether a module had
+/// the type; `Err` with the names of the copy that the rest of the module still names.
+fn replace(module: &mut syn::ItemMod, root: &str, path: &syn::Path) -> Result<bool, Vec<String>> {
     let mut found = false;
     let Some((_, items)) = &mut module.content else {
-        return false;
+        return Ok(false);
     };
     for item in items {
         let syn::Item::Mod(side) = item else { continue };
         let Some((_, side_items)) = &mut side.content else {
             continue;
         };
-        if !side_items.iter().any(|i| named(i).as_deref() == Some(root)) {
+        let shapes = share::side(side_items);
+        if !shapes.contains_key(root) {
             continue;
         }
         found = true;
-        side_items.retain(|i| !named(i).is_some_and(|n| n.starts_with(root)));
+        let copy = share::closure(&shapes, root);
+        share::drop_types(side_items, &copy);
+        share::prune_defaults(side_items, &copy);
+        let inner: BTreeSet<String> = copy.iter().filter(|n| *n != root).cloned().collect();
+        let named = share::named_types(side_items, &inner, &BTreeSet::new());
+        if !named.is_empty() {
+            return Err(named.into_iter().collect());
+        }
         let ident = format_ident!("{root}");
         side_items.push(syn::parse_quote!(pub use #path as #ident;));
     }
-    found
-}
-
-/// The type an item defines or implements, by name.
-fn named(item: &syn::Item) -> Option<String> {
-    match item {
-        syn::Item::Struct(s) => Some(s.ident.to_string()),
-        syn::Item::Enum(e) => Some(e.ident.to_string()),
-        syn::Item::Type(t) => Some(t.ident.to_string()),
-        syn::Item::Impl(i) => match &*i.self_ty {
-            syn::Type::Path(p) if p.qself.is_none() => {
-                p.path.segments.last().map(|s| s.ident.to_string())
-            }
-            _ => None,
-        },
-        _ => None,
-    }
+    Ok(found)
 }
