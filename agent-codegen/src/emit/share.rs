@@ -139,30 +139,48 @@ pub(crate) fn side(items: &[syn::Item]) -> Side {
 
 /// The code as text with every name of `local` replaced by one placeholder, and those names
 /// in order.
+///
+/// The generated checks name their variables by a counter that runs over the whole contract
+/// (`v3`), so a copy walked after other types numbers them differently: they are numbered
+/// again, in order of first use in the item.
 fn abstracted(tokens: TokenStream, local: &BTreeSet<String>) -> (String, Vec<String>) {
-    fn replace(
-        tokens: TokenStream,
-        local: &BTreeSet<String>,
-        refs: &mut Vec<String>,
-    ) -> TokenStream {
+    struct Names<'a> {
+        local: &'a BTreeSet<String>,
+        refs: Vec<String>,
+        variables: BTreeMap<String, usize>,
+    }
+    fn is_variable(name: &str) -> bool {
+        name.strip_prefix('v')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    }
+    fn replace(tokens: TokenStream, names: &mut Names<'_>) -> TokenStream {
         tokens
             .into_iter()
             .map(|tree| match tree {
-                TokenTree::Ident(ident) if local.contains(&ident.to_string()) => {
-                    refs.push(ident.to_string());
+                TokenTree::Ident(ident) if names.local.contains(&ident.to_string()) => {
+                    names.refs.push(ident.to_string());
                     TokenTree::Ident(Ident::new("__Local", Span::call_site()))
                 }
+                TokenTree::Ident(ident) if is_variable(&ident.to_string()) => {
+                    let next = names.variables.len();
+                    let n = *names.variables.entry(ident.to_string()).or_insert(next);
+                    TokenTree::Ident(Ident::new(&format!("__v{n}"), Span::call_site()))
+                }
                 TokenTree::Group(group) => {
-                    let inner = replace(group.stream(), local, refs);
+                    let inner = replace(group.stream(), names);
                     TokenTree::Group(proc_macro2::Group::new(group.delimiter(), inner))
                 }
                 other => other,
             })
             .collect()
     }
-    let mut refs = Vec::new();
-    let text = replace(tokens, local, &mut refs).to_string();
-    (text, refs)
+    let mut names = Names {
+        local,
+        refs: Vec::new(),
+        variables: BTreeMap::new(),
+    };
+    let text = replace(tokens, &mut names).to_string();
+    (text, names.refs)
 }
 
 /// Whether `item` is part of an output contract's partial form (`emit/partial.rs`).

@@ -12,6 +12,7 @@
 
 use crate::error::SchemaError;
 use crate::schema::locate::locate;
+use crate::schema::problem::display;
 use crate::schema::walk::{child_pointer, decode_token, walk};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -63,11 +64,20 @@ pub(crate) fn relocate(error: SchemaError, sources: &[DefSource]) -> SchemaError
     };
     let pointer = format!("{}{rest}", source.pointer);
     let line_col = locate(&source.text, &pointer);
+    // The message names nodes as the bundled schema has them.
+    let prefix = child_pointer("/$defs", &source.key);
+    let message = error
+        .message
+        .replace(
+            &format!("`{prefix}`"),
+            &format!("`{}`", display(&source.pointer)),
+        )
+        .replace(&format!("`{prefix}/"), &format!("`{}/", source.pointer));
     SchemaError {
         origin: source.origin.clone(),
         line_col,
         pointer,
-        message: error.message,
+        message,
     }
 }
 
