@@ -79,24 +79,34 @@ pub fn not_built(bin: &str, feature: &str, flag: &str) -> String {
     )
 }
 
+/// `n` and the noun it counts, singular for one (`1 input retry`, `2 input retries`).
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// The closing summary of a run: its model calls, retries and the tokens the providers
 /// reported (none for the scripted model).
 pub fn summary(transcript: &Transcript) -> String {
     let counts = transcript.counts();
     let usage = transcript.usage();
     let mut summary = format!(
-        "=== summary ===\n{} model calls, {} input retries, {} output retries; {} input tokens ({} cached), {} output tokens\n",
-        counts.model_calls,
-        counts.input_retries,
-        counts.output_retries,
+        "=== summary ===\n{}, {}, {}; {} input tokens ({} cached), {} output tokens\n",
+        counted(counts.model_calls, "model call", "model calls"),
+        counted(counts.input_retries, "input retry", "input retries"),
+        counted(counts.output_retries, "output retry", "output retries"),
         usage.input_tokens,
         usage.cached_tokens,
         usage.output_tokens
     );
     if counts.stopped_answers > 0 {
         summary.push_str(&format!(
-            "{} streamed answers stopped early, after {} bytes in all: the rest was never generated\n",
-            counts.stopped_answers, counts.stopped_bytes
+            "{} stopped early, after {} bytes in all: the rest was never generated\n",
+            counted(
+                counts.stopped_answers,
+                "streamed answer",
+                "streamed answers"
+            ),
+            counts.stopped_bytes
         ));
     }
     summary

@@ -322,3 +322,62 @@ fn check_providers_prints_the_strict_output_table() {
     let expected = include_str!("../../../tests/fixtures/providers/strict_table.txt");
     assert_eq!(stdout(&out), expected);
 }
+
+/// The crate of `tests/fixtures/triage_crate`, which `agent-tests` builds through the derive
+/// and the build script: `check` agrees that all of it builds (types shared across contracts,
+/// a bounded string's newtype included), and reports a field read through an optional value
+/// at the template's `line:col` with the `if let` that reads it, as both front ends do.
+#[test]
+fn check_agrees_with_the_build_on_shared_types_and_optional_fields() {
+    const TRIAGE: &str = "../tests/fixtures/triage_crate";
+    let out = cli()
+        .args([
+            "--schemas",
+            &format!("{TRIAGE}/schemas"),
+            "check",
+            "--root",
+            TRIAGE,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&out),
+        "ok address_agent\nok classifier_agent\nok drafter_agent\nok shipper_agent\n"
+    );
+    assert_eq!(out.status.code(), Some(0));
+
+    let copy = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("triage_optional");
+    let _ = std::fs::remove_dir_all(&copy);
+    for dir in [
+        "schemas/classifier_agent",
+        "schemas/drafter_agent",
+        "templates",
+    ] {
+        std::fs::create_dir_all(copy.join(dir)).unwrap();
+        for file in std::fs::read_dir(std::path::Path::new(TRIAGE).join(dir)).unwrap() {
+            let file = file.unwrap();
+            std::fs::copy(file.path(), copy.join(dir).join(file.file_name())).unwrap();
+        }
+    }
+    std::fs::write(
+        copy.join("templates/drafter_user.md"),
+        "Reply about order {{ classifier_agent_output.order.id }}\n",
+    )
+    .unwrap();
+    let out = cli()
+        .args(["--schemas"])
+        .arg(copy.join("schemas"))
+        .args(["check", "--root"])
+        .arg(&copy)
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&out),
+        "\
+ok classifier_agent
+error drafter_agent
+  error: templates/drafter_user.md:1:22: template uses `classifier_agent_output.order.id`, but `classifier_agent_output.order` may be absent (the contract does not require it), and an absent value has no fields: read it inside `{% if let Some(o) = classifier_agent_output.order %}{{ o.id }}{% endif %}`
+"
+    );
+    assert_eq!(out.status.code(), Some(1));
+}

@@ -349,7 +349,8 @@ impl Builder {
         let mut registry = Vec::new();
         let mut warnings = Vec::new();
         for (def, mut entry, items) in parts {
-            let uses = plan.remove(&def.name).unwrap_or_default();
+            let uses = plan.uses.remove(&def.name).unwrap_or_default();
+            warnings.extend(plan.copies.remove(&def.name).unwrap_or_default());
             let items = match items {
                 Some(items) => Some(items),
                 None if uses == entry.uses => None,
@@ -394,6 +395,7 @@ impl Builder {
     fn check_here(&self) -> Result<Vec<AgentCheck>, BuildError> {
         let dirs = self.agent_dirs().map_err(|e| BuildError(vec![e]))?;
         let mut out = Vec::new();
+        let mut signatures = BTreeMap::new();
         for dir in dirs {
             let name = dir
                 .file_name()
@@ -409,6 +411,11 @@ impl Builder {
                 Err(errors) => check.errors = errors,
                 Ok(def) => match contract_module(&def) {
                     Ok(code) => {
+                        let items = [syn::Item::Mod(code.module.clone())];
+                        signatures.insert(
+                            def.name.clone(),
+                            crate::build::shared_types::signature(&items),
+                        );
                         if let Some(output) = &def.output {
                             check.strict = crate::emit::strict::verdicts(&output.text);
                         }
@@ -428,6 +435,13 @@ impl Builder {
                 },
             }
             out.push(check);
+        }
+        // The types the build would share, and the copies it would warn about.
+        let mut copies = crate::build::shared_types::plan(&signatures).copies;
+        for check in &mut out {
+            check
+                .warnings
+                .extend(copies.remove(&check.name).unwrap_or_default());
         }
         if let Some(dir) = self.evals_dir() {
             let (_, errors) = self.evals_here(&dir, &mut Vec::new());
@@ -637,11 +651,11 @@ fn read_source(path: &Path, read: &mut Vec<PathBuf>) -> Result<SchemaSource, Vec
     read.push(path.to_path_buf());
     let text = std::fs::read_to_string(path)
         .map_err(|e| vec![format!("cannot read {}: {e}", path.display())])?;
-    let text = match crate::schema::bundle::bundle(&text, path, &origin_of(path)) {
-        Ok(None) => text,
+    let (text, sources) = match crate::schema::bundle::bundle(&text, path, &origin_of(path)) {
+        Ok(None) => (text, Vec::new()),
         Ok(Some(bundled)) => {
             read.extend(bundled.files);
-            bundled.text
+            (bundled.text, bundled.sources)
         }
         Err(problems) => return Err(problems.iter().map(ToString::to_string).collect()),
     };
@@ -650,6 +664,7 @@ fn read_source(path: &Path, read: &mut Vec<PathBuf>) -> Result<SchemaSource, Vec
         origin: origin_of(path),
         include: None,
         span: Span::call_site(),
+        sources,
     })
 }
 

@@ -8,11 +8,12 @@
 //! taken from here and no file is written. An edited schema generates that agent again, and
 //! an agent whose shared types change with it.
 
-use super::shared_types::{Side, Signature, Uses};
+use super::shared_types::{Signature, Uses};
 use crate::emit::agent::AgentDef;
+use crate::emit::share::{Side, TypeShape};
 use quote::ToTokens;
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::hash::Hasher;
 use std::path::Path;
 
@@ -21,7 +22,7 @@ const INDEX: &str = ".index.json";
 
 /// Changes when what is kept, or how code is generated from the same inputs, changes without
 /// the build script being built again (which the build identity catches).
-const FORMAT: &str = "agent-codegen build cache 1";
+const FORMAT: &str = "agent-codegen build cache 2";
 
 /// One agent as the last run generated it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,7 +156,13 @@ fn value_of(entry: &Entry) -> Value {
     let signature: serde_json::Map<String, Value> = entry
         .signature
         .iter()
-        .map(|(side, types)| (side.clone(), json!(types)))
+        .map(|(side, types)| {
+            let types: serde_json::Map<String, Value> = types
+                .iter()
+                .map(|(name, shape)| (name.clone(), json!([shape.hash, shape.refs])))
+                .collect();
+            (side.clone(), Value::Object(types))
+        })
         .collect();
     let uses: serde_json::Map<String, Value> = entry
         .uses
@@ -188,7 +195,16 @@ fn entry_of(value: &Value) -> Option<Entry> {
         let types: Option<Side> = types
             .as_object()?
             .iter()
-            .map(|(name, hash)| Some((name.clone(), hash.as_u64()?)))
+            .map(|(name, shape)| {
+                let [hash, refs] = shape.as_array()?.as_slice() else {
+                    return None;
+                };
+                let shape = TypeShape {
+                    hash: hash.as_u64()?,
+                    refs: strings(refs)?,
+                };
+                Some((name.clone(), shape))
+            })
             .collect();
         signature.insert(side.clone(), types?);
     }
@@ -199,7 +215,11 @@ fn entry_of(value: &Value) -> Option<Entry> {
             let [producer, producer_side, names] = used.as_array()?.as_slice() else {
                 return None;
             };
-            let names: BTreeSet<String> = strings(names)?.into_iter().collect();
+            let names: BTreeMap<String, String> = names
+                .as_object()?
+                .iter()
+                .map(|(mine, theirs)| Some((mine.clone(), theirs.as_str()?.to_owned())))
+                .collect::<Option<_>>()?;
             list.push((
                 producer.as_str()?.to_owned(),
                 producer_side.as_str()?.to_owned(),

@@ -1,35 +1,30 @@
 //! One Rust type for a contract that another contract refers to.
 //!
 //! A sibling `$ref` is bundled into the consumer's `$defs` (`schema/bundle.rs`), so typify types it
-//! in the consumer's module too, under the name the producer's own type has
-//! (`budget_agent/output.schema.json` is the definition `budget_agent_output`, typed
-//! `BudgetAgentOutput`, as the budget agent's output is). When the build script generates
-//! both agents into one file, the consumer's copy is dropped and the producer's type used in
-//! its place, so `catering_agent::input::CateringAgentInput::budget_agent_output` *is* a
-//! `budget_agent::output::BudgetAgentOutput`. Only items whose code is the same in both
-//! modules (doc comments aside) are shared, so sharing never changes what a type accepts.
+//! in the consumer's module too. When the build script generates both agents into one file,
+//! the consumer's copy is dropped and the producer's types used in its place, so
+//! `catering_agent::input::CateringAgentInput::budget_agent_output` *is* a
+//! `budget_agent::output::BudgetAgentOutput`, and every type under it (a bounded string's
+//! newtype, an enum, a nested object, a type of the producer's `$defs`) is the producer's.
+//! Types are matched by their code from the root down (`emit/share.rs`), so sharing never
+//! changes what a type accepts; a copy that cannot be shared is a warning, never silent.
 //!
-//! The decision is made on each side's signature (a hash of each type's code, computed once
-//! per agent, not once per pair of agents), which the build script keeps for agents it does
-//! not generate again (`cache.rs`): an agent's own code never changes by sharing, only a
+//! The decision is made on each side's signature (the shape of each type, computed once per
+//! agent, not once per pair of agents), which the build script keeps for agents it does not
+//! generate again (`cache.rs`): an agent's own code never changes by sharing, only a
 //! consumer's copies are replaced.
 
+use crate::emit::share::{self, Side};
 use crate::naming::agent_type;
 use quote::format_ident;
 use std::collections::{BTreeMap, BTreeSet};
-use std::hash::Hasher;
-use syn::visit_mut::VisitMut;
-
-/// One contract side of an agent (`input` or `output`): each type it defines or implements,
-/// by name, and the hash of that code (doc comments aside, the partial forms left out).
-pub(crate) type Side = BTreeMap<String, u64>;
 
 /// An agent's sides, by side (`input`, `output`).
 pub(crate) type Signature = BTreeMap<String, Side>;
 
 /// What one consumer takes from its producers, by its side: each producer's agent, side,
-/// and the names taken from it.
-pub(crate) type Uses = BTreeMap<String, Vec<(String, String, BTreeSet<String>)>>;
+/// and the types taken from it (the consumer's name -> the producer's).
+pub(crate) type Uses = BTreeMap<String, Vec<(String, String, BTreeMap<String, String>)>>;
 
 /// The signature of one agent's items (`pub mod <agent> { pub mod input {..} .. }` and the
 /// items beside it).
@@ -48,28 +43,43 @@ pub(crate) fn signature(items: &[syn::Item]) -> Signature {
                 continue;
             }
             if let Some((_, side_items)) = &side.content {
-                signature.insert(side.ident.to_string(), side_of(side_items));
+                signature.insert(side.ident.to_string(), share::side(side_items));
             }
         }
     }
     signature
 }
 
-/// Per consumer agent (by module name), what it takes from the others, given every agent's
-/// signature.
-pub(crate) fn plan(agents: &BTreeMap<String, Signature>) -> BTreeMap<String, Uses> {
-    let mut plan = BTreeMap::<String, Uses>::new();
+/// What the folder's agents share.
+#[derive(Debug, Default)]
+pub(crate) struct Plan {
+    /// Per consumer agent (by module name), what it takes from the others.
+    pub uses: BTreeMap<String, Uses>,
+    /// Per consumer agent, each producer's type it keeps a copy of, and why.
+    pub copies: BTreeMap<String, Vec<String>>,
+}
+
+/// What each agent takes from the others, given every agent's signature.
+pub(crate) fn plan(agents: &BTreeMap<String, Signature>) -> Plan {
+    let mut plan = Plan::default();
     for (consumer, consumer_sides) in agents {
         for (side, consumer_side) in consumer_sides {
+            let mut taken = BTreeSet::new();
             for (producer, producer_sides) in agents {
                 if producer == consumer {
                     continue;
                 }
-                for (producer_side, producer_items) in producer_sides {
+                for (producer_side, producer_types) in producer_sides {
                     let root = format!("{}{}", agent_type(producer), capitalized(producer_side));
-                    let shared = identical(consumer_side, producer_items, &root);
+                    let shared = shared(consumer_side, producer_types, &root, &mut taken);
+                    if consumer_side.contains_key(&root) && !shared.contains_key(&root) {
+                        plan.copies.entry(consumer.clone()).or_default().push(format!(
+                            "`{consumer}`'s {side} contract keeps a copy of `{producer}`'s {producer_side} type `{root}`: the two are generated differently, so they are two types (generate both again with the same generator)"
+                        ));
+                    }
                     if !shared.is_empty() {
-                        plan.entry(consumer.clone())
+                        plan.uses
+                            .entry(consumer.clone())
                             .or_default()
                             .entry(side.clone())
                             .or_default()
@@ -80,6 +90,39 @@ pub(crate) fn plan(agents: &BTreeMap<String, Signature>) -> BTreeMap<String, Use
         }
     }
     plan
+}
+
+/// The consumer's types that are the producer's: from the producer's root (the whole file
+/// bundled), and from each producer type one of the consumer's bundled definitions is named
+/// after (`#/$defs/area` of the file: the consumer's `<Root>Area` is the producer's `Area`).
+/// Names already `taken` from another producer are left alone.
+fn shared(
+    consumer: &Side,
+    producer: &Side,
+    root: &str,
+    taken: &mut BTreeSet<String>,
+) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let entries = std::iter::once((root.to_owned(), root.to_owned())).chain(
+        producer
+            .keys()
+            .map(|name| (format!("{root}{name}"), name.clone())),
+    );
+    for (consumer_name, producer_name) in entries {
+        if taken.contains(&consumer_name) || !consumer.contains_key(&consumer_name) {
+            continue;
+        }
+        let Some(map) = share::correspond(consumer, &consumer_name, producer, &producer_name)
+        else {
+            continue;
+        };
+        if map.keys().any(|name| taken.contains(name)) {
+            continue;
+        }
+        taken.extend(map.keys().cloned());
+        out.extend(map);
+    }
+    out
 }
 
 /// Replaces, in one consumer's items, every bundled copy of another agent's contract type
@@ -102,36 +145,25 @@ pub(crate) fn apply(items: &mut [syn::Item], uses: &Uses) {
                 continue;
             };
             for (producer, producer_side, names) in uses {
-                side_items.retain(|item| !defines(item, names));
+                let dropped: BTreeSet<String> = names.keys().cloned().collect();
+                share::drop_types(side_items, &dropped);
                 let module = format_ident!("{producer}");
                 let producer_side = format_ident!("{producer_side}");
-                let names = names.iter().map(|n| format_ident!("{n}"));
+                let names = names.iter().map(|(mine, theirs)| {
+                    let (mine, theirs) = (format_ident!("{mine}"), format_ident!("{theirs}"));
+                    if mine == theirs {
+                        quote::quote!(#theirs)
+                    } else {
+                        quote::quote!(#theirs as #mine)
+                    }
+                });
                 side_items.push(syn::parse_quote! {
+                    #[allow(unused_imports, reason = "the consumer's module names every type of its contract")]
                     pub use super::super::#module::#producer_side::{#(#names),*};
                 });
             }
         }
     }
-}
-
-/// The types of one side, by name: the hash of their code (every item defining or
-/// implementing the name, in order).
-fn side_of(items: &[syn::Item]) -> Side {
-    let mut by_name: BTreeMap<String, fnv::FnvHasher> = BTreeMap::new();
-    for item in items {
-        let Some(name) = named(item) else { continue };
-        let text = quote::ToTokens::to_token_stream(&undocumented(item)).to_string();
-        if is_partial(item, &text) {
-            continue;
-        }
-        let hasher = by_name.entry(name).or_default();
-        hasher.write_usize(text.len());
-        hasher.write(text.as_bytes());
-    }
-    by_name
-        .into_iter()
-        .map(|(name, hasher)| (name, hasher.finish()))
-        .collect()
 }
 
 fn capitalized(side: &str) -> String {
@@ -140,65 +172,4 @@ fn capitalized(side: &str) -> String {
         .next()
         .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
         .unwrap_or_default()
-}
-
-/// Names starting with `root` that both sides define with the same code (their impls
-/// included), if `root` itself is one of them.
-fn identical(consumer: &Side, producer: &Side, root: &str) -> BTreeSet<String> {
-    if !consumer.contains_key(root) || consumer.get(root) != producer.get(root) {
-        return BTreeSet::new();
-    }
-    consumer
-        .iter()
-        .filter(|(name, code)| name.starts_with(root) && producer.get(*name) == Some(code))
-        .map(|(name, _)| name.clone())
-        .collect()
-}
-
-/// Whether `item` (whose code is `text`) is part of an output contract's partial form
-/// (`emit/partial.rs`), which an input's copy of the same type lacks: the producer keeps it,
-/// so it is not compared.
-fn is_partial(item: &syn::Item, text: &str) -> bool {
-    match item {
-        syn::Item::Impl(_) => text.contains("PartialOutput for"),
-        syn::Item::Struct(_) => text.contains("__private :: partial ::"),
-        _ => false,
-    }
-}
-
-/// The type an item defines or implements, by name.
-fn named(item: &syn::Item) -> Option<String> {
-    match item {
-        syn::Item::Struct(s) => Some(s.ident.to_string()),
-        syn::Item::Enum(e) => Some(e.ident.to_string()),
-        syn::Item::Type(t) => Some(t.ident.to_string()),
-        syn::Item::Impl(i) => match &*i.self_ty {
-            syn::Type::Path(p) if p.qself.is_none() => {
-                p.path.segments.last().map(|s| s.ident.to_string())
-            }
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-fn defines(item: &syn::Item, names: &BTreeSet<String>) -> bool {
-    named(item).is_some_and(|n| names.contains(&n))
-}
-
-/// The item without its doc comments (which name the schema each copy came from); syntax
-/// trees compare by their code, spans aside.
-fn undocumented(item: &syn::Item) -> syn::Item {
-    struct Strip;
-    impl VisitMut for Strip {
-        fn visit_attributes_mut(&mut self, attrs: &mut Vec<syn::Attribute>) {
-            attrs.retain(|a| !a.path().is_ident("doc"));
-            for attr in attrs {
-                self.visit_attribute_mut(attr);
-            }
-        }
-    }
-    let mut item = item.clone();
-    Strip.visit_item_mut(&mut item);
-    item
 }

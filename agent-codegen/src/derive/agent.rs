@@ -330,7 +330,10 @@ fn check_schema(
         crate::emit::types::types(&source.text, &source.origin, root_name, &options)
     {
         for problem in problems {
-            errors.at(source.span, problem);
+            errors.at(
+                source.span,
+                crate::schema::bundle::relocate(problem, &source.sources),
+            );
         }
     }
 }
@@ -353,6 +356,7 @@ fn read_schema(
                 origin: rel,
                 include: Some(path),
                 span: lit.span(),
+                sources: Vec::new(),
             }),
             Ok(Some(bundled)) => {
                 tracked.extend(
@@ -365,6 +369,7 @@ fn read_schema(
                     origin: rel,
                     include: None,
                     span: lit.span(),
+                    sources: bundled.sources,
                 })
             }
             Err(problems) => {

@@ -11,8 +11,10 @@
 
 use crate::derive::ctxt::Ctxt;
 use crate::emit::fingerprint::fingerprint;
+use crate::emit::share;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote_spanned};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use syn::spanned::Spanned;
 use syn::{Expr, LitStr};
@@ -99,15 +101,40 @@ pub(crate) fn apply(
             }
         };
         let root = crate::naming::type_name(&crate::schema::bundle::def_key(&shown));
-        if !replace(module, &root, &mapping.path) {
-            errors.at(
-                mapping.lit.span(),
-                format!(
-                    "the contract does not refer to `{}` (it has no type `{root}`): map only a sibling `$ref` of this contract",
-                    mapping.lit.value()
-                ),
-            );
-            continue;
+        let producer = Producer {
+            text: &text,
+            origin: &shown,
+            root: &root,
+            path: &mapping.path,
+            runtime,
+        };
+        match replace(module, &producer) {
+            Ok(true) => {}
+            Ok(false) => {
+                errors.at(
+                    mapping.lit.span(),
+                    format!(
+                        "the contract does not refer to `{}` (it has no type `{root}`): map only a sibling `$ref` of this contract",
+                        mapping.lit.value()
+                    ),
+                );
+                continue;
+            }
+            Err(inner) => {
+                let inner = inner
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                errors.at(
+                    mapping.lit.span(),
+                    format!(
+                        "the contract names {inner}, a type inside `{}` other than its root `{root}`, which this mapping cannot reach: map the type where it was generated (`path::to::producer::output::{root}`, or the agent module's `path::to::producer::{root}`)",
+                        mapping.lit.value()
+                    ),
+                );
+                continue;
+            }
         }
         let Some(fingerprint) = fingerprint(&text) else {
             continue;
@@ -127,41 +154,103 @@ pub(crate) fn apply(
     checks
 }
 
-/// In the `input` and `output` modules: drops the items named `root...` and uses `path` as
-/// `root`. Whether a module had the type.
-fn replace(module: &mut syn::ItemMod, root: &str, path: &syn::Path) -> bool {
+/// The producer's contract of one mapping: its bundled text, where it came from, its root
+/// type's name, and the path the mapping gives it.
+struct Producer<'a> {
+    text: &'a str,
+    origin: &'a str,
+    root: &'a str,
+    path: &'a syn::Path,
+    runtime: &'a syn::Path,
+}
+
+impl Producer<'_> {
+    /// Which side of its agent the contract is (`output` for `output.schema.json`).
+    fn side(&self) -> &'static str {
+        if self.origin.ends_with("output.schema.json") {
+            "output"
+        } else {
+            "input"
+        }
+    }
+
+    /// For each of the consumer's types under `root` (`consumer`, the copy's types), the
+    /// producer's type it is: the producer's contract typed as its own derive types it.
+    fn names(&self, consumer: &share::Side) -> Option<BTreeMap<String, String>> {
+        let kind = match self.side() {
+            "output" => crate::ContractKind::Output,
+            _ => crate::ContractKind::Input,
+        };
+        let options = crate::TypeOptions {
+            kind,
+            runtime: self.runtime.clone(),
+        };
+        let types = crate::emit::types::types(self.text, self.origin, self.root, &options).ok()?;
+        let producer = share::side(&types.into_items());
+        share::correspond(consumer, self.root, &producer, self.root)
+    }
+
+    /// The module of the producer's types: the mapped path's module when it names the
+    /// generated `input` or `output` module's type, else (the agent module's re-export of
+    /// the root) that module's side module.
+    fn module(&self) -> syn::Path {
+        let mut module = self.path.clone();
+        module.segments.pop();
+        module.segments.pop_punct();
+        let in_side = module
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "input" || s.ident == "output");
+        if !in_side {
+            module
+                .segments
+                .push(format_ident!("{}", self.side()).into());
+        }
+        module
+    }
+}
+
+/// In the `input` and `output` modules: drops the bundled copy of the mapped file (its root
+/// and every type under it, with their impls) and uses the producer's types in its place:
+/// the root by the mapped path, and a type under it that the consumer names itself (through a
+/// `$ref` to a fragment of the file) from the producer's module. Whether a module had the
+/// root; `Err` with the names the consumer still needs when they cannot be matched.
+fn replace(module: &mut syn::ItemMod, producer: &Producer<'_>) -> Result<bool, Vec<String>> {
+    let root = producer.root;
     let mut found = false;
     let Some((_, items)) = &mut module.content else {
-        return false;
+        return Ok(false);
     };
     for item in items {
         let syn::Item::Mod(side) = item else { continue };
         let Some((_, side_items)) = &mut side.content else {
             continue;
         };
-        if !side_items.iter().any(|i| named(i).as_deref() == Some(root)) {
+        let shapes = share::side(side_items);
+        if !shapes.contains_key(root) {
             continue;
         }
         found = true;
-        side_items.retain(|i| !named(i).is_some_and(|n| n.starts_with(root)));
+        let copy = share::closure(&shapes, root);
+        share::drop_types(side_items, &copy);
+        share::prune_defaults(side_items, &copy);
+        let inner: BTreeSet<String> = copy.iter().filter(|n| *n != root).cloned().collect();
+        let named = share::named_types(side_items, &inner, &BTreeSet::new());
         let ident = format_ident!("{root}");
+        let path = producer.path;
         side_items.push(syn::parse_quote!(pub use #path as #ident;));
+        if named.is_empty() {
+            continue;
+        }
+        let names = producer
+            .names(&shapes)
+            .ok_or_else(|| named.iter().cloned().collect::<Vec<_>>())?;
+        let at = producer.module();
+        for mine in &named {
+            let theirs = names.get(mine).ok_or_else(|| vec![mine.clone()])?;
+            let (mine, theirs) = (format_ident!("{mine}"), format_ident!("{theirs}"));
+            side_items.push(syn::parse_quote!(pub use #at::#theirs as #mine;));
+        }
     }
-    found
-}
-
-/// The type an item defines or implements, by name.
-fn named(item: &syn::Item) -> Option<String> {
-    match item {
-        syn::Item::Struct(s) => Some(s.ident.to_string()),
-        syn::Item::Enum(e) => Some(e.ident.to_string()),
-        syn::Item::Type(t) => Some(t.ident.to_string()),
-        syn::Item::Impl(i) => match &*i.self_ty {
-            syn::Type::Path(p) if p.qself.is_none() => {
-                p.path.segments.last().map(|s| s.ident.to_string())
-            }
-            _ => None,
-        },
-        _ => None,
-    }
+    Ok(found)
 }

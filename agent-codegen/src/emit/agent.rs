@@ -41,6 +41,9 @@ pub struct SchemaSource {
     pub include: Option<PathBuf>,
     /// Span that errors about this schema point at (the attribute's string literal).
     pub span: Span,
+    /// Where the definitions bundled from sibling contract files came from: a problem inside
+    /// one is reported in that file.
+    pub(crate) sources: Vec<crate::schema::bundle::DefSource>,
 }
 
 /// A user prompt template path and the token errors about it point at.
@@ -353,12 +356,16 @@ fn prompt_template(
         };
 
         mod filters {
+            // A template that calls no filter leaves them unused.
+            #[allow(unused_imports)]
             pub use #runtime::__private::filters::*;
         }
 
         #[derive(#askama_at::Template)]
         #[template(path = #path, escape = "none", askama = #askama)]
         struct UserPrompt<'a> {
+            // A template need not print the task.
+            #[allow(dead_code)]
             task: &'a str,
             // Named so that it cannot hide a contract property: the template reads the
             // input's fields through `Deref`.
@@ -411,8 +418,17 @@ fn types_for(
         kind,
         runtime: def.runtime.clone(),
     };
-    types(&source.text, &source.origin, root, &options)
-        .map_err(|errors| errors.into_iter().map(|e| (source.span, e)).collect())
+    let relocate = |e| crate::schema::bundle::relocate(e, &source.sources);
+    match types(&source.text, &source.origin, root, &options) {
+        Ok(mut types) => {
+            types.warnings = types.warnings.into_iter().map(relocate).collect();
+            Ok(types)
+        }
+        Err(errors) => Err(errors
+            .into_iter()
+            .map(|e| (source.span, relocate(e)))
+            .collect()),
+    }
 }
 
 /// typify's code names prelude items (`Clone`, `Ok`, `From`, `String`) unqualified, and

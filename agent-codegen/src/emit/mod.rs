@@ -5,7 +5,9 @@
 //! `pieces.rs`); `agent.rs` wraps one agent's types in its
 //! contract module and `Agent` impl, with the fingerprint of each contract type
 //! (`fingerprint.rs`); `prompt.rs` checks the prompt template the impl renders against the
-//! contract. Both front ends call these, so the derive and build scripts emit the same code.
+//! contract; `share.rs` tells which items belong to which type and which of a consumer's types
+//! are the same code as a producer's (the derive's `types` and the build script's shared types).
+//! Both front ends call these, so the derive and build scripts emit the same code.
 //!
 //! May import: `typify`, `schema` and the crate's leaf modules (`error`, `naming`, `suggest`).
 //! Nothing here parses attributes or reads a schemas folder.
@@ -16,6 +18,7 @@ pub(crate) mod fingerprint;
 pub(crate) mod partial;
 pub(crate) mod pieces;
 pub(crate) mod prompt;
+pub(crate) mod share;
 pub(crate) mod strict;
 pub(crate) mod types;
 pub(crate) mod verdict;

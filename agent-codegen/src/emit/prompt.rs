@@ -29,13 +29,17 @@ pub fn prompt_errors(
     let file = match template::lookup(root, &prompt.path) {
         template::Lookup::Found(file) => file,
         template::Lookup::Missing(dirs) => {
-            let dirs = dirs
+            let hint = match template::near_match(root, &dirs, &prompt.path) {
+                Some(near) => format!(" (did you mean `{near}`?)"),
+                None => String::new(),
+            };
+            let shown = dirs
                 .iter()
                 .map(|d| format!("`{d}`"))
                 .collect::<Vec<_>>()
                 .join(", ");
             let message = format!(
-                "template `{}` not found in the template folders {dirs}: check the path, or the `dirs` of `askama.toml`",
+                "template `{}` not found in the template folders {shown}: check the path, or the `dirs` of `askama.toml`{hint}",
                 prompt.path
             );
             return vec![(prompt.span, message)];

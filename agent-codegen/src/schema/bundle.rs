@@ -12,6 +12,7 @@
 
 use crate::error::SchemaError;
 use crate::schema::locate::locate;
+use crate::schema::problem::display;
 use crate::schema::walk::{child_pointer, decode_token, walk};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -29,6 +30,55 @@ pub(crate) struct Bundled {
     pub text: String,
     /// Every sibling file read, to track for rebuilds.
     pub files: Vec<PathBuf>,
+    /// Where each bundled definition came from, to report a problem inside one at the
+    /// sibling file's own `line:col`.
+    pub sources: Vec<DefSource>,
+}
+
+/// Where one bundled definition (`/$defs/<key>` of the bundled schema) came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DefSource {
+    /// The definition's key in the bundled schema's `$defs`.
+    pub key: String,
+    /// The sibling file, as messages show it (`budget_agent/output.schema.json`).
+    pub origin: String,
+    /// The pointer of the definition in that file (`""`: the whole file).
+    pub pointer: String,
+    /// The file's text, as written.
+    pub text: std::sync::Arc<str>,
+}
+
+/// `error`, when it is about a node inside a bundled definition, moved to that node in the
+/// sibling file it came from: its origin, pointer and `line:col` there.
+pub(crate) fn relocate(error: SchemaError, sources: &[DefSource]) -> SchemaError {
+    let found = sources
+        .iter()
+        .filter_map(|source| {
+            let prefix = child_pointer("/$defs", &source.key);
+            let rest = error.pointer.strip_prefix(&prefix)?;
+            (rest.is_empty() || rest.starts_with('/')).then_some((source, rest))
+        })
+        .max_by_key(|(source, _)| source.key.len());
+    let Some((source, rest)) = found else {
+        return error;
+    };
+    let pointer = format!("{}{rest}", source.pointer);
+    let line_col = locate(&source.text, &pointer);
+    // The message names nodes as the bundled schema has them.
+    let prefix = child_pointer("/$defs", &source.key);
+    let message = error
+        .message
+        .replace(
+            &format!("`{prefix}`"),
+            &format!("`{}`", display(&source.pointer)),
+        )
+        .replace(&format!("`{prefix}/"), &format!("`{}/", source.pointer));
+    SchemaError {
+        origin: source.origin.clone(),
+        line_col,
+        pointer,
+        message,
+    }
 }
 
 /// Bundles the sibling files `text` (the contract at `path`, shown as `origin`) refers to.
@@ -55,6 +105,7 @@ pub(crate) fn bundle(
         files: BTreeMap::new(),
         order: Vec::new(),
         defs: Vec::new(),
+        sources: Vec::new(),
         errors: Vec::new(),
     };
     let here = File {
@@ -97,6 +148,7 @@ pub(crate) fn bundle(
     Ok(Some(Bundled {
         text,
         files: bundler.order,
+        sources: bundler.sources,
     }))
 }
 
@@ -118,6 +170,8 @@ struct Bundler {
     order: Vec<PathBuf>,
     /// The definitions to add, in the order made.
     defs: Vec<(String, Value)>,
+    /// Where each definition came from.
+    sources: Vec<DefSource>,
     errors: Vec<SchemaError>,
 }
 
@@ -222,17 +276,27 @@ impl Bundler {
                 *slot = Value::String(new);
             }
         }
+        let shared: std::sync::Arc<str> = text.as_str().into();
+        let source = |key: String, pointer: String| DefSource {
+            key,
+            origin: shown.clone(),
+            pointer,
+            text: shared.clone(),
+        };
         if let Value::Object(map) = &mut doc {
             map.remove("$schema");
             for defs in ["$defs", "definitions"] {
                 if let Some(Value::Object(inner)) = map.remove(defs) {
                     for (name, schema) in inner {
-                        self.defs
-                            .push((format!("{key}_{}", sanitize(&name)), schema));
+                        let def = format!("{key}_{}", sanitize(&name));
+                        let at = child_pointer(&format!("/{defs}"), &name);
+                        self.sources.push(source(def.clone(), at));
+                        self.defs.push((def, schema));
                     }
                 }
             }
         }
+        self.sources.push(source(key.clone(), String::new()));
         self.defs.push((key.clone(), doc));
         Ok(key)
     }
@@ -294,6 +358,14 @@ impl Bundler {
             .pointer(fragment)
             .cloned()
             .ok_or_else(|| format!("`#{fragment}` is not in the file"))?;
+        if let Some(file) = self.sources.iter().find(|s| s.key == key) {
+            let moved = DefSource {
+                key: hoisted.clone(),
+                pointer: fragment.to_owned(),
+                ..file.clone()
+            };
+            self.sources.push(moved);
+        }
         self.defs.push((hoisted.clone(), schema));
         Ok(format!("#/$defs/{hoisted}"))
     }

@@ -409,3 +409,115 @@ fn a_consumer_is_rewritten_when_what_it_shares_changes() {
     assert!(summarizer().contains("pub use super::super::lister::output::ListerOutput;"));
     assert_eq!(included(&out), builder.generate().unwrap());
 }
+
+/// A field read through an optional value: the build script refuses it at the template's
+/// `line:col`, as the derive and `agent-contract check` do, with the `if let` that reads it.
+#[test]
+fn a_field_of_an_optional_value_is_refused_with_the_if_let() {
+    let root = scratch("builder_optional", "{{ task }}\nOrder {{ order.id }}\n");
+    write(
+        &root.join("schemas/greeter/input.schema.json"),
+        r#"{"type": "object", "properties": {
+            "order": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}}}"#,
+    );
+    let error = Builder::new("schemas")
+        .manifest_dir(&root)
+        .generate()
+        .unwrap_err();
+    assert_eq!(
+        error.0,
+        [
+            "templates/greeter.md:2:10: template uses `order.id`, but `order` may be absent (the contract does not require it), and an absent value has no fields: read it inside `{% if let Some(o) = order %}{{ o.id }}{% endif %}`"
+        ]
+    );
+}
+
+/// A producer with a bounded string (typify's newtype), an enum, an optional nested object
+/// and a type under `$defs`: its consumer's copy is replaced by the producer's types, each
+/// under the name the consumer's code uses, and none of the copy's impls is left (typify's
+/// `impl From<Newtype> for String` included, which would conflict with the producer's).
+#[test]
+fn a_consumer_uses_every_type_of_its_producer() {
+    let root = scratch("builder_shared_shapes", "{{ task }}\n");
+    write(
+        &root.join("schemas/classifier/input.schema.json"),
+        r#"{"type": "object", "properties": {"text": {"type": "string"}}}"#,
+    );
+    write(
+        &root.join("schemas/classifier/output.schema.json"),
+        r##"{"type": "object", "required": ["summary", "category"], "properties": {
+            "summary": {"type": "string", "minLength": 1, "maxLength": 280},
+            "category": {"type": "string", "enum": ["billing", "bug"]},
+            "order": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}},
+            "home": {"$ref": "#/$defs/address"}},
+          "$defs": {"address": {"type": "object", "properties": {"city": {"type": "string", "pattern": "^[A-Z]"}}}}}"##,
+    );
+    write(
+        &root.join("schemas/drafter/input.schema.json"),
+        r#"{"type": "object", "required": ["classifier_output"], "properties": {
+            "classifier_output": {"$ref": "../classifier/output.schema.json"},
+            "fallback": {"$ref": "../classifier/output.schema.json#/$defs/address"}}}"#,
+    );
+    let checks = Builder::new("schemas").manifest_dir(&root).check().unwrap();
+    assert!(
+        checks
+            .iter()
+            .all(|c| c.errors.is_empty() && c.warnings.is_empty()),
+        "{checks:?}"
+    );
+    let code = Builder::new("schemas")
+        .manifest_dir(&root)
+        .generate()
+        .unwrap();
+    let drafter = &code[code.find("pub mod drafter").unwrap()..];
+    let input = &drafter[..drafter.find("pub use self::input::DrafterInput").unwrap()];
+    assert!(
+        input.contains(
+            "pub use super::super::classifier::output::{\n            ClassifierOutput, Address as ClassifierOutputAddress,\n            AddressCity as ClassifierOutputAddressCity, ClassifierOutputCategory,\n            ClassifierOutputOrder, ClassifierOutputSummary,\n        };"
+        ),
+        "{input}"
+    );
+    for copy in [
+        "pub struct ClassifierOutput",
+        "pub struct ClassifierOutputSummary",
+        "pub enum ClassifierOutputCategory",
+        "pub struct ClassifierOutputAddress",
+        "for ClassifierOutputSummary",
+        "From<ClassifierOutputSummary>",
+    ] {
+        assert!(
+            !input.contains(copy),
+            "the copy's `{copy}` is left:\n{input}"
+        );
+    }
+}
+
+/// A mistake in a contract reached through a `$ref` is reported in that file, at its own
+/// `line:col` (not at a column of the bundled text's spliced line).
+#[test]
+fn a_mistake_behind_a_ref_is_located_in_its_own_file() {
+    let root = scratch("builder_ref_mistake", "{{ task }}\n");
+    write(
+        &root.join("schemas/producer/input.schema.json"),
+        r#"{"type": "object", "properties": {"text": {"type": "string"}}}"#,
+    );
+    write(
+        &root.join("schemas/producer/output.schema.json"),
+        "{\n  \"type\": \"object\",\n  \"properties\": {\n    \"summary\": { \"type\": \"strng\" }\n  }\n}\n",
+    );
+    write(
+        &root.join("schemas/greeter/input.schema.json"),
+        "{\n  \"type\": \"object\",\n  \"properties\": {\n    \"target_url\": { \"type\": \"string\" },\n    \"producer_output\": { \"$ref\": \"../producer/output.schema.json\" }\n  }\n}\n",
+    );
+    let error = Builder::new("schemas")
+        .manifest_dir(&root)
+        .generate()
+        .unwrap_err();
+    assert_eq!(error.0.len(), 2, "{error}");
+    // The consumer's error is the producer's own, at the same place.
+    assert_eq!(error.0[0], error.0[1], "{error}");
+    assert!(
+        error.0[0].starts_with("producer/output.schema.json:4:"),
+        "{error}"
+    );
+}

@@ -30,6 +30,7 @@ mod layers;
 mod limits;
 mod markdown_path;
 mod offline;
+mod outside_crate;
 mod partial_output;
 mod prefix_check;
 mod proptest_markdown;

@@ -125,6 +125,7 @@ fn both_front_ends_emit_the_same_code() {
         [
             "AccessibilityAgentOutput",
             "AccessibilityAgentOutputComplianceLevel",
+            "DiscoveryAgentOutput",
             "SelectorAgentOutput"
         ]
     );

@@ -1,10 +1,10 @@
 //! Checks the field chains a template reads (`{{ topic.title }}`, `{{ s.titel }}` inside
 //! `{% for s in steps %}`) against the contract's schema, below the top level.
 //!
-//! The shapes come from the schema, named the way typify names fields. Like the top-level
-//! check, this one errs on the side of silence: a value whose Rust type it cannot predict
-//! (an optional object, which is an `Option`; a union; a map) ends the check of its chain, and
-//! rustc still reports what is left.
+//! The shapes come from the schema, named the way typify names fields. A field read through
+//! an optional value (an `Option`) is refused with the `if let` that reads it. Like the
+//! top-level check, this one errs on the side of silence: a value whose Rust type it cannot
+//! predict (a union, a map) ends the check of its chain, and rustc still reports what is left.
 
 use serde_json::{Map, Value};
 
@@ -18,6 +18,8 @@ enum Shape<'s> {
     List(&'s Value),
     /// A string, number, boolean or enum: no fields.
     Scalar(&'static str),
+    /// An optional field of one of the shapes above (an `Option`): no fields until unwrapped.
+    Optional,
     /// Anything else: the check stops here.
     Unknown,
 }
@@ -165,15 +167,35 @@ fn walk<'s>(
                 );
                 return Some(bad(message, Vec::new()));
             }
+            Shape::Optional => {
+                let message = optional(&so_far, &names[i..]);
+                return Some(bad(message, Vec::new()));
+            }
             Shape::Unknown => return None,
         };
     }
     None
 }
 
+/// The message for reading `rest` (`id`, or `id.len`) through the optional value `so_far`
+/// (`order`, or `ticket.order`): it may be absent, and the `if let` that reads it.
+fn optional(so_far: &str, rest: &[&str]) -> String {
+    let last = so_far.rsplit('.').next().unwrap_or(so_far);
+    let binding = match last.chars().next() {
+        Some(c) if c.is_ascii_lowercase() => c.to_string(),
+        _ => "value".to_owned(),
+    };
+    format!(
+        "template uses `{so_far}.{}`, but `{so_far}` may be absent (the contract does not require it), and an absent value has no fields: read it inside `{{% if let Some({binding}) = {so_far} %}}{{{{ {binding}.{} }}}}{{% endif %}}`",
+        rest.join("."),
+        rest.join(".")
+    )
+}
+
 /// The shape of `schema`; `present` says whether the field always exists (required, with a
 /// default, or a list, which typify defaults to empty): an optional one is an `Option`.
 fn shape<'s>(root: &'s Value, schema: &'s Value, present: bool) -> Shape<'s> {
+    let written = schema;
     let Some(schema) = resolve(root, schema).and_then(Value::as_object) else {
         return Shape::Unknown;
     };
@@ -191,7 +213,12 @@ fn shape<'s>(root: &'s Value, schema: &'s Value, present: bool) -> Shape<'s> {
         };
     }
     if !present {
-        return Shape::Unknown;
+        // typify types an optional field without a default as an `Option` (a list or a map
+        // has an empty default instead); only the shapes the check knows count.
+        return match shape(root, written, true) {
+            Shape::Object(_) | Shape::Scalar(_) => Shape::Optional,
+            _ => Shape::Unknown,
+        };
     }
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
         return Shape::Object(fields(schema, props));
@@ -317,9 +344,28 @@ mod tests {
     }
 
     #[test]
+    fn a_field_of_an_optional_value_is_refused_with_the_if_let_that_reads_it() {
+        assert_eq!(
+            messages("{{ extra.a }}\n{% for s in steps %}{{ plan.due_date.x }}{% endfor %}"),
+            [
+                "template uses `extra.a`, but `extra` may be absent (the contract does not require it), and an absent value has no fields: read it inside `{% if let Some(e) = extra %}{{ e.a }}{% endif %}`",
+                "template uses `plan.due_date.x`, but `plan.due_date` may be absent (the contract does not require it), and an absent value has no fields: read it inside `{% if let Some(d) = plan.due_date %}{{ d.x }}{% endif %}`",
+            ]
+        );
+        // Unwrapped, printed whole, or a list (an empty `Vec` when absent): fine.
+        for fine in [
+            "{% if let Some(e) = extra %}{{ e.a }}{% endif %}",
+            "{{ plan.due_date }}",
+            "{% if let Some(d) = plan.due_date %}{{ d }}{% endif %}",
+        ] {
+            assert!(messages(fine).is_empty(), "{fine}");
+        }
+    }
+
+    #[test]
     fn what_it_cannot_type_is_left_alone() {
-        // `extra` is optional (an `Option`); `s` is bound twice; `steps.len()` is a method.
-        let template = "{{ extra.b }}{% for s in steps %}{% endfor %}{% let s = 1 %}{{ s.x }}{{ steps.len() }}";
+        // `s` is bound twice; `steps.len()` and `extra.is_some()` are methods.
+        let template = "{% for s in steps %}{% endfor %}{% let s = 1 %}{{ s.x }}{{ steps.len() }}{{ extra.is_some() }}";
         assert!(messages(template).is_empty());
         assert_eq!(
             messages("{{ steps.title }}"),

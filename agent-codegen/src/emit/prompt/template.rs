@@ -55,6 +55,37 @@ pub(crate) fn lookup(root: &Path, name: &str) -> Lookup {
     }
 }
 
+/// Most files [`near_match`] looks at, and how deep it goes into a template folder.
+const MAX_FILES: usize = 2000;
+const MAX_DEPTH: usize = 8;
+
+/// The template in `dirs` (askama's folders of the crate at `root`) whose name is closest to
+/// `name`, if one is close enough to be a typo of it (`agents/summary_user.md` for
+/// `agents/sumary_user.md`).
+pub(crate) fn near_match(root: &Path, dirs: &[String], name: &str) -> Option<String> {
+    let mut names = Vec::new();
+    for dir in dirs {
+        let mut stack = vec![(root.join(dir), 0)];
+        while let Some((folder, depth)) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&folder) else {
+                continue;
+            };
+            for path in entries.filter_map(Result::ok).map(|e| e.path()) {
+                if names.len() >= MAX_FILES {
+                    break;
+                }
+                if path.is_dir() && depth < MAX_DEPTH {
+                    stack.push((path, depth + 1));
+                } else if let Ok(rel) = path.strip_prefix(root.join(dir)) {
+                    names.push(rel.to_string_lossy().replace('\\', "/"));
+                }
+            }
+        }
+    }
+    names.sort();
+    crate::suggest::closest(name, names.iter().map(String::as_str)).map(str::to_owned)
+}
+
 /// The folders of an `askama.toml` that uses the default syntax and no globs.
 fn config_dirs(text: &str) -> Option<Vec<String>> {
     let config: serde_json::Value = basic_toml::from_str(text).ok()?;
