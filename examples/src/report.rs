@@ -85,21 +85,41 @@ pub fn summary(transcript: &Transcript) -> String {
     let counts = transcript.counts();
     let usage = transcript.usage();
     let mut summary = format!(
-        "=== summary ===\n{} model calls, {} input retries, {} output retries; {} input tokens ({} cached), {} output tokens\n",
-        counts.model_calls,
-        counts.input_retries,
-        counts.output_retries,
+        "=== summary ===\n{}, {}, {}; {} input tokens ({} cached), {} output tokens\n",
+        counted(counts.model_calls, "model call", "model calls"),
+        counted(counts.input_retries, "input retry", "input retries"),
+        counted(counts.output_retries, "output retry", "output retries"),
         usage.input_tokens,
         usage.cached_tokens,
         usage.output_tokens
     );
     if counts.stopped_answers > 0 {
         summary.push_str(&format!(
-            "{} streamed answers stopped early, after {} bytes in all: the rest was never generated\n",
-            counts.stopped_answers, counts.stopped_bytes
+            "{} early, after {} bytes in all: the rest was never generated\n",
+            counted(
+                counts.stopped_answers,
+                "streamed answer stopped",
+                "streamed answers stopped"
+            ),
+            counts.stopped_bytes
+        ));
+    }
+    if counts.cut_streams > 0 {
+        summary.push_str(&format!(
+            "{} before the end and asked again (partial answers discarded)\n",
+            counted(
+                counts.cut_streams,
+                "streamed answer cut",
+                "streamed answers cut"
+            )
         ));
     }
     summary
+}
+
+/// `n` and the noun that goes with it: `1 input retry`, `2 input retries`.
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// `--stream`: answers stream, each agent's printed on stderr as it arrives (stdout keeps the
@@ -135,6 +155,13 @@ pub fn streamed_to_stderr() -> Delivery {
                     err,
                     "\n--- [{agent}] stopped after {received} bytes: {} ---",
                     error.validation_message
+                )
+            }
+            StreamEvent::Cut { agent, received } => {
+                *open = None;
+                writeln!(
+                    err,
+                    "\n--- [{agent}] stream cut after {received} bytes: asked again ---"
                 )
             }
             // An answer of tool calls only printed nothing: nothing to close.

@@ -163,7 +163,7 @@ fn assert_story(stdout: &str, requests: &[Value]) {
     assert!(stdout.contains("[plan_generator_agent] retry error (output contract)"));
     assert!(
         stdout.contains(
-            "=== summary ===\n11 model calls, 1 input retries, 1 output retries; 1100 input tokens (0 cached), 110 output tokens"
+            "=== summary ===\n11 model calls, 1 input retry, 1 output retry; 1100 input tokens (0 cached), 110 output tokens"
         ),
         "{stdout}"
     );
@@ -261,7 +261,7 @@ async fn a_model_list_falls_back_from_a_503_to_the_next_model() {
     assert!(stdout.starts_with("=== model: openai:gpt-a,anthropic:claude-b ===\n"));
     assert!(
         stdout.contains(&format!(
-            "=== summary ===\n{calls} model calls, 1 input retries, 1 output retries"
+            "=== summary ===\n{calls} model calls, 1 input retry, 1 output retry"
         )),
         "{stdout}"
     );

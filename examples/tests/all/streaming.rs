@@ -329,7 +329,7 @@ async fn chat_completions_streams_stop_a_broken_plan_early() {
         "openai",
         "/v1/chat/completions",
         openai_events,
-        "=== summary ===\n11 model calls, 1 input retries, 1 output retries; 1000 input tokens (0 cached), 100 output tokens\n1 streamed answers stopped early, after 16 bytes in all",
+        "=== summary ===\n11 model calls, 1 input retry, 1 output retry; 1000 input tokens (0 cached), 100 output tokens\n1 streamed answer stopped early, after 16 bytes in all",
     )
     .await;
 }
@@ -342,7 +342,7 @@ async fn messages_streams_stop_a_broken_plan_early() {
         "anthropic",
         "/v1/messages",
         anthropic_events,
-        "=== summary ===\n11 model calls, 1 input retries, 1 output retries; 1100 input tokens (0 cached), 101 output tokens\n1 streamed answers stopped early, after 16 bytes in all",
+        "=== summary ===\n11 model calls, 1 input retry, 1 output retry; 1100 input tokens (0 cached), 101 output tokens\n1 streamed answer stopped early, after 16 bytes in all",
     )
     .await;
 }
