@@ -4,7 +4,7 @@
 //! `OTEL_EXPORTER_OTLP_ENDPOINT` is set (in a build with the `otel` feature), flushed before
 //! the process exits.
 //!
-//! The examples' binaries (`plan-pipeline`, `event-planning`, `agent-demo`) include this file
+//! The examples' binaries (`plan-pipeline`, `event-planning`, `support-triage`, `agent-demo`) include this file
 //! too (`#[path]`), so the convention has one text; it uses only `std`, `clap`,
 //! `tracing-subscriber` and, with their `otel` feature, `agent_contracts::otel`, which they
 //! have.

@@ -13,8 +13,10 @@ pub struct ToolDefinition {
     pub name: String,
     /// The agent's description, then the list of required inputs.
     pub description: String,
-    /// `task` (required), `run_identifier`, and the contract's properties at the top level,
-    /// because parents pass them flat; `$defs` carried along so `$ref`s still resolve.
+    /// `task` (required) and the contract's properties at the top level, because parents pass
+    /// them flat; `$defs` carried along so `$ref`s still resolve. The reserved keys a call may
+    /// also carry (`run_identifier`, `context`) are not declared: no contract reads them, and
+    /// a schema a model or an MCP client sees names only what the agent takes.
     pub parameters: Value,
 }
 
@@ -28,10 +30,6 @@ impl ToolDefinition {
         properties.insert(
             "task".into(),
             json!({"type": "string", "description": "What the agent should do"}),
-        );
-        properties.insert(
-            "run_identifier".into(),
-            json!({"type": "string", "description": "Identifier of the run, for tracing"}),
         );
         if let Some(Value::Object(own)) = schema.get("properties") {
             properties.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));

@@ -16,7 +16,7 @@
 //! [`Runtime::call`]: crate::Runtime::call
 
 use crate::chat::{BoxFuture, ChatModel, ChatRequest, Message, OutputSchema, ToolCallRequest};
-use crate::chat::{ModelError, StreamDelta, Usage};
+use crate::chat::{ModelError, StreamDelta, StreamSink, Usage};
 use crate::config::Config;
 use crate::delivery::{StreamEvent, Watch, delta_event};
 use crate::error::{Error, Side};
@@ -192,8 +192,7 @@ impl Engine<'_> {
         failures: &mut u32,
     ) -> Result<Reply<C::Output>, Error> {
         let name = ask.agent.name();
-        let tools: Vec<&dyn Dispatch> = ask.tools.iter().map(|t| t as &dyn Dispatch).collect();
-        let definitions: Vec<_> = tools.iter().map(|t| t.definition()).collect();
+        let tools = Toolbox::new(ask.tools.iter().map(|t| t as &dyn Dispatch).collect());
         let mut tool_turns = 0u32;
         let mut attempt = ask.attempt;
         loop {
@@ -208,7 +207,7 @@ impl Engine<'_> {
             };
             let request = ChatRequest {
                 output_schema,
-                ..ChatRequest::new(name, messages, definitions.clone())
+                ..ChatRequest::new(name, messages, tools.definitions.clone())
             };
             // A sub-agent's answer is its output from its first byte: while it streams it is
             // checked against the output contract. A workflow agent's may be a question.
@@ -425,23 +424,21 @@ impl Engine<'_> {
             self.account(agent, response.usage, response.model.as_deref())?;
             return Ok(Answered::Whole(response.message));
         };
-        let mut check = contract.map(|c| c.prefix_check(&self.config.limits));
-        let mut broken = None;
-        let mut sink = |delta: StreamDelta<'_>| {
-            watch.event(delta_event(agent, delta));
-            if let (StreamDelta::Text(text), Some(check)) = (delta, check.as_mut())
-                && let Err(found) = check.feed(text)
-            {
-                broken = Some(found);
-                return ControlFlow::Break(());
-            }
-            ControlFlow::Continue(())
+        let mut sink = CallSink {
+            agent,
+            watch,
+            contract,
+            limits: &self.config.limits,
+            check: contract.map(|c| c.prefix_check(&self.config.limits)),
+            broken: None,
+            received: 0,
+            transcript: self.transcript,
         };
         let call = span
             .in_scope(|| self.model.stream(request, &mut sink))
             .instrument(span.clone());
         let streamed = self.cancellable(agent, call).await?;
-        match (streamed, broken) {
+        match (streamed, sink.broken) {
             (Ok(response), _) => {
                 telemetry::record_response(span, &response);
                 watch.event(StreamEvent::Done { agent });
@@ -542,7 +539,7 @@ impl Engine<'_> {
         &self,
         caller: &str,
         caller_id: &ContextId,
-        tools: &[&dyn Dispatch],
+        tools: &Toolbox<'_>,
         calls: &[ToolCallRequest],
         conversation: &mut Vec<Message>,
     ) -> Result<Vec<ToolReply>, Error> {
@@ -657,12 +654,59 @@ impl Engine<'_> {
     }
 }
 
+/// What one streamed model call's deltas go to: the watch and the prefix check of the
+/// answer's contract. A cut stream that a retrying layer asks again starts it over
+/// ([`StreamSink::restart`]): the partial answer is forgotten, the watch told, the transcript
+/// records the cut.
+struct CallSink<'a> {
+    agent: &'a str,
+    watch: &'a dyn Watch,
+    contract: Option<&'a Contract>,
+    limits: &'a Limits,
+    check: Option<agent_contracts_contract::PrefixCheck<'a>>,
+    /// The verdict that closed the stream, if its contract did.
+    broken: Option<Broken>,
+    /// Bytes of answer text received in this attempt.
+    received: usize,
+    transcript: &'a Transcript,
+}
+
+impl StreamSink for CallSink<'_> {
+    fn delta(&mut self, delta: StreamDelta<'_>) -> ControlFlow<()> {
+        self.watch.event(delta_event(self.agent, delta));
+        if let StreamDelta::Text(text) = delta {
+            self.received = self.received.saturating_add(text.len());
+            if let Some(check) = self.check.as_mut()
+                && let Err(found) = check.feed(text)
+            {
+                self.broken = Some(found);
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn restart(&mut self) -> bool {
+        self.watch.event(StreamEvent::Cut {
+            agent: self.agent,
+            received: self.received,
+        });
+        self.transcript.push(Event::StreamRetry {
+            agent: self.agent.to_owned(),
+            received: self.received,
+        });
+        self.check = self.contract.map(|c| c.prefix_check(self.limits));
+        self.broken = None;
+        self.received = 0;
+        true
+    }
+}
+
 /// A tool as the call loops dispatch it: a plain [`Tool`], or an agent that the runtime
 /// calls as a tool (its adapter lives with the runtime).
 pub(crate) trait Dispatch: Sync {
-    /// The name the model calls it by.
-    fn name(&self) -> String;
-    /// What the model sees.
+    /// What the model sees; the model calls it by the definition's name. Built once per
+    /// loop ([`Toolbox`]): a plain tool's definition is its whole parameters schema.
     fn definition(&self) -> ToolDefinition;
     /// Its `gen_ai.tool.type` (`function`, `extension`, `datastore`).
     fn tool_type(&self) -> &'static str {
@@ -678,9 +722,6 @@ pub(crate) trait Dispatch: Sync {
 
 /// A plain tool's result is JSON the model reads; it cannot fail the run.
 impl Dispatch for Arc<dyn Tool> {
-    fn name(&self) -> String {
-        self.definition().name
-    }
     fn definition(&self) -> ToolDefinition {
         (**self).definition()
     }
@@ -693,6 +734,28 @@ impl Dispatch for Arc<dyn Tool> {
         arguments: &'a str,
     ) -> BoxFuture<'a, Result<ToolReply, Error>> {
         Box::pin(async move { Ok(ToolReply::Value(self.call(arguments).await)) })
+    }
+}
+
+/// A loop's tools with their definitions, built once per loop: the model is sent the
+/// definitions, and a call finds its tool by the definition's name, without building a
+/// definition (a plain tool's is its whole parameters schema) per call or per turn.
+pub(crate) struct Toolbox<'t> {
+    tools: Vec<&'t dyn Dispatch>,
+    /// `definitions[i]` is `tools[i]`'s.
+    pub(crate) definitions: Vec<ToolDefinition>,
+}
+
+impl<'t> Toolbox<'t> {
+    pub(crate) fn new(tools: Vec<&'t dyn Dispatch>) -> Self {
+        let definitions = tools.iter().map(|t| t.definition()).collect();
+        Self { tools, definitions }
+    }
+
+    /// The tool the model calls `name`.
+    fn find(&self, name: &str) -> Option<&'t dyn Dispatch> {
+        let at = self.definitions.iter().position(|d| d.name == name)?;
+        self.tools.get(at).copied()
     }
 }
 
@@ -747,12 +810,12 @@ impl serde::Serialize for ToolReply {
 /// Each call is an `execute_tool` span of the run `run_id`; a sub-agent's `invoke_agent` is
 /// beneath it.
 async fn dispatch(
-    tools: &[&dyn Dispatch],
+    tools: &Toolbox<'_>,
     caller: &str,
     call: &ToolCallRequest,
     run_id: &str,
 ) -> Result<Option<ToolReply>, Error> {
-    let tool = tools.iter().find(|t| t.name() == call.name);
+    let tool = tools.find(&call.name);
     let kind = tool.map_or("function", |t| t.tool_type());
     let span = telemetry::execute_tool(&call.name, &call.id, kind, run_id);
     let Some(tool) = tool else {
@@ -778,8 +841,8 @@ enum Checked<O> {
 
 /// The retry error for a tool call that names none of the caller's tools (`called`, or none
 /// at all), listing the ones it has: the one message for plain tools and agents alike.
-fn unknown_tool(tools: &[&dyn Dispatch], called: Option<&str>) -> RetryError {
-    let names: Vec<String> = tools.iter().map(|t| t.name()).collect();
+fn unknown_tool(tools: &Toolbox<'_>, called: Option<&str>) -> RetryError {
+    let names: Vec<&str> = tools.definitions.iter().map(|d| d.name.as_str()).collect();
     let message = match called {
         Some(name) => format!(
             "there is no tool named `{}`",

@@ -742,6 +742,15 @@ pub trait StreamSink: Send {
     ///
     /// [`ControlFlow::Break`]: std::ops::ControlFlow::Break
     fn delta(&mut self, delta: StreamDelta<'_>) -> ControlFlow<()>;
+
+    /// The stream broke after some deltas (a cut connection, a body that ended before the
+    /// provider's last event) and a retrying layer will ask again from the start: forget
+    /// everything received (a prefix check starts over, a watcher drops the partial answer),
+    /// and say `true`. The default says `false`: such a sink cannot take a second beginning,
+    /// so the error ends the call.
+    fn restart(&mut self) -> bool {
+        false
+    }
 }
 
 impl<F: FnMut(StreamDelta<'_>) -> ControlFlow<()> + Send> StreamSink for F {

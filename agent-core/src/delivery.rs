@@ -106,6 +106,15 @@ pub enum StreamEvent<'a> {
         /// The retry error the agent is sent.
         error: &'a RetryError,
     },
+    /// `agent`'s stream was cut after `received` bytes (the connection broke, or the body
+    /// ended before the provider's last event) and is asked again from the start: drop what
+    /// it showed so far.
+    Cut {
+        /// Who was answering.
+        agent: &'a str,
+        /// Bytes of the answer received before the cut.
+        received: usize,
+    },
     /// `agent`'s answer is complete (it may still be refused by the whole-answer check).
     Done {
         /// Who answered.

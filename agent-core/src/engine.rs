@@ -12,7 +12,7 @@
 //! the `invoke_agent` span ([`telemetry`](crate::telemetry)) carry it. Sub-agent system prompts are assembled by the
 //! runtime's [`ContributorRegistry`].
 
-use crate::call::{Ask, Dispatch, Engine, OutputCheck, Policy, Reply, ToolReply};
+use crate::call::{Ask, Dispatch, Engine, OutputCheck, Policy, Reply, ToolReply, Toolbox};
 use crate::chat::{BoxFuture, ChatModel, ChatRequest, Message, ToolCallRequest};
 use crate::config::Config;
 use crate::contributor::{ContributorRegistry, PromptContext};
@@ -371,16 +371,17 @@ impl Runtime {
                 agent,
             })
             .collect();
-        let tools: Vec<&dyn Dispatch> = adapters
-            .iter()
-            .map(|t| t as &dyn Dispatch)
-            .chain(self.tools.iter().map(|t| t as &dyn Dispatch))
-            .collect();
-        let definitions: Vec<_> = tools.iter().map(|t| t.definition()).collect();
+        let tools = Toolbox::new(
+            adapters
+                .iter()
+                .map(|t| t as &dyn Dispatch)
+                .chain(self.tools.iter().map(|t| t as &dyn Dispatch))
+                .collect(),
+        );
         let mut failures: BTreeMap<String, u32> = BTreeMap::new();
         let mut outputs = Vec::new();
         for _ in 0..self.config.max_turns {
-            let request = ChatRequest::new(agent, messages.clone(), definitions.clone());
+            let request = ChatRequest::new(agent, messages.clone(), tools.definitions.clone());
             let reply = self.engine().complete(&request, id.run_id()).await?;
             self.engine().record(agent, &reply);
             messages.push(reply.clone());
@@ -627,9 +628,6 @@ struct AgentTool<'r> {
 }
 
 impl Dispatch for AgentTool<'_> {
-    fn name(&self) -> String {
-        format!("run_{}", self.agent.name())
-    }
     fn definition(&self) -> ToolDefinition {
         self.agent.tool_definition()
     }
@@ -814,7 +812,7 @@ where
                 }
                 state.queue.push_back(Streamed::Partial(partial));
             }
-            StreamEvent::Stopped { .. } => state.restart(),
+            StreamEvent::Stopped { .. } | StreamEvent::Cut { .. } => state.restart(),
             StreamEvent::Done { .. } => state.ended = true,
             _ => {}
         }

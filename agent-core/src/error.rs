@@ -140,6 +140,27 @@ pub enum Error {
         /// How many attempts were made.
         attempts: u64,
     },
+    /// A person rejected an agent's output at an approval step whose rejection ends the run
+    /// ([`OnReject::End`](crate::workflow::OnReject::End)): the run is over, failed with
+    /// this message.
+    #[error("workflow `{workflow}` ended: a person rejected the output of `{agent}`: {reason}")]
+    Rejected {
+        /// The workflow.
+        workflow: String,
+        /// The agent whose output was rejected.
+        agent: String,
+        /// The person's reason.
+        reason: String,
+    },
+    /// An edit given at an approval step breaks the agent's output contract: the run stays
+    /// paused, and `error` names the field.
+    #[error("the edit of `{agent}`'s output breaks its output contract: {error}")]
+    EditRefused {
+        /// The agent whose output was edited.
+        agent: String,
+        /// Why, field by field (`path`, `missing_fields`, `errors`).
+        error: RetryError,
+    },
     /// The run's cancellation token was cancelled; the transcript so far is kept.
     #[error("the run was cancelled while `{agent}` was running")]
     Cancelled {

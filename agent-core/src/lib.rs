@@ -113,5 +113,6 @@ pub mod __private {
     pub use crate::contributor::{ContributorError, PromptContext};
 
     pub use crate::rerun::describe_retry_error;
+    pub use crate::workflow::definition::OnReject;
     pub use crate::workflow::feeds::Feeds;
 }

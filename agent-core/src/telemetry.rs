@@ -276,6 +276,8 @@ pub(crate) fn error_type(error: &Error) -> &'static str {
         Error::BadState { .. } => "bad_state",
         Error::ContractChanged { .. } => "contract_changed",
         Error::AttemptsExhausted { .. } => "attempts_exhausted",
+        Error::Rejected { .. } => "rejected",
+        Error::EditRefused { .. } => CONTRACT_VIOLATION,
         Error::Cancelled { .. } => "cancelled",
         Error::TokenBudget { .. } => "token_budget",
         Error::CostBudget { .. } => "cost_budget",

@@ -81,6 +81,66 @@ pub(crate) fn human_feedback(feedback: &str) -> String {
     HumanFeedback { feedback }.render().unwrap_or_default()
 }
 
+/// `workflow/approval_prompt.md`: what a person is asked at an approval step.
+#[derive(Template)]
+#[template(path = "workflow/approval_prompt.md", escape = "none")]
+struct ApprovalPrompt<'a> {
+    agent: &'a str,
+}
+
+/// The question of an approval step's pause.
+pub(crate) fn approval_prompt(agent: &str) -> String {
+    ApprovalPrompt { agent }.render().unwrap_or_default()
+}
+
+/// `workflow/approval_approved.md`: a person approved an output.
+#[derive(Template)]
+#[template(path = "workflow/approval_approved.md", escape = "none")]
+struct ApprovalApproved<'a> {
+    agent: &'a str,
+}
+
+/// The user message that says a person approved `agent`'s output.
+pub(crate) fn approval_approved(agent: &str) -> String {
+    ApprovalApproved { agent }.render().unwrap_or_default()
+}
+
+/// `workflow/approval_edited.md`: a person edited an output.
+#[derive(Template)]
+#[template(path = "workflow/approval_edited.md", escape = "none")]
+struct ApprovalEdited<'a> {
+    agent: &'a str,
+    value: Fenced<'a>,
+}
+
+/// The user message that carries a person's edit of `agent`'s output.
+pub(crate) fn approval_edited(agent: &str, value: &str) -> String {
+    ApprovalEdited {
+        agent,
+        value: Fenced::new(value),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
+/// `workflow/approval_rejected.md`: a person rejected an output.
+#[derive(Template)]
+#[template(path = "workflow/approval_rejected.md", escape = "none")]
+struct ApprovalRejected<'a> {
+    agent: &'a str,
+    reason: Fenced<'a>,
+}
+
+/// The user message that carries a person's rejection of `agent`'s output, and why.
+pub(crate) fn approval_rejected(agent: &str, reason: &str) -> String {
+    ApprovalRejected {
+        agent,
+        reason: Fenced::new(reason),
+    }
+    .render()
+    .unwrap_or_default()
+}
+
 /// `workflow/routing_task.md`: the task of an agent that a `next_agent` routed to outside the
 /// declared steps.
 #[derive(Template)]
@@ -201,6 +261,26 @@ mod tests {
         assert_eq!(
             human_feedback("Three are vegetarian."),
             "User provided the following input: Three are vegetarian.\nPlease continue with your analysis based on this feedback."
+        );
+    }
+
+    #[test]
+    fn approval_texts() {
+        assert_eq!(
+            approval_prompt("drafter"),
+            "Review the output of `drafter`: approve it, reject it with a reason, or edit it."
+        );
+        assert_eq!(
+            approval_approved("drafter"),
+            "A person reviewed the output of `drafter` and approved it."
+        );
+        assert_eq!(
+            approval_edited("drafter", r#"{"reply": "Hi"}"#),
+            "A person reviewed the output of `drafter` and edited it. The output the run goes on with:\n\n```json\n{\"reply\": \"Hi\"}\n```"
+        );
+        assert_eq!(
+            approval_rejected("drafter", "Too curt; say ```sorry```"),
+            "A person reviewed the output of `drafter` and rejected it:\n\n````\nToo curt; say ```sorry```\n````\n\nTake the reason into account in your answer."
         );
     }
 

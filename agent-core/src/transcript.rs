@@ -20,6 +20,10 @@ pub struct Counts {
     pub stopped_answers: usize,
     /// Bytes those answers had sent when they were closed.
     pub stopped_bytes: usize,
+    /// Streamed answers cut before their end (the connection broke, or the body ended
+    /// before the provider's last event) and asked again from the start: each partial answer
+    /// was discarded.
+    pub cut_streams: usize,
 }
 use serde_json::Value;
 use std::fmt;
@@ -80,6 +84,14 @@ pub enum Event {
         received: usize,
         /// The byte of the answer that decided it.
         at: usize,
+    },
+    /// A streamed answer was cut before its end and is asked again from the start, within
+    /// the model's attempt budget: the partial answer is discarded, never sent back.
+    StreamRetry {
+        /// The agent.
+        agent: String,
+        /// Bytes of the answer received before the cut.
+        received: usize,
     },
     /// An answer that broke the agent's output contract.
     OutputRetry {
@@ -150,6 +162,7 @@ impl Transcript {
                     counts.stopped_bytes = counts.stopped_bytes.saturating_add(*received);
                 }
                 Event::InputRetry { .. } => counts.input_retries += 1,
+                Event::StreamRetry { .. } => counts.cut_streams += 1,
                 _ => {}
             }
         }
@@ -287,6 +300,10 @@ impl fmt::Display for Event {
             } => writeln!(
                 f,
                 "=== [{agent}] answer stopped after {received} bytes (byte {at} broke the output contract) ===\n"
+            ),
+            Self::StreamRetry { agent, received } => writeln!(
+                f,
+                "=== [{agent}] stream cut after {received} bytes: the partial answer is discarded and asked again ===\n"
             ),
             Self::OutputRetry { agent, error } => writeln!(
                 f,

@@ -293,9 +293,11 @@ impl<M: ChatModel> ChatModel for Retrying<M> {
         })
     }
 
-    /// Retries a stream only while no delta reached the sink: once the reader has seen text,
-    /// a new attempt would hand it a second beginning. A failure after that is returned
-    /// (with the attempts made) for the caller to handle.
+    /// Retries a stream like a whole answer, within the same attempts: before any delta
+    /// reached the sink, or after some when the sink can start over
+    /// ([`StreamSink::restart`]: it discards the partial answer, so a cut stream is asked
+    /// again from the start). A sink that cannot start over gets the failure (with the
+    /// attempts made) once it has seen text.
     fn stream<'a>(
         &'a self,
         request: &'a ChatRequest,
@@ -310,13 +312,17 @@ impl<M: ChatModel> ChatModel for Retrying<M> {
                     Ok(response) => return Ok(response),
                     Err(error) => error,
                 };
-                if watched.delivered {
+                let delivered = watched.delivered;
+                let elapsed = self.clock.now().duration_since(start).unwrap_or_default();
+                let Some(delay) = self.policy.delay(retry, &error, elapsed) else {
+                    return Err(gave_up(error, retry + 1));
+                };
+                // The sink starts over only for an attempt that will be made.
+                if delivered && !sink.restart() {
                     return Err(gave_up(error, retry + 1));
                 }
-                match self.next_wait(start, retry, error) {
-                    Ok(delay) => self.clock.sleep(delay).await,
-                    Err(error) => return Err(error),
-                }
+                warn_retry(&error, retry + 1, delay, &self.policy);
+                self.clock.sleep(delay).await;
                 retry += 1;
             }
         })
@@ -371,6 +377,16 @@ impl StreamSink for Watched<'_> {
     fn delta(&mut self, delta: StreamDelta<'_>) -> std::ops::ControlFlow<()> {
         self.delivered = true;
         self.sink.delta(delta)
+    }
+
+    /// An inner retrying layer starts its reader over: this attempt has delivered nothing
+    /// the reader still holds.
+    fn restart(&mut self) -> bool {
+        let restarted = self.sink.restart();
+        if restarted {
+            self.delivered = false;
+        }
+        restarted
     }
 }
 

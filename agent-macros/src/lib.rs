@@ -125,6 +125,7 @@ pub fn derive_prompt_contributor(input: TokenStream) -> TokenStream {
 /// | `input` | none: the run has no input | the run's input contract, relative to `Cargo.toml`; its properties are in every step's context |
 /// | `name` | the struct's name in snake case | the workflow's name |
 /// | `crate` | `"::agent_contracts_runtime"` | the path generated code names the runtime by |
+/// | `approve` | none | steps whose every output a person approves, rejects (the run ends) or edits (checked against the step's output contract, which it must have) before the run goes on: `Workflow::approve` |
 ///
 /// A field no earlier step provides, one only a later step provides, steps that need each
 /// other's output, or a provided schema the step's contract refuses (types, required

@@ -6,17 +6,22 @@
 //!   specification's `input_required` result: an `elicitation/create` input request for the
 //!   answer, with the handle as `requestState`; its retry of the same call carries the answer;
 //! - every client can answer with `resume_<workflow>` (`{handle, answer}`), whose result is the
-//!   next question or the run's end.
+//!   next question or the run's end;
+//! - a workflow with approval steps pauses after each approved agent's output (the result's
+//!   `approval`), and its resume tool also takes `{handle, decision: "approve" | "reject" |
+//!   "edit", reason?, value?}`: a rejection needs a `reason`, an edit the edited output as
+//!   `value`, checked against the agent's output contract (a broken edit is the retry error
+//!   naming the field, and the run stays paused at the same handle).
 //!
 //! A handle is `<HMAC-SHA256>.<sequence>.<run id>` under the server's key
 //! ([`seal_pause`](crate::seal::seal_pause)): it names the checkpoint the run paused at, so it cannot be
 //! guessed or forged, and it answers that one question only.
 
 use crate::guard::Client;
+use agent_contracts_runtime::workflow::{Decision, PausedRun, WorkflowOutcome};
 use agent_contracts_runtime::{ChatModel, Error, Workflow};
 use agent_contracts_runtime::{Contract, Limits, contract::ContractError, contract::ContractKind};
 use agent_contracts_runtime::{store::CheckpointStore, store::RunStatus, store::StoreError};
-use agent_contracts_runtime::{workflow::PausedRun, workflow::WorkflowOutcome};
 use rmcp::model::{
     CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams,
     ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests,
@@ -127,9 +132,10 @@ impl ServedWorkflow {
     ) -> Result<Self, ContractError> {
         let name = workflow.name().to_owned();
         let resume_name = format!("resume_{name}");
-        let resume_schema = resume_schema();
+        let approves = workflow.approvals().next().is_some();
+        let resume_schema = resume_schema(approves);
         let resume_contract = Contract::new(&resume_name, ContractKind::Input, resume_schema)?;
-        let output = Arc::new(object(&output_schema(&resume_name)));
+        let output = Arc::new(object(&output_schema(&resume_name, approves)));
         let parameters = match workflow.first_agent() {
             Some(agent) => agent.tool_definition().parameters,
             None => {
@@ -144,11 +150,18 @@ impl ServedWorkflow {
             Arc::new(object(&parameters)),
         )
         .with_raw_output_schema(output.clone());
-        let resume_tool = Tool::new(
-            resume_name,
+        let resume_description = if approves {
+            format!(
+                "Answers a paused `run_{name}`: pass its `handle` and, for a question, the user's `answer`; for an approval (the result's `approval` is the output to decide on), the `decision`: `approve`, `reject` with a `reason`, or `edit` with the edited output as `value`. The result is the run's next pause or its end."
+            )
+        } else {
             format!(
                 "Answers the question a paused `run_{name}` asked: pass its `handle` and the user's `answer`. The result is the run's next question or its end."
-            ),
+            )
+        };
+        let resume_tool = Tool::new(
+            resume_name,
+            resume_description,
             Arc::new(object(resume_contract.schema())),
         )
         .with_raw_output_schema(output);
@@ -223,10 +236,12 @@ impl ServedWorkflow {
         if let Err(retry) = self.resume_contract.check(&arguments, &self.limits) {
             return CallToolResult::structured_error(retry.to_json()).into();
         }
-        let (Some(handle), Some(answer)) =
-            (arguments["handle"].as_str(), arguments["answer"].as_str())
-        else {
-            return error("`handle` and `answer` must be strings".into()).into();
+        let given = match given(&arguments) {
+            Ok(given) => given,
+            Err(message) => return error(message).into(),
+        };
+        let Some(handle) = arguments["handle"].as_str() else {
+            return error("`handle` must be a string".into()).into();
         };
         let Some(key) = runs.key else {
             return no_key().into();
@@ -243,12 +258,20 @@ impl ServedWorkflow {
             return error(expired).into();
         }
         let runner = self.workflow.runner(model).with_store(store.clone());
-        let result = cancellable(
-            runner.resume_paused(&paused, answer),
-            &caller.cancel,
-            self.workflow.name(),
-        )
-        .await;
+        let result = match &given {
+            Given::Answer(answer) => {
+                let resumed = runner.resume_paused(&paused, answer);
+                cancellable(resumed, &caller.cancel, self.workflow.name()).await
+            }
+            Given::Decision(decision) => {
+                let decided = runner.decide_paused(&paused, decision);
+                cancellable(decided, &caller.cancel, self.workflow.name()).await
+            }
+        };
+        // Refused before anything changed: the run is paused at the same handle.
+        if let Err(Error::EditRefused { error: retry, .. }) = &result {
+            return CallToolResult::structured_error(retry.to_json()).into();
+        }
         match &result {
             Err(Error::Store(store)) => return error(self.store_refusal(store, runs)).into(),
             Err(failure) => {
@@ -336,7 +359,9 @@ impl ServedWorkflow {
                         .into();
                 };
                 let handle = crate::seal::seal_pause(&self.workflow, &paused, key);
-                if caller.input_required {
+                // An elicitation asks for one string: an approval's decision is answered
+                // through the resume tool.
+                if caller.input_required && request.approval.is_none() {
                     return input_required(&request.prompt, handle, &state.run_id);
                 }
                 let asked = RunResult::InputRequired {
@@ -344,6 +369,7 @@ impl ServedWorkflow {
                     requesting_agent: request.requesting_agent,
                     handle,
                     resume_tool: self.resume_tool.name.to_string(),
+                    approval: request.approval,
                 };
                 CallToolResult::structured(asked.to_json())
                     .with_meta(Some(run_meta(&state.run_id)))
@@ -359,6 +385,10 @@ impl ServedWorkflow {
                     None => retry.to_json(),
                 };
                 CallToolResult::structured_error(json).into()
+            }
+            Err(Error::Rejected { agent, reason, .. }) => {
+                let rejected = RunResult::Rejected { agent, reason };
+                CallToolResult::structured(rejected.to_json()).into()
             }
             Err(other) => error(format!(
                 "`{}` could not finish: {other}",
@@ -443,8 +473,81 @@ fn input_required(question: &str, handle: String, run_id: &str) -> CallToolRespo
         .into()
 }
 
-/// The resume tool's arguments: a handle and a string answer, nothing else.
-fn resume_schema() -> Value {
+/// What a resume call gives the paused run.
+enum Given {
+    Answer(String),
+    Decision(Decision),
+}
+
+/// The answer or the decision of resume arguments that passed the resume contract.
+fn given(arguments: &Value) -> Result<Given, String> {
+    if let Some(answer) = arguments["answer"].as_str() {
+        return Ok(Given::Answer(answer.to_owned()));
+    }
+    match arguments["decision"].as_str() {
+        Some("approve") => Ok(Given::Decision(Decision::Approve)),
+        Some("reject") => match arguments["reason"].as_str() {
+            Some(reason) => Ok(Given::Decision(Decision::reject(reason))),
+            None => Err("a `reject` decision needs a `reason` string".into()),
+        },
+        Some("edit") => match arguments.get("value") {
+            Some(value) => Decision::edit(value)
+                .map(Given::Decision)
+                .map_err(|e| format!("the edited `value` does not serialize: {e}")),
+            None => Err("an `edit` decision needs the edited output as `value`".into()),
+        },
+        _ => Err("give the user's `answer`, or a `decision`: `approve`, `reject` or `edit`".into()),
+    }
+}
+
+/// The resume tool's arguments: a handle and a string answer, nothing else; with approval
+/// steps, a handle and either an answer or a decision (a rejection's reason, an edit's value).
+fn resume_schema(approves: bool) -> Value {
+    if approves {
+        return json!({
+            "type": "object",
+            "properties": {
+                "handle": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_HANDLE_BYTES,
+                    "description": "The `handle` of the paused result to answer",
+                },
+                "answer": {
+                    "type": "string",
+                    "maxLength": MAX_ANSWER_CHARS,
+                    "description": "The user's answer to a question",
+                },
+                "decision": {
+                    "type": "string",
+                    "enum": ["approve", "reject", "edit"],
+                    "description": "At an approval: approve the output, reject it (with a `reason`), or edit it (the edited output as `value`)",
+                },
+                "reason": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_ANSWER_CHARS,
+                    "description": "Why the output is rejected",
+                },
+                "value": {
+                    "description": "The edited output, which must meet the agent's output contract",
+                },
+            },
+            "required": ["handle"],
+            "additionalProperties": false,
+            "oneOf": [{"required": ["answer"]}, {"required": ["decision"]}],
+            "allOf": [
+                {
+                    "if": {"properties": {"decision": {"const": "reject"}}, "required": ["decision"]},
+                    "then": {"required": ["reason"]},
+                },
+                {
+                    "if": {"properties": {"decision": {"const": "edit"}}, "required": ["decision"]},
+                    "then": {"required": ["value"]},
+                },
+            ],
+        });
+    }
     json!({
         "type": "object",
         "properties": {
@@ -487,6 +590,16 @@ pub(crate) enum RunResult {
         handle: String,
         /// The tool that takes the answer.
         resume_tool: String,
+        /// At an approval step: the output to approve, reject or edit (`question` says so).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        approval: Option<Value>,
+    },
+    /// A person rejected an agent's output, and the run ended.
+    Rejected {
+        /// The agent whose output was rejected.
+        agent: String,
+        /// The person's reason.
+        reason: String,
     },
 }
 
@@ -496,9 +609,18 @@ impl RunResult {
     }
 }
 
-/// [`RunResult`]'s schema, with the one resume tool a workflow's results name.
-fn output_schema(resume_tool: &str) -> Value {
+/// [`RunResult`]'s schema, with the one resume tool a workflow's results name; without
+/// approval steps, neither the rejected result nor an approval's output.
+fn output_schema(resume_tool: &str, approves: bool) -> Value {
     let mut schema = schemars::schema_for!(RunResult).to_value();
+    if !approves && let Some(branches) = schema["oneOf"].as_array_mut() {
+        branches.retain(|b| b["properties"]["status"]["const"] != "rejected");
+        for branch in branches {
+            if let Some(properties) = branch["properties"].as_object_mut() {
+                properties.remove("approval");
+            }
+        }
+    }
     if let Some(map) = schema.as_object_mut() {
         map.remove("$schema");
         // MCP takes an object schema only, said at its root.
@@ -568,7 +690,7 @@ mod tests {
 
     #[test]
     fn the_results_meet_the_schema_derived_from_their_type() {
-        let schema = output_schema("resume_plan");
+        let schema = output_schema("resume_plan", false);
         let contract = Contract::new("run_plan", ContractKind::Output, schema).unwrap();
         let limits = Limits::default();
         let finished = RunResult::Finished {
@@ -580,6 +702,7 @@ mod tests {
             requesting_agent: "a".into(),
             handle: "h".into(),
             resume_tool: resume_tool.into(),
+            approval: None,
         };
         assert_eq!(finished.to_json()["status"], "finished");
         assert!(contract.check(&finished.to_json(), &limits).is_ok());

@@ -17,4 +17,5 @@ pub mod bench;
 pub mod event_planning;
 pub mod pipeline;
 pub mod report;
+pub mod support_triage;
 pub mod worker;

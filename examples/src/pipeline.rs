@@ -248,9 +248,13 @@ impl agent_contracts::ChatModel for Canned {
             "selector_agent" => Ok(SELECTOR_OUTPUT),
             "accessibility_agent" => Ok(ACCESSIBILITY_OUTPUT),
             "plan_generator_agent" => Ok(PLAN_OUTPUT),
-            other => crate::event_planning::canned_answer(request).ok_or_else(|| {
-                agent_contracts::model::ModelError::Other(format!("no canned answer for `{other}`"))
-            }),
+            other => crate::event_planning::canned_answer(request)
+                .or_else(|| crate::support_triage::canned_answer(request))
+                .ok_or_else(|| {
+                    agent_contracts::model::ModelError::Other(format!(
+                        "no canned answer for `{other}`"
+                    ))
+                }),
         };
         Box::pin(async move { answer.map(|text| Message::assistant(text).into()) })
     }

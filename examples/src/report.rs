@@ -109,6 +109,16 @@ pub fn summary(transcript: &Transcript) -> String {
             counts.stopped_bytes
         ));
     }
+    if counts.cut_streams > 0 {
+        summary.push_str(&format!(
+            "{} before the end and asked again (partial answers discarded)\n",
+            counted(
+                counts.cut_streams,
+                "streamed answer cut",
+                "streamed answers cut"
+            )
+        ));
+    }
     summary
 }
 
@@ -145,6 +155,13 @@ pub fn streamed_to_stderr() -> Delivery {
                     err,
                     "\n--- [{agent}] stopped after {received} bytes: {} ---",
                     error.validation_message
+                )
+            }
+            StreamEvent::Cut { agent, received } => {
+                *open = None;
+                writeln!(
+                    err,
+                    "\n--- [{agent}] stream cut after {received} bytes: asked again ---"
                 )
             }
             // An answer of tool calls only printed nothing: nothing to close.

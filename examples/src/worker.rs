@@ -123,7 +123,23 @@ pub fn history_json(history: &RunHistory) -> Value {
 /// A finished run's status is `completed`; `steps` are the completed steps in order and
 /// `output` the final answer (null until the run completed).
 pub fn list_json(runs: Vec<Result<RunRecord, StoreError>>) -> (Value, Vec<StoreError>) {
-    let workflow = crate::event_planning::workflow();
+    list_runs(&crate::event_planning::workflow(), runs)
+}
+
+/// A stored run's status as the listings say it: `completed` for a finished run, as stored
+/// otherwise (`queued`, `running`, `paused`, `answered`, `failed`).
+pub fn status_text(status: RunStatus) -> String {
+    match status {
+        RunStatus::Finished => "completed".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// [`list_json`] of the runs of `workflow`.
+pub fn list_runs(
+    workflow: &agent_contracts::Workflow,
+    runs: Vec<Result<RunRecord, StoreError>>,
+) -> (Value, Vec<StoreError>) {
     let mut listed = Vec::new();
     let mut skipped = Vec::new();
     for run in runs {
@@ -156,10 +172,7 @@ pub fn list_json(runs: Vec<Result<RunRecord, StoreError>>) -> (Value, Vec<StoreE
                     .map(|m| m.content.clone())
             })
             .flatten();
-        let status = match run.status {
-            RunStatus::Finished => "completed".to_owned(),
-            other => other.to_string(),
-        };
+        let status = status_text(run.status);
         listed.push(json!({
             "id": run.run_id,
             "status": status,

@@ -17,8 +17,8 @@ use quote::{format_ident, quote};
 use std::path::PathBuf;
 use syn::{DeriveInput, LitStr};
 
-const KEYS: [&str; 7] = [
-    "name", "schemas", "input", "steps", "agents", "crate", "collect",
+const KEYS: [&str; 8] = [
+    "name", "schemas", "input", "steps", "agents", "crate", "collect", "approve",
 ];
 
 /// One `field = ["step", ...]` of `collect = { ... }`, with its literals.
@@ -36,6 +36,8 @@ struct Attrs {
     agents: Option<LitStr>,
     krate: Option<LitStr>,
     collect: Vec<CollectDecl>,
+    /// Steps whose every output a person approves, rejects or edits.
+    approve: Vec<LitStr>,
     span: Option<Span>,
 }
 
@@ -46,6 +48,8 @@ struct Model {
     collect: Vec<CollectDecl>,
     agents: syn::Path,
     runtime: syn::Path,
+    /// The steps with an approval, each checked to be a step with an output contract.
+    approve: Vec<String>,
     /// Files read, tracked so that editing a contract re-checks the workflow.
     read: Vec<PathBuf>,
 }
@@ -71,6 +75,7 @@ pub fn derive_workflow(input: &DeriveInput) -> TokenStream {
             .value("collect")
             .map(|v| collect_decls(v, &mut errors))
             .unwrap_or_default(),
+        approve: keys.str_list("approve", &mut errors).unwrap_or_default(),
         span: keys.span,
     };
     let Some(model) = model(input, &attrs, &mut errors) else {
@@ -164,6 +169,7 @@ fn model(input: &DeriveInput, attrs: &Attrs, errors: &mut Ctxt) -> Option<Model>
         },
         None => None,
     };
+    check_approvals(&attrs.approve, &steps, errors);
     if errors.has_errors() {
         return None;
     }
@@ -198,8 +204,40 @@ fn model(input: &DeriveInput, attrs: &Attrs, errors: &mut Ctxt) -> Option<Model>
             .collect(),
         agents: agents?,
         runtime: runtime?,
+        approve: attrs.approve.iter().map(LitStr::value).collect(),
         read,
     })
+}
+
+/// Each approved step is a step of the workflow, named once, with an output contract: an edit
+/// is checked against it, so the steps after it get a value of that contract, as the
+/// data-flow check assumes.
+fn check_approvals(approve: &[LitStr], steps: &[flow::FlowStep], errors: &mut Ctxt) {
+    for (i, lit) in approve.iter().enumerate() {
+        let agent = lit.value();
+        if approve[..i].iter().any(|earlier| earlier.value() == agent) {
+            errors.at(lit.span(), format!("`{agent}` is approved twice"));
+            continue;
+        }
+        match steps.iter().find(|s| s.agent == agent) {
+            Some(step) if step.output.is_none() => errors.at(
+                lit.span(),
+                format!(
+                    "`{agent}` has no output contract: an approval's edit is checked against it, so the approved step needs one"
+                ),
+            ),
+            Some(_) => {}
+            None => {
+                let mut message = format!("`{agent}` is approved but is not a step of the workflow");
+                if let Some(close) =
+                    crate::suggest::closest(&agent, steps.iter().map(|s| s.agent.as_str()))
+                {
+                    message.push_str(&format!(" (did you mean `{close}`?)"));
+                }
+                errors.at(lit.span(), message);
+            }
+        }
+    }
 }
 
 fn expand(input: &DeriveInput, model: &Model, report: &FlowReport, checked: bool) -> TokenStream {
@@ -248,6 +286,8 @@ fn expand(input: &DeriveInput, model: &Model, report: &FlowReport, checked: bool
         let items: Vec<TokenStream> = items.collect();
         collects.push(quote!(.collect(#consumer, #field, [#(#items),*])));
     }
+    let approve = &model.approve;
+    let approvals = quote!(#(.approve(#approve, #runtime::__private::OnReject::End))*);
     let (members, feeds_bound) = if checked {
         (
             quote!(#(.agent(&#agents::#types))*),
@@ -265,7 +305,7 @@ fn expand(input: &DeriveInput, model: &Model, report: &FlowReport, checked: bool
         members,
         feeds_bound,
         described: model.flow.collects.iter().map(|c| c.from.len()).sum(),
-        collects: quote!(#(#collects)*),
+        collects: quote!(#(#collects)* #approvals),
     };
     let items = items(ident, &shape);
     quote! {
@@ -289,7 +329,7 @@ struct Shape<'a> {
     /// How many collected items need a description (the `workflow` function's second
     /// argument, when there are any).
     described: usize,
-    /// `.collect(consumer, field, items)` calls.
+    /// `.collect(consumer, field, items)` and `.approve(step, OnReject::End)` calls.
     collects: TokenStream,
 }
 

@@ -79,6 +79,23 @@ pub(super) struct CollectedItem<'a> {
     pub(super) output: agent_contracts_contract::__private::Shown<'a>,
 }
 
+/// What a rejection at an approval step does to the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OnReject {
+    /// The run ends, failed with [`Error::Rejected`] naming the reason.
+    End,
+    /// The run goes on at this agent, the reason in the conversation: it may be the producer
+    /// itself (a redraft, approved again) or any other agent of the workflow.
+    Reroute(String),
+}
+
+/// A step whose output a person approves, rejects or edits before the run goes on.
+pub(crate) struct Approval {
+    pub(crate) agent: String,
+    pub(crate) on_reject: OnReject,
+}
+
 /// A workflow definition: agents, declared steps, handoffs, an optional synthesis.
 ///
 /// ```
@@ -116,6 +133,7 @@ pub struct Workflow {
     pub(super) steps: Vec<Step>,
     pub(super) handoffs: Vec<Handoff>,
     pub(super) collects: Vec<Collect>,
+    pub(crate) approvals: Vec<Approval>,
     pub(super) synthesis: Option<String>,
     pub(super) config: Config,
     pub(super) contributors: ContributorRegistry,
@@ -130,6 +148,7 @@ impl Workflow {
             steps: Vec::new(),
             handoffs: Vec::new(),
             collects: Vec::new(),
+            approvals: Vec::new(),
             synthesis: None,
             config: Config::default(),
             contributors: ContributorRegistry::default(),
@@ -238,6 +257,32 @@ impl Workflow {
         self
     }
 
+    /// Pauses the run after every output of `agent`, for a person to approve it, reject it
+    /// (with a reason; `on_reject` says what follows) or edit it (the edit replaces the output,
+    /// checked against `agent`'s output contract). The pause is a [`WorkflowOutcome::NeedsInput`](super::WorkflowOutcome::NeedsInput)
+    /// whose request carries the output ([`HumanFeedbackRequest::approval`](super::HumanFeedbackRequest::approval)),
+    /// saved and answered like any pause, with a [`Decision`](super::Decision)
+    /// ([`Runner::decide`](crate::Runner::decide)). Naming an agent again replaces its approval.
+    pub fn approve(mut self, agent: &str, on_reject: OnReject) -> Self {
+        self.approvals.retain(|a| a.agent != agent);
+        self.approvals.push(Approval {
+            agent: agent.to_owned(),
+            on_reject,
+        });
+        self
+    }
+
+    /// The agents whose every output a person approves, rejects or edits
+    /// ([`approve`](Self::approve)), in the order they were named.
+    pub fn approvals(&self) -> impl Iterator<Item = &str> {
+        self.approvals.iter().map(|a| a.agent.as_str())
+    }
+
+    /// The approval of `agent`'s outputs, if it has one.
+    pub(crate) fn approval_of(&self, agent: &str) -> Option<&Approval> {
+        self.approvals.iter().find(|a| a.agent == agent)
+    }
+
     /// Ends with a synthesis: a final model call (agent name `synthesis`) that sees the whole
     /// conversation plus this instruction.
     pub fn synthesis(mut self, instruction: impl Into<String>) -> Self {
@@ -261,6 +306,12 @@ impl Workflow {
             self.known(&c.consumer, &place)?;
             for (producer, _) in &c.items {
                 self.known(producer, &place)?;
+            }
+        }
+        for a in &self.approvals {
+            self.known(&a.agent, "an approval")?;
+            if let OnReject::Reroute(to) = &a.on_reject {
+                self.known(to, "an approval's reroute")?;
             }
         }
         for h in &self.handoffs {

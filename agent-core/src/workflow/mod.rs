@@ -18,8 +18,12 @@
 //!   a refusal re-asks the producer (bounded), then stops the run naming both agents.
 //! - An agent may ask the user for input: the run pauses with a [`HumanFeedbackRequest`] and a
 //!   [`WorkflowState`] that serializes to JSON and resumes, in another process too.
+//! - A step may need a person's approval ([`Workflow::approve`](crate::Workflow::approve)):
+//!   after every output of its agent the run pauses with that output, and goes on with a
+//!   [`Decision`]: approved, rejected with a reason (the run ends or goes to another agent),
+//!   or edited (the edit replaces the output, checked against its contract).
 //!
-//! The modules, bottom up: `definition` holds the [`Workflow`](crate::Workflow) as declared, `state` what a
+//! The modules, bottom up: `decision` is a person's answer at an approval step, `definition` holds the [`Workflow`](crate::Workflow) as declared, `state` what a
 //! run is at a pause, and `run` the [`Runner`](crate::Runner)
 //! that drives it (`checkpoint` is where a durable runner stands in its store, `versions` the
 //! contract fingerprints its records name). This module
@@ -28,6 +32,7 @@
 pub(crate) mod checkpoint;
 // The root re-exports `Workflow` and `Runner` (what every workflow user names); the module
 // holds the rest, so each item has one path.
+pub(crate) mod decision;
 pub(crate) mod definition;
 pub(crate) mod feeds;
 pub(crate) mod run;
@@ -35,6 +40,7 @@ mod state;
 mod versions;
 
 pub use checkpoint::PausedRun;
-pub use definition::Member;
+pub use decision::Decision;
+pub use definition::{Member, OnReject};
 pub use run::WorkflowOutcome;
-pub use state::{HumanFeedbackRequest, WorkflowState};
+pub use state::{ApprovalRecord, HumanFeedbackRequest, WorkflowState};

@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use tracing::Instrument as _;
 
+mod approve;
 mod durable;
 
 /// How a run ended (for now).
@@ -94,6 +95,13 @@ impl<'w> Runner<'w> {
     /// the run's input, in the context of every step. The first agent's input contract checks
     /// it: a broken call is [`Error::Retry`], before any model call.
     pub async fn start_with_kwargs(&self, kwargs: &str) -> Result<WorkflowOutcome, Error> {
+        let (task, input) = self.kwargs_input(kwargs)?;
+        self.start_with(&task, input).await
+    }
+
+    /// A caller's kwargs split into the request (`task`) and the run's input (every other
+    /// field, flat or in `context`).
+    pub(super) fn kwargs_input(&self, kwargs: &str) -> Result<(String, RawObject), Error> {
         let call =
             ToolCall::from_json_str(kwargs, &self.workflow.config.limits).map_err(|error| {
                 Error::Retry {
@@ -106,7 +114,7 @@ impl<'w> Runner<'w> {
             .ok()
             .and_then(|raw| RawObject::try_from(raw).ok())
             .unwrap_or_default();
-        self.start_with(&call.task, input).await
+        Ok((call.task, input))
     }
 
     /// Starts a run with a typed input (the first agent's input type, or any struct whose
@@ -116,6 +124,12 @@ impl<'w> Runner<'w> {
         request: &str,
         input: &I,
     ) -> Result<WorkflowOutcome, Error> {
+        let fields = self.typed_input(input)?;
+        self.start_with(request, fields).await
+    }
+
+    /// A typed input as the run's input fields, in the struct's order.
+    pub(super) fn typed_input<I: Serialize>(&self, input: &I) -> Result<RawObject, Error> {
         let not_object = |message: String| Error::Retry {
             agent: self.workflow.name.clone(),
             context_id: None,
@@ -127,7 +141,7 @@ impl<'w> Runner<'w> {
         };
         // Serialized straight to text: the fields keep the struct's order.
         match serde_json::value::to_raw_value(input).map(RawObject::try_from) {
-            Ok(Ok(fields)) => self.start_with(request, fields).await,
+            Ok(Ok(fields)) => Ok(fields),
             Ok(Err(_)) => Err(not_object("the input is not a JSON object".into())),
             Err(e) => Err(not_object(format!("the input does not serialize: {e}"))),
         }
@@ -175,6 +189,7 @@ impl<'w> Runner<'w> {
             retries: BTreeMap::new(),
             hops: 0,
             pending: None,
+            approvals: Vec::new(),
         }
     }
 
@@ -189,6 +204,7 @@ impl<'w> Runner<'w> {
         self.workflow
             .check_state(&state)
             .map_err(|reason| self.workflow.bad_state(reason))?;
+        self.check_feedback(&state)?;
         let Some(request) = state.pending.take() else {
             return Err(self
                 .workflow
@@ -329,6 +345,12 @@ impl<'w> Runner<'w> {
             state.current = next.map(|(step, _)| step);
             state.phase = Phase::Routing;
             self.checkpoint_step(&mut state, &ids).await?;
+            if self.workflow.approval_of(&step.agent).is_some() {
+                state.issued = ids.snapshot();
+                let mut outcome = self.approval_pause(step.agent, state);
+                self.checkpoint_outcome(&mut outcome).await?;
+                return Ok(outcome);
+            }
         }
         state.issued = ids.snapshot();
         let output = self.finish(&mut state).await?;
@@ -342,6 +364,7 @@ impl<'w> Runner<'w> {
             prompt,
             requesting_agent: agent,
             conversation: state.conversation.clone(),
+            approval: None,
         };
         state.phase = Phase::Answering;
         // The state holds the conversation once; the request returned carries it.
@@ -353,6 +376,30 @@ impl<'w> Runner<'w> {
             request,
             state,
             checkpoint: None,
+        }
+    }
+
+    /// Whether a new run's first step would take its input: the context it would get
+    /// through the first agent's input contract, as [`route_to`](Self::route_to) sends it,
+    /// without issuing a call. A queued run is checked so before it is stored.
+    pub(super) fn check_start(&self, state: &WorkflowState) -> Result<(), Error> {
+        let Some(step) = &state.current else {
+            return Ok(());
+        };
+        let agent = self.workflow.known(&step.agent, "step 1")?.agent;
+        let limits = &self.workflow.config.limits;
+        let mut context = state.context();
+        self.workflow.collected(agent.name(), state, &mut context);
+        let refused = |error| Error::Retry {
+            agent: agent.name().to_owned(),
+            context_id: None,
+            error,
+        };
+        let call = ToolCall::from_entries(step.task.clone(), context, limits).map_err(refused)?;
+        match agent.prepare_call(call, limits) {
+            Ok(_) => Ok(()),
+            Err(PrepareError::Retry(error)) => Err(refused(error)),
+            Err(PrepareError::Prompt(e)) => Err(Error::Prompt(e)),
         }
     }
 
@@ -488,22 +535,29 @@ impl<'w> Runner<'w> {
     ) -> Option<(Step, Option<usize>)> {
         let steps = &self.workflow.steps;
         if let Some(next) = output.get("next_agent").and_then(Value::as_str) {
-            let declared = steps.iter().position(|s| s.agent == next);
-            let task = declared.map_or_else(
-                || crate::texts::routing_task(&current.agent),
-                |i| steps[i].task.clone(),
-            );
-            // An agent outside the declared steps keeps the last declared position, so the
-            // goal goes on after it instead of starting over.
-            let index = declared.or(state.step_index);
-            let step = Step {
-                agent: next.to_owned(),
-                task,
-            };
-            return Some((step, index));
+            return Some(self.routed(next, &current.agent, state));
         }
         let index = state.step_index.map_or(0, |i| i + 1);
         steps.get(index).map(|s| (s.clone(), Some(index)))
+    }
+
+    /// The step of `next`, routed to from `from` outside the declared order: its declared
+    /// task, or one that says who routed to it.
+    fn routed(&self, next: &str, from: &str, state: &WorkflowState) -> (Step, Option<usize>) {
+        let steps = &self.workflow.steps;
+        let declared = steps.iter().position(|s| s.agent == next);
+        let task = declared.map_or_else(
+            || crate::texts::routing_task(from),
+            |i| steps[i].task.clone(),
+        );
+        // An agent outside the declared steps keeps the last declared position, so the
+        // goal goes on after it instead of starting over.
+        let index = declared.or(state.step_index);
+        let step = Step {
+            agent: next.to_owned(),
+            task,
+        };
+        (step, index)
     }
 
     /// Sends a validator's refusal back to the producer, through the same retry path as an
@@ -544,6 +598,9 @@ impl<'w> Runner<'w> {
 
     async fn finish(&self, state: &mut WorkflowState) -> Result<String, Error> {
         let Some(instruction) = &self.workflow.synthesis else {
+            if let Some(edited) = edited_last(state) {
+                return Ok(edited);
+            }
             let last = state
                 .conversation
                 .iter()
@@ -571,4 +628,18 @@ impl Workflow {
     pub fn runner(&self, model: impl ChatModel + 'static) -> Runner<'_> {
         Runner::new(self, Arc::new(model))
     }
+}
+
+/// The run's last output, when a person edited it at an approval step and no step ran after:
+/// the edit is the output the run ends with, not the answer it replaced.
+fn edited_last(state: &WorkflowState) -> Option<String> {
+    let decided = state.approvals.last().filter(|a| a.decision == "edit")?;
+    let last = state.upstream.entries().last()?;
+    if last.producer != decided.agent {
+        return None;
+    }
+    Some(match &last.written {
+        Some(text) => text.get().to_owned(),
+        None => last.value.to_string(),
+    })
 }

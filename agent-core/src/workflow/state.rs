@@ -22,6 +22,9 @@ pub(crate) enum Phase {
     Routing,
     /// The current agent was routed to and owes an answer.
     Answering,
+    /// The run waits for a person's decision on the output of the agent that asked
+    /// (`pending.requesting_agent`); the current step is the one after it.
+    Approving,
 }
 
 /// The agent that asked the user something, and everything needed to answer it.
@@ -34,6 +37,24 @@ pub struct HumanFeedbackRequest {
     pub requesting_agent: String,
     /// The conversation so far.
     pub conversation: Vec<Message>,
+    /// At an approval step: the output of `requesting_agent` a person approves, rejects or
+    /// edits (answer with a [`Decision`](super::Decision)); `None` for a question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<serde_json::Value>,
+}
+
+/// A decision given at an approval step, as the run records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ApprovalRecord {
+    /// The agent whose output was decided on.
+    pub agent: String,
+    /// `approve`, `reject` or `edit`.
+    pub decision: String,
+    /// A rejection's reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// A run's whole state: serializes to JSON and resumes from it. Its public fields are what a
@@ -73,6 +94,9 @@ pub struct WorkflowState {
     pub(crate) hops: u32,
     /// The open question, while paused.
     pub pending: Option<HumanFeedbackRequest>,
+    /// The decisions given at approval steps, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvals: Vec<ApprovalRecord>,
 }
 
 impl WorkflowState {
@@ -242,6 +266,34 @@ impl Workflow {
         }
     }
 
+    /// A pending approval is of an agent with an approval step, and shows that agent's
+    /// latest output, the one the run goes on with: a person never approves one value while
+    /// the run carries another.
+    fn check_approval(
+        &self,
+        state: &WorkflowState,
+        pending: &HumanFeedbackRequest,
+    ) -> Result<(), String> {
+        let cut = |s: &str| agent_contracts_contract::__private::truncate(s, 100).into_owned();
+        let agent = &pending.requesting_agent;
+        if self.approval_of(agent).is_none() {
+            return Err(format!(
+                "the state waits for an approval of `{}`, which has no approval step",
+                cut(agent)
+            ));
+        }
+        if state.current_call.is_some() {
+            return Err("the state waits for an approval inside a call".into());
+        }
+        match state.upstream.latest(agent) {
+            Some(part) if Some(&part.value) == pending.approval.as_ref() => Ok(()),
+            _ => Err(format!(
+                "the state's output to approve is not the latest output of `{}`",
+                cut(agent)
+            )),
+        }
+    }
+
     pub(crate) fn check_state(&self, state: &WorkflowState) -> Result<(), String> {
         let cut = |s: &str| agent_contracts_contract::__private::truncate(s, 100).into_owned();
         if state.workflow != self.name {
@@ -284,6 +336,7 @@ impl Workflow {
         self.check_calls(state)?;
         self.check_conversation(state)?;
         if let (Some(pending), Some(step)) = (&state.pending, &state.current)
+            && state.phase == Phase::Answering
             && pending.requesting_agent != step.agent
         {
             return Err(format!(
@@ -293,6 +346,13 @@ impl Workflow {
             ));
         }
         match (&state.pending, state.phase) {
+            (Some(pending), Phase::Answering) if pending.approval.is_some() => {
+                Err("the state's question carries an output to approve".into())
+            }
+            (Some(pending), Phase::Approving) => self.check_approval(state, pending),
+            (None, Phase::Approving) => {
+                Err("the state is approving but has no pending approval".into())
+            }
             (Some(_), Phase::Answering) | (None, Phase::Routing) => Ok(()),
             (None, Phase::Answering) => {
                 Err("the state is answering but has no pending question".into())

@@ -623,3 +623,159 @@ async fn an_event_or_a_stream_past_its_bound_is_an_error() {
         "the stream was read up to its bound: {deltas}"
     );
 }
+
+/// An axum server on loopback that answers `chunks` to every request, the first one cut (the
+/// connection reset) after `cut_after` chunks; returns its URI and every request's body.
+async fn cut_once_server(
+    chunks: Vec<String>,
+    cut_after: usize,
+) -> (String, Arc<Mutex<Vec<String>>>) {
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let seen = bodies.clone();
+    let handler = move |body: String| {
+        let chunks = chunks.clone();
+        let first = {
+            let mut bodies = seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            bodies.push(body);
+            bodies.len() == 1
+        };
+        async move {
+            let stream = futures_util::stream::iter(chunks.into_iter().enumerate().map(
+                move |(i, chunk)| {
+                    if first && i == cut_after {
+                        return Err(std::io::Error::new(
+                            std::io::ErrorKind::ConnectionReset,
+                            "cut",
+                        ));
+                    }
+                    Ok(Bytes::from(chunk))
+                },
+            ));
+            // Each chunk a moment after the last, so the ones before the cut reach the client.
+            let stream = futures_util::StreamExt::then(stream, |item| async move {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                item
+            });
+            // Nothing after the cut: the body ends in the error.
+            let stream = futures_util::StreamExt::scan(stream, false, |failed, item| {
+                let next = (!*failed).then_some(item);
+                if matches!(next, Some(Err(_))) {
+                    *failed = true;
+                }
+                std::future::ready(next)
+            });
+            axum::response::Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(stream))
+                .unwrap_or_default()
+        }
+    };
+    let app = axum::Router::new().route(OPENAI_PATH, axum::routing::post(handler));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let uri = format!("http://{}", listener.local_addr().expect("an address"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (uri, bodies)
+}
+
+#[tokio::test]
+async fn a_stream_cut_after_half_the_answer_is_retried_and_the_call_completes() {
+    use agent_contracts_runtime::stream::{Delivery, StreamEvent};
+    let answer = r#"{"venue_name": "The Lakeview Loft", "capacity": 60, "cost_usd": 1500, "notes": "Available all evening"}"#;
+    let mut chunks = vec![format!(
+        "data: {}\n\n",
+        chunk(json!({"role": "assistant", "content": ""}), None)
+    )];
+    let pieces: Vec<String> = answer
+        .as_bytes()
+        .chunks(10)
+        .map(|c| String::from_utf8_lossy(c).into_owned())
+        .collect();
+    let half = pieces.len() / 2;
+    for piece in &pieces {
+        chunks.push(format!(
+            "data: {}\n\n",
+            chunk(json!({"content": piece}), None)
+        ));
+    }
+    chunks.push(format!("data: {}\n\n", chunk(json!({}), Some("stop"))));
+    chunks.push("data: [DONE]\n\n".to_owned());
+    // Cut after the role chunk and half the answer's pieces.
+    let (uri, bodies) = cut_once_server(chunks, 1 + half).await;
+    let clock = Arc::new(ManualClock::new());
+    let model = HttpModel::builder(Provider::OpenAi, "gpt-test")
+        .base_url(format!("{uri}/v1"))
+        .api_key(KEY)
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("a model");
+    let model = retrying(model, &clock);
+    let events = Arc::new(Mutex::new(Vec::<String>::new()));
+    let seen = events.clone();
+    let watch = move |event: StreamEvent<'_>| {
+        let line = match event {
+            StreamEvent::Text { text, .. } => format!("text {text}"),
+            StreamEvent::Cut { received, .. } => format!("cut {received}"),
+            StreamEvent::Done { .. } => "done".to_owned(),
+            _ => "other".to_owned(),
+        };
+        seen.lock().unwrap().push(line);
+    };
+    let config = agent_contracts_runtime::Config::default()
+        .with_delivery(Delivery::Streamed(Arc::new(watch)));
+    let runtime = agent_contracts_runtime::Runtime::with_config(model, config);
+    let venue = runtime
+        .call::<agent_examples::agents::VenueAgent>(r#"{"task": "Find a venue for 40"}"#)
+        .await
+        .expect("the retried stream completes the call");
+    assert_eq!(venue.venue_name, "The Lakeview Loft");
+
+    let events = events.lock().unwrap().clone();
+    let cut = events
+        .iter()
+        .position(|e| e.starts_with("cut "))
+        .unwrap_or_else(|| {
+            let requests = bodies.lock().unwrap().len();
+            panic!("the watch is told of the cut ({requests} requests): {events:?}")
+        });
+    let texts = |events: &[String]| -> String {
+        events
+            .iter()
+            .filter_map(|e| e.strip_prefix("text "))
+            .collect()
+    };
+    // What the watch saw before the cut is a part of the answer, as many bytes as the cut
+    // says; after it, the whole answer again.
+    let before = texts(&events[..cut]);
+    let received = before.len();
+    assert_eq!(events[cut], format!("cut {received}"));
+    assert!(
+        received > 0 && received < answer.len() && answer.starts_with(&before),
+        "{events:?}"
+    );
+    assert_eq!(texts(&events[cut..]), answer, "{events:?}");
+    assert_eq!(events.last().map(String::as_str), Some("done"));
+    // The retry is one attempt of the same budget, and the partial answer is never sent back.
+    assert_eq!(clock.sleeps().len(), 1);
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(bodies[0], bodies[1]);
+    assert!(!bodies[1].contains("Lakeview"));
+    let transcript = runtime.transcript();
+    assert_eq!(transcript.counts().cut_streams, 1);
+    assert_eq!(transcript.counts().model_calls, 1);
+    let text: String = transcript
+        .events()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        text.contains(&format!(
+            "=== [venue_agent] stream cut after {received} bytes: the partial answer is discarded and asked again ===\n"
+        )),
+        "{text}"
+    );
+}

@@ -7,7 +7,7 @@
 //! or a run failed; 2 a usage or I/O error.
 
 use agent_contracts::{DynAgent, Limits, RetryError, contract::ErrorKind, contract::PrepareError};
-use agent_examples::{agents, bench, event_planning, pipeline, report};
+use agent_examples::{agents, bench, event_planning, pipeline, report, support_triage};
 use clap::{Parser, Subcommand};
 use convention::{EXIT_CODES, Failure, Logs, ProviderEnv};
 use std::io::{Read as _, Write as _};
@@ -181,6 +181,7 @@ fn run(command: Command) -> Result<(), Failure> {
             .map_err(Failure::Usage)?;
             let server = agent_contracts::mcp::AgentServer::new(agents::AGENTS.to_vec(), model)
                 .workflow(event_planning::workflow(), EVENT_PLANNING)
+                .and_then(|server| server.workflow(support_triage::workflow(), SUPPORT_TRIAGE))
                 .map_err(|e| Failure::Failed(e.to_string()))?;
             plan.serve(server, BIN, async |server| {
                 let Some((url, key)) = store else {
@@ -310,6 +311,9 @@ impl Durable {
 
 /// The description of the event-planning workflow as a tool.
 const EVENT_PLANNING: &str = "Plans an event: venue, budget, catering and logistics specialists, then a synthesized plan. Put the whole request (guests, date, city, budget) in `task`.";
+
+/// The description of the support-triage workflow as a tool.
+const SUPPORT_TRIAGE: &str = "Triages a support ticket: classifies it, drafts the reply, and waits for a person to approve, reject or edit the draft. Pass the ticket as `ticket_text` and the customer's plan as `customer_tier`.";
 
 /// The compiled-in agent `name`.
 fn find(name: &str) -> Result<&'static dyn DynAgent, Failure> {

@@ -249,7 +249,12 @@ async fn durable(args: &Args, url: &str) -> Result<(), Failure> {
         // A corrupt row is named and skipped: the others still list.
         for run in runs {
             match run {
-                Ok(run) => println!("{}  {}  {}", run.run_id, run.status, run.workflow),
+                Ok(run) => println!(
+                    "{}  {}  {}",
+                    run.run_id,
+                    worker::status_text(run.status),
+                    run.workflow
+                ),
                 Err(e) => eprintln!("skipped: {e}"),
             }
         }

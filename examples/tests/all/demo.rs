@@ -214,8 +214,8 @@ fn plan_pipeline_offers_the_tools_of_an_mcp_servers_file() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = stdout(&out);
-    // The served agents and the workflow's two tools, offered to the main agent.
-    let tools = agent_examples::agents::AGENTS.len() + 2;
+    // The served agents and the two workflows' two tools each, offered to the main agent.
+    let tools = agent_examples::agents::AGENTS.len() + 4;
     assert!(
         text.contains(&format!("=== MCP server `agents`: {tools} tools ===")),
         "{text}"

@@ -79,7 +79,7 @@ async fn flow(url: &str) {
     );
     let list = text(&run(&["--store", url, "--list"]).stdout);
     assert!(
-        list.contains(&format!("{run_id}  finished  event_planning\n")),
+        list.contains(&format!("{run_id}  completed  event_planning\n")),
         "{list}"
     );
 

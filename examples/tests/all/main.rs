@@ -30,5 +30,6 @@ mod readme;
 mod real_model;
 #[cfg(feature = "demo")]
 mod streaming;
+mod support_triage;
 #[cfg(feature = "store")]
 mod workers;

@@ -63,7 +63,12 @@ async fn the_cli_serves_the_agents_over_stdio() {
     );
 
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert!(names.ends_with(&["run_event_planning", "resume_event_planning"]));
+    assert!(names.ends_with(&[
+        "run_event_planning",
+        "resume_event_planning",
+        "run_support_triage",
+        "resume_support_triage"
+    ]));
     let task = agent_examples::event_planning::REQUEST;
     let paused = client
         .call_tool(call("run_event_planning", json!({"task": task})))

@@ -54,13 +54,7 @@ fn the_tool_definition_has_task_and_the_contract_fields_flat() {
     // A `Value` holds the properties sorted.
     assert_eq!(
         keys,
-        [
-            "collected_information",
-            "run_identifier",
-            "target_url",
-            "task",
-            "task_name",
-        ]
+        ["collected_information", "target_url", "task", "task_name",]
     );
     assert!(params["$defs"]["agentOutput"].is_object());
     assert_eq!(

@@ -9,8 +9,10 @@ use crate::store::{
 };
 use crate::workflow::PausedRun;
 use crate::workflow::checkpoint::{Cursor, DEFAULT_MAX_ATTEMPTS, Durable, default_lease};
+use crate::workflow::decision::Decision;
 use crate::workflow::state::{Phase, WorkflowState};
 use crate::workflow::versions::Versions;
+use agent_contracts_contract::RawObject;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
@@ -119,7 +121,34 @@ impl<'w> Runner<'w> {
     pub async fn resume_run(&self, run_id: &str, feedback: &str) -> Result<WorkflowOutcome, Error> {
         let record = self.durable()?.store.load(run_id).await?;
         let sequence = record.sequence;
-        self.resume_record(record, sequence, feedback).await
+        self.resume_record(record, sequence, Given::Feedback(feedback))
+            .await
+    }
+
+    /// Decides a stored run paused at an approval step ([`decide`](Self::decide)), as
+    /// [`resume_run`](Self::resume_run) answers a question: loaded, checked (a broken edit is
+    /// refused before anything is claimed, and the run stays paused), claimed, and driven on.
+    pub async fn decide_run(
+        &self,
+        run_id: &str,
+        decision: &Decision,
+    ) -> Result<WorkflowOutcome, Error> {
+        let record = self.durable()?.store.load(run_id).await?;
+        let sequence = record.sequence;
+        self.resume_record(record, sequence, Given::Decision(decision))
+            .await
+    }
+
+    /// Decides the approval a stored run paused at, and no later one, as
+    /// [`resume_paused`](Self::resume_paused) answers a question.
+    pub async fn decide_paused(
+        &self,
+        paused: &PausedRun,
+        decision: &Decision,
+    ) -> Result<WorkflowOutcome, Error> {
+        let record = self.durable()?.store.load(&paused.run_id).await?;
+        self.resume_record(record, paused.sequence, Given::Decision(decision))
+            .await
     }
 
     /// Answers the question a stored run paused at, and no later one: a run that went on
@@ -134,7 +163,8 @@ impl<'w> Runner<'w> {
         feedback: &str,
     ) -> Result<WorkflowOutcome, Error> {
         let record = self.durable()?.store.load(&paused.run_id).await?;
-        self.resume_record(record, paused.sequence, feedback).await
+        self.resume_record(record, paused.sequence, Given::Feedback(feedback))
+            .await
     }
 
     /// Checks, claims at `sequence` and resumes a stored paused run.
@@ -142,7 +172,7 @@ impl<'w> Runner<'w> {
         &self,
         record: RunRecord,
         sequence: u64,
-        feedback: &str,
+        given: Given<'_>,
     ) -> Result<WorkflowOutcome, Error> {
         let durable = self.durable()?;
         let run_id = record.run_id.as_str();
@@ -177,6 +207,10 @@ impl<'w> Runner<'w> {
             ));
         }
         // Refused before the claim: the run stays paused, unchanged.
+        match given {
+            Given::Feedback(_) => self.check_feedback(&state)?,
+            Given::Decision(decision) => self.check_decision(&state, decision)?,
+        }
         self.check_versions(&record).await?;
         let claimed = durable
             .store
@@ -190,16 +224,70 @@ impl<'w> Runner<'w> {
             resting: RunStatus::Paused,
             answer: None,
         });
-        self.resume(state, feedback).await
+        match given {
+            Given::Feedback(feedback) => self.resume(state, feedback).await,
+            Given::Decision(decision) => self.apply_decision(state, decision).await,
+        }
     }
 
     /// Saves a new run of `request` as queued, without running it, and returns its ID: a
-    /// worker's [`run_next`](Self::run_next) starts it.
+    /// worker's [`run_next`](Self::run_next) starts it. The first step's input contract
+    /// checks the run first, as [`start`](Self::start) would: a run its first agent cannot
+    /// take is [`Error::Retry`], and nothing is stored.
     pub async fn enqueue(&self, request: &str) -> Result<String, Error> {
+        self.enqueue_with(request, RawObject::default()).await
+    }
+
+    /// Saves a new run of `request` with a typed input (the first agent's input type, or any
+    /// struct whose fields the steps read), as [`start_with_input`](Self::start_with_input)
+    /// starts one: the input is checked against the first agent's input contract before
+    /// anything is stored, and the queued run's steps get its fields in their context.
+    ///
+    /// ```
+    /// use agent_contracts::{store::MemoryStore, Agent, Message, ScriptedModel, Workflow};
+    /// use agent_contracts::workflow::WorkflowOutcome;
+    /// use std::sync::Arc;
+    ///
+    /// /// Generates a crawl plan.
+    /// #[derive(Agent)]
+    /// #[agent(name = "plan_generator_agent",
+    ///         input = "../schemas/plan_generator_agent/input.schema.json",
+    ///         output = "../schemas/plan_generator_agent/output.schema.json")]
+    /// struct PlanGenerator;
+    ///
+    /// let workflow = Workflow::new("plans").agent(&PlanGenerator).goal([("plan_generator_agent", "Plan")]);
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let runner = workflow.runner(ScriptedModel::default()).with_store(Arc::new(MemoryStore::default()));
+    /// // The first agent needs `target_url`, `task_name` and `collected_information`.
+    /// let refused = runner.enqueue_with_kwargs(r#"{"task": "Plan", "target_url": "https://a.b"}"#).await;
+    /// let refused = refused.unwrap_err();
+    /// assert_eq!(refused.retry_error().unwrap().missing_fields, ["task_name", "collected_information"]);
+    /// # Ok::<(), agent_contracts::Error>(()) }).unwrap();
+    /// ```
+    pub async fn enqueue_with_input<I: serde::Serialize>(
+        &self,
+        request: &str,
+        input: &I,
+    ) -> Result<String, Error> {
+        let input = self.typed_input(input)?;
+        self.enqueue_with(request, input).await
+    }
+
+    /// Saves a new run from a caller's kwargs text, as
+    /// [`start_with_kwargs`](Self::start_with_kwargs) starts one (`task` is the request, every
+    /// other field the run's input): a call the first agent's input contract refuses is
+    /// [`Error::Retry`], and nothing is stored.
+    pub async fn enqueue_with_kwargs(&self, kwargs: &str) -> Result<String, Error> {
+        let (task, input) = self.kwargs_input(kwargs)?;
+        self.enqueue_with(&task, input).await
+    }
+
+    async fn enqueue_with(&self, request: &str, input: RawObject) -> Result<String, Error> {
         let durable = self.durable()?;
         self.workflow.check()?;
         let ids = ContextIdGenerator::fresh();
-        let state = self.initial_state(request, Default::default(), &ids);
+        let state = self.initial_state(request, input, &ids);
+        self.check_start(&state)?;
         let mut record = RunRecord::new(
             &state.run_id,
             &self.workflow.name,
@@ -227,6 +315,7 @@ impl<'w> Runner<'w> {
                 "the paused run has no pending question".into(),
             ));
         }
+        self.check_feedback(&state)?;
         // An answer no worker of this build could run with is refused now, not later.
         self.check_versions(&record).await?;
         let answered = RunRecord {
@@ -486,6 +575,30 @@ impl<'w> Runner<'w> {
             .await?)
     }
 
+    /// After a rejection that ends the run: saves it failed, the rejection as its error.
+    pub(super) async fn checkpoint_rejected(
+        &self,
+        state: &WorkflowState,
+        agent: &str,
+        error: &Error,
+    ) -> Result<(), Error> {
+        let Some(durable) = &self.durable else {
+            return Ok(());
+        };
+        let text = to_text(state)?;
+        let failed = Transition::new(RunEvent::Failed).step(agent);
+        Ok(durable
+            .save_noted(
+                &self.workflow.name,
+                &text,
+                RunStatus::Failed,
+                &state.run_id,
+                Some(failed),
+                Some(error.to_string()),
+            )
+            .await?)
+    }
+
     /// At a pause or the end: saves the state as paused or finished.
     /// A pause's outcome gets the checkpoint it was saved at.
     pub(super) async fn checkpoint_outcome(
@@ -579,4 +692,11 @@ fn corrupt(record: &RunRecord, reason: String) -> Error {
 
 fn to_text(state: &WorkflowState) -> Result<String, Error> {
     serde_json::to_string(state).map_err(|e| StoreError::backend(e).into())
+}
+
+/// What a paused run is given: an answer to its question, or a decision at its approval.
+#[derive(Clone, Copy)]
+enum Given<'a> {
+    Feedback(&'a str),
+    Decision(&'a Decision),
 }
