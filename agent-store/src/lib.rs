@@ -236,6 +236,13 @@ struct Sql {
     history: String,
     /// Appends the history row of the claim just written in the run's row.
     claim_history: String,
+    /// PostgreSQL: each write and its history row (and its notice) as one statement, so a save
+    /// or a claim is one round trip instead of a transaction's four or five (BEGIN, the write,
+    /// the history row, the notice, COMMIT), which a worker waited on in turn. A statement is a
+    /// transaction of its own; its data-modifying `WITH` parts run to completion together or
+    /// not at all. SQLite has no data-modifying `WITH`, and keeps the transaction (in-process,
+    /// it has no round trips to save).
+    logged: Option<Logged>,
     /// A run's history, oldest first.
     read_history: String,
     /// The database's time, in milliseconds since the Unix epoch.
@@ -255,6 +262,19 @@ struct Sql {
     /// Keeps a contract schema under its fingerprint, unless one is kept already.
     keep_contract: String,
     load_contract: String,
+}
+
+/// The one-statement writes of [`Sql::logged`]; `[without, with]` the notice for a save.
+#[derive(Debug)]
+struct Logged {
+    /// The first save: the insert's parameters, then `$11` the history's owner, `$12` its step.
+    insert: [String; 2],
+    /// A later save: the update's parameters, then `$12` the history's owner, `$13` its step.
+    update: [String; 2],
+    /// `claim`, returning the run's columns.
+    claim: String,
+    /// `claim_next`, returning the run's columns.
+    claim_next: String,
 }
 
 const COLUMNS: &str = "run_id, workflow, status, sequence, state, created_ms, updated_ms, \
@@ -277,9 +297,10 @@ impl Sql {
         };
         // Milliseconds since the epoch by the database's clock: on PostgreSQL the start of
         // the statement (`now()` would be the transaction's, which a claim begun before an
-        // enqueue committed would date before it), SQLite's own clock (its Julian day).
+        // enqueue committed would date before it), SQLite's own clock (its Julian day,
+        // rounded: truncated, its float arithmetic could date a time a millisecond early).
         let now = if sqlite {
-            "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
+            "CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)"
         } else {
             "(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT"
         };
@@ -300,40 +321,74 @@ impl Sql {
         let claimed = "takeovers = takeovers + CASE WHEN status = 'running' THEN 1 ELSE 0 END, \
                        attempts = attempts + 1, \
                        last_event = CASE WHEN status = 'running' THEN 'taken_over' ELSE 'claimed' END";
+        let insert = format!(
+            "INSERT INTO {t} ({COLUMNS}, last_event) VALUES ($1, $2, $3, 1, $4, {{now}}, \
+             {{now}}, $5, {}, 0, $7, $8, 0, $9, $10) ON CONFLICT (run_id) DO NOTHING",
+            lease(6)
+        );
+        let update = format!(
+            "UPDATE {t} SET workflow = $2, status = $3, sequence = sequence + 1, state = $4, \
+             updated_ms = {{now}}, owner = $5, lease_until_ms = {}, answer = $7, \
+             contracts = $8, error = $9, last_event = $10, \
+             attempts = CASE WHEN $10 = 'released' AND attempts > 0 THEN attempts - 1 ELSE 0 END \
+             WHERE run_id = $1 AND sequence = $11",
+            lease(6)
+        );
+        let claim = format!(
+            "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = {{now}}, \
+             owner = $3, lease_until_ms = {{now}} + $4, {claimed} \
+             WHERE run_id = $1 AND sequence = $2 AND (status = 'paused' OR \
+             (status = 'running' AND lease_until_ms <= {{now}}))"
+        );
+        let claim_next = format!(
+            "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = {{now}}, \
+             owner = $2, lease_until_ms = {{now}} + $3, {claimed} \
+             WHERE run_id = (SELECT run_id FROM {t} WHERE workflow = $1 AND \
+             (status IN ('queued', 'answered') OR \
+             (status = 'running' AND lease_until_ms <= {{now}})) \
+             ORDER BY updated_ms, run_id LIMIT 1{skip_locked})"
+        );
+        // The save's history row: the event ($10, as `last_event`), the owner and the step
+        // given after the write's own parameters; the notice, when asked, per row written.
+        let saved = |write: &str, owner: u8, step: u8, notice: bool| {
+            let notice = if notice {
+                format!(", pg_notify('{CHANNEL}', {schema} || '.' || $2)")
+            } else {
+                String::new()
+            };
+            fix(format!(
+                "WITH w AS ({write} RETURNING run_id, updated_ms), \
+                 h AS (INSERT INTO {h} (run_id, at_ms, event, owner, step) \
+                 SELECT run_id, updated_ms, $10, ${owner}, ${step} FROM w RETURNING at_ms) \
+                 SELECT at_ms{notice} FROM h"
+            ))
+        };
+        // A claim's history row is the claimed row's own event and owner, as `claim_history`.
+        let claimed_logged = |write: &str| {
+            fix(format!(
+                "WITH c AS ({write} RETURNING {COLUMNS}, last_event), \
+                 h AS (INSERT INTO {h} (run_id, at_ms, event, owner, step) \
+                 SELECT run_id, updated_ms, last_event, owner, NULL FROM c) \
+                 SELECT {COLUMNS} FROM c"
+            ))
+        };
+        let logged = (!sqlite).then(|| Logged {
+            insert: [saved(&insert, 11, 12, false), saved(&insert, 11, 12, true)],
+            update: [saved(&update, 12, 13, false), saved(&update, 12, 13, true)],
+            claim: claimed_logged(&claim),
+            claim_next: claimed_logged(&claim_next),
+        });
         Self {
+            logged,
             placeholder: if sqlite { '?' } else { '$' },
-            insert: fix(format!(
-                "INSERT INTO {t} ({COLUMNS}, last_event) VALUES ($1, $2, $3, 1, $4, {{now}}, \
-                 {{now}}, $5, {}, 0, $7, $8, 0, $9, $10) \
-                 ON CONFLICT (run_id) DO NOTHING RETURNING updated_ms",
-                lease(6)
-            )),
-            update: fix(format!(
-                "UPDATE {t} SET workflow = $2, status = $3, sequence = sequence + 1, state = $4, \
-                 updated_ms = {{now}}, owner = $5, lease_until_ms = {}, answer = $7, \
-                 contracts = $8, error = $9, last_event = $10, \
-                 attempts = CASE WHEN $10 = 'released' AND attempts > 0 THEN attempts - 1 ELSE 0 END \
-                 WHERE run_id = $1 AND sequence = $11 RETURNING updated_ms",
-                lease(6)
-            )),
+            insert: fix(format!("{insert} RETURNING updated_ms")),
+            update: fix(format!("{update} RETURNING updated_ms")),
             select: fix(format!("SELECT {COLUMNS} FROM {t} WHERE run_id = $1")),
             list: format!("SELECT {COLUMNS} FROM {t} ORDER BY created_ms, run_id"),
             delete: fix(format!("DELETE FROM {t} WHERE run_id = $1")),
             delete_history: fix(format!("DELETE FROM {h} WHERE run_id = $1")),
-            claim: fix(format!(
-                "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = {{now}}, \
-                 owner = $3, lease_until_ms = {{now}} + $4, {claimed} \
-                 WHERE run_id = $1 AND sequence = $2 AND (status = 'paused' OR \
-                 (status = 'running' AND lease_until_ms <= {{now}})) RETURNING {COLUMNS}"
-            )),
-            claim_next: fix(format!(
-                "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = {{now}}, \
-                 owner = $2, lease_until_ms = {{now}} + $3, {claimed} \
-                 WHERE run_id = (SELECT run_id FROM {t} WHERE workflow = $1 AND \
-                 (status IN ('queued', 'answered') OR \
-                 (status = 'running' AND lease_until_ms <= {{now}})) \
-                 ORDER BY updated_ms, run_id LIMIT 1{skip_locked}) RETURNING {COLUMNS}"
-            )),
+            claim: fix(format!("{claim} RETURNING {COLUMNS}")),
+            claim_next: fix(format!("{claim_next} RETURNING {COLUMNS}")),
             renew: fix(format!(
                 "UPDATE {t} SET lease_until_ms = {{now}} + $3 \
                  WHERE run_id = $1 AND owner = $2 AND status = 'running'"
@@ -882,54 +937,77 @@ macro_rules! checkpoint_store {
             fn save<'a>(&'a self, record: &'a RunRecord) -> BoxFuture<'a, Result<u64, StoreError>> {
                 Box::pin(async move {
                     let first = record.sequence == 0;
-                    let sql = if first {
-                        &self.sql.insert
-                    } else {
-                        &self.sql.update
-                    };
                     let entry = agent_contracts_runtime::store::history_entry(record, first, 0);
-                    let mut query = sqlx::query_scalar::<_, i64>(sql)
-                        .bind(&record.run_id)
-                        .bind(&record.workflow)
-                        .bind(record.status.to_string())
-                        .bind(&record.state)
-                        .bind(&record.owner)
-                        .bind(int(record.lease_length_ms()))
-                        .bind(&record.answer)
-                        .bind(&record.contracts)
-                        .bind(
-                            record
-                                .error
-                                .as_deref()
-                                .filter(|_| record.status == RunStatus::Failed),
-                        )
-                        .bind(entry.event.as_str());
-                    if !first {
-                        query = query.bind(int(record.sequence));
-                    }
-                    let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
-                    let written = query
-                        .fetch_optional(&mut *tx)
-                        .await
-                        .map_err(|e| self.fail(e))?;
-                    if let Some(at) = written {
-                        sqlx::query(&self.sql.history)
+                    // The write's parameters, the same in both forms.
+                    let bound = |sql: &'a str| {
+                        let query = sqlx::query_scalar::<_, i64>(sql)
                             .bind(&record.run_id)
-                            .bind(at)
-                            .bind(entry.event.as_str())
+                            .bind(&record.workflow)
+                            .bind(record.status.to_string())
+                            .bind(&record.state)
+                            .bind(&record.owner)
+                            .bind(int(record.lease_length_ms()))
+                            .bind(&record.answer)
+                            .bind(&record.contracts)
+                            .bind(
+                                record
+                                    .error
+                                    .as_deref()
+                                    .filter(|_| record.status == RunStatus::Failed),
+                            )
+                            .bind(entry.event.as_str());
+                        if first {
+                            query
+                        } else {
+                            query.bind(int(record.sequence))
+                        }
+                    };
+                    let notice = matches!(record.status, RunStatus::Queued | RunStatus::Answered);
+                    let written = if let Some(logged) = &self.sql.logged {
+                        let forms = if first {
+                            &logged.insert
+                        } else {
+                            &logged.update
+                        };
+                        bound(&forms[usize::from(notice)])
                             .bind(&entry.owner)
                             .bind(&entry.step)
-                            .execute(&mut *tx)
+                            .fetch_optional(&self.pool)
+                            .await
+                            .map_err(|e| self.fail(e))?
+                            .map(|_| ())
+                    } else {
+                        let sql = if first {
+                            &self.sql.insert
+                        } else {
+                            &self.sql.update
+                        };
+                        let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
+                        let at = bound(sql)
+                            .fetch_optional(&mut *tx)
                             .await
                             .map_err(|e| self.fail(e))?;
-                        if matches!(record.status, RunStatus::Queued | RunStatus::Answered) {
-                            self.notify(&mut tx, &record.workflow).await?;
+                        if let Some(at) = at {
+                            sqlx::query(&self.sql.history)
+                                .bind(&record.run_id)
+                                .bind(at)
+                                .bind(entry.event.as_str())
+                                .bind(&entry.owner)
+                                .bind(&entry.step)
+                                .execute(&mut *tx)
+                                .await
+                                .map_err(|e| self.fail(e))?;
+                            if notice {
+                                self.notify(&mut tx, &record.workflow).await?;
+                            }
+                            // Written only once committed.
+                            tx.commit().await.map_err(|e| self.fail(e))?;
                         }
-                        // Written only once committed.
-                        tx.commit().await.map_err(|e| self.fail(e))?;
+                        at.map(|_| ())
+                    };
+                    if written.is_some() {
                         return Ok(record.sequence + 1);
                     }
-                    drop(tx);
                     let found = match self.load(&record.run_id).await {
                         Ok(stored) => stored.sequence,
                         Err(StoreError::NotFound { .. }) => 0,
@@ -1004,25 +1082,39 @@ macro_rules! checkpoint_store {
                 lease: &'a Lease,
             ) -> BoxFuture<'a, Result<RunRecord, StoreError>> {
                 Box::pin(async move {
-                    let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
-                    let rows: Vec<Row> = sqlx::query_as(&self.sql.claim)
-                        .bind(run_id)
-                        .bind(int(sequence))
-                        .bind(&lease.owner)
-                        .bind(int(lease.until_ms(0)))
-                        .fetch_all(&mut *tx)
-                        .await
-                        .map_err(|e| self.fail(e))?;
-                    if !rows.is_empty() {
-                        sqlx::query(&self.sql.claim_history)
+                    let bound = |sql: &'a str| {
+                        sqlx::query_as(sql)
                             .bind(run_id)
-                            .execute(&mut *tx)
+                            .bind(int(sequence))
+                            .bind(&lease.owner)
+                            .bind(int(lease.until_ms(0)))
+                    };
+                    let rows: Vec<Row> = if let Some(logged) = &self.sql.logged {
+                        // One statement, its own transaction: the rows come back only with
+                        // the commit.
+                        bound(&logged.claim)
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(|e| self.fail(e))?
+                    } else {
+                        let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
+                        let rows = bound(&self.sql.claim)
+                            .fetch_all(&mut *tx)
                             .await
                             .map_err(|e| self.fail(e))?;
-                    }
-                    // The row comes back before the commit: the claim is won only once the
-                    // commit succeeded (a full disk fails it), so two resumers never both pass.
-                    tx.commit().await.map_err(|e| self.fail(e))?;
+                        if !rows.is_empty() {
+                            sqlx::query(&self.sql.claim_history)
+                                .bind(run_id)
+                                .execute(&mut *tx)
+                                .await
+                                .map_err(|e| self.fail(e))?;
+                        }
+                        // The row comes back before the commit: the claim is won only once
+                        // the commit succeeded (a full disk fails it), so two resumers never
+                        // both pass.
+                        tx.commit().await.map_err(|e| self.fail(e))?;
+                        rows
+                    };
                     if let Some(row) = rows.into_iter().next() {
                         return into_record(row);
                     }
@@ -1041,25 +1133,37 @@ macro_rules! checkpoint_store {
                 lease: &'a Lease,
             ) -> BoxFuture<'a, Result<Option<RunRecord>, StoreError>> {
                 Box::pin(async move {
-                    let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
-                    let rows = sqlx::query(&self.sql.claim_next)
-                        .bind(workflow)
-                        .bind(&lease.owner)
-                        .bind(int(lease.until_ms(0)))
-                        .fetch_all(&mut *tx)
-                        .await
-                        .map_err(|e| self.fail(e))?;
-                    if let Some(row) = rows.first() {
-                        let run_id: String =
-                            sqlx::Row::try_get(row, 0).map_err(|e| self.fail(e))?;
-                        sqlx::query(&self.sql.claim_history)
-                            .bind(run_id)
-                            .execute(&mut *tx)
+                    let bound = |sql: &'a str| {
+                        sqlx::query(sql)
+                            .bind(workflow)
+                            .bind(&lease.owner)
+                            .bind(int(lease.until_ms(0)))
+                    };
+                    let rows = if let Some(logged) = &self.sql.logged {
+                        // One statement, as `claim`.
+                        bound(&logged.claim_next)
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(|e| self.fail(e))?
+                    } else {
+                        let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
+                        let rows = bound(&self.sql.claim_next)
+                            .fetch_all(&mut *tx)
                             .await
                             .map_err(|e| self.fail(e))?;
-                    }
-                    // Won only once committed, as `claim`.
-                    tx.commit().await.map_err(|e| self.fail(e))?;
+                        if let Some(row) = rows.first() {
+                            let run_id: String =
+                                sqlx::Row::try_get(row, 0).map_err(|e| self.fail(e))?;
+                            sqlx::query(&self.sql.claim_history)
+                                .bind(run_id)
+                                .execute(&mut *tx)
+                                .await
+                                .map_err(|e| self.fail(e))?;
+                        }
+                        // Won only once committed, as `claim`.
+                        tx.commit().await.map_err(|e| self.fail(e))?;
+                        rows
+                    };
                     rows.first().map(Self::decode).transpose()
                 })
             }
