@@ -100,7 +100,7 @@ pub enum Check {
     /// The value is this one.
     Equals(Value),
     /// The value is a string matching this regular expression.
-    Matches(String),
+    Matches(Pattern),
     /// The value is one of these.
     OneOf(Vec<Value>),
     /// The value (a number; an array's or a string's length) lies within the bounds.
@@ -138,7 +138,7 @@ impl Check {
     pub fn expected(&self) -> Value {
         match self {
             Self::Equals(v) | Self::Contains(v) => v.clone(),
-            Self::Matches(p) => Value::String(p.clone()),
+            Self::Matches(p) => Value::String(p.as_str().to_owned()),
             Self::OneOf(values) => Value::Array(values.clone()),
             Self::Range { min, max } => {
                 let mut map = Map::new();
@@ -161,10 +161,7 @@ impl Check {
         };
         match self {
             Self::Equals(v) => same(seen, v),
-            Self::Matches(pattern) => seen
-                .as_str()
-                .zip(regex::Regex::new(pattern).ok())
-                .is_some_and(|(s, re)| re.is_match(s)),
+            Self::Matches(pattern) => seen.as_str().is_some_and(|s| pattern.regex.is_match(s)),
             Self::OneOf(values) => values.iter().any(|v| same(seen, v)),
             Self::Range { min, max } => {
                 let n = match seen {
@@ -182,6 +179,39 @@ impl Check {
             },
             Self::Exists(e) => *e,
         }
+    }
+}
+
+/// The regular expression of a `matches` check, compiled once when its case is read (a
+/// dataset of a thousand cases must not compile it a thousand times).
+#[derive(Clone)]
+pub struct Pattern {
+    regex: regex::Regex,
+}
+
+impl Pattern {
+    /// `pattern` compiled, or why it is not a regular expression.
+    pub fn new(pattern: &str) -> Result<Self, String> {
+        regex::Regex::new(pattern)
+            .map(|regex| Self { regex })
+            .map_err(|e| e.to_string())
+    }
+
+    /// The expression as written.
+    pub fn as_str(&self) -> &str {
+        self.regex.as_str()
+    }
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl std::fmt::Debug for Pattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Pattern").field(&self.as_str()).finish()
     }
 }
 
@@ -309,8 +339,7 @@ impl Assertion {
                 "equals" => Check::Equals(v.clone()),
                 "matches" => {
                     let pattern = v.as_str().ok_or("`matches` is a string")?;
-                    regex::Regex::new(pattern).map_err(|e| format!("`matches`: {e}"))?;
-                    Check::Matches(pattern.to_owned())
+                    Check::Matches(Pattern::new(pattern).map_err(|e| format!("`matches`: {e}"))?)
                 }
                 "one_of" => Check::OneOf(v.as_array().ok_or("`one_of` is an array")?.clone()),
                 "contains" => Check::Contains(v.clone()),
@@ -884,5 +913,51 @@ where
             case.line,
             run.error.unwrap_or_default()
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_matches_check_is_compiled_when_read_and_decides_each_output() {
+        let assertion =
+            Assertion::parse(&serde_json::json!({"path": "/strategy", "matches": "^id-first"}))
+                .unwrap();
+        let Assertion::Check {
+            check: Check::Matches(pattern),
+            ..
+        } = &assertion
+        else {
+            panic!("{assertion:?}");
+        };
+        assert_eq!(pattern.as_str(), "^id-first");
+        let expect = [assertion.clone()];
+        assert!(
+            check_output(
+                &expect,
+                &serde_json::json!({"strategy": "id-first, then text"})
+            )
+            .is_empty()
+        );
+        let failed = check_output(&expect, &serde_json::json!({"strategy": "text first"}));
+        assert_eq!(failed.len(), 1);
+        assert_eq!(
+            (failed[0].check.as_str(), &failed[0].expected),
+            ("matches", &Value::from("^id-first"))
+        );
+        // Not a string: no match.
+        assert_eq!(
+            check_output(&expect, &serde_json::json!({"strategy": 3})).len(),
+            1
+        );
+        // A pattern that does not compile is refused with the dataset, not at each run.
+        let refused = Assertion::parse(&serde_json::json!({"path": "/s", "matches": "(unclosed"}))
+            .unwrap_err();
+        assert!(
+            refused.starts_with("`matches`: regex parse error"),
+            "{refused}"
+        );
     }
 }
