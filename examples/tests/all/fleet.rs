@@ -282,22 +282,29 @@ async fn postgres_a_run_that_kills_its_workers_fails_after_the_limit() {
     // The first run enqueued is claimed first: it is the one that "kills" its workers.
     let victim = enqueue(&url, 1).remove(0);
     let others = enqueue(&url, 50);
-    let flags = [
-        "--concurrency",
-        "8",
-        "--lease-secs",
-        "1",
-        "--delay-ms",
-        "300",
-        "--max-attempts",
-        "3",
-    ];
-    let mut spawned = 0;
-    let mut next_worker = |url: &str| {
-        spawned += 1;
-        spawn_worker(url, &flags, &[], &dir.join(format!("worker-{spawned}.log")))
+    // A worker that replaces a killed one drives one run at a time. With eight free slots it
+    // would claim the dead worker's runs together when their leases end, so the same runs would
+    // follow the victim to every kill, taken over three times with no step between, and fail
+    // beside it: the attempt limit working as it should, but not what this test is about.
+    let flags = |concurrency: &'static str| {
+        [
+            "--concurrency",
+            concurrency,
+            "--lease-secs",
+            "1",
+            "--delay-ms",
+            "300",
+            "--max-attempts",
+            "3",
+        ]
     };
-    let mut fleet: Vec<Child> = (0..3).map(|_| next_worker(&url)).collect();
+    let mut spawned = 0;
+    let mut next_worker = |url: &str, concurrency: &'static str| {
+        spawned += 1;
+        let log = dir.join(format!("worker-{spawned}.log"));
+        spawn_worker(url, &flags(concurrency), &[], &log)
+    };
+    let mut fleet: Vec<Child> = (0..3).map(|_| next_worker(&url, "8")).collect();
     let store: Arc<dyn CheckpointStore> = Arc::new(store(&url).await);
     let mut kills = 0;
     // Another run whose worker dies once: it is taken over and completes.
@@ -338,7 +345,7 @@ async fn postgres_a_run_that_kills_its_workers_fails_after_the_limit() {
             fleet[at].kill().unwrap();
             fleet[at].wait().unwrap();
             kills += 1;
-            fleet[at] = next_worker(&url);
+            fleet[at] = next_worker(&url, "1");
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
