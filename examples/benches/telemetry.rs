@@ -24,6 +24,12 @@ use std::time::Instant;
 
 const FIXTURE: &str = include_str!("../../tests/fixtures/plan_generator/kwargs.json");
 
+/// The guard of the export when it is on (the `otel` feature); nothing to hold without it.
+#[cfg(feature = "otel")]
+type Export = agent_contracts::otel::Telemetry;
+#[cfg(not(feature = "otel"))]
+type Export = ();
+
 #[derive(Clone, Copy, PartialEq)]
 enum Work {
     /// `Runtime::call::<PlanGeneratorAgent>` on the fixture's kwargs: one checked call, one
@@ -47,7 +53,7 @@ fn main() {
     let rounds: usize = args.get(2).map_or(15, |a| a.parse().expect("ROUNDS"));
     let iterations: usize = args.get(3).map_or(200, |a| a.parse().expect("ITERATIONS"));
 
-    let _export = match export {
+    let _export: Option<Export> = match export {
         "none" => None,
         #[cfg(feature = "otel")]
         "otel" => Some(export_on()),
