@@ -72,6 +72,7 @@ mod connections;
 mod disconnect;
 mod guard;
 pub mod oauth;
+mod paths;
 mod progress;
 pub mod seal;
 mod sessions;
@@ -86,8 +87,7 @@ pub use settings::{HttpSettings, Sessions};
 pub use tap::{MAX_ENVELOPE_BYTES, MAX_PENDING_CALLS};
 pub use workflow::{DEFAULT_HANDLE_TTL, DEFAULT_MAX_RUNS, MAX_ANSWER_CHARS, MAX_HANDLE_BYTES};
 
-/// The path the streamable HTTP transport serves.
-pub const HTTP_PATH: &str = "/mcp";
+pub use paths::HTTP_PATH;
 
 /// An MCP server whose tools are agents.
 #[derive(Clone)]

@@ -6,7 +6,7 @@
 //! The keys are fetched from the JWKS URL on the first token, kept for ten minutes, and
 //! fetched again (at most once every 30 s) when a token names a key not among them.
 
-use crate::HTTP_PATH;
+use crate::paths::HTTP_PATH;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
