@@ -54,8 +54,8 @@ pub enum Error {
     },
     /// An agent kept failing one check past the retry bound.
     #[error(
-        "`{agent}` failed its {side} {attempts} times (1 attempt and {retries} retries); last error: {last}",
-        retries = attempts.saturating_sub(1)
+        "`{agent}` failed its {side} {tries}; last error: {last}",
+        tries = Tries(*attempts)
     )]
     RetriesExhausted {
         /// The agent whose input, output or handoff failed.
@@ -221,6 +221,57 @@ impl Error {
         match self {
             Self::Retry { error, .. } => Some(error),
             _ => None,
+        }
+    }
+}
+
+/// How many times a check failed, as the error text says it: `once (no retry)`,
+/// `2 times (1 attempt and 1 retry)`, `3 times (1 attempt and 2 retries)`.
+struct Tries(u32);
+
+impl fmt::Display for Tries {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            0 | 1 => f.write_str("once (no retry)"),
+            2 => f.write_str("2 times (1 attempt and 1 retry)"),
+            n => write!(f, "{n} times (1 attempt and {} retries)", n - 1),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exhausted(attempts: u32) -> String {
+        Error::RetriesExhausted {
+            agent: "a".into(),
+            side: Side::Output,
+            attempts,
+            last: RetryError::call(agent_contracts_contract::ErrorKind::NotJson, "broken", ""),
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn the_count_of_tries_reads_as_english() {
+        let expect = [
+            (1, "failed its output contract once (no retry); last error"),
+            (
+                2,
+                "failed its output contract 2 times (1 attempt and 1 retry); last error",
+            ),
+            (
+                3,
+                "failed its output contract 3 times (1 attempt and 2 retries); last error",
+            ),
+        ];
+        for (attempts, text) in expect {
+            assert!(
+                exhausted(attempts).contains(text),
+                "{}",
+                exhausted(attempts)
+            );
         }
     }
 }

@@ -3,9 +3,11 @@
 //! the classifier's verdict (its input `$ref`s the classifier's output contract), and a person
 //! approves, rejects or edits every draft before the run ends.
 //!
-//! The agents are derived (`#[derive(Agent)]`), each with its own generated types: the
-//! drafter's input reaches the classifier's output through a `$ref` of its contract file, so
-//! both contracts stay one text, and the compile-time data-flow check compares them.
+//! The agents are derived (`#[derive(Agent)]`). The drafter's input reaches the classifier's
+//! output through a `$ref` of its contract file, so both contracts stay one text, and its
+//! `types` mapping makes that field the classifier's own generated type (one type, no copy:
+//! the classifier's output is the drafter's input field as it is); the compile-time data-flow
+//! check compares the two contracts.
 
 use agent_contracts::model::{BoxFuture, ChatRequest, ChatResponse, ModelError, Role};
 use agent_contracts::workflow::Decision;
@@ -29,7 +31,8 @@ pub mod agents {
     #[agent(
         name = "reply_drafter_agent",
         input = "support_triage/reply_drafter_agent/input.schema.json",
-        output = "support_triage/reply_drafter_agent/output.schema.json"
+        output = "support_triage/reply_drafter_agent/output.schema.json",
+        types = { "../ticket_classifier_agent/output.schema.json" = crate::support_triage::agents::ticket_classifier_agent::output::TicketClassifierAgentOutput }
     )]
     pub struct ReplyDrafterAgent;
 }

@@ -417,3 +417,24 @@ mod mcp {
         agent_examples::support_triage::REQUEST
     }
 }
+
+/// The drafter's input holds the classifier's output as the classifier's own type (its
+/// `types` mapping): a classification read by the classifier's contract goes into a drafter
+/// input as it is, with no conversion (this compiles only if the two are one type).
+#[test]
+fn the_drafter_takes_the_classifiers_own_type() {
+    use support_triage::agents::reply_drafter_agent::input::ReplyDrafterAgentInput;
+    use support_triage::agents::ticket_classifier_agent::output::TicketClassifierAgentOutput;
+    let classification: TicketClassifierAgentOutput = serde_json::from_str(CLASSIFICATION).unwrap();
+    let mut input: ReplyDrafterAgentInput = serde_json::from_value(json!({
+        "ticket_text": "Charged twice",
+        "customer_tier": "pro",
+        "ticket_classifier_agent_output": {"summary": "Other", "category": "other"},
+    }))
+    .unwrap();
+    input.ticket_classifier_agent_output = classification;
+    assert_eq!(
+        serde_json::to_value(&input.ticket_classifier_agent_output).unwrap(),
+        value(CLASSIFICATION)
+    );
+}

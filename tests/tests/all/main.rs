@@ -4,8 +4,8 @@
 //! What one process changes, and how the modules cope: `realworld` denies warnings and
 //! `hygiene::no_prelude` drops the prelude as module attributes, which reach the derives they
 //! test as the crate attributes did; fixture paths of `include_str!` are relative to each file,
-//! one folder deeper than before; the trybuild cases (`ui`) and the scratch crate (`rebuild`)
-//! stay where they were, and are found through `CARGO_MANIFEST_DIR` and `CARGO_TARGET_TMPDIR`;
+//! one folder deeper than before; the scratch crate (`rebuild`) stays where it was, and is
+//! found through `CARGO_MANIFEST_DIR` and `CARGO_TARGET_TMPDIR`;
 //! no test sets an environment variable, the current directory or a global subscriber.
 
 // The fuzz targets of `fuzz/`, shared by `fuzz_smoke` and `proptest_markdown`.
@@ -51,5 +51,4 @@ mod stores;
 mod structured_outputs;
 mod supervisor;
 mod typed_call;
-mod ui;
 mod versions;

@@ -1,11 +1,11 @@
 use agent_contracts::Agent;
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/ok.schema.json", name = "plan generator")]
+#[agent(input = "schemas/ok.schema.json", name = "plan generator")]
 struct Crawler;
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/ok.schema.json", name = "type")]
+#[agent(input = "schemas/ok.schema.json", name = "type")]
 struct Typed;
 
 fn main() {}

@@ -1,7 +1,7 @@
 use agent_contracts::Agent;
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/ok.schema.json", name = "crawler")]
+#[agent(input = "schemas/ok.schema.json", name = "crawler")]
 #[agent(name = "crawler_again")]
 struct Crawler;
 

@@ -3,7 +3,7 @@
 use agent_contracts::{Agent, DynAgent};
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/not_object.schema.json")]
+#[agent(input = "schemas/not_object.schema.json")]
 struct Crawler;
 
 fn main() {

@@ -1,7 +1,7 @@
 use agent_contracts::Agent;
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/ok.schema.json", prompt = "ui/ok.md")]
+#[agent(input = "schemas/ok.schema.json", prompt = "ui/ok.md")]
 struct Crawler;
 
 fn main() {}

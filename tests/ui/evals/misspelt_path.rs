@@ -4,9 +4,9 @@ use agent_contracts::Agent;
 #[derive(Agent)]
 #[agent(
     name = "plan_generator_agent",
-    input = "ui/schemas/evals/plan.input.schema.json",
-    output = "ui/schemas/evals/plan.output.schema.json",
-    evals = "ui/schemas/evals/misspelt_path.jsonl"
+    input = "schemas/evals/plan.input.schema.json",
+    output = "schemas/evals/plan.output.schema.json",
+    evals = "schemas/evals/misspelt_path.jsonl"
 )]
 struct PlanGeneratorAgent;
 

@@ -2,7 +2,7 @@
 use agent_contracts::Agent;
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/if_then.schema.json")]
+#[agent(input = "schemas/if_then.schema.json")]
 struct IfThen;
 
 fn main() {}

@@ -5,7 +5,7 @@
 use agent_contracts::Agent;
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/bad_default.schema.json")]
+#[agent(input = "schemas/bad_default.schema.json")]
 struct Settings;
 
 fn main() {}

@@ -1,7 +1,7 @@
 use agent_contracts::Agent;
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/duplicate_branch.schema.json")]
+#[agent(input = "schemas/duplicate_branch.schema.json")]
 struct DuplicateBranch;
 
 fn main() {}

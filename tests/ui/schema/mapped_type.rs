@@ -4,16 +4,16 @@ mod agents {
     /// Makes things.
     #[derive(agent_contracts::Agent)]
     #[agent(
-        input = "ui/schemas/mapped/maker/input.schema.json",
-        output = "ui/schemas/mapped/maker/output.schema.json"
+        input = "schemas/mapped/maker/input.schema.json",
+        output = "schemas/mapped/maker/output.schema.json"
     )]
     pub struct Maker;
 
     /// Produces a count and a kind: another output contract.
     #[derive(agent_contracts::Agent)]
     #[agent(
-        input = "ui/schemas/flow/producer/input.schema.json",
-        output = "ui/schemas/flow/producer/output.schema.json"
+        input = "schemas/flow/producer/input.schema.json",
+        output = "schemas/flow/producer/output.schema.json"
     )]
     pub struct Producer;
 }
@@ -21,7 +21,7 @@ mod agents {
 /// Uses the maker's output, mapped onto the producer's type.
 #[derive(agent_contracts::Agent)]
 #[agent(
-    input = "ui/schemas/mapped/user/input.schema.json",
+    input = "schemas/mapped/user/input.schema.json",
     types = { "../maker/output.schema.json" = crate::agents::producer::ProducerOutput }
 )]
 struct User;

@@ -1,7 +1,7 @@
 use agent_contracts::Agent;
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/does_not_exist.schema.json")]
+#[agent(input = "schemas/does_not_exist.schema.json")]
 struct MissingSchema;
 
 fn main() {}

@@ -1,7 +1,7 @@
 use agent_contracts::Agent;
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/misspelt_type.schema.json")]
+#[agent(input = "schemas/misspelt_type.schema.json")]
 struct MisspeltType;
 
 fn main() {}

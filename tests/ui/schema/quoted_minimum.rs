@@ -1,7 +1,7 @@
 use agent_contracts::Agent;
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/quoted_minimum.schema.json")]
+#[agent(input = "schemas/quoted_minimum.schema.json")]
 struct QuotedMinimum;
 
 fn main() {}

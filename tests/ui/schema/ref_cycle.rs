@@ -1,7 +1,7 @@
 use agent_contracts::Agent;
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/ref_cycle.schema.json")]
+#[agent(input = "schemas/ref_cycle.schema.json")]
 struct RefCycle;
 
 fn main() {}

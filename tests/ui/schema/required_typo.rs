@@ -1,7 +1,7 @@
 use agent_contracts::Agent;
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/required_typo.schema.json")]
+#[agent(input = "schemas/required_typo.schema.json")]
 struct RequiredTypo;
 
 fn main() {}

@@ -1,7 +1,7 @@
 use agent_contracts::Agent;
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/not_object.schema.json")]
+#[agent(input = "schemas/not_object.schema.json")]
 struct RootNotObject;
 
 fn main() {}

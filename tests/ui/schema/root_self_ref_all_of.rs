@@ -1,7 +1,7 @@
 use agent_contracts::Agent;
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/root_self_ref_all_of.schema.json")]
+#[agent(input = "schemas/root_self_ref_all_of.schema.json")]
 struct RootSelfRefAllOf;
 
 fn main() {}

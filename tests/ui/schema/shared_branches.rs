@@ -1,7 +1,7 @@
 use agent_contracts::Agent;
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/shared_branches.schema.json")]
+#[agent(input = "schemas/shared_branches.schema.json")]
 struct SharedBranches;
 
 fn main() {}

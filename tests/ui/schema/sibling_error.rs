@@ -2,7 +2,7 @@
 // own line and column, not in the bundled text.
 
 #[derive(agent_contracts::Agent)]
-#[agent(input = "ui/schemas/sibling/user/input.schema.json")]
+#[agent(input = "schemas/sibling/user/input.schema.json")]
 struct User;
 
 fn main() {}

@@ -2,12 +2,12 @@
 
 /// Reads a file outside the schemas folder.
 #[derive(agent_contracts::Agent)]
-#[agent(input = "ui/schemas/flow/escape/input.schema.json")]
+#[agent(input = "schemas/flow/escape/input.schema.json")]
 struct Escape;
 
 /// Reads a contract no agent folder has.
 #[derive(agent_contracts::Agent)]
-#[agent(input = "ui/schemas/flow/dangling/input.schema.json")]
+#[agent(input = "schemas/flow/dangling/input.schema.json")]
 struct Dangling;
 
 fn main() {}

@@ -1,7 +1,7 @@
 use agent_contracts::Agent;
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/too_many_properties.schema.json")]
+#[agent(input = "schemas/too_many_properties.schema.json")]
 struct TooManyProperties;
 
 fn main() {}

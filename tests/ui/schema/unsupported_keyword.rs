@@ -1,7 +1,7 @@
 use agent_contracts::Agent;
 
 #[derive(Agent)]
-#[agent(input = "ui/schemas/unevaluated.schema.json")]
+#[agent(input = "schemas/unevaluated.schema.json")]
 struct Unevaluated;
 
 fn main() {}

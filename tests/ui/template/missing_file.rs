@@ -2,7 +2,7 @@ use agent_contracts::Agent;
 
 #[derive(Agent)]
 #[agent(
-    input = "ui/schemas/ok.schema.json",
+    input = "schemas/ok.schema.json",
     user_prompt = "ui/does_not_exist.md"
 )]
 struct Crawler;

@@ -5,7 +5,7 @@ use agent_contracts::Agent;
 
 #[derive(Agent)]
 #[agent(
-    input = "ui/schemas/items.schema.json",
+    input = "schemas/items.schema.json",
     user_prompt = "ui/nested_field.md"
 )]
 struct Lister;

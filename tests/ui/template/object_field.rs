@@ -6,7 +6,7 @@ use agent_contracts::Agent;
 
 #[derive(Agent)]
 #[agent(
-    input = "ui/schemas/article.schema.json",
+    input = "schemas/article.schema.json",
     user_prompt = "ui/article_fields.md"
 )]
 struct Summarizer;

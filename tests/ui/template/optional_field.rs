@@ -5,7 +5,7 @@ use agent_contracts::Agent;
 
 #[derive(Agent)]
 #[agent(
-    input = "ui/schemas/optional_order.schema.json",
+    input = "schemas/optional_order.schema.json",
     user_prompt = "ui/optional_field.md"
 )]
 struct Triage;

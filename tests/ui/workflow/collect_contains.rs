@@ -2,7 +2,7 @@
 // it out.
 #[derive(agent_contracts::Workflow)]
 #[workflow(
-    schemas = "ui/schemas/contains",
+    schemas = "schemas/contains",
     agents = "crate::agents",
     steps = ["finder", "lister", "planner"],
     collect = { gathered = ["lister"] }

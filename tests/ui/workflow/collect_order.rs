@@ -1,7 +1,7 @@
 // A collect names a step that runs after the consumer, and collects fewer items than `minItems`.
 #[derive(agent_contracts::Workflow)]
 #[workflow(
-    schemas = "ui/schemas/collect",
+    schemas = "schemas/collect",
     agents = "crate::agents",
     steps = ["gatherer", "finder"],
     collect = { gathered = ["finder"] }

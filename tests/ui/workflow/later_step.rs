@@ -1,6 +1,6 @@
 // A step needs the output of a step that runs after it.
 #[derive(agent_contracts::Workflow)]
-#[workflow(schemas = "ui/schemas/flow", agents = "crate::agents", steps = ["consumer", "producer"])]
+#[workflow(schemas = "schemas/flow", agents = "crate::agents", steps = ["consumer", "producer"])]
 struct Flow;
 
 fn main() {

@@ -1,6 +1,6 @@
 // A step needs a field that neither the workflow's input nor an earlier step provides.
 #[derive(agent_contracts::Workflow)]
-#[workflow(schemas = "ui/schemas/flow", agents = "crate::agents", steps = ["producer", "reader"])]
+#[workflow(schemas = "schemas/flow", agents = "crate::agents", steps = ["producer", "reader"])]
 struct Flow;
 
 fn main() {

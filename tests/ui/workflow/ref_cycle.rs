@@ -1,6 +1,6 @@
 // Two contracts refer to each other through sibling `$ref`s.
 #[derive(agent_contracts::Workflow)]
-#[workflow(schemas = "ui/schemas/flow", agents = "crate::agents", steps = ["loop_a"])]
+#[workflow(schemas = "schemas/flow", agents = "crate::agents", steps = ["loop_a"])]
 struct Flow;
 
 fn main() {

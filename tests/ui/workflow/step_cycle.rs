@@ -1,6 +1,6 @@
 // Two steps need each other's output: no order runs them.
 #[derive(agent_contracts::Workflow)]
-#[workflow(schemas = "ui/schemas/flow", agents = "crate::agents", steps = ["ping", "pong"])]
+#[workflow(schemas = "schemas/flow", agents = "crate::agents", steps = ["ping", "pong"])]
 struct Flow;
 
 fn main() {

@@ -1,6 +1,6 @@
 // A step names no agent folder.
 #[derive(agent_contracts::Workflow)]
-#[workflow(schemas = "ui/schemas/flow", agents = "crate::agents", steps = ["producer", "countr"])]
+#[workflow(schemas = "schemas/flow", agents = "crate::agents", steps = ["producer", "countr"])]
 struct Flow;
 
 fn main() {

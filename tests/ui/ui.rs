@@ -1,15 +1,15 @@
-//! Compile-fail tests: the diagnostics of `#[derive(Agent)]` are part of its contract. One
-//! minimal case per failure under `ui/<category>/`, each with its checked-in `.stderr`;
-//! regenerate them with
-//! `TRYBUILD=overwrite cargo test -p agent-tests --test all -- ui::ui --exact`.
+//! Compile-fail tests: the diagnostics of the derives are part of their contract. One minimal
+//! case per failure under `<category>/`, each with its checked-in `.stderr`; regenerate them
+//! with `TRYBUILD=overwrite cargo test -p agent-tests-ui`.
 //!
 //! The gotcha: trybuild compiles the cases as binaries of a crate of its own, in
-//! `<target>/tests/trybuild/agent-tests/`, and cargo gives them that directory as
+//! `<target>/tests/trybuild/agent-tests-ui/`, and cargo gives them that directory as
 //! `CARGO_MANIFEST_DIR`. The derive resolves schema paths against it, and askama looks there
 //! for `askama.toml` (and, without one, for `templates/`). So before running the cases, this
-//! test mirrors what they name into that directory: `ui/schemas/` (so `input =
-//! "ui/schemas/x.json"` means the same there as here), this crate's template folders, and an
-//! `askama.toml` naming the mirrored folders by relative paths. Template paths in the
+//! test mirrors what they name into that directory: `schemas/` (so `input =
+//! "schemas/x.json"` means the same there as here), the template folders of `agent-tests`
+//! (which shares the schemas and templates with its own tests), and an `askama.toml` naming
+//! the mirrored folders by relative paths. Template paths in the
 //! diagnostics are then the same wherever the target directory is (askama shows them relative
 //! to the crate, which an absolute folder outside the repository would leak into the
 //! `.stderr` files).
@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 fn ui() {
     mirror_into_trybuild_project();
     let cases = trybuild::TestCases::new();
-    cases.compile_fail("ui/*/*.rs");
+    cases.compile_fail("*/*.rs");
 }
 
 /// Where trybuild puts its crate: `<target>/tests/trybuild/<this crate's name>/`.
@@ -35,14 +35,14 @@ fn trybuild_project() -> PathBuf {
 fn mirror_into_trybuild_project() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let project = trybuild_project();
-    copy_dir(&here.join("ui/schemas"), &project.join("ui/schemas"));
-    // The folders of `askama.toml` here, in the same order, but for the runtime's templates,
-    // which no case names.
+    copy_dir(&here.join("schemas"), &project.join("schemas"));
+    // The folders of `agent-tests`' `askama.toml`, in the same order, but for the runtime's
+    // templates, which no case names.
     copy_dir(
-        &here.join("../templates"),
+        &here.join("../../templates"),
         &project.join("workspace_templates"),
     );
-    copy_dir(&here.join("templates"), &project.join("templates"));
+    copy_dir(&here.join("../templates"), &project.join("templates"));
     let config = "[general]\ndirs = [\"workspace_templates\", \"templates\"]\n";
     write_if_changed(&project.join("askama.toml"), config);
 }
