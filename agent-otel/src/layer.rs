@@ -16,12 +16,10 @@ use agent_contracts_runtime::telemetry as names;
 use opentelemetry::metrics::{Counter, Histogram, Meter};
 use opentelemetry::trace::TraceContextExt as _;
 use opentelemetry::{KeyValue, Value};
-use std::sync::OnceLock;
 use std::time::Instant;
-use tracing::dispatcher::WeakDispatch;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
-use tracing::{Dispatch, Event, Subscriber};
+use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::Context as LayerContext;
 use tracing_subscriber::registry::LookupSpan;
 
@@ -60,9 +58,6 @@ pub(crate) struct MetricsAndNames {
     token_usage: Histogram<u64>,
     duration: Histogram<f64>,
     checks: Counter<u64>,
-    /// The subscriber this layer is part of, through which `tracing-opentelemetry` gives a
-    /// span's OpenTelemetry context.
-    dispatch: OnceLock<WeakDispatch>,
 }
 
 impl MetricsAndNames {
@@ -84,16 +79,20 @@ impl MetricsAndNames {
                 .u64_counter("agent_contracts.contract.checks")
                 .with_description("Contract checks of agents' inputs and outputs, by verdict.")
                 .build(),
-            dispatch: OnceLock::new(),
         }
     }
 
-    /// Renames `id`'s OpenTelemetry span.
+    /// Renames `id`'s OpenTelemetry span, through the subscriber that holds this layer (the
+    /// thread's, checked: a layer wrapped in an `Option` is not told its dispatcher).
     fn rename(&self, id: &Id, name: String) {
-        let Some(dispatch) = self.dispatch.get().and_then(WeakDispatch::upgrade) else {
-            return;
-        };
-        if let Some(cx) = tracing_opentelemetry::get_otel_context(id, &dispatch) {
+        let cx = tracing::dispatcher::get_default(|dispatch| {
+            let ours = dispatch
+                .downcast_ref::<Self>()
+                .is_some_and(|layer| std::ptr::eq(layer, self));
+            ours.then(|| tracing_opentelemetry::get_otel_context(id, dispatch))
+                .flatten()
+        });
+        if let Some(cx) = cx {
             cx.span().update_name(name);
         }
     }
@@ -188,10 +187,6 @@ impl<S> tracing_subscriber::Layer<S> for MetricsAndNames
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
-    fn on_register_dispatch(&self, subscriber: &Dispatch) {
-        let _ = self.dispatch.set(subscriber.downgrade());
-    }
-
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: LayerContext<'_, S>) {
         if !is_chat(attrs.metadata()) {
             return;

@@ -223,7 +223,8 @@ fn arrays_counts_and_late_names_are_exported_as_the_conventions_type_them() {
     use agent_contracts_runtime::model::{ChatResponse, Usage};
 
     let (telemetry, exporter) = in_memory();
-    let subscriber = tracing_subscriber::registry().with(telemetry.layer());
+    // As the binaries add it: an optional layer (which is not told its dispatcher).
+    let subscriber = tracing_subscriber::registry().with(Some(telemetry.layer()));
     tracing::subscriber::with_default(subscriber, || {
         let response = ChatResponse::from(Message::assistant("done"))
             .with_finish_reason("stop")
