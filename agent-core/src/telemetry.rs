@@ -8,7 +8,9 @@
 //! OpenTelemetry name (`invoke_agent plan_generator_agent`), `otel.kind` its kind,
 //! `otel.status_code` its status. Each span's `tracing` name is the operation (`invoke_agent`,
 //! `execute_tool`, `chat`, `invoke_workflow`), and every field a span may get is declared
-//! when it is made (`tracing` records only declared fields).
+//! when it is made (`tracing` records only declared fields). Counts are recorded as `i64`
+//! (OpenTelemetry has no unsigned integers; `tracing-opentelemetry` would export a `u64` as
+//! text).
 //!
 //! - `invoke_workflow {workflow}`: a workflow run, its steps beneath it;
 //! - `invoke_agent {agent}`: every agent call (a runtime call, a sub-agent called through a
@@ -55,31 +57,61 @@ pub const CONTRACT_ATTEMPT: &str = "agent_contracts.contract.attempt";
 /// The byte of a streamed answer after which it could no longer pass (a stream stopped
 /// mid-answer).
 pub const STREAM_STOP_BYTE: &str = "agent_contracts.stream.stop_byte";
-/// A span field holding a W3C `traceparent` (an MCP request's `_meta.traceparent`): the
-/// OpenTelemetry layer makes the span a child of that remote span, in the caller's trace,
-/// and exports the field as no attribute.
-pub const TRACEPARENT: &str = "agent_contracts.traceparent";
 /// An agent call's context ID, on its `invoke_agent` span.
 pub const CONTEXT_ID: &str = "agent_contracts.context_id";
 /// The `error.type` of a check that found a violation, and of an agent call that ended on
 /// one.
 pub const CONTRACT_VIOLATION: &str = "contract_violation";
 
-/// Where [`current_traceparent`] reads the current span's trace context: set once by the
-/// OpenTelemetry layer's crate when it is installed.
-static TRACEPARENT_SOURCE: std::sync::OnceLock<fn() -> Option<String>> = std::sync::OnceLock::new();
+/// How the OpenTelemetry layer's crate reads and continues W3C trace context: set once when
+/// it is installed, so that this crate names no OpenTelemetry type.
+#[derive(Clone, Copy)]
+struct TraceContextHooks {
+    current: fn() -> Option<String>,
+    continue_from: fn(&tracing::Span, &str),
+}
 
-/// Names the function that gives the current span's W3C `traceparent` (the OpenTelemetry
-/// layer's crate calls it when installed; a second call is ignored).
-pub fn set_traceparent_source(source: fn() -> Option<String>) {
-    let _ = TRACEPARENT_SOURCE.set(source);
+static TRACE_CONTEXT_HOOKS: std::sync::OnceLock<TraceContextHooks> = std::sync::OnceLock::new();
+
+/// Names the functions that read the current span's W3C `traceparent` ([`current_traceparent`])
+/// and make a span the child of a remote one ([`continue_trace`]): the OpenTelemetry layer's
+/// crate calls it when installed; a second call is ignored.
+pub fn set_trace_context_hooks(
+    current: fn() -> Option<String>,
+    continue_from: fn(&tracing::Span, &str),
+) {
+    let _ = TRACE_CONTEXT_HOOKS.set(TraceContextHooks {
+        current,
+        continue_from,
+    });
 }
 
 /// The W3C `traceparent` of the current span, when an OpenTelemetry layer is installed and
-/// the span is sampled into a trace: what an MCP client sends in `_meta`, so the server's spans
-/// join the caller's trace.
+/// the span is in a trace: what an MCP client sends in `_meta`, so the server's spans join
+/// the caller's trace.
 pub fn current_traceparent() -> Option<String> {
-    TRACEPARENT_SOURCE.get().and_then(|source| source())
+    TRACE_CONTEXT_HOOKS
+        .get()
+        .and_then(|hooks| (hooks.current)())
+}
+
+/// Makes `span` a child of the remote span a W3C `traceparent` names (an MCP request's
+/// `_meta.traceparent`), in the caller's trace, when an OpenTelemetry layer is installed.
+/// Call it before the span is first entered: a started span keeps its parent. Text that is
+/// not a `traceparent` leaves the span where it was.
+pub fn continue_trace(span: &tracing::Span, traceparent: &str) {
+    if let Some(hooks) = TRACE_CONTEXT_HOOKS.get()
+        && !span.is_disabled()
+    {
+        (hooks.continue_from)(span, traceparent);
+    }
+}
+
+/// A count as a field value: OpenTelemetry's integers are signed 64 bits, and
+/// `tracing-opentelemetry` exports an unsigned field as text, so counts are recorded signed
+/// (a count past `i64::MAX`, which no token count or byte offset reaches, saturates).
+fn count(n: impl TryInto<i64>) -> i64 {
+    n.try_into().unwrap_or(i64::MAX)
 }
 
 /// Which side of an agent a contract check is on.
@@ -201,7 +233,7 @@ pub fn record_model(provider: &str, model: Option<&str>, server: Option<(&str, u
     }
     if let Some((address, port)) = server {
         span.record("server.address", address);
-        span.record("server.port", port);
+        span.record("server.port", i64::from(port));
     }
 }
 
@@ -237,16 +269,19 @@ pub fn record_response(span: &tracing::Span, response: &ChatResponse) {
 
 /// Records what a model call used on its `chat` span.
 pub fn record_usage(span: &tracing::Span, usage: &Usage) {
-    span.record("gen_ai.usage.input_tokens", usage.input_tokens);
-    span.record("gen_ai.usage.output_tokens", usage.output_tokens);
-    span.record("gen_ai.usage.cache_read.input_tokens", usage.cached_tokens);
+    span.record("gen_ai.usage.input_tokens", count(usage.input_tokens));
+    span.record("gen_ai.usage.output_tokens", count(usage.output_tokens));
+    span.record(
+        "gen_ai.usage.cache_read.input_tokens",
+        count(usage.cached_tokens),
+    );
     span.record(
         "gen_ai.usage.cache_creation.input_tokens",
-        usage.cache_write_tokens,
+        count(usage.cache_write_tokens),
     );
     span.record(
         "gen_ai.usage.reasoning.output_tokens",
-        usage.reasoning_tokens,
+        count(usage.reasoning_tokens),
     );
 }
 
@@ -333,7 +368,7 @@ pub(crate) fn contract_check(
             agent_contracts.contract.verdict = "ok",
             agent_contracts.contract.violations = violations(),
             agent_contracts.contract.fingerprint = fingerprint(),
-            agent_contracts.contract.attempt = attempt,
+            agent_contracts.contract.attempt = i64::from(attempt),
             },
             "agent_contracts.contract.check"
         ),
@@ -346,7 +381,7 @@ pub(crate) fn contract_check(
             agent_contracts.contract.verdict = "violated",
             agent_contracts.contract.violations = violations(),
             agent_contracts.contract.fingerprint = fingerprint(),
-            agent_contracts.contract.attempt = attempt,
+            agent_contracts.contract.attempt = i64::from(attempt),
             error.type = CONTRACT_VIOLATION,
             },
             "agent_contracts.contract.check"
@@ -360,8 +395,8 @@ pub(crate) fn contract_check(
             agent_contracts.contract.verdict = "violated",
             agent_contracts.contract.violations = violations(),
             agent_contracts.contract.fingerprint = fingerprint(),
-            agent_contracts.contract.attempt = attempt,
-            agent_contracts.stream.stop_byte = at,
+            agent_contracts.contract.attempt = i64::from(attempt),
+            agent_contracts.stream.stop_byte = count(at),
             error.type = CONTRACT_VIOLATION,
             },
             "agent_contracts.contract.check"

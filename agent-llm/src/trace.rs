@@ -98,7 +98,8 @@ impl<M> Traced<M> {
             span.record("gen_ai.request.temperature", t);
         }
         if let Some(m) = request.options.max_tokens {
-            span.record("gen_ai.request.max_tokens", m);
+            // Signed: `tracing-opentelemetry` exports an unsigned field as text.
+            span.record("gen_ai.request.max_tokens", i64::from(m));
         }
         span
     }

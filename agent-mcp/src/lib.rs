@@ -696,9 +696,10 @@ impl ServerHandler for AgentServer {
 /// The span of one `tools/call`, by the OpenTelemetry MCP conventions (v1.41): named
 /// `tools/call {tool}`, kind server, with `mcp.method.name`, `jsonrpc.request.id`,
 /// `mcp.session.id` (the HTTP session, when there is one) and the tool as `gen_ai.tool.name`.
-/// When the caller's `_meta` carries a well-formed W3C `traceparent` the span holds it
-/// ([`TRACEPARENT`](agent_contracts_runtime::telemetry::TRACEPARENT)), and the
-/// OpenTelemetry layer makes it a child of the caller's span, in the caller's trace.
+/// When the caller's `_meta` carries a well-formed W3C `traceparent`, the span continues the
+/// caller's trace, a child of the caller's span
+/// ([`continue_trace`](agent_contracts_runtime::telemetry::continue_trace): done by the
+/// OpenTelemetry layer's crate when it is installed).
 fn call_span(
     request: &CallToolRequestParams,
     context: &RequestContext<RoleServer>,
@@ -715,7 +716,7 @@ fn call_span(
         .and_then(Value::as_str)
         .filter(|text| traceparent(text).is_some());
     let tool = agent_contracts_runtime::__private::truncate(&request.name, 128);
-    tracing::info_span!(
+    let span = tracing::info_span!(
         target: "agent_contracts_mcp",
         "mcp.tools_call",
         otel.name = format_args!("tools/call {tool}"),
@@ -726,8 +727,12 @@ fn call_span(
         mcp.session.id = session.as_deref(),
         gen_ai.operation.name = "execute_tool",
         gen_ai.tool.name = %tool,
-        agent_contracts.traceparent = parent,
-    )
+    );
+    // Before the span is first entered: a started span keeps its parent.
+    if let Some(parent) = parent {
+        agent_contracts_runtime::telemetry::continue_trace(&span, parent);
+    }
+    span
 }
 
 /// The trace and parent span IDs of a W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`), if

@@ -35,29 +35,41 @@
 //!   with the conventions' bucket boundaries) from each `chat` span, and the counter
 //!   `agent_contracts.contract.checks` by agent, side and verdict.
 //!
+//! The spans are `tracing-opentelemetry`'s `OpenTelemetryLayer` (names, kinds, statuses,
+//! parents, events), over a tracer that sets the two string-array attributes `tracing`
+//! cannot carry; the remote parent of an MCP call is set with `OpenTelemetrySpanExt`, the
+//! W3C `traceparent` read and written by the SDK's `TraceContextPropagator`. A small layer
+//! beside it feeds the meter and applies a span name recorded late (a model naming its
+//! `chat` span).
+//!
 //! For a subscriber of your own (a log beside the export), add [`Telemetry::layer`] to it
 //! instead of calling [`install`].
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod arrays;
 mod layer;
-mod traceparent;
 
 use opentelemetry::metrics::MeterProvider as _;
+use opentelemetry::propagation::TextMapPropagator as _;
 use opentelemetry::trace::TraceContextExt as _;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
+use std::collections::HashMap;
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 use tracing_subscriber::Layer as _;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::registry::LookupSpan;
 
 /// The OpenTelemetry crates this one is built on, at the versions it uses: for an exporter
-/// or a provider of your own ([`Telemetry::with_providers`]).
-pub use {opentelemetry, opentelemetry_sdk};
+/// or a provider of your own ([`Telemetry::with_providers`]), or `OpenTelemetrySpanExt` on
+/// spans of your own.
+pub use {opentelemetry, opentelemetry_sdk, tracing_opentelemetry};
 
 /// The instrumentation scope of the spans and metrics.
 const SCOPE: &str = "agent-contracts";
@@ -148,7 +160,10 @@ impl Telemetry {
         tracer_provider: SdkTracerProvider,
         meter_provider: SdkMeterProvider,
     ) -> Self {
-        agent_contracts_runtime::telemetry::set_traceparent_source(current_traceparent);
+        agent_contracts_runtime::telemetry::set_trace_context_hooks(
+            current_traceparent,
+            continue_trace,
+        );
         Self {
             tracer_provider,
             meter_provider,
@@ -161,12 +176,20 @@ impl Telemetry {
     /// above. Add it to a `tracing_subscriber::registry()`.
     pub fn layer<S>(&self) -> impl tracing_subscriber::Layer<S> + Send + Sync + 'static
     where
-        S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+        S: tracing::Subscriber + for<'a> LookupSpan<'a> + Send + Sync + 'static,
     {
-        let tracer = self.tracer_provider.tracer(SCOPE);
-        let meter = self.meter_provider.meter(SCOPE);
+        let tracer = arrays::ArrayTracer(self.tracer_provider.tracer(SCOPE));
+        // Only the conventions' attributes: no source locations, threads, targets or busy
+        // and idle times on the spans.
+        let spans = tracing_opentelemetry::layer::<S>()
+            .with_tracer(tracer)
+            .with_location(false)
+            .with_threads(false)
+            .with_target(false)
+            .with_tracked_inactivity(false);
+        let metrics = layer::MetricsAndNames::new(&self.meter_provider.meter(SCOPE));
         let targets = Targets::new().with_target("agent_contracts", tracing::Level::INFO);
-        layer::OtelLayer::new(tracer, &meter).with_filter(targets)
+        spans.and_then(metrics).with_filter(targets)
     }
 
     /// Exports what was recorded so far.
@@ -241,18 +264,25 @@ fn resource(default_service_name: &str) -> Resource {
     }
 }
 
-/// The `traceparent` of the current span's OpenTelemetry span (the nearest span this crate's
-/// layer keeps), for [`agent_contracts_runtime::telemetry::current_traceparent`].
+/// The W3C `traceparent` of the current OpenTelemetry context (the innermost entered span
+/// the layer keeps: `tracing-opentelemetry` attaches a span's context when it is entered),
+/// for [`agent_contracts_runtime::telemetry::current_traceparent`].
 fn current_traceparent() -> Option<String> {
-    tracing::Span::current()
-        .with_subscriber(|(id, dispatch)| {
-            let registry = dispatch.downcast_ref::<tracing_subscriber::Registry>()?;
-            let span = registry.span(id)?;
-            span.scope().find_map(|span| {
-                let extensions = span.extensions();
-                let cx = layer::context_of(&extensions)?;
-                traceparent::format(cx.span().span_context())
-            })
-        })
-        .flatten()
+    let mut carrier: HashMap<String, String> = HashMap::new();
+    TraceContextPropagator::new().inject_context(&opentelemetry::Context::current(), &mut carrier);
+    carrier.remove("traceparent")
+}
+
+/// Makes `span` a child of the remote span `traceparent` names, for
+/// [`agent_contracts_runtime::telemetry::continue_trace`]; text that is not a `traceparent`
+/// leaves it where it was.
+fn continue_trace(span: &tracing::Span, traceparent: &str) {
+    let carrier = HashMap::from([("traceparent".to_owned(), traceparent.to_owned())]);
+    let remote = TraceContextPropagator::new()
+        .extract_with_context(&opentelemetry::Context::new(), &carrier);
+    if remote.span().span_context().is_valid() {
+        // Refused only for a span that started already (or that no layer of this crate
+        // keeps): it stays in its own trace.
+        let _ = span.set_parent(remote);
+    }
 }
