@@ -20,7 +20,8 @@
 
 use crate::authorize::StepUp;
 use agent_contracts_runtime::{
-    Contract, Limits, Tool, contract::ContractKind, contract::ToolDefinition, model::BoxFuture,
+    Contract, Limits, Tool, ToolOutput, contract::ContractKind, contract::ToolDefinition,
+    model::BoxFuture, model::Media, model::MediaData, model::MediaKind,
 };
 use rmcp::ServiceExt as _;
 use rmcp::handler::client::ClientHandler;
@@ -28,7 +29,7 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
     CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientNotification,
     ClientRequest, ContentBlock, Implementation, JsonObject, ProtocolVersion, RequestId,
-    ServerResult,
+    ResourceContents, ServerResult,
 };
 use rmcp::service::{
     NotificationContext, Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError,
@@ -840,7 +841,8 @@ impl McpTool {
         json!({"success": false, "tool": self.name, "error": error})
     }
 
-    async fn call_checked(&self, arguments: &str) -> Value {
+    /// The call's result for the model, the media it brings put in `media`.
+    async fn call_checked(&self, arguments: &str, media: &mut Vec<Media>) -> Value {
         let Some(tool) = self.connection.catalog.get(&self.name) else {
             return self.failed(format!(
                 "the MCP server `{}` no longer offers this tool",
@@ -907,15 +909,9 @@ impl McpTool {
                 ));
             }
         };
-        let text: Vec<String> = result
-            .content
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::Text(text) => Some(text.text.clone()),
-                _ => None,
-            })
-            .collect();
+        let text = read_blocks(&result.content, media);
         if result.is_error == Some(true) {
+            media.clear();
             return match result.structured_content {
                 // A structured error (an agent's retry error, say) reaches the model whole.
                 Some(structured) => structured,
@@ -960,8 +956,87 @@ impl Tool for McpTool {
     }
 
     fn call<'a>(&'a self, arguments: &'a str) -> BoxFuture<'a, Value> {
-        Box::pin(self.call_checked(arguments))
+        Box::pin(async move { self.call_checked(arguments, &mut Vec::new()).await })
     }
+
+    /// The result, with its image, audio and binary resource blocks as media.
+    fn call_with_media<'a>(&'a self, arguments: &'a str) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let mut media = Vec::new();
+            let value = self.call_checked(arguments, &mut media).await;
+            ToolOutput::new(value).with_media(media)
+        })
+    }
+}
+
+/// Bytes of base64 media one result may bring to the model; past them, a line of the text
+/// says what was left out.
+pub const MAX_MEDIA_BYTES: usize = 20 * 1024 * 1024;
+
+/// The text of a result's blocks (text blocks, text resources, resource links), and its media
+/// (images, audio, binary resources) put in `media`, within [`MAX_MEDIA_BYTES`].
+fn read_blocks(content: &[ContentBlock], media: &mut Vec<Media>) -> Vec<String> {
+    let mut text = Vec::new();
+    let mut bytes = 0usize;
+    let mut keep = |text: &mut Vec<String>, item: Media, size: usize| {
+        bytes = bytes.saturating_add(size);
+        match bytes <= MAX_MEDIA_BYTES {
+            true => media.push(item),
+            false => text.push(format!(
+                "({} of {size} bytes left out: the result's media pass {MAX_MEDIA_BYTES} bytes)",
+                item.media_type
+            )),
+        }
+    };
+    for block in content {
+        match block {
+            ContentBlock::Text(block) => text.push(block.text.clone()),
+            ContentBlock::Image(image) => keep(
+                &mut text,
+                Media::new(
+                    MediaKind::Image,
+                    &image.mime_type,
+                    MediaData::Base64(image.data.clone()),
+                ),
+                image.data.len(),
+            ),
+            ContentBlock::Audio(audio) => keep(
+                &mut text,
+                Media::new(
+                    MediaKind::Audio,
+                    &audio.mime_type,
+                    MediaData::Base64(audio.data.clone()),
+                ),
+                audio.data.len(),
+            ),
+            ContentBlock::Resource(embedded) => match &embedded.resource {
+                ResourceContents::TextResourceContents { text: body, .. } => {
+                    text.push(body.clone())
+                }
+                ResourceContents::BlobResourceContents {
+                    uri,
+                    mime_type,
+                    blob,
+                    ..
+                } => keep(
+                    &mut text,
+                    Media::new(
+                        MediaKind::Document,
+                        mime_type.as_deref().unwrap_or("application/octet-stream"),
+                        MediaData::Base64(blob.clone()),
+                    )
+                    .with_uri(uri),
+                    blob.len(),
+                ),
+                _ => {}
+            },
+            ContentBlock::ResourceLink(link) => {
+                text.push(format!("(a resource: {} at {})", link.name, link.uri))
+            }
+            _ => {}
+        }
+    }
+    text
 }
 
 #[cfg(test)]

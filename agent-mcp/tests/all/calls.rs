@@ -6,6 +6,7 @@
 
 use agent_contracts_mcp::client::{McpServer, ToolSettings};
 use agent_contracts_runtime::Tool;
+use agent_contracts_runtime::model::{Media, MediaData, MediaKind};
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -53,6 +54,7 @@ impl Probe {
                     "Answers `ms` later, with progress every `progress_ms`",
                 ),
                 tool("switch", "Changes the tool list"),
+                tool("media", "Answers with an image, audio and resources"),
             ],
             ..Seen::default()
         };
@@ -113,6 +115,25 @@ impl ServerHandler for Probe {
                     }
                 }
                 Ok(CallToolResult::success(vec![ContentBlock::text("done")]).into())
+            }
+            "media" => {
+                let blob = rmcp::model::ResourceContents::BlobResourceContents {
+                    uri: "file:///q3.pdf".into(),
+                    mime_type: Some("application/pdf".into()),
+                    blob: "JVBERi0=".into(),
+                    meta: None,
+                };
+                let mut link = rmcp::model::Resource::new("file:///all.csv", "all sales");
+                link.mime_type = Some("text/csv".into());
+                Ok(CallToolResult::success(vec![
+                    ContentBlock::text("Q3"),
+                    ContentBlock::image("iVBORw0KGgo=", "image/png"),
+                    ContentBlock::audio("UklGRg==", "audio/wav"),
+                    ContentBlock::embedded_text("file:///notes.txt", "up 4 %"),
+                    ContentBlock::resource(blob),
+                    ContentBlock::resource_link(link),
+                ])
+                .into())
             }
             "switch" => {
                 self.seen.lock().unwrap().tools = vec![
@@ -249,4 +270,35 @@ async fn a_changed_tool_list_is_read_again() {
         .map(|t| t.definition().name)
         .collect();
     assert_eq!(names, ["slow", "added"]);
+}
+
+#[tokio::test]
+async fn a_results_images_audio_and_binary_resources_come_as_media_and_the_rest_as_text() {
+    let (_, _server, tools) = connect(ToolSettings::default()).await;
+    let output = named(&tools, "media").call_with_media("{}").await;
+    assert_eq!(
+        output.value,
+        json!("Q3\nup 4 %\n(a resource: all sales at file:///all.csv)")
+    );
+    let expected = [
+        Media::new(
+            MediaKind::Image,
+            "image/png",
+            MediaData::Base64("iVBORw0KGgo=".into()),
+        ),
+        Media::new(
+            MediaKind::Audio,
+            "audio/wav",
+            MediaData::Base64("UklGRg==".into()),
+        ),
+        Media::new(
+            MediaKind::Document,
+            "application/pdf",
+            MediaData::Base64("JVBERi0=".into()),
+        )
+        .with_uri("file:///q3.pdf"),
+    ];
+    assert_eq!(output.media, expected);
+    // `call` is the same result without the media.
+    assert_eq!(named(&tools, "media").call("{}").await, output.value);
 }
