@@ -8,7 +8,7 @@
 //!
 //! Everything goes through agent-contracts' MCP client as an application uses it
 //! (`agent_contracts_mcp::client` and `::authorize`), so the suite checks that client: the
-//! connection, `tools/list`, each tool called through its contract-checked [`Tool`], the
+//! connection, `tools/list`, each tool called through its contract-checked `Tool`, the
 //! OAuth flows (discovery from the server's 401, registration, PKCE, the code exchange, client
 //! credentials) and step-up authorization on a 403. `scripts/mcp_conformance.sh` runs it.
 
