@@ -1057,6 +1057,30 @@ fn read_blocks(content: &[ContentBlock], media: &mut Vec<Media>) -> Vec<String> 
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_results_media_past_the_bound_are_left_out_and_said_so() {
+        let big = "A".repeat(MAX_MEDIA_BYTES / 2 + 1);
+        let blocks = [
+            ContentBlock::image(big.clone(), "image/png"),
+            ContentBlock::text("two charts"),
+            ContentBlock::audio(big, "audio/wav"),
+        ];
+        let mut media = Vec::new();
+        let text = read_blocks(&blocks, &mut media);
+        assert_eq!(media.len(), 1);
+        assert_eq!(media[0].kind, MediaKind::Image);
+        assert_eq!(
+            text,
+            [
+                "two charts".to_owned(),
+                format!(
+                    "(audio/wav of {} bytes left out: the result's media pass {MAX_MEDIA_BYTES} bytes)",
+                    MAX_MEDIA_BYTES / 2 + 1
+                )
+            ]
+        );
+    }
+
     fn refusal(text: &str) -> String {
         server_specs(text).unwrap_err().to_string()
     }
