@@ -16,7 +16,7 @@
 //! [`Runtime::call`]: crate::Runtime::call
 
 use crate::chat::{BoxFuture, ChatModel, ChatRequest, Message, OutputSchema, ToolCallRequest};
-use crate::chat::{ModelError, StreamDelta, StreamSink, Usage};
+use crate::chat::{Media, ModelError, StreamDelta, StreamSink, Usage};
 use crate::config::Config;
 use crate::delivery::{StreamEvent, Watch, delta_event};
 use crate::error::{Error, Side};
@@ -267,7 +267,7 @@ impl Engine<'_> {
                 // The first result of a tool the agent has is its output, checked like any
                 // answer; a made-up tool name is an error to retry, never an output.
                 let first = results.into_iter().find_map(|result| match result {
-                    ToolReply::Value(value) => Some(value),
+                    ToolReply::Value(value, _) => Some(value),
                     _ => None,
                 });
                 match first {
@@ -566,7 +566,11 @@ impl Engine<'_> {
                 }
             };
             let text = serde_json::to_string(&reply).unwrap_or_default();
-            let message = Message::tool(&call.id, text);
+            let media = match &reply {
+                ToolReply::Value(_, media) => media.clone(),
+                _ => Vec::new(),
+            };
+            let message = Message::tool(&call.id, text).with_media(media);
             self.record(caller, &message);
             conversation.push(message);
             replies.push(reply);
@@ -733,7 +737,10 @@ impl Dispatch for Arc<dyn Tool> {
         _: &'a str,
         arguments: &'a str,
     ) -> BoxFuture<'a, Result<ToolReply, Error>> {
-        Box::pin(async move { Ok(ToolReply::Value(self.call(arguments).await)) })
+        Box::pin(async move {
+            let output = self.call_with_media(arguments).await;
+            Ok(ToolReply::Value(output.value, output.media))
+        })
     }
 }
 
@@ -765,8 +772,8 @@ impl<'t> Toolbox<'t> {
 /// "output"}` for an agent's output; or as the retry error with `context_id` after its keys.
 #[derive(Debug, Clone)]
 pub(crate) enum ToolReply {
-    /// A plain tool's result.
-    Value(Value),
+    /// A plain tool's result, and the media it brings.
+    Value(Value, Vec<Media>),
     /// A sub-agent ran and its answer passed its output contract.
     Output(AgentOutput),
     /// The call could not be used (an unknown tool, a broken input contract): the caller
@@ -790,7 +797,7 @@ impl serde::Serialize for ToolReply {
             output: agent_contracts_contract::__private::Shown<'a>,
         }
         match self {
-            Self::Value(value) => value.serialize(s),
+            Self::Value(value, _) => value.serialize(s),
             Self::Output(output) => Success {
                 success: true,
                 agent: &output.agent,

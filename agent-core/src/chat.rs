@@ -88,6 +88,71 @@ pub enum Image {
     },
 }
 
+/// Media a message carries beside its text: an image, audio or a document, by its media type,
+/// inline or at a URL. A tool's result brings it (an MCP tool's image, audio and resource
+/// blocks), and the providers hand it to the model in the form their wire format takes.
+///
+/// ```
+/// use agent_contracts::model::{Media, MediaData, MediaKind};
+/// let chart = Media::new(MediaKind::Image, "image/png", MediaData::Base64("iVBORw0KGgo=".into()));
+/// assert_eq!(chart.media_type, "image/png");
+/// ```
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Media {
+    /// What it is.
+    pub kind: MediaKind,
+    /// Its type (`image/png`, `audio/wav`, `application/pdf`, ...).
+    pub media_type: String,
+    /// Its bytes, or where they are.
+    pub data: MediaData,
+    /// The resource it is, for a document a tool read (an MCP resource's URI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
+}
+
+impl Media {
+    /// `kind` media of `media_type`.
+    pub fn new(kind: MediaKind, media_type: impl Into<String>, data: MediaData) -> Self {
+        Self {
+            kind,
+            media_type: media_type.into(),
+            data,
+            uri: None,
+        }
+    }
+
+    /// This media with the URI of the resource it is.
+    pub fn with_uri(mut self, uri: impl Into<String>) -> Self {
+        self.uri = Some(uri.into());
+        self
+    }
+}
+
+/// What kind of [`Media`] a message carries.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MediaKind {
+    /// A picture.
+    Image,
+    /// Sound.
+    Audio,
+    /// A document or another resource (a PDF, a file).
+    Document,
+}
+
+/// Where the bytes of [`Media`] are.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MediaData {
+    /// Inline, base64-encoded.
+    Base64(String),
+    /// At a URL the provider fetches.
+    Url(String),
+}
+
 /// One message of a conversation.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -109,6 +174,10 @@ pub struct Message {
     /// The call a tool message answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// Media a tool message brings beside its text (a tool result's images, audio and
+    /// documents).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<Media>,
 }
 
 impl Message {
@@ -120,6 +189,7 @@ impl Message {
             images: Vec::new(),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            media: Vec::new(),
         }
     }
     /// A system message.
@@ -151,6 +221,12 @@ impl Message {
     /// This message with [`images`](Self::images) shown after its text.
     pub fn with_images(mut self, images: Vec<Image>) -> Self {
         self.images = images;
+        self
+    }
+
+    /// This message with the [`media`](Self::media) it brings.
+    pub fn with_media(mut self, media: Vec<Media>) -> Self {
+        self.media = media;
         self
     }
 

@@ -43,7 +43,7 @@ pub use contributor::PromptContributor;
 pub use engine::Runtime;
 pub use error::Error;
 pub use output::AgentOutput;
-pub use tool::Tool;
+pub use tool::{Tool, ToolOutput};
 pub use workflow::definition::Workflow;
 pub use workflow::run::Runner;
 
@@ -68,8 +68,9 @@ pub mod contract {
 /// [`ScriptedModel`] are at the root.
 pub mod model {
     pub use crate::chat::{
-        BoxFuture, ChatRequest, ChatResponse, Image, ModelError, ModelOptions, OutputSchema, Role,
-        StreamDelta, StreamSink, Thinking, ToolCallRequest, ToolChoice, Usage, tool_calls,
+        BoxFuture, ChatRequest, ChatResponse, Image, Media, MediaData, MediaKind, ModelError,
+        ModelOptions, OutputSchema, Role, StreamDelta, StreamSink, Thinking, ToolCallRequest,
+        ToolChoice, Usage, tool_calls,
     };
     pub use crate::cost::{Price, Prices};
 }

@@ -1,6 +1,6 @@
 //! Tools an agent's model can call: the one [`Tool`] trait.
 
-use crate::chat::BoxFuture;
+use crate::chat::{BoxFuture, Media};
 use serde_json::Value;
 
 use agent_contracts_contract::ToolDefinition;
@@ -41,4 +41,36 @@ pub trait Tool: Send + Sync {
     /// Runs the tool on the model's arguments (untrusted JSON text); the result is JSON the
     /// model reads. Dropping the future stops the call.
     fn call<'a>(&'a self, arguments: &'a str) -> BoxFuture<'a, Value>;
+    /// Runs the tool as [`call`](Self::call) does, its result with the media it brings
+    /// beside the JSON (an MCP tool's images, say), which the next model request shows the
+    /// model. The runtime calls this one; by default it is `call`'s result, without media.
+    fn call_with_media<'a>(&'a self, arguments: &'a str) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move { ToolOutput::new(self.call(arguments).await) })
+    }
+}
+
+/// A tool's result: JSON the model reads, and media beside it.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// What the model reads as the tool's result.
+    pub value: Value,
+    /// Images, audio and documents the result brings.
+    pub media: Vec<Media>,
+}
+
+impl ToolOutput {
+    /// A result without media.
+    pub fn new(value: Value) -> Self {
+        Self {
+            value,
+            media: Vec::new(),
+        }
+    }
+
+    /// This result with `media`.
+    pub fn with_media(mut self, media: Vec<Media>) -> Self {
+        self.media = media;
+        self
+    }
 }

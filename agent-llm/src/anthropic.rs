@@ -14,9 +14,9 @@ use crate::sse::{EventReader, malformed_event};
 use crate::strict::{StructuredOutput, output_schema, tool_is_strict};
 use agent_contracts_runtime::contract::ToolDefinition;
 use agent_contracts_runtime::{
-    Message, model::ChatRequest, model::ChatResponse, model::Image, model::ModelError,
-    model::ModelOptions, model::Role, model::StreamDelta, model::StreamSink, model::Thinking,
-    model::ToolCallRequest, model::ToolChoice, model::Usage,
+    Message, model::ChatRequest, model::ChatResponse, model::Image, model::Media, model::MediaData,
+    model::MediaKind, model::ModelError, model::ModelOptions, model::Role, model::StreamDelta,
+    model::StreamSink, model::Thinking, model::ToolCallRequest, model::ToolChoice, model::Usage,
 };
 use agent_contracts_schema::strict::Dialect;
 use reqwest::header::HeaderMap;
@@ -248,9 +248,12 @@ enum Block {
     },
     ToolResult {
         tool_use_id: String,
-        content: String,
+        content: ToolContent,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+    },
+    Document {
+        source: Value,
     },
     /// A thinking or redacted-thinking block, in its own wire format (serde wants untagged
     /// variants last).
@@ -335,17 +338,68 @@ fn raw_input(arguments: &str) -> Box<RawValue> {
     }
 }
 
-/// A tool message as a `tool_result`; a retry error (JSON with `"success": false`) is marked
-/// `is_error`.
+/// A `tool_result`'s content: its text, or, when the result brings media, blocks.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ToolContent {
+    Text(String),
+    Blocks(Vec<Block>),
+}
+
+/// A tool message as a `tool_result`, the media it brings inside it after its text; a retry
+/// error (JSON with `"success": false`) is marked `is_error`.
 fn tool_result(message: &Message) -> Block {
     let is_error = serde_json::from_str::<Value>(&message.content)
         .ok()
         .and_then(|v| v.get("success").and_then(Value::as_bool))
         == Some(false);
+    let content = match message.media.is_empty() {
+        true => ToolContent::Text(message.content.clone()),
+        false => ToolContent::Blocks(
+            text_block(&message.content)
+                .into_iter()
+                .chain(message.media.iter().map(media_block))
+                .collect(),
+        ),
+    };
     Block::ToolResult {
         tool_use_id: message.tool_call_id.clone().unwrap_or_default(),
-        content: message.content.clone(),
+        content,
         is_error,
+    }
+}
+
+/// One medium as a block of a tool result: an image, or a PDF or plain-text document, inline
+/// or by URL; what the API has no block for (audio, other documents) is said in text.
+fn media_block(media: &Media) -> Block {
+    let source = match &media.data {
+        MediaData::Base64(data) => {
+            Some(json!({"type": "base64", "media_type": media.media_type, "data": data}))
+        }
+        MediaData::Url(url) => Some(json!({"type": "url", "url": url})),
+        _ => None,
+    };
+    let document = matches!(media.media_type.as_str(), "application/pdf" | "text/plain");
+    match (media.kind, source) {
+        (MediaKind::Image, Some(source)) => Block::Image { source },
+        (MediaKind::Document, Some(source)) if document => Block::Document { source },
+        (kind, _) => {
+            let what = match kind {
+                MediaKind::Image => "an image",
+                MediaKind::Audio => "audio",
+                _ => "a document",
+            };
+            let at = match &media.data {
+                MediaData::Url(url) => format!(" at {url}"),
+                _ => String::new(),
+            };
+            Block::Text {
+                text: format!(
+                    "({what} of type {}{at}, not shown: this model takes no such block)",
+                    media.media_type
+                ),
+            }
+        }
     }
 }
 

@@ -11,9 +11,9 @@ use crate::sse::{EventReader, malformed_event};
 use crate::strict::{StructuredOutput, output_schema, tool_is_strict};
 use agent_contracts_runtime::contract::ToolDefinition;
 use agent_contracts_runtime::{
-    Message, model::ChatRequest, model::ChatResponse, model::Image, model::ModelError,
-    model::ModelOptions, model::Role, model::StreamDelta, model::StreamSink,
-    model::ToolCallRequest, model::ToolChoice, model::Usage,
+    Message, model::ChatRequest, model::ChatResponse, model::Image, model::Media, model::MediaData,
+    model::MediaKind, model::ModelError, model::ModelOptions, model::Role, model::StreamDelta,
+    model::StreamSink, model::ToolCallRequest, model::ToolChoice, model::Usage,
 };
 use agent_contracts_schema::strict::Dialect;
 use reqwest::header::HeaderMap;
@@ -130,7 +130,7 @@ impl Wire {
         let options = settings.options_for(request);
         let mut body = Map::new();
         body.insert("model".into(), settings.model.clone().into());
-        let messages = request.messages.iter().map(wire_message).collect();
+        let messages = wire_messages(&request.messages);
         body.insert("messages".into(), Value::Array(messages));
         if !request.tools.is_empty() {
             let tools = request.tools.iter().map(|tool| self.wire_tool(tool));
@@ -415,6 +415,82 @@ fn tool_choice(choice: &ToolChoice) -> Value {
         ToolChoice::None => "none".into(),
         ToolChoice::Required => "required".into(),
         ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+    }
+}
+
+/// The conversation on the wire. Tool messages take text only, so the media tool results
+/// bring go in a user message right after the tool messages of their turn, each after a line
+/// naming its call.
+fn wire_messages(messages: &[Message]) -> Vec<Value> {
+    let mut wire = Vec::with_capacity(messages.len());
+    let mut media: Vec<Value> = Vec::new();
+    for (at, message) in messages.iter().enumerate() {
+        wire.push(wire_message(message));
+        if message.role == Role::Tool && !message.media.is_empty() {
+            let id = message.tool_call_id.as_deref().unwrap_or_default();
+            media.push(json!({"type": "text", "text": format!("{MEDIA_OF_CALL} {id}:")}));
+            media.extend(message.media.iter().map(media_part));
+        }
+        let turn_ends = messages
+            .get(at + 1)
+            .is_none_or(|next| next.role != Role::Tool);
+        if turn_ends && !media.is_empty() {
+            wire.push(json!({"role": "user", "content": std::mem::take(&mut media)}));
+        }
+    }
+    wire
+}
+
+/// What the user message of tool results' media says before each call's media.
+const MEDIA_OF_CALL: &str = "Media returned by the tool call";
+
+/// One medium as a content part of a user message: an image by URL (a data URL when inline),
+/// WAV or MP3 audio inline, a document inline as a file; what the format has no part for
+/// (audio by URL or of another type, a document by URL) is said in text.
+fn media_part(media: &Media) -> Value {
+    let data_url = |data: &str| format!("data:{};base64,{data}", media.media_type);
+    let unsent = || {
+        let at = match &media.data {
+            MediaData::Url(url) => format!(" at {url}"),
+            _ => String::new(),
+        };
+        json!({"type": "text", "text": format!("({} of type {}{at}, not shown: this model takes no such part)", kind_name(media.kind), media.media_type)})
+    };
+    match (media.kind, &media.data) {
+        (MediaKind::Image, MediaData::Url(url)) => {
+            json!({"type": "image_url", "image_url": {"url": url}})
+        }
+        (MediaKind::Image, MediaData::Base64(data)) => {
+            json!({"type": "image_url", "image_url": {"url": data_url(data)}})
+        }
+        (MediaKind::Audio, MediaData::Base64(data)) => match media.media_type.as_str() {
+            "audio/wav" | "audio/x-wav" | "audio/wave" => {
+                json!({"type": "input_audio", "input_audio": {"data": data, "format": "wav"}})
+            }
+            "audio/mpeg" | "audio/mp3" => {
+                json!({"type": "input_audio", "input_audio": {"data": data, "format": "mp3"}})
+            }
+            _ => unsent(),
+        },
+        (MediaKind::Document, MediaData::Base64(data)) => {
+            let name = media
+                .uri
+                .as_deref()
+                .and_then(|uri| uri.rsplit('/').next())
+                .filter(|name| !name.is_empty())
+                .unwrap_or("document");
+            json!({"type": "file", "file": {"filename": name, "file_data": data_url(data)}})
+        }
+        _ => unsent(),
+    }
+}
+
+/// How the text of a part the format lacks names its kind.
+fn kind_name(kind: MediaKind) -> &'static str {
+    match kind {
+        MediaKind::Image => "an image",
+        MediaKind::Audio => "audio",
+        _ => "a document",
     }
 }
 

@@ -32,6 +32,7 @@
 //! ```
 
 use crate::client::ClientError;
+pub use crate::client::StepUp;
 use rmcp::transport::auth::OAuthState;
 pub use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationRequest, CredentialStore,
@@ -60,8 +61,47 @@ async fn manager(
     Ok(manager)
 }
 
-/// The authorization-code flow with PKCE for the server at `url`: discovery, registration
-/// (dynamic, unless `request` names a pre-registered client), then `user_agent`, given the
+/// How long the unauthenticated request that reads the server's challenge may take.
+const CHALLENGE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The `WWW-Authenticate` challenge of the server's 401 to an unauthenticated `initialize`:
+/// its `resource_metadata` URL leads discovery and its `scope` says what to ask for, as the
+/// MCP spec has a client begin. `None` when the server answers otherwise or not at all
+/// (discovery then tries the well-known locations).
+async fn challenge(url: &str) -> Option<String> {
+    crate::tls::install_crypto_provider();
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(CHALLENGE_TIMEOUT)
+        .build()
+        .ok()?;
+    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "agent-contracts", "version": env!("CARGO_PKG_VERSION")}}});
+    let response = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(initialize.to_string())
+        .send()
+        .await
+        .ok()?;
+    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return None;
+    }
+    response
+        .headers()
+        .get(reqwest::header::WWW_AUTHENTICATE)?
+        .to_str()
+        .ok()
+        .map(str::to_owned)
+}
+
+/// The authorization-code flow with PKCE for the server at `url`: discovery (from the
+/// challenge of the server's 401 to an unauthenticated request, unless `request` carries one,
+/// then from the metadata it points to), registration (a pre-registered client if `request`
+/// names one, else a client metadata document URL if the authorization server takes them, else
+/// dynamic registration), then `user_agent`, given the
 /// authorization URL, answers with the redirect URL the authorization server sent the user
 /// back to (its `code` and `state`), and the code is exchanged for tokens, saved in `store`.
 ///
@@ -76,6 +116,12 @@ pub async fn authorization_code<F>(
 where
     F: AsyncFnOnce(String) -> Result<String, String>,
 {
+    let mut request = request;
+    if request.challenge.is_none()
+        && let Some(challenge) = challenge(url).await
+    {
+        request = request.with_challenge(challenge);
+    }
     let mut state = OAuthState::Unauthorized(manager(url, store).await?);
     state
         .start_authorization(request)

@@ -9,6 +9,7 @@ mod jwt;
 mod access;
 mod authorize;
 mod bounds;
+mod calls;
 mod client;
 mod http;
 mod oauth;

@@ -17,6 +17,8 @@ mod fleet;
 #[cfg(feature = "demo")]
 mod mcp_instances;
 #[cfg(feature = "demo")]
+mod mcp_media;
+#[cfg(feature = "demo")]
 mod mcp_oauth;
 #[cfg(feature = "demo")]
 mod mcp_stdio;
