@@ -12,7 +12,7 @@
 //! the `invoke_agent` span ([`telemetry`](crate::telemetry)) carry it. Sub-agent system prompts are assembled by the
 //! runtime's [`ContributorRegistry`].
 
-use crate::call::{Ask, Dispatch, Engine, OutputCheck, Policy, Reply, ToolReply, Toolbox};
+use crate::call::{Ask, Dispatch, Engine, OutputCheck, Policy, Reply, ToolReply, Toolbox, TurnEnd};
 use crate::chat::{BoxFuture, ChatModel, ChatRequest, Message, ToolCallRequest};
 use crate::config::Config;
 use crate::contributor::{ContributorRegistry, PromptContext};
@@ -393,10 +393,26 @@ impl Runtime {
                     outputs,
                 });
             }
-            let replies = self
+            let replies = match self
                 .engine()
                 .call_tools(agent, &id, &tools, &reply.tool_calls, &mut messages)
-                .await?;
+                .await?
+            {
+                TurnEnd::Done(replies) => replies,
+                // A loop keeps no state to resume from: a question for a person ends it,
+                // rather than leaving the model to answer for the person.
+                TurnEnd::Paused(turn) => {
+                    let (tool, question) = turn
+                        .asking()
+                        .map(|(tool, pause)| (tool.to_owned(), pause.question.clone()))
+                        .unwrap_or_default();
+                    return Err(Error::ToolPaused {
+                        agent: agent.to_owned(),
+                        tool,
+                        question,
+                    });
+                }
+            };
             // One reply may call a tool several times in parallel: the caller saw none of those
             // errors yet, so they count as one failed attempt per tool.
             let mut counted = BTreeSet::new();
@@ -582,10 +598,13 @@ impl Runtime {
             attempt,
         };
         let mut conversation = vec![Message::user(user)];
-        match engine.ask(&ask, &mut conversation, &mut 0).await? {
+        match engine.ask(&ask, &mut conversation, &mut 0, None).await? {
             Reply::Output { output, attempt } => Ok((output, attempt)),
-            // Questions are a workflow's: `Policy::SubAgent` never yields one.
-            Reply::Question(_) => unreachable!("a runtime call never takes a question"),
+            // Questions are a workflow's: `Policy::SubAgent` never yields one, and a
+            // sub-agent has no tools to pause.
+            Reply::Question(_) | Reply::Paused(_) => {
+                unreachable!("a runtime call never takes a question")
+            }
         }
     }
 }
