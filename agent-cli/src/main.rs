@@ -327,19 +327,15 @@ fn run(command: Command, schemas: &Path) -> Result<(), Failure> {
     }
 }
 
+/// The agents a server serves, and the model that answers them.
+type Served = (
+    Vec<&'static dyn DynAgent>,
+    Arc<dyn agent_contracts::ChatModel>,
+);
+
 /// The folder's agents, for the process, and the model that answers them: the one `spec`
 /// names, or without one the agents' canned answers, offline ([`offline::Canned`]).
-fn served(
-    schemas: &Path,
-    spec: Option<&str>,
-    providers: &ProviderEnv,
-) -> Result<
-    (
-        Vec<&'static dyn DynAgent>,
-        Arc<dyn agent_contracts::ChatModel>,
-    ),
-    Failure,
-> {
+fn served(schemas: &Path, spec: Option<&str>, providers: &ProviderEnv) -> Result<Served, Failure> {
     let agents = UserAgent::load_all(schemas).map_err(Failure::Usage)?;
     let model: Arc<dyn agent_contracts::ChatModel> = match spec {
         Some(spec) => agent_contracts::llm::from_spec_with(spec, |name| providers.var(name))

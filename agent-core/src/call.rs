@@ -399,7 +399,7 @@ impl Engine<'_> {
         tools: &Toolbox<'_>,
         replies: Vec<ToolReply>,
         tool_turns: &mut u32,
-    ) -> Result<Option<Result<Checked<C::Output>, RetryError>>, Error> {
+    ) -> Result<Option<Verdict<C::Output>>, Error> {
         if ask.policy.answer() == Answer::Written {
             *tool_turns += 1;
             if *tool_turns > self.config.max_turns {
@@ -1195,6 +1195,9 @@ async fn resume_dispatch(
     }
     result
 }
+
+/// An answer checked: what it is, or the error it goes back with.
+type Verdict<O> = Result<Checked<O>, RetryError>;
 
 enum Checked<O> {
     Output(O),
