@@ -513,7 +513,11 @@ impl A2aServer {
             );
         }
         task.set_status(state, parts);
-        self.inner.tasks.insert(task.clone());
+        // A run still going on elsewhere is read again at the next request, until it pauses
+        // or ends: kept here, it would stay working.
+        if state != TaskState::Working {
+            self.inner.tasks.insert(task.clone());
+        }
         Ok(task)
     }
 
