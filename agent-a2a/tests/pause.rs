@@ -120,8 +120,8 @@ async fn a_remote_question_pauses_the_calling_run_and_another_runner_answers_it_
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `plan-pipeline --a2a`'s main agent is a tool-calling loop, which keeps no state to resume
-/// from: the remote question stops it, naming the question, and its model never answers it.
+/// `Runtime::run_loop` keeps no pause to resume: the remote question stops it, naming the
+/// question, and its model never answers it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_remote_question_stops_a_tool_calling_loop() {
     let planner = remote_planner().await;
@@ -144,6 +144,51 @@ async fn a_remote_question_stops_a_tool_calling_loop() {
     assert_eq!(tool, "event_planning");
     assert_eq!(question, "Do any guests have dietary restrictions?");
     assert_eq!(model.requests_of("main_agent").len(), 1);
+}
+
+/// What `plan-pipeline --a2a URL` runs (`pipeline::run_answering`): the main agent's loop
+/// pauses at the remote question, the person's answer goes to the remote task, and the loop
+/// goes on from the call's result; its model is asked nothing meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_question_pauses_a_tool_calling_loop_which_goes_on_with_the_answer() {
+    let planner = remote_planner().await;
+    let kwargs = json!({"task": event_planning::REQUEST}).to_string();
+    let model = Arc::new(ScriptedModel::default().script(
+        pipeline::MAIN_AGENT,
+        [
+            tool_calls([("event_planning", kwargs.as_str())]),
+            Message::assistant("The party is planned."),
+        ],
+    ));
+    let mut asked = Vec::new();
+    let (_runtime, outcome) = pipeline::run_answering(
+        model.clone(),
+        vec![planner],
+        agent_contracts_runtime::Config::default(),
+        |pause| {
+            asked.push((pause.tool.clone(), pause.question.clone()));
+            // The model has not been asked again while the question is open.
+            assert_eq!(model.requests_of(pipeline::MAIN_AGENT).len(), 1);
+            Some(event_planning::HUMAN_ANSWER.to_owned())
+        },
+    )
+    .await;
+    let outcome = outcome.unwrap();
+    assert_eq!(
+        asked,
+        [(
+            "event_planning".to_owned(),
+            "Do any guests have dietary restrictions?".to_owned()
+        )]
+    );
+    assert_eq!(outcome.content, "The party is planned.");
+    let result = outcome
+        .messages
+        .iter()
+        .find(|m| m.tool_call_id.as_deref() == Some("call_event_planning_0"))
+        .unwrap();
+    let result: Value = serde_json::from_str(&result.content).unwrap();
+    assert_eq!(result["output"], event_planning::PLAN, "{result}");
 }
 
 /// One JSON-RPC request to `base`; the response's JSON.

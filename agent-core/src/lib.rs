@@ -100,7 +100,7 @@ pub mod stream {
 /// that waits on a person ends with.
 pub mod runtime {
     pub use crate::config::CancellationToken;
-    pub use crate::engine::{CallOptions, Outcome};
+    pub use crate::engine::{CallOptions, LoopOutcome, LoopPause, Outcome};
     pub use crate::error::Side;
     pub use crate::tool::{ToolOutcome, ToolPause};
 }

@@ -5,7 +5,7 @@
 
 use agent_contracts::contract::ToolDefinition;
 use agent_contracts::model::{BoxFuture, tool_calls};
-use agent_contracts::runtime::{ToolOutcome, ToolPause};
+use agent_contracts::runtime::{LoopOutcome, ToolOutcome, ToolPause};
 use agent_contracts::workflow::{Member, WorkflowOutcome, WorkflowState};
 use agent_contracts::{Agent, Error, Message, Runtime, ScriptedModel, Tool, Workflow};
 use serde_json::{Value, json};
@@ -258,4 +258,44 @@ async fn a_tool_calling_loop_stops_at_a_tool_question_instead_of_answering_it() 
         }
         other => panic!("{other}"),
     }
+}
+
+#[tokio::test]
+async fn a_pausable_loop_waits_at_a_tool_question_and_goes_on_with_the_answer() {
+    let model = Arc::new(ScriptedModel::default().script(
+        "main",
+        [
+            tool_calls([("asker", r#"{"ask": true}"#), ("echo", r#"{"i": 1}"#)]),
+            Message::assistant("Done"),
+        ],
+    ));
+    let runtime = Runtime::new(model.clone())
+        .with_tool(Arc::new(Asker))
+        .with_tool(Arc::new(Echo));
+    let LoopOutcome::Paused(pause) = runtime
+        .run_loop_pausable("main", "", "Plan it", &[])
+        .await
+        .unwrap()
+    else {
+        panic!("the tool asks");
+    };
+    assert_eq!(
+        (pause.tool.as_str(), pause.question.as_str()),
+        ("asker", "Which city?")
+    );
+    let LoopOutcome::Paused(pause) = runtime.resume_loop(pause, "again", &[]).await.unwrap() else {
+        panic!("the tool asks again");
+    };
+    assert_eq!(pause.question, "Which city, really?");
+    assert_eq!(model.requests_of("main").len(), 1);
+    let LoopOutcome::Done(outcome) = runtime.resume_loop(pause, "Seattle", &[]).await.unwrap()
+    else {
+        panic!("the loop ends after the answer");
+    };
+    assert_eq!(outcome.content, "Done");
+    let ids: Vec<(String, Value)> = tool_messages(&outcome.messages);
+    assert_eq!(ids[0].0, "call_asker_0");
+    assert_eq!(ids[0].1["venue_name"], "Seattle");
+    assert_eq!(ids[1].0, "call_echo_1");
+    assert_eq!(model.requests_of("main").len(), 2);
 }
