@@ -100,7 +100,7 @@ pub enum Event {
         /// The error sent back to it.
         error: Value,
     },
-    /// A tool call waits on a person ([`ToolPause`](crate::tool::ToolPause)): the run
+    /// A tool call waits on a person ([`ToolPause`](crate::runtime::ToolPause)): the run
     /// pauses with its question.
     ToolPaused {
         /// The agent whose call it is.
