@@ -7,12 +7,16 @@
 //! reaches the remote agent, and the model gets the retry error. The remote agent's answer is
 //! untrusted: its body is bounded, and the output artifact's data part is checked against the
 //! skill's output schema. A task the remote agent rejects or fails comes back as a tool result
-//! the model can act on (its retry error, when it sent one as a data part); a task that asks
-//! for input comes back with its question and task ID, which the tool `answer_<skill>` (made
-//! for each skill the card tags `workflow`) answers on the same task.
+//! the model can act on (its retry error, when it sent one as a data part). A task that asks
+//! for input (`TASK_STATE_INPUT_REQUIRED`) pauses the calling run: the tool's
+//! [`start`](Tool::start) ends with a [`ToolPause`] holding the question and the task, a
+//! workflow step that called it pauses as for its own question (stored with the run), and the
+//! person's answer goes to [`resume`](Tool::resume), which sends it on the same task; the
+//! call's result is the task's outcome, or its next question.
 
 use agent_contracts_runtime::contract::{ContractKind, ToolDefinition};
 use agent_contracts_runtime::model::BoxFuture;
+use agent_contracts_runtime::runtime::{ToolOutcome, ToolPause};
 use agent_contracts_runtime::{Contract, Limits, Tool};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -20,6 +24,12 @@ use std::time::Duration;
 
 /// The largest agent card read, in bytes.
 pub const MAX_CARD_BYTES: usize = 1024 * 1024;
+
+/// The longest task or context ID kept from a remote agent's answer, in bytes.
+const MAX_TASK_ID_BYTES: usize = 256;
+
+/// The longest question of a remote task kept for a person, in bytes.
+const MAX_QUESTION_BYTES: usize = 4096;
 
 /// What could not be read of a remote agent.
 #[non_exhaustive]
@@ -238,46 +248,8 @@ impl RemoteAgent {
                     .map_err(|e| bad(e.to_string())),
             };
             let description = skill["description"].as_str().unwrap_or_default();
-            // A skill that may ask for input (a workflow's, tagged so on the card) gets a
-            // second tool that answers its question on the same task.
-            let asks = skill["tags"]
-                .as_array()
-                .is_some_and(|tags| tags.iter().any(|t| t == "workflow"));
-            if asks {
-                let name = format!("answer_{id}");
-                let schema = json!({
-                    "type": "object",
-                    "properties": {
-                        "task_id": {"type": "string", "minLength": 1, "maxLength": 256,
-                            "description": "The `task_id` of the result that asked the question"},
-                        "answer": {"type": "string", "minLength": 1,
-                            "description": "The user's answer to the question"},
-                    },
-                    "required": ["task_id", "answer"],
-                    "additionalProperties": false,
-                });
-                let answer_input = Contract::new(&name, ContractKind::Input, schema.clone())
-                    .map_err(|e| bad(e.to_string()))?;
-                tools.push(Arc::new(RemoteSkill {
-                    agent: agent.clone(),
-                    skill: id.to_owned(),
-                    answers: true,
-                    definition: ToolDefinition {
-                        name: name.clone(),
-                        description: format!(
-                            "Answers the question `{id}` asked (a result with `status: \"input_required\"`): pass its `task_id` and the user's `answer`. The result is the skill's output, or its next question."
-                        ),
-                        parameters: schema,
-                    },
-                    input: answer_input,
-                    envelope: None,
-                    output: output()?,
-                    settings: settings.clone(),
-                }));
-            }
             tools.push(Arc::new(RemoteSkill {
                 skill: id.to_owned(),
-                answers: false,
                 agent: agent.clone(),
                 definition: ToolDefinition {
                     name: id.to_owned(),
@@ -337,12 +309,11 @@ impl RemoteAgent {
     }
 }
 
-/// One skill of a remote agent, as an agent's [`Tool`]: a call of the skill, or (`answers`)
-/// the answer to a question one of its tasks asked.
+/// One skill of a remote agent, as an agent's [`Tool`]: a call of the skill, and the answers
+/// to the questions its task asks.
 struct RemoteSkill {
     agent: Arc<RemoteAgent>,
     skill: String,
-    answers: bool,
     definition: ToolDefinition,
     /// The skill's input contract, checked on the arguments without the reserved keys.
     input: Contract,
@@ -374,18 +345,20 @@ impl RemoteSkill {
         json!({"success": false, "tool": self.definition.name, "error": error})
     }
 
-    async fn call_checked(&self, arguments: &str) -> Value {
+    async fn call_checked(&self, arguments: &str) -> ToolOutcome {
         let limits = &self.settings.limits;
         if arguments.len() > limits.max_bytes {
-            return self.failed(format!(
+            return ToolOutcome::done(self.failed(format!(
                 "the arguments are {} bytes; at most {} are taken",
                 arguments.len(),
                 limits.max_bytes
-            ));
+            )));
         }
         let arguments: Value = match serde_json::from_str(arguments) {
             Ok(value) => value,
-            Err(e) => return self.failed(format!("the arguments are not JSON: {e}")),
+            Err(e) => {
+                return ToolOutcome::done(self.failed(format!("the arguments are not JSON: {e}")));
+            }
         };
         // A broken call never reaches the remote agent: the model gets the retry error.
         let own_fields = match (&self.envelope, &arguments) {
@@ -406,23 +379,53 @@ impl RemoteSkill {
             })
             .and_then(|()| self.input.check(&own_fields, limits));
         if let Err(retry) = checked {
-            return retry.to_json();
+            return ToolOutcome::done(retry.to_json());
         }
-        let message = match self.answers {
-            false => json!({
-                "messageId": format!("msg-{}", uuid::Uuid::now_v7()),
-                "role": "ROLE_USER",
-                "parts": [{"data": arguments, "mediaType": "application/json"}],
-                "metadata": {"skill": self.skill},
-            }),
-            true => json!({
-                "messageId": format!("msg-{}", uuid::Uuid::now_v7()),
-                "role": "ROLE_USER",
-                "taskId": arguments["task_id"],
-                "parts": [{"text": arguments["answer"]}],
-                "metadata": {"skill": self.skill},
-            }),
+        let message = json!({
+            "messageId": format!("msg-{}", uuid::Uuid::now_v7()),
+            "role": "ROLE_USER",
+            "parts": [{"data": arguments, "mediaType": "application/json"}],
+            "metadata": {"skill": self.skill},
+        });
+        self.send(message).await
+    }
+
+    /// A person's answer to the question a task of this skill asked, sent on that task. The
+    /// pause is read back from a stored run: its task must be a string of this skill's.
+    async fn answer_checked(&self, pause: &ToolPause, answer: &str) -> ToolOutcome {
+        let limits = &self.settings.limits;
+        let state = &pause.state;
+        let task_id = state["task_id"]
+            .as_str()
+            .filter(|id| !id.is_empty() && id.len() <= MAX_TASK_ID_BYTES);
+        let Some(task_id) = task_id.filter(|_| state["skill"] == self.skill.as_str()) else {
+            return ToolOutcome::done(self.failed(format!(
+                "the paused call names no task of `{}` to answer",
+                self.skill
+            )));
         };
+        if answer.trim().is_empty() || answer.len() > limits.max_bytes {
+            // The question stands: an empty or oversized answer is not sent.
+            return ToolOutcome::Paused(pause.clone());
+        }
+        let mut message = json!({
+            "messageId": format!("msg-{}", uuid::Uuid::now_v7()),
+            "role": "ROLE_USER",
+            "taskId": task_id,
+            "parts": [{"text": answer}],
+            "metadata": {"skill": self.skill},
+        });
+        if let Some(context) = state["context_id"]
+            .as_str()
+            .filter(|c| c.len() <= MAX_TASK_ID_BYTES)
+        {
+            message["contextId"] = json!(context);
+        }
+        self.send(message).await
+    }
+
+    /// Sends `message` and reads the task's outcome.
+    async fn send(&self, message: Value) -> ToolOutcome {
         let result = match self
             .agent
             .rpc("SendMessage", json!({"message": message}), &self.settings)
@@ -430,23 +433,23 @@ impl RemoteSkill {
         {
             Ok(result) => result,
             Err(error) => {
-                return self.failed(format!(
+                return ToolOutcome::done(self.failed(format!(
                     "the A2A agent at {} could not be called: {error}",
                     self.agent.base
-                ));
+                )));
             }
         };
         // A direct message answer: its data, or its text.
         if let Some(message) = result.get("message") {
-            return match data_of(&message["parts"]) {
+            return ToolOutcome::done(match data_of(&message["parts"]) {
                 Some(data) => self.checked_output(data.clone()),
                 None => self.checked_output(Value::String(text_of(&message["parts"]))),
-            };
+            });
         }
         let task = &result["task"];
         let status = &task["status"];
         let state = status["state"].as_str().unwrap_or_default();
-        match crate::TaskState::parse(state) {
+        let done = match crate::TaskState::parse(state) {
             Some(crate::TaskState::Completed) => {
                 let output = task["artifacts"]
                     .as_array()
@@ -467,16 +470,37 @@ impl RemoteSkill {
                     }
                 }
             }
-            Some(crate::TaskState::InputRequired) => json!({
-                "success": false,
-                "tool": self.definition.name,
-                "status": "input_required",
-                "question": text_of(&status["message"]["parts"]),
-                "task_id": task["id"],
-                "answer_with": format!("answer_{}", self.skill),
-                // A refused answer's retry error, when the agent sent one.
-                "details": data_of(&status["message"]["parts"]),
-            }),
+            // The remote agent asks its user: the calling run pauses with the question, and
+            // the answer goes to this task.
+            Some(crate::TaskState::InputRequired) => {
+                let question = text_of(&status["message"]["parts"]);
+                let question = match question.trim().is_empty() {
+                    true => format!("`{}` asks for more input", self.skill),
+                    false => {
+                        agent_contracts_runtime::__private::truncate(&question, MAX_QUESTION_BYTES)
+                            .into_owned()
+                    }
+                };
+                let bounded = |value: &Value| {
+                    value
+                        .as_str()
+                        .filter(|s| s.len() <= MAX_TASK_ID_BYTES)
+                        .map(str::to_owned)
+                };
+                let Some(task_id) = bounded(&task["id"]) else {
+                    return ToolOutcome::done(self.failed(
+                        "the remote agent asks for input on a task without a usable ID".into(),
+                    ));
+                };
+                return ToolOutcome::Paused(ToolPause::new(
+                    question,
+                    json!({
+                        "skill": self.skill,
+                        "task_id": task_id,
+                        "context_id": bounded(&task["contextId"]),
+                    }),
+                ));
+            }
             Some(
                 crate::TaskState::Rejected | crate::TaskState::Failed | crate::TaskState::Canceled,
             ) => match data_of(&status["message"]["parts"]) {
@@ -494,7 +518,8 @@ impl RemoteSkill {
                 "the remote agent answered with a task in state `{}`, not an outcome",
                 agent_contracts_runtime::__private::truncate(state, 64)
             )),
-        }
+        };
+        ToolOutcome::done(done)
     }
 
     /// The remote answer, checked: the same bounds as the arguments, then the output schema.
@@ -527,7 +552,32 @@ impl Tool for RemoteSkill {
         "extension"
     }
 
+    /// The call's result; a question the remote task asks cannot pause a plain call, so it
+    /// comes back as a failed result with the question (a run's calls go through
+    /// [`Tool::start`], which pauses).
     fn call<'a>(&'a self, arguments: &'a str) -> BoxFuture<'a, Value> {
+        Box::pin(async move {
+            match self.call_checked(arguments).await {
+                ToolOutcome::Paused(pause) => json!({
+                    "success": false,
+                    "tool": self.definition.name,
+                    "status": "input_required",
+                    "question": pause.question,
+                    "error": "the remote agent asks a person a question, and this call cannot pause for the answer",
+                }),
+                ToolOutcome::Done(output) => output.value,
+                _ => self.failed("the call ended in a way this client does not know".into()),
+            }
+        })
+    }
+
+    /// The call: its result, or a pause with the question the remote task asks.
+    fn start<'a>(&'a self, arguments: &'a str) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(self.call_checked(arguments))
+    }
+
+    /// A person's answer, sent on the task that asked: its result, or the next question.
+    fn resume<'a>(&'a self, pause: &'a ToolPause, answer: &'a str) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(self.answer_checked(pause, answer))
     }
 }

@@ -25,7 +25,9 @@
 //! - `GetTask` and `CancelTask` read and stop a task; each bearer token sees its own tasks.
 //!
 //! The [`client`] module goes the other way: a remote A2A agent's skills as an agent's tools,
-//! their calls and answers checked against the schemas its card declares.
+//! their calls and answers checked against the schemas its card declares; a remote task that
+//! asks for input pauses the calling run (a workflow step) with its question, and the
+//! person's answer goes back to that task.
 //!
 //! ```no_run
 //! # async fn demo(agents: Vec<&'static dyn agent_contracts_runtime::DynAgent>) -> std::io::Result<()> {

@@ -437,7 +437,9 @@ impl A2aServer {
     /// The task `id` of `client`: one this server keeps, or a workflow run another server on
     /// the same store and key paused, taken up here.
     async fn find(&self, client: Client, id: &str) -> Result<Arc<Task>, RpcError> {
-        if let Some(task) = self.inner.tasks.get(id, client) {
+        if let Some(task) = self.inner.tasks.get(id, client)
+            && !self.answered_elsewhere(&task).await
+        {
             return Ok(task);
         }
         let not_found = || {
@@ -489,9 +491,55 @@ impl A2aServer {
             (Some(question), TaskState::InputRequired) => vec![text_part(question)],
             _ => vec![],
         };
+        // A run that ended shows its output, as the instance that ran it showed it.
+        if state == TaskState::Completed
+            && let Skill::Workflow(served) = served
+            && let Ok(run) = served.workflow.parse_state(&record.state)
+        {
+            let output = run
+                .conversation
+                .iter()
+                .rev()
+                .find(|m| m.role == agent_contracts_runtime::model::Role::Assistant)
+                .map(|m| m.content.clone())
+                .unwrap_or_default();
+            task.add_artifact(
+                "output",
+                vec![data_part(json!({
+                    "output": output,
+                    "outputs": run.upstream.to_context_map(),
+                }))],
+                json!({"run_id": run.run_id}),
+            );
+        }
         task.set_status(state, parts);
-        self.inner.tasks.insert(task.clone());
+        // A run still going on elsewhere is read again at the next request, until it pauses
+        // or ends: kept here, it would stay working.
+        if state != TaskState::Working {
+            self.inner.tasks.insert(task.clone());
+        }
         Ok(task)
+    }
+
+    /// Whether a task this server paused was answered through another server on the same
+    /// store since: its run went on from the pause, so the task kept here is stale and is
+    /// read again from the store.
+    async fn answered_elsewhere(&self, task: &Task) -> bool {
+        if task.state() != TaskState::InputRequired {
+            return false;
+        }
+        let paused = task
+            .paused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let Some(paused) = paused else {
+            return false;
+        };
+        match self.inner.store.load(&paused.run_id).await {
+            Ok(record) => record.sequence != paused.sequence,
+            Err(_) => false,
+        }
     }
 
     /// A message on a task: the answer to its workflow's question, checked against the

@@ -81,23 +81,68 @@ async fn a_skill_of_an_a2a_sdk_agent_is_a_checked_tool() {
         broken["error"],
         "the remote agent's answer breaks the skill's output schema"
     );
-    let received: Vec<serde_json::Value> = std::fs::read_to_string(&calls)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let received = || -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&calls)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
     assert_eq!(
-        received,
+        received(),
         [json!({"a": 2.0, "b": 3.0}), json!({"a": 0.0, "b": 0.0})]
+    );
+
+    // What `plan-pipeline --a2a URL` runs (`pipeline::run_with`): the main agent is offered
+    // the skill beside its sub-agents; its call that breaks the skill's input schema gets the
+    // retry error and never reaches the agent; its fixed call does.
+    use agent_contracts_runtime::model::tool_calls;
+    use agent_contracts_runtime::{Message, ScriptedModel};
+    use agent_examples::pipeline;
+    let model = std::sync::Arc::new(ScriptedModel::default().script(
+        pipeline::MAIN_AGENT,
+        [
+            tool_calls([("add", r#"{"a": 4}"#)]),
+            tool_calls([("add", r#"{"a": 4, "b": 5}"#)]),
+            Message::assistant("4 and 5 make 9."),
+        ],
+    ));
+    let (_runtime, outcome) = pipeline::run_with(
+        model.clone(),
+        tools,
+        agent_contracts_runtime::Config::default(),
+    )
+    .await;
+    let outcome = outcome.unwrap();
+    let offered = &model.requests_of(pipeline::MAIN_AGENT)[0].tools;
+    assert!(offered.iter().any(|t| t.name == "add"), "{offered:?}");
+    assert!(offered.iter().any(|t| t.name == "run_plan_generator_agent"));
+    let results: Vec<serde_json::Value> = outcome
+        .messages
+        .iter()
+        .filter(|m| m.tool_call_id.is_some())
+        .map(|m| serde_json::from_str(&m.content).unwrap())
+        .collect();
+    assert_eq!(results[0]["missing_fields"], json!(["b"]), "{results:?}");
+    assert_eq!(results[1], json!({"sum": 9.0}));
+    assert_eq!(
+        received(),
+        [
+            json!({"a": 2.0, "b": 3.0}),
+            json!({"a": 0.0, "b": 0.0}),
+            json!({"a": 4.0, "b": 5.0})
+        ]
     );
     let _ = std::fs::remove_file(&calls);
 }
 
 /// The client against this crate's own server: an agent's skill takes `task` beside its
-/// contract's fields, and a workflow's question comes back with its task ID, answered on the
-/// same task through `answer_<skill>` (an empty answer refused before it is sent).
+/// contract's fields, and a workflow's question pauses the call (`Tool::start`) with its
+/// task, answered on the same task (`Tool::resume`): an empty answer or a pause of another
+/// skill is not sent, and a plain `call` says it cannot pause.
 #[tokio::test]
-async fn a_workflow_skill_asks_and_is_answered_through_its_answer_tool() {
+async fn a_workflow_skill_pauses_the_call_and_is_answered_on_its_task() {
+    use agent_contracts_runtime::runtime::{ToolOutcome, ToolPause};
     use agent_examples::{agents, event_planning, pipeline};
     let server = agent_contracts_a2a::A2aServer::new(
         agents::AGENTS.to_vec(),
@@ -111,6 +156,8 @@ async fn a_workflow_skill_asks_and_is_answered_through_its_answer_tool() {
 
     let agent = RemoteAgent::connect(&url).await.unwrap();
     let tools = agent.tools(ToolSettings::default()).unwrap();
+    // One tool a skill: the questions are answered through the run's pause.
+    assert_eq!(tools.len(), agents::AGENTS.len() + 1);
     let find = |name: &str| {
         tools
             .iter()
@@ -131,23 +178,34 @@ async fn a_workflow_skill_asks_and_is_answered_through_its_answer_tool() {
         "{missing}"
     );
 
-    let asked = find("event_planning")
-        .call(&json!({"task": event_planning::REQUEST}).to_string())
-        .await;
-    assert_eq!(asked["status"], "input_required", "{asked}");
+    let planning = find("event_planning");
+    let kwargs = json!({"task": event_planning::REQUEST}).to_string();
+    let plain = planning.call(&kwargs).await;
+    assert_eq!(plain["status"], "input_required", "{plain}");
+    assert_eq!(plain["success"], false, "{plain}");
+
+    let ToolOutcome::Paused(pause) = planning.start(&kwargs).await else {
+        panic!("the workflow asks first");
+    };
+    assert_eq!(pause.question, "Do any guests have dietary restrictions?");
+    assert_eq!(pause.state["skill"], "event_planning");
+    let task_id = pause.state["task_id"].as_str().unwrap().to_owned();
+    // An empty answer is not sent: the question stands.
     assert_eq!(
-        asked["question"],
-        "Do any guests have dietary restrictions?"
+        planning.resume(&pause, " ").await,
+        ToolOutcome::Paused(pause.clone())
     );
-    assert_eq!(asked["answer_with"], "answer_event_planning");
-    let answer = find("answer_event_planning");
-    let task_id = asked["task_id"].as_str().unwrap();
-    let empty = answer
-        .call(&json!({"task_id": task_id, "answer": ""}).to_string())
-        .await;
-    assert!(empty.to_string().contains("answer"), "{empty}");
-    let done = answer
-        .call(&json!({"task_id": task_id, "answer": "3 vegetarians"}).to_string())
-        .await;
-    assert_eq!(done["output"], event_planning::PLAN, "{done}");
+    // A pause naming another skill's task is not answered through this tool.
+    let forged = ToolPause::new(
+        "?",
+        json!({"skill": "plan_generator_agent", "task_id": task_id}),
+    );
+    let ToolOutcome::Done(refused) = planning.resume(&forged, "3 vegetarians").await else {
+        panic!("a forged pause is refused");
+    };
+    assert_eq!(refused.value["success"], false, "{:?}", refused.value);
+    let ToolOutcome::Done(done) = planning.resume(&pause, "3 vegetarians").await else {
+        panic!("the answered workflow completes");
+    };
+    assert_eq!(done.value["output"], event_planning::PLAN, "{:?}", done.value);
 }

@@ -1,9 +1,11 @@
 //! `a2a`: agents served as an A2A agent over HTTP, with the same endpoint flags as
 //! `mcp --http` ([`Serving`]: the address, hosts, origins, `--no-auth` and the bearer token,
-//! under the same rules). A2A keeps no session, so `--stateless` changes nothing here.
+//! under the same rules), and the same store flags as `agent-demo mcp`
+//! ([`Durable`](crate::serve::Durable)). A2A keeps no session, so `--stateless` changes
+//! nothing here; OAuth is MCP's, and its flags are refused.
 //!
-//! The examples' `agent-demo a2a` (the compiled-in agents and the event-planning workflow,
-//! with a store for paused runs) includes this file too (`#[path]`).
+//! The examples' `agent-demo a2a` (the compiled-in agents and the event-planning workflow)
+//! includes this file too (`#[path]`).
 
 use crate::convention::Failure;
 use crate::serve::Serving;
@@ -28,6 +30,13 @@ pub fn plan(serving: &Serving, bin: &str) -> Result<Plan, Failure> {
             "a2a serves HTTP only: pass --http ADDR (such as 127.0.0.1:8080)".into(),
         ));
     };
+    // Accepted and ignored, an authorization server would leave the endpoint open to anyone
+    // its operator meant to keep out.
+    if serving.oauth_issuer.is_some() {
+        return Err(Failure::Usage(
+            "a2a takes bearer tokens (--mcp-token), not OAuth: --oauth-issuer is for mcp".into(),
+        ));
+    }
     let mut settings = HttpSettings::default();
     for host in &serving.allowed_hosts {
         settings = settings.allowed_host(host.clone());

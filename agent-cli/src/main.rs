@@ -12,6 +12,7 @@ mod a2a;
 mod convention;
 mod eval;
 mod folder;
+mod offline;
 mod serve;
 mod timing;
 
@@ -25,6 +26,7 @@ use folder::UserAgent;
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// The name on stderr before each message.
 const BIN: &str = "agent-contract";
@@ -131,9 +133,11 @@ enum Command {
     #[command(after_help = EXIT_CODES)]
     Mcp {
         /// `openai:<model>`, `azure:<deployment>` or `anthropic:<model>`, or a
-        /// comma-separated list tried in order (`openai:gpt-4o,anthropic:claude-sonnet-4-5`)
+        /// comma-separated list tried in order (`openai:gpt-4o,anthropic:claude-sonnet-4-5`);
+        /// without it, offline: each agent answers the first `examples` entry of its output
+        /// contract
         #[arg(long, value_name = "PROVIDER:MODEL")]
-        model: String,
+        model: Option<String>,
         #[command(flatten)]
         serving: serve::Serving,
         #[command(flatten)]
@@ -147,11 +151,15 @@ enum Command {
     #[command(after_help = EXIT_CODES)]
     A2a {
         /// `openai:<model>`, `azure:<deployment>` or `anthropic:<model>`, or a
-        /// comma-separated list tried in order (`openai:gpt-4o,anthropic:claude-sonnet-4-5`)
+        /// comma-separated list tried in order (`openai:gpt-4o,anthropic:claude-sonnet-4-5`);
+        /// without it, offline: each agent answers the first `examples` entry of its output
+        /// contract
         #[arg(long, value_name = "PROVIDER:MODEL")]
-        model: String,
+        model: Option<String>,
         #[command(flatten)]
         serving: serve::Serving,
+        #[command(flatten)]
+        durable: serve::Durable,
         #[command(flatten)]
         providers: ProviderEnv,
     },
@@ -286,32 +294,30 @@ fn run(command: Command, schemas: &Path) -> Result<(), Failure> {
         } => {
             // What needs no model first: a refused token or key costs no connection.
             let plan = serving.plan(BIN)?;
-            let agents = UserAgent::load_all(schemas).map_err(Failure::Usage)?;
-            let agents: Vec<&'static dyn DynAgent> = agents
-                .into_iter()
-                .map(|agent| &*Box::leak(Box::new(agent)) as &'static dyn DynAgent)
-                .collect();
-            let model = agent_contracts::llm::from_spec_with(&model, |name| providers.var(name))
-                .map_err(|e| Failure::Usage(format!("--model {model}: {e}")))?;
+            let (agents, model) = served(schemas, model.as_deref(), &providers)?;
             let server = agent_contracts::mcp::AgentServer::new(agents, model);
             plan.serve(server, BIN, async |server| Ok(server))
         }
         Command::A2a {
             model,
             serving,
+            durable,
             providers,
         } => {
-            // What needs no model first: a refused token costs no connection.
+            // What needs no model first: a refused token or key costs no connection.
             let plan = a2a::plan(&serving, BIN)?;
-            let agents = UserAgent::load_all(schemas).map_err(Failure::Usage)?;
-            let agents: Vec<&'static dyn DynAgent> = agents
-                .into_iter()
-                .map(|agent| &*Box::leak(Box::new(agent)) as &'static dyn DynAgent)
-                .collect();
-            let model = agent_contracts::llm::from_spec_with(&model, |name| providers.var(name))
-                .map_err(|e| Failure::Usage(format!("--model {model}: {e}")))?;
+            let store = durable.checked()?;
+            let (agents, model) = served(schemas, model.as_deref(), &providers)?;
             let server = agent_contracts::a2a::A2aServer::new(agents, model);
-            plan.serve(server, BIN, async |server| Ok(server))
+            plan.serve(server, BIN, async |server| {
+                let Some((url, key)) = store else {
+                    return Ok(server);
+                };
+                let store = serve::open_store(&url).await?;
+                server
+                    .with_store(store, key)
+                    .map_err(|e| Failure::Usage(format!("{} (--mcp-key): {e}", serve::KEY_VAR)))
+            })
         }
         Command::Eval { args } => eval::eval(schemas, args),
         Command::Completions { shell } => {
@@ -319,6 +325,36 @@ fn run(command: Command, schemas: &Path) -> Result<(), Failure> {
             Ok(())
         }
     }
+}
+
+/// The agents a server serves, and the model that answers them.
+type Served = (
+    Vec<&'static dyn DynAgent>,
+    Arc<dyn agent_contracts::ChatModel>,
+);
+
+/// The folder's agents, for the process, and the model that answers them: the one `spec`
+/// names, or without one the agents' canned answers, offline ([`offline::Canned`]).
+fn served(schemas: &Path, spec: Option<&str>, providers: &ProviderEnv) -> Result<Served, Failure> {
+    let agents = UserAgent::load_all(schemas).map_err(Failure::Usage)?;
+    let model: Arc<dyn agent_contracts::ChatModel> = match spec {
+        Some(spec) => agent_contracts::llm::from_spec_with(spec, |name| providers.var(name))
+            .map_err(|e| Failure::Usage(format!("--model {spec}: {e}")))?,
+        None => {
+            let canned = offline::Canned::of(&agents).map_err(Failure::Usage)?;
+            eprintln!(
+                "{BIN}: no --model: answering offline, each agent with the first `examples` entry of its output contract ({} of {} agents have one)",
+                canned.len(),
+                agents.len()
+            );
+            Arc::new(canned)
+        }
+    };
+    let agents = agents
+        .into_iter()
+        .map(|agent| &*Box::leak(Box::new(agent)) as &'static dyn DynAgent)
+        .collect();
+    Ok((agents, model))
 }
 
 /// `check`: one line per agent, `ok <name>` or `error <name>` followed by its problems; with

@@ -3,15 +3,70 @@
 //!
 //! The examples' `agent-demo mcp` (the compiled-in agents and the event-planning workflow)
 //! includes this file too (`#[path]`): one set of flags, one set of checks. It adds a store
-//! for paused workflow runs through [`Plan::serve`]'s `setup`; a folder's agents alone never
-//! pause, so `agent-contract mcp` has none.
+//! for paused workflow runs through [`Plan::serve`]'s `setup` ([`Durable`], which
+//! `agent-contract a2a` and `agent-demo a2a` take too); a folder's agents alone never pause,
+//! so `agent-contract mcp` has none.
 
 use crate::convention::Failure;
 use agent_contracts::mcp::{AgentServer, HttpSettings, Sessions, oauth::OAuth};
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 /// The variable of the HTTP endpoint's bearer token.
 const TOKEN_VAR: &str = "AGENT_CONTRACT_MCP_TOKEN";
+
+/// The variable of the key paused runs are named under (MCP's resume handles, A2A's task
+/// IDs).
+pub const KEY_VAR: &str = "AGENT_CONTRACT_MCP_KEY";
+
+/// Where paused runs are kept.
+#[derive(Debug, clap::Args)]
+pub struct Durable {
+    /// Keep paused runs in this store (`sqlite:PATH` or `postgres://...`) instead of memory,
+    /// so they survive a restart and several instances (behind one address) share them; the
+    /// handles that name them (MCP's resume handles, A2A's task IDs) are signed with --mcp-key
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// With --store: the secret key resume handles and task IDs are signed with, 64 hex
+    /// digits (such as the output of `openssl rand -hex 32`)
+    #[arg(long = "mcp-key", env = KEY_VAR, hide_env_values = true, value_name = "HEX")]
+    pub key: Option<String>,
+}
+
+impl Durable {
+    /// The store's URL and the key, 64 hex digits, checked before anything starts; a usage
+    /// error never shows the key.
+    pub fn checked(&self) -> Result<Option<(String, [u8; 32])>, Failure> {
+        let Some(url) = &self.store else {
+            return Ok(None);
+        };
+        let usage = || {
+            Failure::Usage(format!(
+                "--store needs a secret key in {KEY_VAR} (--mcp-key): 64 hex digits, such as the output of `openssl rand -hex 32`"
+            ))
+        };
+        let text = self.key.as_deref().ok_or_else(usage)?.trim();
+        if text.len() != 64 || !text.is_ascii() {
+            return Err(usage());
+        }
+        let mut key = [0u8; 32];
+        for (i, byte) in key.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).map_err(|_| usage())?;
+        }
+        Ok(Some((url.clone(), key)))
+    }
+}
+
+/// Opens the store `--store` names (inside the runtime); a usage error shows the URL without
+/// its password.
+pub async fn open_store(
+    url: &str,
+) -> Result<Arc<dyn agent_contracts::store::CheckpointStore>, Failure> {
+    agent_contracts::store::open(url).await.map_err(|e| {
+        let url = agent_contracts::store::redact_url(url);
+        Failure::Usage(format!("--store {url}: {e}"))
+    })
+}
 
 /// Where and how to serve.
 #[derive(Debug, clap::Args)]

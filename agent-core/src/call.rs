@@ -24,7 +24,7 @@ use crate::ids::ContextId;
 use crate::output::AgentOutput;
 use crate::rerun::{PreviousAttempt, describe_retry_error};
 use crate::telemetry::{self, CheckSide};
-use crate::tool::Tool;
+use crate::tool::{Tool, ToolOutcome, ToolPause};
 use crate::transcript::{Event, Transcript};
 use agent_contracts_contract::__private::extract_json_text;
 use agent_contracts_contract::CheckedOutput;
@@ -170,6 +170,92 @@ pub(crate) enum Reply<O> {
     Output { output: O, attempt: u32 },
     /// A question for the user (workflows only).
     Question(String),
+    /// A tool call waits on a person: the turn's calls held until it is answered (only an
+    /// agent with tools, a workflow step, gets one).
+    Paused(PausedTurn),
+}
+
+/// A turn's tool calls held while one of them waits on a person: from the first call that
+/// waits, in the model's order. The calls before it are answered in the conversation; these
+/// are answered when the person's answer comes ([`Engine::ask`] with a [`Resumed`] turn), so
+/// the tool messages keep the model's order. A workflow keeps it in its paused state.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PausedTurn {
+    /// The held calls; the first one waits on a person.
+    pub(crate) calls: Vec<HeldCall>,
+}
+
+impl PausedTurn {
+    /// The call whose question is open, and its pause.
+    pub(crate) fn asking(&self) -> Option<(&str, &ToolPause)> {
+        match self.calls.first()? {
+            HeldCall::Paused { tool, pause, .. } => Some((tool.as_str(), pause)),
+            HeldCall::Done { .. } => None,
+        }
+    }
+}
+
+/// One held tool call of a [`PausedTurn`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum HeldCall {
+    /// A call that waits on a person.
+    Paused {
+        /// The model's ID of the call.
+        id: String,
+        /// The tool called.
+        tool: String,
+        /// Its question and what it needs to go on.
+        pause: ToolPause,
+    },
+    /// A call that ran, after one that waits: the tool message it gets.
+    Done {
+        /// The model's ID of the call.
+        id: String,
+        /// The tool called.
+        tool: String,
+        /// The tool message's text.
+        result: String,
+        /// The call was refused (a made-up tool): its text is a retry error, no result.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        refused: bool,
+        /// The media its result brought.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        media: Vec<Media>,
+    },
+}
+
+impl HeldCall {
+    /// The model's ID of the call.
+    pub(crate) fn id(&self) -> &str {
+        match self {
+            Self::Paused { id, .. } | Self::Done { id, .. } => id,
+        }
+    }
+
+    /// The tool called.
+    pub(crate) fn tool(&self) -> &str {
+        match self {
+            Self::Paused { tool, .. } | Self::Done { tool, .. } => tool,
+        }
+    }
+}
+
+/// A paused turn and the person's answer to its open question: an agent call goes on from
+/// there instead of asking its model first.
+pub(crate) struct Resumed<'a> {
+    pub(crate) turn: PausedTurn,
+    pub(crate) answer: &'a str,
+}
+
+/// A turn's tool calls, once run (or resumed).
+pub(crate) enum TurnEnd {
+    /// Every call has its tool message in the conversation: the replies, in the model's
+    /// order.
+    Done(Vec<ToolReply>),
+    /// A call waits on a person.
+    Paused(PausedTurn),
 }
 
 /// Why an answer goes back to its agent.
@@ -185,17 +271,47 @@ impl Engine<'_> {
     /// Asks `ask.agent` over `conversation` (the messages after the system prompt) until it
     /// answers with an output that passes its contract, or asks a question. `failures` counts
     /// failed answers in a row (a workflow keeps it in its state across a pause).
+    ///
+    /// A `resumed` turn (a tool call answered by a person) is finished first: its results
+    /// are the turn's, as if they had just come.
     pub(crate) async fn ask<C: OutputCheck + ?Sized>(
         &self,
         ask: &Ask<'_, C>,
         conversation: &mut Vec<Message>,
         failures: &mut u32,
+        mut resumed: Option<Resumed<'_>>,
     ) -> Result<Reply<C::Output>, Error> {
         let name = ask.agent.name();
         let tools = Toolbox::new(ask.tools.iter().map(|t| t as &dyn Dispatch).collect());
         let mut tool_turns = 0u32;
         let mut attempt = ask.attempt;
         loop {
+            if let Some(Resumed { turn, answer }) = resumed.take() {
+                let replies = match self
+                    .resume_turn(name, ask.id, &tools, turn, answer, conversation)
+                    .await?
+                {
+                    TurnEnd::Paused(turn) => return Ok(Reply::Paused(turn)),
+                    TurnEnd::Done(replies) => replies,
+                };
+                let asked = conversation
+                    .iter()
+                    .rev()
+                    .find(|m| !m.tool_calls.is_empty())
+                    .map(|m| serde_json::to_string(&m.tool_calls).unwrap_or_default())
+                    .unwrap_or_default();
+                let Some(checked) = self.after_tools(ask, &tools, replies, &mut tool_turns)? else {
+                    continue;
+                };
+                match self.verdict(ask, checked, attempt) {
+                    Ok(reply) => return Ok(reply),
+                    Err(error) => {
+                        attempt =
+                            self.refused(ask, &error, &asked, attempt, failures, conversation)?;
+                        continue;
+                    }
+                }
+            }
             let mut messages = Vec::with_capacity(conversation.len() + 1);
             messages.push(Message::system(ask.system));
             messages.extend(conversation.iter().cloned());
@@ -248,64 +364,111 @@ impl Engine<'_> {
             };
             self.record(name, &reply);
             conversation.push(reply.clone());
-            let checked = if reply.tool_calls.is_empty() {
-                self.check_text(ask, &reply.content)
-            } else {
-                let results = self
-                    .call_tools(name, ask.id, &tools, &reply.tool_calls, conversation)
-                    .await?;
-                if ask.policy.answer() == Answer::Written {
-                    tool_turns += 1;
-                    if tool_turns > self.config.max_turns {
-                        return Err(Error::TooManyTurns {
-                            agent: name.to_owned(),
-                            turns: tool_turns,
-                        });
-                    }
-                    continue;
-                }
-                // The first result of a tool the agent has is its output, checked like any
-                // answer; a made-up tool name is an error to retry, never an output.
-                let first = results.into_iter().find_map(|result| match result {
-                    ToolReply::Value(value, _) => Some(value),
-                    _ => None,
-                });
-                match first {
-                    Some(result) => self.check_value(ask, result),
-                    None => Err(unknown_tool(&tools, None)),
-                }
-            };
-            // A question is no answer to check; every other answer gets its verdict.
-            if !matches!(checked, Ok(Checked::Question(_))) {
-                telemetry::contract_check(
-                    name,
-                    CheckSide::Output,
-                    ask.agent.output_contract(),
-                    checked.as_ref().err(),
-                    attempt,
-                    None,
-                );
-            }
-            let error = match checked {
-                Ok(Checked::Output(output)) => return Ok(Reply::Output { output, attempt }),
-                Ok(Checked::Question(prompt)) => return Ok(Reply::Question(prompt)),
-                Err(error) => error,
-            };
             let answered = match reply.tool_calls.is_empty() {
                 true => reply.content.clone(),
                 false => serde_json::to_string(&reply.tool_calls).unwrap_or_default(),
             };
-            let refused = Refused {
-                agent: ask.agent,
-                id: ask.id,
-                error: &error,
-                answered: &answered,
-                attempt,
-                refusal: Refusal::Output,
+            let checked = if reply.tool_calls.is_empty() {
+                self.check_text(ask, &reply.content)
+            } else {
+                let replies = match self
+                    .call_tools(name, ask.id, &tools, &reply.tool_calls, conversation)
+                    .await?
+                {
+                    TurnEnd::Done(replies) => replies,
+                    TurnEnd::Paused(turn) => return Ok(Reply::Paused(turn)),
+                };
+                match self.after_tools(ask, &tools, replies, &mut tool_turns)? {
+                    None => continue,
+                    Some(checked) => checked,
+                }
             };
-            self.refuse(&refused, failures, conversation)?;
-            attempt = attempt.saturating_add(1);
+            match self.verdict(ask, checked, attempt) {
+                Ok(reply) => return Ok(reply),
+                Err(error) => {
+                    attempt =
+                        self.refused(ask, &error, &answered, attempt, failures, conversation)?;
+                }
+            }
         }
+    }
+
+    /// After a turn's tool calls: `None` when the agent writes its answer next (the turn
+    /// counted against the bound), else its output, the first result of a tool it has (a
+    /// made-up tool name is an error to retry, never an output).
+    fn after_tools<C: OutputCheck + ?Sized>(
+        &self,
+        ask: &Ask<'_, C>,
+        tools: &Toolbox<'_>,
+        replies: Vec<ToolReply>,
+        tool_turns: &mut u32,
+    ) -> Result<Option<Verdict<C::Output>>, Error> {
+        if ask.policy.answer() == Answer::Written {
+            *tool_turns += 1;
+            if *tool_turns > self.config.max_turns {
+                return Err(Error::TooManyTurns {
+                    agent: ask.agent.name().to_owned(),
+                    turns: *tool_turns,
+                });
+            }
+            return Ok(None);
+        }
+        let first = replies.into_iter().find_map(|result| match result {
+            ToolReply::Value(value, _) => Some(value),
+            _ => None,
+        });
+        Ok(Some(match first {
+            Some(result) => self.check_value(ask, result),
+            None => Err(unknown_tool(tools, None)),
+        }))
+    }
+
+    /// An answer's verdict, recorded: the reply the call ends with, or the error the answer
+    /// goes back to the agent with.
+    fn verdict<C: OutputCheck + ?Sized>(
+        &self,
+        ask: &Ask<'_, C>,
+        checked: Result<Checked<C::Output>, RetryError>,
+        attempt: u32,
+    ) -> Result<Reply<C::Output>, RetryError> {
+        // A question is no answer to check; every other answer gets its verdict.
+        if !matches!(checked, Ok(Checked::Question(_))) {
+            telemetry::contract_check(
+                ask.agent.name(),
+                CheckSide::Output,
+                ask.agent.output_contract(),
+                checked.as_ref().err(),
+                attempt,
+                None,
+            );
+        }
+        match checked? {
+            Checked::Output(output) => Ok(Reply::Output { output, attempt }),
+            Checked::Question(prompt) => Ok(Reply::Question(prompt)),
+        }
+    }
+
+    /// Sends `answered`, refused with `error`, back to the agent ([`Engine::refuse`]): the
+    /// number of the next attempt.
+    fn refused<C: OutputCheck + ?Sized>(
+        &self,
+        ask: &Ask<'_, C>,
+        error: &RetryError,
+        answered: &str,
+        attempt: u32,
+        failures: &mut u32,
+        conversation: &mut Vec<Message>,
+    ) -> Result<u32, Error> {
+        let refused = Refused {
+            agent: ask.agent,
+            id: ask.id,
+            error,
+            answered,
+            attempt,
+            refusal: Refusal::Output,
+        };
+        self.refuse(&refused, failures, conversation)?;
+        Ok(attempt.saturating_add(1))
     }
 
     /// Sends a refused answer back to its agent: counts the failure (past the bound the call
@@ -535,6 +698,10 @@ impl Engine<'_> {
     /// results to the conversation in the model's order. A call of a tool `caller` does not
     /// have gets the retry error naming the ones it has, with the caller's own context ID:
     /// there is no callee to number. The first error (in the model's order) ends the turn.
+    ///
+    /// A call that waits on a person ([`ToolReply::Paused`]) holds its own message and those
+    /// of the calls after it: the turn ends [`TurnEnd::Paused`], to go on with
+    /// [`resume_turn`](Self::resume_turn).
     pub(crate) async fn call_tools(
         &self,
         caller: &str,
@@ -542,7 +709,7 @@ impl Engine<'_> {
         tools: &Toolbox<'_>,
         calls: &[ToolCallRequest],
         conversation: &mut Vec<Message>,
-    ) -> Result<Vec<ToolReply>, Error> {
+    ) -> Result<TurnEnd, Error> {
         // Collected first: a stream over a closure's map is not `Send` for every lifetime.
         let runs: Vec<_> = calls
             .iter()
@@ -553,6 +720,7 @@ impl Engine<'_> {
             .collect::<Vec<_>>();
         let results = self.cancellable(caller, work).await?;
         let mut replies = Vec::with_capacity(results.len());
+        let mut held = Vec::new();
         for (call, result) in calls.iter().zip(results) {
             let reply = match result? {
                 Some(reply) => reply,
@@ -565,17 +733,146 @@ impl Engine<'_> {
                     }
                 }
             };
-            let text = serde_json::to_string(&reply).unwrap_or_default();
-            let media = match &reply {
-                ToolReply::Value(_, media) => media.clone(),
-                _ => Vec::new(),
-            };
-            let message = Message::tool(&call.id, text).with_media(media);
+            self.answer_call(
+                caller,
+                &call.id,
+                &call.name,
+                reply,
+                conversation,
+                &mut held,
+                &mut replies,
+            );
+        }
+        Ok(match held.is_empty() {
+            true => TurnEnd::Done(replies),
+            false => TurnEnd::Paused(PausedTurn { calls: held }),
+        })
+    }
+
+    /// One call's reply, in the model's order: its tool message, or held (it waits on a
+    /// person, or a call before it does).
+    #[allow(clippy::too_many_arguments)]
+    fn answer_call(
+        &self,
+        caller: &str,
+        id: &str,
+        tool: &str,
+        reply: ToolReply,
+        conversation: &mut Vec<Message>,
+        held: &mut Vec<HeldCall>,
+        replies: &mut Vec<ToolReply>,
+    ) {
+        if let ToolReply::Paused(pause) = reply {
+            tracing::info!(caller, tool, "tool call waits on a person");
+            self.transcript.push(Event::ToolPaused {
+                agent: caller.into(),
+                tool: tool.into(),
+                question: pause.question.clone(),
+            });
+            held.push(HeldCall::Paused {
+                id: id.to_owned(),
+                tool: tool.to_owned(),
+                pause,
+            });
+            return;
+        }
+        let text = serde_json::to_string(&reply).unwrap_or_default();
+        let media = match &reply {
+            ToolReply::Value(_, media) => media.clone(),
+            _ => Vec::new(),
+        };
+        if held.is_empty() {
+            let message = Message::tool(id, text).with_media(media);
             self.record(caller, &message);
             conversation.push(message);
             replies.push(reply);
+        } else {
+            held.push(HeldCall::Done {
+                id: id.to_owned(),
+                tool: tool.to_owned(),
+                result: text,
+                refused: matches!(reply, ToolReply::Retry { .. }),
+                media,
+            });
         }
-        Ok(replies)
+    }
+
+    /// Goes on with a paused turn given the person's `answer`: the call that asked is resumed
+    /// with it, then each held call's message is appended in the model's order, until one
+    /// waits on a person again (its question is the next pause) or the turn is done. The
+    /// replies of a done turn are those of the held calls, in order.
+    pub(crate) async fn resume_turn(
+        &self,
+        caller: &str,
+        caller_id: &ContextId,
+        tools: &Toolbox<'_>,
+        turn: PausedTurn,
+        answer: &str,
+        conversation: &mut Vec<Message>,
+    ) -> Result<TurnEnd, Error> {
+        let mut answer = Some(answer);
+        let mut replies = Vec::with_capacity(turn.calls.len());
+        let mut held = Vec::new();
+        for call in turn.calls {
+            let reply = match call {
+                // Held behind a call that waits again: held as it was.
+                call if !held.is_empty() => {
+                    held.push(call);
+                    continue;
+                }
+                HeldCall::Done {
+                    id,
+                    result,
+                    refused,
+                    media,
+                    ..
+                } => {
+                    let message = Message::tool(&id, result).with_media(media.clone());
+                    self.record(caller, &message);
+                    // A refused call's retry error is no tool's result.
+                    if !refused {
+                        let value = serde_json::from_str(&message.content).unwrap_or_default();
+                        replies.push(ToolReply::Value(value, media));
+                    }
+                    conversation.push(message);
+                    continue;
+                }
+                HeldCall::Paused { id, tool, pause } => match answer.take() {
+                    // The next question of the turn: asked once this one is answered.
+                    None => {
+                        held.push(HeldCall::Paused { id, tool, pause });
+                        continue;
+                    }
+                    Some(answer) => {
+                        let run = resume_dispatch(
+                            tools,
+                            caller,
+                            &tool,
+                            &id,
+                            &pause,
+                            answer,
+                            caller_id.run_id(),
+                        );
+                        let reply = self.cancellable(caller, run).await??;
+                        (id, tool, reply)
+                    }
+                },
+            };
+            let (id, tool, reply) = reply;
+            self.answer_call(
+                caller,
+                &id,
+                &tool,
+                reply,
+                conversation,
+                &mut held,
+                &mut replies,
+            );
+        }
+        Ok(match held.is_empty() {
+            true => TurnEnd::Done(replies),
+            false => TurnEnd::Paused(PausedTurn { calls: held }),
+        })
     }
 
     /// Records a tool call that broke an input contract (or named no tool of the caller's).
@@ -722,9 +1019,30 @@ pub(crate) trait Dispatch: Sync {
         caller: &'a str,
         arguments: &'a str,
     ) -> BoxFuture<'a, Result<ToolReply, Error>>;
+    /// Goes on with a call of `caller`'s that paused ([`ToolReply::Paused`]), given a
+    /// person's `answer`. The default, for what never pauses, tells the model so.
+    fn resume<'a>(
+        &'a self,
+        caller: &'a str,
+        pause: &'a ToolPause,
+        answer: &'a str,
+    ) -> BoxFuture<'a, Result<ToolReply, Error>> {
+        let _ = (caller, pause, answer);
+        Box::pin(async move {
+            Ok(ToolReply::Value(
+                serde_json::json!({
+                    "success": false,
+                    "tool": self.definition().name,
+                    "error": "this tool asks no question, so it takes no answer",
+                }),
+                Vec::new(),
+            ))
+        })
+    }
 }
 
-/// A plain tool's result is JSON the model reads; it cannot fail the run.
+/// A plain tool's result is JSON the model reads; it cannot fail the run. A call may wait on
+/// a person ([`Tool::start`]).
 impl Dispatch for Arc<dyn Tool> {
     fn definition(&self) -> ToolDefinition {
         (**self).definition()
@@ -737,10 +1055,24 @@ impl Dispatch for Arc<dyn Tool> {
         _: &'a str,
         arguments: &'a str,
     ) -> BoxFuture<'a, Result<ToolReply, Error>> {
-        Box::pin(async move {
-            let output = self.call_with_media(arguments).await;
-            Ok(ToolReply::Value(output.value, output.media))
-        })
+        Box::pin(async move { Ok(self.start(arguments).await.into()) })
+    }
+    fn resume<'a>(
+        &'a self,
+        _: &'a str,
+        pause: &'a ToolPause,
+        answer: &'a str,
+    ) -> BoxFuture<'a, Result<ToolReply, Error>> {
+        Box::pin(async move { Ok(Tool::resume(&**self, pause, answer).await.into()) })
+    }
+}
+
+impl From<ToolOutcome> for ToolReply {
+    fn from(outcome: ToolOutcome) -> Self {
+        match outcome {
+            ToolOutcome::Done(output) => Self::Value(output.value, output.media),
+            ToolOutcome::Paused(pause) => Self::Paused(pause),
+        }
     }
 }
 
@@ -784,6 +1116,9 @@ pub(crate) enum ToolReply {
         /// The rejected call (for a call of an unknown tool, the caller's own).
         context_id: ContextId,
     },
+    /// The call waits on a person: the turn is held until the answer comes (never a
+    /// tool message).
+    Paused(ToolPause),
 }
 
 impl serde::Serialize for ToolReply {
@@ -806,6 +1141,7 @@ impl serde::Serialize for ToolReply {
             }
             .serialize(s),
             Self::Retry { error, context_id } => error.with_context_id(context_id).serialize(s),
+            Self::Paused(pause) => pause.serialize(s),
         }
     }
 }
@@ -840,6 +1176,41 @@ async fn dispatch(
     }
     result.map(Some)
 }
+
+/// One paused call of `caller`'s resumed with a person's `answer`, as [`dispatch`] runs a
+/// call: an `execute_tool` span of the run `run_id`. A tool the caller no longer has gets the
+/// unknown-tool retry error.
+async fn resume_dispatch(
+    tools: &Toolbox<'_>,
+    caller: &str,
+    name: &str,
+    id: &str,
+    pause: &ToolPause,
+    answer: &str,
+    run_id: &str,
+) -> Result<ToolReply, Error> {
+    let tool = tools.find(name);
+    let kind = tool.map_or("function", |t| t.tool_type());
+    let span = telemetry::execute_tool(name, id, kind, run_id);
+    let Some(tool) = tool else {
+        telemetry::fail(&span, "unknown_tool");
+        return Ok(ToolReply::Value(
+            serde_json::to_value(unknown_tool(tools, Some(name))).unwrap_or_default(),
+            Vec::new(),
+        ));
+    };
+    let result = tool
+        .resume(caller, pause, answer)
+        .instrument(span.clone())
+        .await;
+    if let Err(error) = &result {
+        telemetry::fail(&span, telemetry::error_type(error));
+    }
+    result
+}
+
+/// An answer checked: what it is, or the error it goes back with.
+type Verdict<O> = Result<Checked<O>, RetryError>;
 
 enum Checked<O> {
     Output(O),

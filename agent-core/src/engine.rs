@@ -12,7 +12,10 @@
 //! the `invoke_agent` span ([`telemetry`](crate::telemetry)) carry it. Sub-agent system prompts are assembled by the
 //! runtime's [`ContributorRegistry`].
 
-use crate::call::{Ask, Dispatch, Engine, OutputCheck, Policy, Reply, ToolReply, Toolbox};
+use crate::call::{
+    Ask, Dispatch, Engine, OutputCheck, PausedTurn, Policy, Reply, Resumed, ToolReply, Toolbox,
+    TurnEnd,
+};
 use crate::chat::{BoxFuture, ChatModel, ChatRequest, Message, ToolCallRequest};
 use crate::config::Config;
 use crate::contributor::{ContributorRegistry, PromptContext};
@@ -34,6 +37,33 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::marker::PhantomData;
 use std::sync::Arc;
 use tracing::Instrument as _;
+
+/// What a tool-calling loop run by [`Runtime::run_loop_pausable`] ended with: it answers,
+/// or it waits (there is no third way).
+#[derive(Debug)]
+pub enum LoopOutcome {
+    /// The agent answered without calling a tool.
+    Done(Outcome),
+    /// A tool call waits on a person: answer it with [`Runtime::resume_loop`].
+    Paused(LoopPause),
+}
+
+/// A tool-calling loop stopped at a tool's question, with everything it needs to go on in
+/// this process ([`Runtime::resume_loop`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct LoopPause {
+    /// The loop's agent.
+    pub agent: String,
+    /// The tool whose call asks.
+    pub tool: String,
+    /// The question for a person.
+    pub question: String,
+    context_id: ContextId,
+    messages: Vec<Message>,
+    outputs: Vec<AgentOutput>,
+    turn: PausedTurn,
+}
 
 /// What an agent loop ended with.
 #[derive(Debug, Clone)]
@@ -327,6 +357,29 @@ impl Runtime {
         user: &str,
         tools: &[&dyn DynAgent],
     ) -> Result<Outcome, Error> {
+        match self.run_loop_pausable(agent, system, user, tools).await? {
+            LoopOutcome::Done(outcome) => Ok(outcome),
+            // A loop run this way keeps no pause to resume: a question for a person ends it,
+            // rather than leaving the model to answer for the person.
+            LoopOutcome::Paused(pause) => Err(Error::ToolPaused {
+                agent: pause.agent,
+                tool: pause.tool,
+                question: pause.question,
+            }),
+        }
+    }
+
+    /// Runs a tool-calling loop as [`Runtime::run_loop`] does, except that a tool call that
+    /// waits on a person ([`Tool::start`](crate::Tool::start): a remote agent's question, say)
+    /// pauses it: [`LoopOutcome::Paused`] holds the question and the loop, and
+    /// [`Runtime::resume_loop`] goes on with the person's answer, in this process.
+    pub async fn run_loop_pausable(
+        &self,
+        agent: &str,
+        system: &str,
+        user: &str,
+        tools: &[&dyn DynAgent],
+    ) -> Result<LoopOutcome, Error> {
         let id = self.context_ids.next(agent)?;
         let span = telemetry::invoke_agent(agent, Some(&id), id.run_id());
         let result = self
@@ -337,6 +390,69 @@ impl Runtime {
         result
     }
 
+    /// Goes on with a paused loop: the person's `answer` goes to the tool that asked (its
+    /// result is the call's), then the loop runs on with the same `tools`, until it answers
+    /// or a tool asks again.
+    pub async fn resume_loop(
+        &self,
+        pause: LoopPause,
+        answer: &str,
+        tools: &[&dyn DynAgent],
+    ) -> Result<LoopOutcome, Error> {
+        let span = telemetry::invoke_agent(
+            &pause.agent,
+            Some(&pause.context_id),
+            pause.context_id.run_id(),
+        );
+        let adapters = self.adapters(tools);
+        let toolbox = self.toolbox(&adapters);
+        let LoopPause {
+            agent,
+            context_id,
+            messages,
+            outputs,
+            turn,
+            ..
+        } = pause;
+        let resumed = Resumed { turn, answer };
+        let result = self
+            .drive_loop(
+                &agent,
+                context_id,
+                messages,
+                outputs,
+                &toolbox,
+                Some(resumed),
+            )
+            .instrument(span.clone())
+            .await;
+        telemetry::end(&span, &result);
+        result
+    }
+
+    /// Each agent as a tool, through its adapter.
+    fn adapters<'r>(&'r self, tools: &[&'r dyn DynAgent]) -> Vec<AgentTool<'r>> {
+        tools
+            .iter()
+            .map(|&agent| AgentTool {
+                runtime: self,
+                agent,
+            })
+            .collect()
+    }
+
+    /// A loop's tools: the agents' adapters, then the runtime's plain tools. The dispatch is
+    /// the one workflow agents' plain tools go through.
+    fn toolbox<'t>(&'t self, adapters: &'t [AgentTool<'t>]) -> Toolbox<'t> {
+        Toolbox::new(
+            adapters
+                .iter()
+                .map(|t| t as &dyn Dispatch)
+                .chain(self.tools.iter().map(|t| t as &dyn Dispatch))
+                .collect(),
+        )
+    }
+
     async fn agent_loop(
         &self,
         agent: &str,
@@ -344,7 +460,7 @@ impl Runtime {
         system: &str,
         user: &str,
         tools: &[&dyn DynAgent],
-    ) -> Result<Outcome, Error> {
+    ) -> Result<LoopOutcome, Error> {
         self.transcript.push(Event::AgentCall {
             agent: agent.into(),
             context_id: id.clone(),
@@ -358,45 +474,75 @@ impl Runtime {
             (true, false) => extra,
             (false, false) => format!("{system}\n\n{extra}"),
         };
-        let mut messages = vec![Message::system(system), Message::user(user)];
+        let messages = vec![Message::system(system), Message::user(user)];
         for m in &messages {
             self.engine().record(agent, m);
         }
-        // Each agent is a tool through its adapter: the dispatch is the one workflow agents'
-        // plain tools go through.
-        let adapters: Vec<AgentTool<'_>> = tools
-            .iter()
-            .map(|&agent| AgentTool {
-                runtime: self,
-                agent,
+        let adapters = self.adapters(tools);
+        let toolbox = self.toolbox(&adapters);
+        self.drive_loop(agent, id, messages, Vec::new(), &toolbox, None)
+            .await
+    }
+
+    /// The loop over `messages`: the model's turns and their tool calls, from a `resumed`
+    /// turn first if any, until the agent answers without calling a tool, a tool call waits
+    /// on a person, or the turn bound is hit.
+    async fn drive_loop(
+        &self,
+        agent: &str,
+        id: ContextId,
+        mut messages: Vec<Message>,
+        mut outputs: Vec<AgentOutput>,
+        tools: &Toolbox<'_>,
+        mut resumed: Option<Resumed<'_>>,
+    ) -> Result<LoopOutcome, Error> {
+        let paused = |turn: PausedTurn, messages: Vec<Message>, outputs: Vec<AgentOutput>| {
+            let (tool, question) = turn
+                .asking()
+                .map(|(tool, pause)| (tool.to_owned(), pause.question.clone()))
+                .unwrap_or_default();
+            LoopOutcome::Paused(LoopPause {
+                agent: agent.to_owned(),
+                tool,
+                question,
+                context_id: id.clone(),
+                messages,
+                outputs,
+                turn,
             })
-            .collect();
-        let tools = Toolbox::new(
-            adapters
-                .iter()
-                .map(|t| t as &dyn Dispatch)
-                .chain(self.tools.iter().map(|t| t as &dyn Dispatch))
-                .collect(),
-        );
+        };
         let mut failures: BTreeMap<String, u32> = BTreeMap::new();
-        let mut outputs = Vec::new();
         for _ in 0..self.config.max_turns {
+            if let Some(Resumed { turn, answer }) = resumed.take() {
+                let engine = self.engine();
+                match engine
+                    .resume_turn(agent, &id, tools, turn, answer, &mut messages)
+                    .await?
+                {
+                    TurnEnd::Paused(turn) => return Ok(paused(turn, messages, outputs)),
+                    TurnEnd::Done(_) => {}
+                }
+            }
             let request = ChatRequest::new(agent, messages.clone(), tools.definitions.clone());
             let reply = self.engine().complete(&request, id.run_id()).await?;
             self.engine().record(agent, &reply);
             messages.push(reply.clone());
             if reply.tool_calls.is_empty() {
-                return Ok(Outcome {
+                return Ok(LoopOutcome::Done(Outcome {
                     content: reply.content,
                     messages,
-                    context_id: id,
+                    context_id: id.clone(),
                     outputs,
-                });
+                }));
             }
-            let replies = self
+            let replies = match self
                 .engine()
-                .call_tools(agent, &id, &tools, &reply.tool_calls, &mut messages)
-                .await?;
+                .call_tools(agent, &id, tools, &reply.tool_calls, &mut messages)
+                .await?
+            {
+                TurnEnd::Done(replies) => replies,
+                TurnEnd::Paused(turn) => return Ok(paused(turn, messages, outputs)),
+            };
             // One reply may call a tool several times in parallel: the caller saw none of those
             // errors yet, so they count as one failed attempt per tool.
             let mut counted = BTreeSet::new();
@@ -582,10 +728,13 @@ impl Runtime {
             attempt,
         };
         let mut conversation = vec![Message::user(user)];
-        match engine.ask(&ask, &mut conversation, &mut 0).await? {
+        match engine.ask(&ask, &mut conversation, &mut 0, None).await? {
             Reply::Output { output, attempt } => Ok((output, attempt)),
-            // Questions are a workflow's: `Policy::SubAgent` never yields one.
-            Reply::Question(_) => unreachable!("a runtime call never takes a question"),
+            // Questions are a workflow's: `Policy::SubAgent` never yields one, and a
+            // sub-agent has no tools to pause.
+            Reply::Question(_) | Reply::Paused(_) => {
+                unreachable!("a runtime call never takes a question")
+            }
         }
     }
 }

@@ -161,6 +161,21 @@ pub enum Error {
         /// Why, field by field (`path`, `missing_fields`, `errors`).
         error: RetryError,
     },
+    /// A tool of a [`Runtime::run_loop`](crate::Runtime::run_loop) waits on a person's
+    /// answer (a remote agent's question, say). A loop keeps no state to resume from, so it
+    /// stops here rather than let its model answer for the person; a workflow step with the
+    /// tool pauses instead, and goes on with the answer.
+    #[error(
+        "`{tool}` (called by `{agent}`) waits on a person's answer, and a tool-calling loop cannot pause: {question}"
+    )]
+    ToolPaused {
+        /// The agent whose loop called the tool.
+        agent: String,
+        /// The tool.
+        tool: String,
+        /// The tool's question for a person.
+        question: String,
+    },
     /// The run's cancellation token was cancelled; the transcript so far is kept.
     #[error("the run was cancelled while `{agent}` was running")]
     Cancelled {

@@ -97,11 +97,13 @@ pub mod stream {
     pub use agent_contracts_contract::{Broken, PartialJson, PartialOutput, PrefixCheck};
 }
 
-/// A call's options and outcome, and which side of a call an error is on.
+/// A call's options and outcome, which side of a call an error is on, and what a tool call
+/// that waits on a person ends with.
 pub mod runtime {
     pub use crate::config::CancellationToken;
-    pub use crate::engine::{CallOptions, Outcome};
+    pub use crate::engine::{CallOptions, LoopOutcome, LoopPause, Outcome};
     pub use crate::error::Side;
+    pub use crate::tool::{ToolOutcome, ToolPause};
 }
 
 /// Items generated code and the sibling crates reach; not part of the public API.

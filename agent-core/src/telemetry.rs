@@ -313,6 +313,7 @@ pub(crate) fn error_type(error: &Error) -> &'static str {
         Error::AttemptsExhausted { .. } => "attempts_exhausted",
         Error::Rejected { .. } => "rejected",
         Error::EditRefused { .. } => CONTRACT_VIOLATION,
+        Error::ToolPaused { .. } => "tool_paused",
         Error::Cancelled { .. } => "cancelled",
         Error::TokenBudget { .. } => "token_budget",
         Error::CostBudget { .. } => "cost_budget",

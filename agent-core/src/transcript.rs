@@ -100,6 +100,16 @@ pub enum Event {
         /// The error sent back to it.
         error: Value,
     },
+    /// A tool call waits on a person ([`ToolPause`](crate::runtime::ToolPause)): the run
+    /// pauses with its question.
+    ToolPaused {
+        /// The agent whose call it is.
+        agent: String,
+        /// The tool.
+        tool: String,
+        /// The question for the person.
+        question: String,
+    },
 }
 
 /// The events of a run, in order; shared by the runtime's tasks.
@@ -309,6 +319,14 @@ impl fmt::Display for Event {
                 f,
                 "=== [{agent}] retry error (output contract) ===\n{}\n",
                 pretty(error)
+            ),
+            Self::ToolPaused {
+                agent,
+                tool,
+                question,
+            } => writeln!(
+                f,
+                "=== [{agent}] {tool} waits on a person's answer ===\n{question}\n"
             ),
         }
     }

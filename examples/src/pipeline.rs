@@ -8,7 +8,8 @@
 use crate::agents::{AccessibilityAgent, DiscoveryAgent, PlanGeneratorAgent, SelectorAgent};
 use agent_contracts::RawJson;
 use agent_contracts::model::tool_calls;
-use agent_contracts::{DynAgent, Error, Message, Runtime, ScriptedModel, runtime::Outcome};
+use agent_contracts::runtime::{LoopOutcome, LoopPause, Outcome};
+use agent_contracts::{DynAgent, Error, Message, Runtime, ScriptedModel};
 use serde::Serialize;
 use serde_json::json;
 use std::sync::Arc;
@@ -282,13 +283,42 @@ pub async fn run_with(
     extra: Vec<Arc<dyn agent_contracts::Tool>>,
     config: agent_contracts::Config,
 ) -> (Runtime, Result<Outcome, Error>) {
+    run_answering(model, extra, config, |_| None).await
+}
+
+/// Runs the main job as [`run_with`] does; when one of its tools waits on a person (a remote
+/// A2A agent's question), `answer` is asked: its answer goes to that tool and the main agent
+/// goes on; `None` ends the run with [`Error::ToolPaused`] and the question.
+pub async fn run_answering(
+    model: Arc<dyn agent_contracts::ChatModel>,
+    extra: Vec<Arc<dyn agent_contracts::Tool>>,
+    config: agent_contracts::Config,
+    mut answer: impl FnMut(&LoopPause) -> Option<String>,
+) -> (Runtime, Result<Outcome, Error>) {
     let runtime = extra
         .into_iter()
         .fold(Runtime::with_config(model, config), |runtime, tool| {
             runtime.with_tool(tool)
         });
-    let outcome = runtime
-        .run_loop(MAIN_AGENT, MAIN_SYSTEM, USER_REQUEST, &tools())
+    let tools = tools();
+    let mut step = runtime
+        .run_loop_pausable(MAIN_AGENT, MAIN_SYSTEM, USER_REQUEST, &tools)
         .await;
+    let outcome = loop {
+        match step {
+            Ok(LoopOutcome::Done(outcome)) => break Ok(outcome),
+            Ok(LoopOutcome::Paused(pause)) => match answer(&pause) {
+                Some(given) => step = runtime.resume_loop(pause, &given, &tools).await,
+                None => {
+                    break Err(Error::ToolPaused {
+                        agent: pause.agent,
+                        tool: pause.tool,
+                        question: pause.question,
+                    });
+                }
+            },
+            Err(error) => break Err(error),
+        }
+    };
     (runtime, outcome)
 }

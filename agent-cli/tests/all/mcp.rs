@@ -196,3 +196,52 @@ async fn a_valid_call_is_answered_by_the_model_and_checked() {
         assert!(seen[0].contains("\"model\":\"test-model\""), "{}", seen[0]);
     }
 }
+
+/// Without `--model`, offline: an agent answers the first `examples` entry of its output
+/// contract, checked as any answer; an agent whose contract has none fails its call saying
+/// what to add.
+#[tokio::test]
+async fn without_a_model_each_agent_answers_its_contracts_example() {
+    let dir = std::env::temp_dir().join(format!("mcp-offline-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (agent, examples) in [("greeter", true), ("plain", false)] {
+        let folder = dir.join(agent);
+        std::fs::create_dir_all(&folder).unwrap();
+        let input = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+        let mut output = json!({"type": "object", "properties": {"greeting": {"type": "string"}},
+            "required": ["greeting"]});
+        if examples {
+            output["examples"] = json!([{"greeting": "Hello"}, {"greeting": "Hi"}]);
+        }
+        std::fs::write(folder.join("input.schema.json"), input.to_string()).unwrap();
+        std::fs::write(folder.join("output.schema.json"), output.to_string()).unwrap();
+    }
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_agent-contract"));
+    command
+        .arg("--schemas")
+        .arg(&dir)
+        .arg("mcp")
+        .stdin(std::process::Stdio::null());
+    let command = tokio::process::Command::from(command);
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let answered = client
+        .call_tool(call(
+            "run_greeter",
+            json!({"task": "Greet Ada", "name": "Ada"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(answered.is_error, Some(false), "{answered:?}");
+    assert_eq!(
+        answered.structured_content.unwrap(),
+        json!({"greeting": "Hello"})
+    );
+    let failed = client
+        .call_tool(call("run_plain", json!({"task": "Greet Ada"})))
+        .await;
+    let text = format!("{failed:?}");
+    assert!(text.contains("no canned answer for `plain`"), "{text}");
+    assert!(text.contains("`examples`"), "{text}");
+    client.cancel().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -4,7 +4,7 @@
 use super::checkpoint::{Durable, PausedRun, RestoreOnDrop};
 use super::definition::{Member, USER, Workflow};
 use super::state::{HumanFeedbackRequest, Phase, Step, WorkflowState};
-use crate::call::{Ask, Engine, Policy, Refusal, Refused, Reply};
+use crate::call::{Ask, Engine, PausedTurn, Policy, Refusal, Refused, Reply, Resumed};
 use crate::chat::{ChatModel, ChatRequest, Message, Role};
 use crate::contributor::PromptContext;
 use crate::error::Error;
@@ -194,7 +194,10 @@ impl<'w> Runner<'w> {
     }
 
     /// Resumes a paused run with the user's answer: it is appended to the conversation and the
-    /// agent that asked continues.
+    /// agent that asked continues. A question one of the agent's tools asked
+    /// ([`HumanFeedbackRequest::asking_tool`]) is answered to that tool instead
+    /// ([`Tool::resume`](crate::Tool::resume)): its result is the call's, and the agent
+    /// goes on from its tool calls.
     pub async fn resume(
         &self,
         mut state: WorkflowState,
@@ -211,6 +214,13 @@ impl<'w> Runner<'w> {
                 .bad_state("the state has no pending question to answer".into()));
         };
         let ids = self.restore_ids(&state)?;
+        if let Some(turn) = request.turn {
+            let resumed = Resumed {
+                turn,
+                answer: feedback,
+            };
+            return self.drive_from(state, ids, Some(resumed)).await;
+        }
         let message = Message::user(crate::texts::human_feedback(feedback));
         self.engine().record(&request.requesting_agent, &message);
         state.conversation.push(message);
@@ -244,6 +254,16 @@ impl<'w> Runner<'w> {
         state: WorkflowState,
         ids: Arc<ContextIdGenerator>,
     ) -> Result<WorkflowOutcome, Error> {
+        self.drive_from(state, ids, None).await
+    }
+
+    /// Drives the run, its current agent going on from a `resumed` tool turn first, if any.
+    async fn drive_from(
+        &self,
+        state: WorkflowState,
+        ids: Arc<ContextIdGenerator>,
+        resumed: Option<Resumed<'_>>,
+    ) -> Result<WorkflowOutcome, Error> {
         let run_id = state.run_id.clone();
         let guard = self.durable.as_ref().map(|durable| RestoreOnDrop {
             durable,
@@ -253,7 +273,9 @@ impl<'w> Runner<'w> {
         });
         // The run is one `invoke_workflow` span, its steps beneath it.
         let span = telemetry::invoke_workflow(&self.workflow.name, &run_id);
-        let steps = self.drive_steps(state, ids).instrument(span.clone());
+        let steps = self
+            .drive_steps(state, ids, resumed)
+            .instrument(span.clone());
         // The lease is renewed while the steps run; if another worker took the run over, the
         // steps stop here, before a save that would be refused anyway.
         let result = match &self.durable {
@@ -275,6 +297,7 @@ impl<'w> Runner<'w> {
         &self,
         mut state: WorkflowState,
         ids: Arc<ContextIdGenerator>,
+        mut resumed: Option<Resumed<'_>>,
     ) -> Result<WorkflowOutcome, Error> {
         let mut route: Vec<String> = Vec::new();
         while let Some(step) = state.current.clone() {
@@ -306,14 +329,24 @@ impl<'w> Runner<'w> {
                     .bad_state("the current agent has no call".into())
             })?;
             let answered = self
-                .answer(member, &id, &mut state)
+                .answer(member, &id, &mut state, resumed.take())
                 .instrument(span.clone())
                 .await;
             telemetry::end(&span, &answered);
             let output = match answered? {
                 Reply::Question(prompt) => {
                     state.issued = ids.snapshot();
-                    let mut outcome = self.pause(prompt, step.agent, state);
+                    let mut outcome = self.pause(prompt, step.agent, state, None);
+                    self.checkpoint_outcome(&mut outcome).await?;
+                    return Ok(outcome);
+                }
+                Reply::Paused(turn) => {
+                    state.issued = ids.snapshot();
+                    let prompt = turn
+                        .asking()
+                        .map(|(_, pause)| pause.question.clone())
+                        .unwrap_or_default();
+                    let mut outcome = self.pause(prompt, step.agent, state, Some(turn));
                     self.checkpoint_outcome(&mut outcome).await?;
                     return Ok(outcome);
                 }
@@ -359,12 +392,21 @@ impl<'w> Runner<'w> {
         Ok(outcome)
     }
 
-    fn pause(&self, prompt: String, agent: String, mut state: WorkflowState) -> WorkflowOutcome {
+    /// Pauses at `agent`'s question, or (with a `turn`) at the question one of its tools
+    /// asked.
+    fn pause(
+        &self,
+        prompt: String,
+        agent: String,
+        mut state: WorkflowState,
+        turn: Option<PausedTurn>,
+    ) -> WorkflowOutcome {
         let request = HumanFeedbackRequest {
             prompt,
             requesting_agent: agent,
             conversation: state.conversation.clone(),
             approval: None,
+            turn,
         };
         state.phase = Phase::Answering;
         // The state holds the conversation once; the request returned carries it.
@@ -473,6 +515,7 @@ impl<'w> Runner<'w> {
         member: &Member,
         id: &ContextId,
         state: &mut WorkflowState,
+        resumed: Option<Resumed<'_>>,
     ) -> Result<Reply<CheckedOutput>, Error> {
         let agent = member.agent;
         let name = agent.name();
@@ -496,7 +539,7 @@ impl<'w> Runner<'w> {
         };
         let reply = self
             .engine()
-            .ask(&ask, &mut state.conversation, &mut failures)
+            .ask(&ask, &mut state.conversation, &mut failures, resumed)
             .await;
         if failures > 0 {
             state.retries.insert(name.to_owned(), failures);

@@ -2,6 +2,7 @@
 //! resumes, in this process or another, and the checks a state from outside must pass.
 
 use super::definition::{CollectedItem, Workflow};
+use crate::call::{HeldCall, PausedTurn};
 // Declared in the definition; a state names its steps.
 pub(crate) use super::definition::Step;
 use crate::chat::Message;
@@ -41,6 +42,22 @@ pub struct HumanFeedbackRequest {
     /// edits (answer with a [`Decision`](super::Decision)); `None` for a question.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<serde_json::Value>,
+    /// For a question one of the agent's tools asked ([`Tool::start`](crate::Tool::start)):
+    /// the turn's tool calls held until it is answered, the first one the call that asks.
+    /// The answer goes to that tool, not to the agent. `None` for the agent's own question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) turn: Option<PausedTurn>,
+}
+
+impl HumanFeedbackRequest {
+    /// The tool whose call asks the question (a remote agent's skill, say), if a tool asks
+    /// it; `None` when the agent itself asks, or at an approval step.
+    pub fn asking_tool(&self) -> Option<&str> {
+        self.turn
+            .as_ref()
+            .and_then(|turn| turn.asking())
+            .map(|(tool, _)| tool)
+    }
 }
 
 /// A decision given at an approval step, as the run records it.
@@ -294,6 +311,74 @@ impl Workflow {
         }
     }
 
+    /// A question a tool asked: the held calls start with the one that asks, whose question
+    /// is the pending one; each is a call of one of the asking agent's tools, asked for by
+    /// the conversation's last assistant message and not answered yet. A stored state that
+    /// held a call the agent never made would hand a person's answer to any tool.
+    fn check_turn(
+        &self,
+        state: &WorkflowState,
+        pending: &HumanFeedbackRequest,
+        turn: &PausedTurn,
+    ) -> Result<(), String> {
+        let cut = |s: &str| agent_contracts_contract::__private::truncate(s, 100).into_owned();
+        let agent = &pending.requesting_agent;
+        if pending.approval.is_some() || state.phase != Phase::Answering {
+            return Err("the state's tool question is not a question being answered".into());
+        }
+        match turn.asking() {
+            Some((_, pause)) if pause.question == pending.prompt => {}
+            Some(_) => return Err("the state's question is not its tool's question".into()),
+            None => {
+                return Err("the state's held tool calls do not start with one that asks".into());
+            }
+        }
+        let Some(member) = self.members.get(agent) else {
+            return Err(format!(
+                "the state's tool question is from unknown `{}`",
+                cut(agent)
+            ));
+        };
+        let tools: Vec<String> = member.tools.iter().map(|t| t.definition().name).collect();
+        let Some(at) = state
+            .conversation
+            .iter()
+            .rposition(|m| m.role == crate::chat::Role::Assistant)
+        else {
+            return Err("the state holds tool calls no assistant message made".into());
+        };
+        let asked = &state.conversation[at].tool_calls;
+        let answered: Vec<&str> = state.conversation[at + 1..]
+            .iter()
+            .filter_map(|m| m.tool_call_id.as_deref())
+            .collect();
+        for call in &turn.calls {
+            if !tools.iter().any(|t| t == call.tool()) {
+                return Err(format!(
+                    "the state holds a call of `{}`, which is not a tool of `{}`",
+                    cut(call.tool()),
+                    cut(agent)
+                ));
+            }
+            let made = asked
+                .iter()
+                .any(|c| c.id == call.id() && c.name == call.tool());
+            if !made || answered.contains(&call.id()) {
+                return Err(format!(
+                    "the state holds the call `{}`, which the last answer of `{}` did not make or which is answered",
+                    cut(call.id()),
+                    cut(agent)
+                ));
+            }
+            if let HeldCall::Paused { pause, .. } = call
+                && text_depth(&pause.state.to_string()) > self.config.limits.max_depth
+            {
+                return Err("a held tool call's state nests too deep".into());
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) fn check_state(&self, state: &WorkflowState) -> Result<(), String> {
         let cut = |s: &str| agent_contracts_contract::__private::truncate(s, 100).into_owned();
         if state.workflow != self.name {
@@ -344,6 +429,11 @@ impl Workflow {
                 cut(&pending.requesting_agent),
                 step.agent
             ));
+        }
+        if let Some(pending) = &state.pending
+            && let Some(turn) = &pending.turn
+        {
+            self.check_turn(state, pending, turn)?;
         }
         match (&state.pending, state.phase) {
             (Some(pending), Phase::Answering) if pending.approval.is_some() => {

@@ -67,7 +67,7 @@ enum Command {
         #[command(flatten)]
         serving: serve::Serving,
         #[command(flatten)]
-        durable: Durable,
+        durable: serve::Durable,
         #[command(flatten)]
         providers: ProviderEnv,
     },
@@ -82,7 +82,7 @@ enum Command {
         #[command(flatten)]
         serving: serve::Serving,
         #[command(flatten)]
-        durable: Durable,
+        durable: serve::Durable,
         #[command(flatten)]
         providers: ProviderEnv,
     },
@@ -187,13 +187,10 @@ fn run(command: Command) -> Result<(), Failure> {
                 let Some((url, key)) = store else {
                     return Ok(server);
                 };
-                let store = agent_contracts::store::open(&url).await.map_err(|e| {
-                    let url = agent_contracts::store::redact_url(&url);
-                    Failure::Usage(format!("--store {url}: {e}"))
-                })?;
+                let store = serve::open_store(&url).await?;
                 server
                     .with_store(store, key)
-                    .map_err(|e| Failure::Usage(format!("{KEY_VAR} (--mcp-key): {e}")))
+                    .map_err(|e| Failure::Usage(format!("{} (--mcp-key): {e}", serve::KEY_VAR)))
             })
         }
         Command::A2a {
@@ -219,13 +216,10 @@ fn run(command: Command) -> Result<(), Failure> {
                 let Some((url, key)) = store else {
                     return Ok(server);
                 };
-                let store = agent_contracts::store::open(&url).await.map_err(|e| {
-                    let url = agent_contracts::store::redact_url(&url);
-                    Failure::Usage(format!("--store {url}: {e}"))
-                })?;
+                let store = serve::open_store(&url).await?;
                 server
                     .with_store(store, key)
-                    .map_err(|e| Failure::Usage(format!("{KEY_VAR} (--mcp-key): {e}")))
+                    .map_err(|e| Failure::Usage(format!("{} (--mcp-key): {e}", serve::KEY_VAR)))
             })
         }
         Command::Payload { synthetic_items } => {
@@ -265,47 +259,6 @@ fn run(command: Command) -> Result<(), Failure> {
             }
             writeln!(std::io::stdout().lock(), "{}", report.to_json()).map_err(write_error)
         }
-    }
-}
-
-/// The variable of the key resume handles are signed with.
-const KEY_VAR: &str = "AGENT_CONTRACT_MCP_KEY";
-
-/// Where the workflow's paused runs are kept.
-#[derive(clap::Args)]
-struct Durable {
-    /// Keep paused workflow runs in this store (`sqlite:PATH` or `postgres://...`) instead of
-    /// memory, so they survive a restart and several instances (--stateless, behind one
-    /// address) share them; resume handles are signed with --mcp-key
-    #[arg(long, value_name = "URL")]
-    store: Option<String>,
-    /// With --store: the secret key resume handles are signed with, 64 hex digits (such as
-    /// the output of `openssl rand -hex 32`)
-    #[arg(long = "mcp-key", env = KEY_VAR, hide_env_values = true, value_name = "HEX")]
-    key: Option<String>,
-}
-
-impl Durable {
-    /// The store's URL and the key, 64 hex digits, checked before anything starts; a usage
-    /// error never shows the key.
-    fn checked(&self) -> Result<Option<(String, [u8; 32])>, Failure> {
-        let Some(url) = &self.store else {
-            return Ok(None);
-        };
-        let usage = || {
-            Failure::Usage(format!(
-                "--store needs a secret key in {KEY_VAR} (--mcp-key): 64 hex digits, such as the output of `openssl rand -hex 32`"
-            ))
-        };
-        let text = self.key.as_deref().ok_or_else(usage)?.trim();
-        if text.len() != 64 || !text.is_ascii() {
-            return Err(usage());
-        }
-        let mut key = [0u8; 32];
-        for (i, byte) in key.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).map_err(|_| usage())?;
-        }
-        Ok(Some((url.clone(), key)))
     }
 }
 

@@ -7,6 +7,10 @@
 //! `--stream` streams each answer, printed on stderr as it arrives, each checked against its
 //! output contract as it streams (one that can no longer pass is stopped and asked again).
 //!
+//! A tool that waits on a person (an `--a2a` agent's skill whose task asks for input) asks its
+//! question on stderr and takes the answer from a line of stdin; without one the run ends
+//! with the question.
+//!
 //! `--declared` runs the pipeline as declared at compile time instead (`PlanPipeline`: the
 //! sub-agents in order, then the plan generator, whose `collected_information` the run builds
 //! from their outputs), offline, and prints the transcript with the plan generator's prompt.
@@ -95,7 +99,7 @@ async fn run(args: Args) -> Result<(), Failure> {
         true => report::streamed_to_stderr(),
         false => agent_contracts::stream::Delivery::Whole,
     });
-    let (runtime, outcome) = pipeline::run_with(model, tools, config).await;
+    let (runtime, outcome) = pipeline::run_answering(model, tools, config, ask_person).await;
     print!("{}", runtime.transcript());
     print!("{}", report::summary(runtime.transcript()));
     match outcome {
@@ -109,6 +113,22 @@ async fn run(args: Args) -> Result<(), Failure> {
             Ok(())
         }
         Err(e) => Err(Failure::Failed(e.to_string())),
+    }
+}
+
+/// A remote agent's question (an A2A skill's task that asks for input), asked on stderr and
+/// answered by a line of stdin; the end of stdin or an empty line ends the run with the
+/// question (exit 1): the main agent never answers for the person.
+fn ask_person(pause: &agent_contracts::runtime::LoopPause) -> Option<String> {
+    eprintln!(
+        "=== `{}` (called by `{}`) asks: {} ===",
+        pause.tool, pause.agent, pause.question
+    );
+    eprint!("your answer> ");
+    let mut line = String::new();
+    match std::io::stdin().read_line(&mut line) {
+        Ok(read) if read > 0 && !line.trim().is_empty() => Some(line.trim_end().to_owned()),
+        _ => None,
     }
 }
 

@@ -223,6 +223,7 @@ impl Runner<'_> {
             requesting_agent: agent,
             conversation: state.conversation.clone(),
             approval,
+            turn: None,
         };
         state.phase = Phase::Approving;
         state.pending = Some(HumanFeedbackRequest {
