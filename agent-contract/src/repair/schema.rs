@@ -1,7 +1,7 @@
 //! Value fixes a contract's schema makes certain: the value walked beside the schema, fixed
 //! only where the schema names one subschema for it and that subschema leaves one reading.
 
-use super::{Repair, RepairKind, Repairs, pointer_segment};
+use super::record::{Repair, RepairKind, Repairs, pointer_segment};
 use crate::contract::Contract;
 use crate::limits::Limits;
 use serde_json::{Map, Number, Value};

@@ -6,7 +6,7 @@
 //! strict read that follows refuses it. No recursion: an explicit stack, within
 //! `max_depth`; one pass over the text.
 
-use super::{Repair, RepairKind, Repairs, pointer_segment};
+use super::record::{Repair, RepairKind, Repairs, pointer_segment};
 use crate::limits::Limits;
 
 /// The strict text of the value at the start of a text, and what was fixed to get it.
