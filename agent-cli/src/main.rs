@@ -16,6 +16,7 @@ mod offline;
 mod serve;
 mod timing;
 
+use agent_contracts::contract::{Repair, Repairs, repair_answer, repair_kwargs};
 use agent_contracts::{
     DynAgent, Limits, RetryError, contract::ErrorKind, contract::PrepareError,
     contract::extract_json,
@@ -97,8 +98,10 @@ enum Command {
         /// A file of kwargs JSON; `-` or nothing reads stdin
         file: Option<String>,
     },
-    /// Check kwargs (or, with --output, an answer) against the agent's contract: prints
-    /// `{"success":true}`, or the retry error (exit 1)
+    /// Check kwargs (or, with --output, an answer) against the agent's contract, after the
+    /// lossless repairs the runtime makes: prints `{"value": ..., "repairs": [...]}` (the
+    /// checked context or answer, and each fix as `{"path", "kind", "before", "after"}`), or
+    /// the retry error when only a fix that could change its meaning would do (exit 1)
     #[command(after_help = EXIT_CODES)]
     Validate {
         /// The agent's name
@@ -254,15 +257,11 @@ fn run(command: Command, schemas: &Path) -> Result<(), Failure> {
                 Err(e) if output => return retry(&e.to_json()),
                 Err(e) => return retry(&e.with_required(required(agent)).to_json()),
             };
-            let limits = Limits::default();
-            let result = if output {
-                extract_json(&text, &limits)
-                    .and_then(|answer| agent.check_output(&answer, &limits).map(drop))
-            } else {
-                agent.validate(&text, &limits).map(drop)
-            };
-            match result {
-                Ok(()) => print_line(serde_json::json!({"success": true})),
+            let side = if output { Side::Output } else { Side::Input };
+            match validate(agent, &text, side, &Limits::default()) {
+                Ok((value, repairs)) => {
+                    print_line(serde_json::json!({"value": value, "repairs": repairs}))
+                }
                 Err(e) => retry(&e.to_json()),
             }
         }
@@ -355,6 +354,54 @@ fn served(schemas: &Path, spec: Option<&str>, providers: &ProviderEnv) -> Result
         .map(|agent| &*Box::leak(Box::new(agent)) as &'static dyn DynAgent)
         .collect();
     Ok((agents, model))
+}
+
+/// Which contract `validate` checks.
+#[derive(Clone, Copy)]
+enum Side {
+    /// Kwargs against the input contract.
+    Input,
+    /// An answer against the output contract.
+    Output,
+}
+
+/// `validate`: the checked value (a call's context, or an answer) and the lossless repairs it
+/// needed, as the runtime takes it; or the retry error of the text as written.
+fn validate(
+    agent: &UserAgent,
+    text: &str,
+    side: Side,
+    limits: &Limits,
+) -> Result<(serde_json::Value, Vec<Repair>), RetryError> {
+    let repairs = Repairs::default();
+    match side {
+        Side::Input => {
+            let error = match agent.validate(text, limits) {
+                Ok(call) => return Ok((call.context().clone(), Vec::new())),
+                Err(error) => error,
+            };
+            let repaired = repair_kwargs(text, agent.input_contract(), repairs, limits)
+                .and_then(|r| Some((agent.validate(&r.text, limits).ok()?, r.repairs)));
+            match repaired {
+                Some((call, repairs)) => Ok((call.context().clone(), repairs)),
+                None => Err(error),
+            }
+        }
+        Side::Output => {
+            let checked = extract_json(text, limits)
+                .and_then(|answer| agent.check_output(&answer, limits).map(|_| answer));
+            let error = match checked {
+                Ok(answer) => return Ok((answer, Vec::new())),
+                Err(error) => error,
+            };
+            let repaired = repair_answer(text, agent.output_contract(), repairs, limits)
+                .filter(|r| agent.check_output(&r.value, limits).is_ok());
+            match repaired {
+                Some(repaired) => Ok((repaired.value, repaired.repairs)),
+                None => Err(error),
+            }
+        }
+    }
 }
 
 /// `check`: one line per agent, `ok <name>` or `error <name>` followed by its problems; with

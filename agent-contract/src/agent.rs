@@ -6,6 +6,7 @@ use crate::json::{RawJson, Shown};
 use crate::kwargs::ToolCall;
 use crate::limits::Limits;
 use crate::prompt::PromptError;
+use crate::repair::Repair;
 use crate::retry::RetryError;
 use serde::Deserialize as _;
 use serde::de::DeserializeOwned;
@@ -174,6 +175,8 @@ pub struct CheckedOutput {
     typed: Arc<dyn Any + Send + Sync>,
     /// The JSON as the model wrote it (its key order, its numbers' text), when known.
     text: Option<RawJson>,
+    /// The lossless repairs the answer needed to pass (none for most answers).
+    repairs: Vec<Repair>,
 }
 
 impl CheckedOutput {
@@ -184,7 +187,21 @@ impl CheckedOutput {
             value,
             typed: Arc::new(typed),
             text: None,
+            repairs: Vec::new(),
         }
+    }
+
+    /// Keeps the lossless repairs that made the answer pass.
+    #[doc(hidden)]
+    pub fn with_repairs(mut self, repairs: Vec<Repair>) -> Self {
+        self.repairs = repairs;
+        self
+    }
+
+    /// The lossless repairs the model's answer needed before it passed its contract
+    /// ([`repair_answer`](crate::repair_answer)): empty for an answer taken as written.
+    pub fn repairs(&self) -> &[Repair] {
+        &self.repairs
     }
 
     /// Keeps `text`, the JSON the value was parsed from, to show the output as the model wrote

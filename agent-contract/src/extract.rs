@@ -122,6 +122,37 @@ fn first_object(text: &str) -> Found<'_> {
     }
 }
 
+/// Where the rule looks for the answer's object, as offsets of a `{` in `answer`: the
+/// answer's start, or the first fence whose body opens with one, or (at most
+/// [`MAX_CANDIDATES`]) each `{` in the prose. What repair reads with its tolerant reader
+/// when no object parses there.
+pub(crate) fn candidates(answer: &str) -> Vec<usize> {
+    let offset = |part: &str| answer.len() - part.len();
+    let trimmed = answer.trim_start();
+    if trimmed.starts_with('{') {
+        return vec![offset(trimmed)];
+    }
+    let mut rest = answer;
+    while let Some(open) = rest.find("```") {
+        let after = &rest[open + 3..];
+        let body_start = after.find('\n').map_or(after.len(), |n| n + 1);
+        let body = &after[body_start..];
+        let opened = body.trim_start();
+        if opened.starts_with('{') {
+            return vec![offset(opened)];
+        }
+        let Some(close) = body.find("```") else {
+            break;
+        };
+        rest = &body[close + 3..];
+    }
+    answer
+        .match_indices('{')
+        .map(|(at, _)| at)
+        .take(MAX_CANDIDATES)
+        .collect()
+}
+
 /// The first ``` fence whose body opens with `{` (after whitespace): its object.
 fn fenced(answer: &str) -> Option<Found<'_>> {
     let mut rest = answer;

@@ -29,6 +29,9 @@ pub struct Limits {
     /// Largest rendered user prompt, in bytes (default 8 MiB): nesting indents every line, so
     /// a prompt can outgrow the call it came from.
     pub max_prompt_bytes: usize,
+    /// Most fixes one lossless repair of an answer or a call may make (default 32): a value
+    /// that needs more is no slip of the pen, and goes back to its writer.
+    pub max_repairs: usize,
 }
 
 impl Default for Limits {
@@ -41,6 +44,7 @@ impl Default for Limits {
             max_listed_fields: 100,
             max_values: 250_000,
             max_prompt_bytes: 8 * 1024 * 1024,
+            max_repairs: 32,
         }
     }
 }
@@ -87,6 +91,12 @@ impl Limits {
     /// These limits with [`max_prompt_bytes`](Self::max_prompt_bytes) set.
     pub fn with_max_prompt_bytes(mut self, max_prompt_bytes: usize) -> Self {
         self.max_prompt_bytes = max_prompt_bytes;
+        self
+    }
+
+    /// These limits with [`max_repairs`](Self::max_repairs) set.
+    pub fn with_max_repairs(mut self, max_repairs: usize) -> Self {
+        self.max_repairs = max_repairs;
         self
     }
 }

@@ -31,6 +31,7 @@ use agent_contracts_contract::CheckedOutput;
 use agent_contracts_contract::DynAgent;
 use agent_contracts_contract::ToolDefinition;
 use agent_contracts_contract::{Broken, Contract, ErrorKind, Limits, RetryError};
+use agent_contracts_contract::{Repair, Repaired, repair_answer};
 use futures_util::StreamExt as _;
 use serde_json::Value;
 use std::future::Future;
@@ -141,6 +142,10 @@ pub(crate) trait OutputCheck: Sync {
     fn written(output: Self::Output, _text: &str) -> Self::Output {
         output
     }
+    /// Keeps the lossless repairs the answer needed, where the output carries them.
+    fn repaired(output: Self::Output, _repairs: Vec<Repair>) -> Self::Output {
+        output
+    }
 }
 
 impl<'d> OutputCheck for dyn DynAgent + 'd {
@@ -150,6 +155,9 @@ impl<'d> OutputCheck for dyn DynAgent + 'd {
     }
     fn written(output: CheckedOutput, text: &str) -> CheckedOutput {
         output.with_text(text)
+    }
+    fn repaired(output: CheckedOutput, repairs: Vec<Repair>) -> CheckedOutput {
+        output.with_repairs(repairs)
     }
 }
 
@@ -369,7 +377,7 @@ impl Engine<'_> {
                 false => serde_json::to_string(&reply.tool_calls).unwrap_or_default(),
             };
             let checked = if reply.tool_calls.is_empty() {
-                self.check_text(ask, &reply.content)
+                self.check_text(ask, &reply.content, attempt)
             } else {
                 let replies = match self
                     .call_tools(name, ask.id, &tools, &reply.tool_calls, conversation)
@@ -892,13 +900,55 @@ impl Engine<'_> {
     }
 
     /// An answer's text: its JSON, or (for a workflow agent without an output contract) the
-    /// text itself.
+    /// text itself. An answer refused as written gets the lossless repairs
+    /// ([`Config::repairs`](crate::Config::repairs)) before it goes back to its agent: one they
+    /// make pass is taken, the repairs recorded (transcript, the agent's span, the output);
+    /// otherwise the error of the answer as written stands.
     fn check_text<C: OutputCheck + ?Sized>(
         &self,
         ask: &Ask<'_, C>,
         content: &str,
+        attempt: u32,
     ) -> Result<Checked<C::Output>, RetryError> {
-        let (mut value, mut text) = match extract_json_text(content, &self.config.limits) {
+        let error = match self.check_written(ask, content) {
+            Ok(checked) => return Ok(checked),
+            Err(error) => error,
+        };
+        let limits = &self.config.limits;
+        let contract = ask.agent.output_contract();
+        let Some(repaired) = repair_answer(content, contract, self.config.repairs, limits) else {
+            return Err(error);
+        };
+        let Repaired {
+            value,
+            text,
+            repairs,
+            ..
+        } = repaired;
+        let checked = match self.check_json(ask, value, &text) {
+            Ok(checked) => checked,
+            Err(_) => return Err(error),
+        };
+        let name = ask.agent.name();
+        telemetry::repaired(name, CheckSide::Output, &repairs, attempt);
+        self.transcript.push(Event::OutputRepaired {
+            agent: name.into(),
+            repairs: repairs.clone(),
+        });
+        Ok(match checked {
+            Checked::Output(output) => Checked::Output(C::repaired(output, repairs)),
+            question => question,
+        })
+    }
+
+    /// An answer's text as written: its JSON, or (for a workflow agent without an output
+    /// contract) the text itself.
+    fn check_written<C: OutputCheck + ?Sized>(
+        &self,
+        ask: &Ask<'_, C>,
+        content: &str,
+    ) -> Result<Checked<C::Output>, RetryError> {
+        let (value, text) = match extract_json_text(content, &self.config.limits) {
             Ok(found) => found,
             Err(_)
                 if matches!(ask.policy, Policy::Step { .. })
@@ -908,6 +958,16 @@ impl Engine<'_> {
             }
             Err(e) => return Err(e),
         };
+        self.check_json(ask, value, text)
+    }
+
+    /// An answer's JSON `value`, read from `text`: checked, the text kept for the output.
+    fn check_json<C: OutputCheck + ?Sized>(
+        &self,
+        ask: &Ask<'_, C>,
+        mut value: Value,
+        mut text: &str,
+    ) -> Result<Checked<C::Output>, RetryError> {
         // A strict provider answers `null` for the optional properties the rewrite it was
         // sent made nullable: gone, the answer is checked against the contract as written,
         // and the model's text, which no longer matches it, is not kept.
@@ -1101,7 +1161,7 @@ impl<'t> Toolbox<'t> {
 /// A tool call's result, as the calling model reads it.
 ///
 /// Serializes as the plain tool's JSON; as `{"success": true, "agent", "context_id",
-/// "output"}` for an agent's output; or as the retry error with `context_id` after its keys.
+/// "output"}` for an agent's output (and `"repairs"` when the call needed lossless repairs); or as the retry error with `context_id` after its keys.
 #[derive(Debug, Clone)]
 pub(crate) enum ToolReply {
     /// A plain tool's result, and the media it brings.
@@ -1130,6 +1190,9 @@ impl serde::Serialize for ToolReply {
             agent: &'a str,
             context_id: &'a ContextId,
             output: agent_contracts_contract::__private::Shown<'a>,
+            /// The fixes the caller's kwargs needed, so its model learns the form.
+            #[serde(skip_serializing_if = "<[Repair]>::is_empty")]
+            repairs: &'a [Repair],
         }
         match self {
             Self::Value(value, _) => value.serialize(s),
@@ -1138,6 +1201,7 @@ impl serde::Serialize for ToolReply {
                 agent: &output.agent,
                 context_id: &output.context_id,
                 output: output.output.as_written(),
+                repairs: &output.repairs,
             }
             .serialize(s),
             Self::Retry { error, context_id } => error.with_context_id(context_id).serialize(s),

@@ -3,7 +3,7 @@
 
 use crate::cost::Prices;
 use crate::delivery::Delivery;
-use agent_contracts_contract::Limits;
+use agent_contracts_contract::{Limits, Repairs};
 pub use tokio_util::sync::CancellationToken;
 
 /// Bounds and limits of a run, shared by [`Runtime`](crate::Runtime) and
@@ -54,6 +54,11 @@ pub struct Config {
     /// Whether answers arrive whole (the default) or stream, checked against their output
     /// contract as they arrive and shown to a watch: see [`Delivery`].
     pub delivery: Delivery,
+    /// The lossless repairs made to a model's answer or a parent's kwargs that broke their
+    /// contract, before any retry (all kinds by default; [`Repairs::none`] retries every
+    /// malformed value as before). Each repair is recorded in the transcript and on the
+    /// agent's span; [`Limits::max_repairs`] bounds them.
+    pub repairs: Repairs,
 }
 
 impl Default for Config {
@@ -69,6 +74,7 @@ impl Default for Config {
             cost_budget: None,
             cancel: CancellationToken::new(),
             delivery: Delivery::Whole,
+            repairs: Repairs::default(),
         }
     }
 }
@@ -133,6 +139,12 @@ impl Config {
     /// These settings with [`delivery`](Self::delivery) set.
     pub fn with_delivery(mut self, delivery: Delivery) -> Self {
         self.delivery = delivery;
+        self
+    }
+
+    /// These settings with [`repairs`](Self::repairs) set.
+    pub fn with_repairs(mut self, repairs: Repairs) -> Self {
+        self.repairs = repairs;
         self
     }
 }

@@ -32,6 +32,7 @@ use agent_contracts_contract::Agent;
 use agent_contracts_contract::{DynAgent, PrepareError, PreparedCall};
 use agent_contracts_contract::{ErrorKind, Limits, RetryError, ToolDefinition};
 use agent_contracts_contract::{PartialJson, PartialOutput};
+use agent_contracts_contract::{Repair, repair_kwargs};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::marker::PhantomData;
@@ -322,7 +323,7 @@ impl Runtime {
         let id = self.context_ids.next(A::NAME)?;
         let span = telemetry::invoke_agent(A::NAME, Some(&id), id.run_id());
         let call = async {
-            let prepared = self.prepare("user", &agent, kwargs, &id, 1)?;
+            let (prepared, _) = self.prepare("user", &agent, kwargs, &id, 1)?;
             // Checked as `A` itself: the answer becomes `A::Output`, with no type erased on
             // the way back.
             let (output, _) = self
@@ -615,7 +616,7 @@ impl Runtime {
         let span = telemetry::invoke_agent(agent.name(), Some(&id), id.run_id());
         let attempt = options.previous.map_or(1, |p| p.attempt.saturating_add(1));
         let call = async {
-            let prepared = self.prepare(caller, agent, kwargs, &id, attempt)?;
+            let (prepared, repairs) = self.prepare(caller, agent, kwargs, &id, attempt)?;
             let (output, attempt) = self
                 .sub_agent(self.engine(), agent, agent, &prepared, &id, &options)
                 .await?;
@@ -624,6 +625,7 @@ impl Runtime {
                 context_id: id,
                 output,
                 attempt,
+                repairs,
             })
         };
         let result = call.instrument(span.clone()).await;
@@ -633,9 +635,12 @@ impl Runtime {
 
     /// The input path of the call `id` of `agent` by `caller`, shared by the typed and the
     /// type-erased call: the kwargs checked against the input contract and the user prompt
-    /// rendered within the limits. A broken call is recorded and becomes [`Error::Retry`]
-    /// naming the call. Either way the input contract's verdict is an event of the current
-    /// span, the call's `invoke_agent`, for `attempt`.
+    /// rendered within the limits. Kwargs refused as written get the lossless repairs
+    /// ([`Config::repairs`]) first: a call they make pass is taken, and its repairs, recorded
+    /// (transcript, span), come back beside the prepared call. A broken call is recorded and
+    /// becomes [`Error::Retry`] naming the call, with the error of the kwargs as written.
+    /// Either way the input contract's verdict is an event of the current span, the call's
+    /// `invoke_agent`, for `attempt`.
     fn prepare(
         &self,
         caller: &str,
@@ -643,10 +648,35 @@ impl Runtime {
         kwargs: &str,
         id: &ContextId,
         attempt: u32,
-    ) -> Result<PreparedCall, Error> {
+    ) -> Result<(PreparedCall, Vec<Repair>), Error> {
         let tool = format!("run_{}", agent.name());
         tracing::info!(caller, tool, "tool call");
-        let prepared = agent.prepare(kwargs, &self.config.limits);
+        let limits = &self.config.limits;
+        let mut repairs = Vec::new();
+        let prepared = match agent.prepare(kwargs, limits) {
+            Err(PrepareError::Retry(error)) => {
+                let contract = agent.input_contract();
+                let repaired = repair_kwargs(kwargs, contract, self.config.repairs, limits)
+                    .and_then(|repaired| {
+                        let prepared = agent.prepare(&repaired.text, limits).ok()?;
+                        Some((prepared, repaired.repairs))
+                    });
+                match repaired {
+                    Some((prepared, fixes)) => {
+                        telemetry::repaired(agent.name(), CheckSide::Input, &fixes, attempt);
+                        self.transcript.push(Event::InputRepaired {
+                            caller: caller.into(),
+                            tool: tool.clone(),
+                            repairs: fixes.clone(),
+                        });
+                        repairs = fixes;
+                        Ok(prepared)
+                    }
+                    None => Err(PrepareError::Retry(error)),
+                }
+            }
+            prepared => prepared,
+        };
         if let Ok(_) | Err(PrepareError::Retry(_)) = &prepared {
             let error = match &prepared {
                 Err(PrepareError::Retry(error)) => Some(error),
@@ -666,7 +696,7 @@ impl Runtime {
             Ok(prepared) => {
                 let keys: Vec<&str> = prepared.call.entries().map(|(key, _)| key).collect();
                 tracing::info!(agent = agent.name(), ?keys, "context received");
-                Ok(prepared)
+                Ok((prepared, repairs))
             }
             Err(PrepareError::Retry(error)) => {
                 self.engine().reject(caller, &tool, &error, id);

@@ -58,6 +58,11 @@ pub mod contract {
         PreparedCall, RESERVED_KEYS, RetryDetails, ToolCall, ToolDefinition, Violation, check_call,
         check_output, extract_json,
     };
+    /// Lossless repair of an answer or a call that broke its contract: what was fixed, which
+    /// kinds run, and the two front doors the runtime calls before any retry.
+    pub use agent_contracts_contract::{
+        Repair, RepairKind, Repaired, Repairs, repair_answer, repair_kwargs,
+    };
     /// The shape check every contract passes when it is built (defined in
     /// `agent-contracts-schema`, which the code generator runs too).
     pub use agent_contracts_contract::{SchemaShapeError, check_schema};

@@ -3,7 +3,7 @@
 
 use crate::ids::ContextId;
 use crate::rerun::PreviousAttempt;
-use agent_contracts_contract::{Agent, CheckedOutput};
+use agent_contracts_contract::{Agent, CheckedOutput, Repair};
 
 /// What a sub-agent call returned: its validated output and the call it came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,6 +17,10 @@ pub struct AgentOutput {
     pub output: CheckedOutput,
     /// The attempt that gave it, from 1 (output retries and reruns count up).
     pub attempt: u32,
+    /// The lossless repairs the caller's kwargs needed to pass the input contract (empty for
+    /// a call taken as written): a parent model reads them beside the output, to learn the
+    /// form the contract wants. The answer's own are [`CheckedOutput::repairs`].
+    pub repairs: Vec<Repair>,
 }
 
 impl AgentOutput {

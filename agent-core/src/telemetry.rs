@@ -31,7 +31,7 @@
 use crate::chat::{ChatResponse, ModelError, Usage};
 use crate::error::Error;
 use crate::ids::ContextId;
-use agent_contracts_contract::{Contract, PathSegment, RetryError};
+use agent_contracts_contract::{Contract, PathSegment, Repair, RetryError};
 use std::fmt::Write as _;
 use tracing::field::Empty;
 
@@ -59,6 +59,11 @@ pub const CONTRACT_ATTEMPT: &str = "agent_contracts.contract.attempt";
 pub const STREAM_STOP_BYTE: &str = "agent_contracts.stream.stop_byte";
 /// An agent call's context ID, on its `invoke_agent` span.
 pub const CONTEXT_ID: &str = "agent_contracts.context_id";
+/// The name of a lossless repair's event: a value that broke its contract taken after the
+/// fixes it lists, with no retry.
+pub const CONTRACT_REPAIR: &str = "agent_contracts.contract.repair";
+/// A repair's fixes, as the JSON array of `{"path", "kind", "before", "after"}` in text.
+pub const CONTRACT_REPAIRS: &str = "agent_contracts.contract.repairs";
 /// The `error.type` of a check that found a violation, and of an agent call that ended on
 /// one.
 pub const CONTRACT_VIOLATION: &str = "contract_violation";
@@ -403,6 +408,23 @@ pub(crate) fn contract_check(
             "agent_contracts.contract.check"
         ),
     }
+}
+
+/// The event of a lossless repair on the current span (the agent call's `invoke_agent`): the
+/// value of `agent`'s `side` at `attempt` was taken after `repairs`. Their JSON is written
+/// only for a subscriber that takes the event.
+pub(crate) fn repaired(agent: &str, side: CheckSide, repairs: &[Repair], attempt: u32) {
+    tracing::event!(
+        target: TARGET,
+        tracing::Level::INFO,
+        {
+        gen_ai.agent.name = agent,
+        agent_contracts.contract.side = side.as_str(),
+        agent_contracts.contract.repairs = serde_json::to_string(repairs).unwrap_or_default(),
+        agent_contracts.contract.attempt = attempt,
+        },
+        "agent_contracts.contract.repair"
+    );
 }
 
 /// The JSON pointers of what `error` found, each once, as a JSON array in text: a missing

@@ -4,6 +4,7 @@
 pub use crate::ids::{ContextId, ContextIdError, ContextIdGenerator, Segment, Timestamp};
 
 use crate::chat::{Message, Role, Usage};
+use agent_contracts_contract::Repair;
 
 /// How many model calls and retries a run made.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -24,6 +25,10 @@ pub struct Counts {
     /// before the provider's last event) and asked again from the start: each partial answer
     /// was discarded.
     pub cut_streams: usize,
+    /// Calls taken after lossless repairs instead of being sent back to their caller.
+    pub repaired_calls: usize,
+    /// Answers taken after lossless repairs instead of being asked again.
+    pub repaired_answers: usize,
 }
 use serde_json::Value;
 use std::fmt;
@@ -110,6 +115,23 @@ pub enum Event {
         /// The question for the person.
         question: String,
     },
+    /// A call that broke a tool's input contract, taken after lossless repairs: no retry.
+    InputRepaired {
+        /// Who called.
+        caller: String,
+        /// The tool.
+        tool: String,
+        /// Every fix made to the call.
+        repairs: Vec<Repair>,
+    },
+    /// An answer that broke the agent's output contract, taken after lossless repairs: no
+    /// retry.
+    OutputRepaired {
+        /// The agent.
+        agent: String,
+        /// Every fix made to the answer.
+        repairs: Vec<Repair>,
+    },
 }
 
 /// The events of a run, in order; shared by the runtime's tasks.
@@ -173,6 +195,8 @@ impl Transcript {
                 }
                 Event::InputRetry { .. } => counts.input_retries += 1,
                 Event::StreamRetry { .. } => counts.cut_streams += 1,
+                Event::InputRepaired { .. } => counts.repaired_calls += 1,
+                Event::OutputRepaired { .. } => counts.repaired_answers += 1,
                 _ => {}
             }
         }
@@ -328,8 +352,34 @@ impl fmt::Display for Event {
                 f,
                 "=== [{agent}] {tool} waits on a person's answer ===\n{question}\n"
             ),
+            Self::InputRepaired {
+                caller,
+                tool,
+                repairs,
+            } => writeln!(
+                f,
+                "=== [{caller}] call of {tool} repaired (input contract) ===\n{}\n",
+                repair_lines(repairs)
+            ),
+            Self::OutputRepaired { agent, repairs } => writeln!(
+                f,
+                "=== [{agent}] answer repaired (output contract) ===\n{}\n",
+                repair_lines(repairs)
+            ),
         }
     }
+}
+
+/// One line per fix: where, what, and the text before and after.
+fn repair_lines(repairs: &[Repair]) -> String {
+    let lines: Vec<String> = repairs
+        .iter()
+        .map(|r| {
+            let path = if r.path.is_empty() { "/" } else { &r.path };
+            format!("{path}: {} {} -> {}", r.kind, r.before, r.after)
+        })
+        .collect();
+    lines.join("\n")
 }
 
 fn write_message(f: &mut fmt::Formatter<'_>, agent: &str, m: &Message) -> fmt::Result {

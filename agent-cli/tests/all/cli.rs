@@ -106,18 +106,50 @@ fn validate_input_and_output() {
         .args(["validate", "plan_generator_agent", KWARGS])
         .output()
         .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    // The checked context (the kwargs without their reserved keys), and no repair.
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let kwargs: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(KWARGS).unwrap()).unwrap();
     assert_eq!(
-        (out.status.code(), stdout(&out)),
-        (Some(0), "{\"success\":true}\n".into())
+        v["value"]["collected_information"],
+        kwargs["collected_information"]
+    );
+    assert!(v["value"].get("task").is_none());
+    assert_eq!(v["repairs"], serde_json::json!([]));
+    let clean = serde_json::json!(
+        {"plan_file_path": "p.md", "status": "success", "agent_response_content": "ok"}
     );
     let out = on_schemas()
         .args(["validate", "plan_generator_agent", "--output"])
-        .write_stdin(
-            r#"{"plan_file_path": "p.md", "status": "success", "agent_response_content": "ok"}"#,
-        )
+        .write_stdin(clean.to_string())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&stdout(&out)).unwrap(),
+        serde_json::json!({"value": clean, "repairs": []})
+    );
+    // Lossless repairs: the value the clean answer has, and each fix.
+    let out = on_schemas()
+        .args(["validate", "plan_generator_agent", "--output"])
+        .write_stdin(
+            "Here: {plan_file_path: 'p.md', \"status\": \"Success\", \"agent_response_content\": \"ok\",}",
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["value"], clean);
+    assert_eq!(
+        v["repairs"],
+        serde_json::json!([
+            {"path": "", "kind": "unquoted_key", "before": "plan_file_path", "after": "\"plan_file_path\""},
+            {"path": "", "kind": "single_quotes", "before": "'p.md'", "after": "\"p.md\""},
+            {"path": "", "kind": "trailing_comma", "before": ",", "after": ""},
+            {"path": "/status", "kind": "enum_case", "before": "\"Success\"", "after": "\"success\""}
+        ])
+    );
     let out = on_schemas()
         .args(["validate", "plan_generator_agent", "--output", "-"])
         .write_stdin(r#"{"plan_file_path": "p.md", "status": "maybe"}"#)
@@ -251,11 +283,23 @@ fn tool_and_validate_read_a_users_schemas_at_run_time() {
     };
     let out = validate(&[], r#"{"task": "t", "count": 5.0}"#);
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(stdout(&out), "{\"success\":true}\n");
-    let out = validate(&[], r#"{"task": "t", "count": "x"}"#);
-    assert_eq!(out.status.code(), Some(1));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(v["path"], serde_json::json!(["count"]));
+    assert_eq!(stdout(&out), "{\"repairs\":[],\"value\":{\"count\":5.0}}\n");
+    let out = validate(&[], r#"{"task": "t", "count": "5"}"#);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        stdout(&out),
+        "{\"repairs\":[{\"after\":\"5\",\"before\":\"\\\"5\\\"\",\"kind\":\"number_string\",\"path\":\"/count\"}],\"value\":{\"count\":5}}\n"
+    );
+    // Only a fix that changes the meaning would do: the retry error of the call as written.
+    for kwargs in [
+        r#"{"task": "t", "count": "x"}"#,
+        r#"{"task": "t", "count": "5.5"}"#,
+    ] {
+        let out = validate(&[], kwargs);
+        assert_eq!(out.status.code(), Some(1), "{kwargs}");
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(v["path"], serde_json::json!(["count"]));
+    }
     let out = validate(&["--output"], r#"{"total": -1}"#);
     assert_eq!(out.status.code(), Some(1));
     let out = cli()

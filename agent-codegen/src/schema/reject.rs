@@ -69,6 +69,7 @@ pub(crate) fn check(root: &Value, kind: ContractKind, root_name: &str) -> Vec<Pr
     }
     for node in &walked.nodes {
         check_node(root, node, &mut problems);
+        user_source(node, kind, &mut problems);
     }
     recursive_overlapping_combinators(root, &walked.nodes, &mut problems);
     check_type_names(root, &walked.nodes, root_name, &mut problems);
@@ -175,6 +176,39 @@ fn conflicting_definitions(root: &Value) -> Vec<Problem> {
             )
         })
         .collect()
+}
+
+/// The annotation of an input field only a person can give: a call without it asks a person
+/// instead of sending the model a retry error.
+pub(crate) const SOURCE: &str = "x-source";
+
+/// `"x-source": "user"` is meaningful on a property of an input contract's root only: the
+/// field a caller omitted is asked of a person. Anywhere else (an output contract, a nested
+/// node, `$defs`, another value) nothing would read it, so it is refused where it is written.
+fn user_source(node: &Node<'_>, kind: ContractKind, problems: &mut Vec<Problem>) {
+    let Some(value) = node.schema.get(SOURCE) else {
+        return;
+    };
+    let pointer = child_pointer(&node.pointer, SOURCE);
+    let on_input_property = kind == ContractKind::Input
+        && node
+            .pointer
+            .strip_prefix("/properties/")
+            .is_some_and(|name| !name.contains('/'));
+    let message = if !on_input_property {
+        format!(
+            "`{SOURCE}` at `{}` is read only on a property of an input contract (`/properties/<name>`), where `\"{SOURCE}\": \"user\"` marks a field only a person can give; remove it here",
+            display(&node.pointer)
+        )
+    } else if value != "user" {
+        format!(
+            "`{SOURCE}` at `{}` is {value}: the one source is \"user\" (a field only a person can give); remove it for a field the model supplies",
+            display(&node.pointer)
+        )
+    } else {
+        return;
+    };
+    problems.push(Problem::new(pointer, message));
 }
 
 /// Rules that look at one schema object.

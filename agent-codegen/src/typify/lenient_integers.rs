@@ -1,5 +1,7 @@
 //! Integer fields deserialize through the runtime's lenient reader, so `5.0` (an integer to
-//! JSON Schema and to the validator) fills an `i64`: typify's fields would refuse it.
+//! JSON Schema and to the validator) fills an `i64`: typify's fields would refuse it. So do
+//! the newtypes typify writes for an integer `enum` (`{"type": "integer", "enum": [1, 2]}`),
+//! whose own `Deserialize` reads the integer with `<i64>::deserialize`.
 
 use syn::visit_mut::VisitMut;
 use syn::{Attribute, Field, Path, Type};
@@ -51,6 +53,33 @@ struct Lenient {
 }
 
 impl VisitMut for Lenient {
+    /// `<i64>::deserialize(d)` (typify's read of an integer newtype's inner value) becomes the
+    /// lenient reader's `deserialize::<_, i64>(d)`.
+    fn visit_expr_call_mut(&mut self, call: &mut syn::ExprCall) {
+        syn::visit_mut::visit_expr_call_mut(self, call);
+        let syn::Expr::Path(func) = &*call.func else {
+            return;
+        };
+        let Some(qself) = &func.qself else {
+            return;
+        };
+        // A bare integer type (`holds_integer` of one with no arguments) named alone.
+        let reads = qself.position == 0
+            && func.path.segments.len() == 1
+            && func.path.segments[0].ident == "deserialize"
+            && holds_integer(&qself.ty)
+            && outer(&qself.ty).is_some_and(|o| INTEGERS.contains(&o));
+        if !reads {
+            return;
+        }
+        let ty = &qself.ty;
+        let function: Path = match syn::parse_str(&self.function) {
+            Ok(path) => path,
+            Err(_) => return,
+        };
+        *call.func = syn::parse_quote!(#function::<_, #ty>);
+    }
+
     fn visit_field_mut(&mut self, field: &mut Field) {
         if !holds_integer(&field.ty) {
             return;

@@ -821,3 +821,39 @@ fn size_bounds() {
         "has 501 values, more than the 500",
     );
 }
+
+#[test]
+fn x_source_only_on_a_property_of_an_input_contract() {
+    // A field only a person can give: accepted on an input contract's property.
+    accepts(with_property(
+        json!({ "type": "string", "x-source": "user" }),
+    ));
+    // Anywhere else, or with another value, refused where it is written.
+    rejects(
+        json!({ "type": "object", "x-source": "user" }),
+        "/x-source",
+        "is read only on a property of an input contract",
+    );
+    rejects(
+        with_property(json!({
+            "type": "object",
+            "properties": { "y": { "type": "string", "x-source": "user" } }
+        })),
+        "/properties/x/properties/y/x-source",
+        "is read only on a property of an input contract",
+    );
+    rejects(
+        with_property(json!({ "type": "string", "x-source": "model" })),
+        "/properties/x/x-source",
+        "the one source is \"user\"",
+    );
+    let options = TypeOptions {
+        kind: ContractKind::Output,
+        ..TypeOptions::default()
+    };
+    let schema = with_property(json!({ "type": "string", "x-source": "user" }));
+    let errors =
+        generate_types_with(&schema.to_string(), "out.json", "Root", &options).unwrap_err();
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(errors[0].pointer, "/properties/x/x-source");
+}

@@ -3,3 +3,4 @@
 
 mod checks_support;
 mod markdown_blocks;
+mod repair_corpus;

@@ -355,6 +355,8 @@ impl<'w> Runner<'w> {
                     context_id: id.clone(),
                     output,
                     attempt,
+                    // A step's input is the workflow's own, not a caller's kwargs.
+                    repairs: Vec::new(),
                 },
             };
             let next = self.next_step(&step, output.output.value(), &state);

@@ -37,6 +37,7 @@ mod proptest_markdown;
 mod realworld;
 mod rebuild;
 mod regex_linear;
+mod repair;
 mod rerun;
 mod reserved_keys;
 mod runtime_contract;

@@ -203,7 +203,14 @@ fn integral_floats_fill_integer_fields() {
             json!({"n": 1, "either": "x"}),
             json!({"n": 1, "either": "x", "retries": 3}),
         ),
+        // An integer `enum` is a newtype with its own `Deserialize`: it reads leniently too.
+        (
+            json!({"n": 1, "level": 2.0}),
+            json!({"n": 1, "level": 2, "retries": 3}),
+        ),
     ]);
+    let refused = typed::<IntegerFloat>(&json!({"n": 1, "level": 3.0})).unwrap_err();
+    assert_eq!(refused.path, [PathSegment::Key("level".into())]);
 }
 
 /// An integer the schema accepts but no 64-bit field holds is a retry error at its path.
