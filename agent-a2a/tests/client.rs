@@ -207,5 +207,10 @@ async fn a_workflow_skill_pauses_the_call_and_is_answered_on_its_task() {
     let ToolOutcome::Done(done) = planning.resume(&pause, "3 vegetarians").await else {
         panic!("the answered workflow completes");
     };
-    assert_eq!(done.value["output"], event_planning::PLAN, "{:?}", done.value);
+    assert_eq!(
+        done.value["output"],
+        event_planning::PLAN,
+        "{:?}",
+        done.value
+    );
 }
