@@ -869,6 +869,9 @@ pub mod support {
 }
 
 #[cfg(test)]
+mod tape_tests;
+
+#[cfg(test)]
 mod tests {
     use super::support::*;
     use super::*;

@@ -32,4 +32,4 @@ pub(crate) use read::*;
 pub use tape::*;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
