@@ -83,6 +83,45 @@ pub struct Contract {
     tape: std::sync::OnceLock<Option<Validator<TapeJson>>>,
     /// Whether the schema refers to documents given beside it ([`Contract::with_documents`]).
     documents: bool,
+    /// The root's properties marked `"x-source": "user"`, read once when the contract is
+    /// built.
+    user_fields: Vec<UserField>,
+}
+
+/// A field of an input contract only a person can give (`"x-source": "user"` on a property
+/// of the root): a call that omits it is asked of a person, never of the calling model.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct UserField {
+    /// The property's name.
+    pub name: String,
+    /// The property's `description`, for the question.
+    pub description: Option<String>,
+    /// The property's schema, the contract a person's answer is checked against (within
+    /// the whole contract).
+    pub schema: Value,
+}
+
+/// The annotation that marks a field only a person can give, and its one value.
+const SOURCE: &str = "x-source";
+
+/// The root properties of `schema` marked `"x-source": "user"`, in the schema's order.
+fn user_fields_of(schema: &Value) -> Vec<UserField> {
+    let Some(Value::Object(properties)) = schema.get("properties") else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .filter(|(_, property)| property.get(SOURCE).and_then(Value::as_str) == Some("user"))
+        .map(|(name, property)| UserField {
+            name: name.clone(),
+            description: property
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            schema: property.clone(),
+        })
+        .collect()
 }
 
 impl Contract {
@@ -153,7 +192,12 @@ impl Contract {
         validator: Validator,
     ) -> Self {
         let required = required_of(&schema);
+        let user_fields = match kind {
+            ContractKind::Input => user_fields_of(&schema),
+            ContractKind::Output => Vec::new(),
+        };
         Self {
+            user_fields,
             name,
             kind,
             schema,
@@ -272,6 +316,39 @@ impl Contract {
     /// The root's `required` fields, in schema order.
     pub fn required_fields(&self) -> &[String] {
         &self.required
+    }
+
+    /// The fields only a person can give (`"x-source": "user"` on a root property of an
+    /// input contract), in the schema's order; none for an output contract.
+    pub fn user_fields(&self) -> &[UserField] {
+        &self.user_fields
+    }
+
+    /// The field only a person can give named `name`.
+    pub fn user_field(&self, name: &str) -> Option<&UserField> {
+        self.user_fields.iter().find(|f| f.name == name)
+    }
+
+    /// The fields only a person can give that a call omitted, when that is all `error` (this
+    /// contract's retry error) is about: every missing field is one of them, and every
+    /// violation is one of those `required` misses at the root (so a call with any other
+    /// fault, or an error cut short at [`Limits::max_errors`], is `None`). Such a call is
+    /// asked of a person instead of sent back to its caller's model, which would invent
+    /// the values.
+    pub fn omitted_user_fields(&self, error: &RetryError) -> Option<Vec<&UserField>> {
+        if self.user_fields.is_empty()
+            || error.kind != ErrorKind::InputContract
+            || error.missing_fields.is_empty()
+            || error.errors.len() != error.missing_fields.len()
+            || error.errors.iter().any(|v| !v.path.is_empty())
+        {
+            return None;
+        }
+        error
+            .missing_fields
+            .iter()
+            .map(|name| self.user_field(name))
+            .collect()
     }
 
     /// Validates `instance`, building any retry error within `limits` (errors listed, bytes

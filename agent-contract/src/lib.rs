@@ -47,7 +47,7 @@ pub use agent_contracts_schema::strict::Dialect;
 
 pub use agent::{Agent, AgentInput, Checked, CheckedOutput, check_call, check_output};
 pub use checks::ContractChecks;
-pub use contract::{Contract, ContractError, ContractKind};
+pub use contract::{Contract, ContractError, ContractKind, UserField};
 pub use dyn_agent::{DynAgent, PrepareError, PreparedCall};
 pub use extract::extract_json;
 pub use json::{RawJson, RawObject};

@@ -266,6 +266,30 @@ pub(crate) enum TurnEnd {
     Paused(PausedTurn),
 }
 
+/// A turn's tool calls as they are answered: the replies whose messages are in the
+/// conversation, and the calls held from the first one that waits on a person.
+struct Turn {
+    replies: Vec<ToolReply>,
+    held: Vec<HeldCall>,
+}
+
+impl Turn {
+    fn with_capacity(calls: usize) -> Self {
+        Self {
+            replies: Vec::with_capacity(calls),
+            held: Vec::new(),
+        }
+    }
+
+    /// Done when nothing is held, else paused at the first held call.
+    fn end(self) -> TurnEnd {
+        match self.held.is_empty() {
+            true => TurnEnd::Done(self.replies),
+            false => TurnEnd::Paused(PausedTurn { calls: self.held }),
+        }
+    }
+}
+
 /// Why an answer goes back to its agent.
 #[derive(Clone, Copy)]
 pub(crate) enum Refusal<'a> {
@@ -727,8 +751,7 @@ impl Engine<'_> {
             .buffered(self.config.max_concurrency.max(1))
             .collect::<Vec<_>>();
         let results = self.cancellable(caller, work).await?;
-        let mut replies = Vec::with_capacity(results.len());
-        let mut held = Vec::new();
+        let mut turn = Turn::with_capacity(results.len());
         for (call, result) in calls.iter().zip(results) {
             let reply = match result? {
                 Some(reply) => reply,
@@ -741,25 +764,13 @@ impl Engine<'_> {
                     }
                 }
             };
-            self.answer_call(
-                caller,
-                &call.id,
-                &call.name,
-                reply,
-                conversation,
-                &mut held,
-                &mut replies,
-            );
+            self.answer_call(caller, &call.id, &call.name, reply, conversation, &mut turn);
         }
-        Ok(match held.is_empty() {
-            true => TurnEnd::Done(replies),
-            false => TurnEnd::Paused(PausedTurn { calls: held }),
-        })
+        Ok(turn.end())
     }
 
     /// One call's reply, in the model's order: its tool message, or held (it waits on a
     /// person, or a call before it does).
-    #[allow(clippy::too_many_arguments)]
     fn answer_call(
         &self,
         caller: &str,
@@ -767,9 +778,9 @@ impl Engine<'_> {
         tool: &str,
         reply: ToolReply,
         conversation: &mut Vec<Message>,
-        held: &mut Vec<HeldCall>,
-        replies: &mut Vec<ToolReply>,
+        turn: &mut Turn,
     ) {
+        let Turn { replies, held } = turn;
         if let ToolReply::Paused(pause) = reply {
             tracing::info!(caller, tool, "tool call waits on a person");
             self.transcript.push(Event::ToolPaused {
@@ -819,13 +830,12 @@ impl Engine<'_> {
         conversation: &mut Vec<Message>,
     ) -> Result<TurnEnd, Error> {
         let mut answer = Some(answer);
-        let mut replies = Vec::with_capacity(turn.calls.len());
-        let mut held = Vec::new();
+        let mut done = Turn::with_capacity(turn.calls.len());
         for call in turn.calls {
             let reply = match call {
                 // Held behind a call that waits again: held as it was.
-                call if !held.is_empty() => {
-                    held.push(call);
+                call if !done.held.is_empty() => {
+                    done.held.push(call);
                     continue;
                 }
                 HeldCall::Done {
@@ -840,7 +850,7 @@ impl Engine<'_> {
                     // A refused call's retry error is no tool's result.
                     if !refused {
                         let value = serde_json::from_str(&message.content).unwrap_or_default();
-                        replies.push(ToolReply::Value(value, media));
+                        done.replies.push(ToolReply::Value(value, media));
                     }
                     conversation.push(message);
                     continue;
@@ -848,7 +858,7 @@ impl Engine<'_> {
                 HeldCall::Paused { id, tool, pause } => match answer.take() {
                     // The next question of the turn: asked once this one is answered.
                     None => {
-                        held.push(HeldCall::Paused { id, tool, pause });
+                        done.held.push(HeldCall::Paused { id, tool, pause });
                         continue;
                     }
                     Some(answer) => {
@@ -867,20 +877,9 @@ impl Engine<'_> {
                 },
             };
             let (id, tool, reply) = reply;
-            self.answer_call(
-                caller,
-                &id,
-                &tool,
-                reply,
-                conversation,
-                &mut held,
-                &mut replies,
-            );
+            self.answer_call(caller, &id, &tool, reply, conversation, &mut done);
         }
-        Ok(match held.is_empty() {
-            true => TurnEnd::Done(replies),
-            false => TurnEnd::Paused(PausedTurn { calls: held }),
-        })
+        Ok(done.end())
     }
 
     /// Records a tool call that broke an input contract (or named no tool of the caller's).

@@ -12,6 +12,7 @@
 //! the `invoke_agent` span ([`telemetry`](crate::telemetry)) carry it. Sub-agent system prompts are assembled by the
 //! runtime's [`ContributorRegistry`].
 
+use crate::ask::UserAsk;
 use crate::call::{
     Ask, Dispatch, Engine, OutputCheck, PausedTurn, Policy, Reply, Resumed, ToolReply, Toolbox,
     TurnEnd,
@@ -25,7 +26,7 @@ use crate::ids::{ContextId, ContextIdGenerator};
 use crate::output::AgentOutput;
 use crate::rerun::PreviousAttempt;
 use crate::telemetry::{self, CheckSide};
-use crate::tool::Tool;
+use crate::tool::{Tool, ToolPause};
 use crate::transcript::{Event, Transcript};
 use crate::upstream::UpstreamContext;
 use agent_contracts_contract::Agent;
@@ -800,10 +801,57 @@ impl<A: Agent> Agent for ByType<A> {
 }
 
 /// An agent as a tool of a parent model's loop: a call is [`Runtime::call_sub_agent`] on the
-/// model's arguments, and a broken call is a retry error the parent reads.
+/// model's arguments, and a broken call is a retry error the parent reads, except a call that
+/// omitted only fields a person must give ([`UserAsk`]): that call waits on a person
+/// ([`ToolReply::Paused`]), and their answer, merged into the call, runs it.
 struct AgentTool<'r> {
     runtime: &'r Runtime,
     agent: &'r dyn DynAgent,
+}
+
+/// The keys of an [`AgentTool`]'s pause state: the call's kwargs text so far, and the field
+/// asked.
+const KWARGS: &str = "kwargs";
+const FIELD: &str = "field";
+
+impl AgentTool<'_> {
+    /// Runs the call on `kwargs`; `asked` is the field a person just answered, whose refused
+    /// answer is asked again.
+    async fn run(
+        &self,
+        caller: &str,
+        kwargs: &str,
+        asked: Option<&str>,
+    ) -> Result<ToolReply, Error> {
+        let options = CallOptions {
+            caller: Some(caller),
+            ..CallOptions::default()
+        };
+        match self
+            .runtime
+            .call_sub_agent(self.agent, kwargs, options)
+            .await
+        {
+            Ok(output) => Ok(ToolReply::Output(output)),
+            Err(Error::Retry {
+                error,
+                context_id: Some(context_id),
+                ..
+            }) => {
+                let ask = UserAsk::of(self.agent, &error).or_else(|| {
+                    asked.and_then(|field| UserAsk::refused(self.agent, field, &error))
+                });
+                Ok(match ask {
+                    Some(ask) => ToolReply::Paused(ToolPause::new(
+                        ask.question,
+                        serde_json::json!({KWARGS: kwargs, FIELD: ask.field.name}),
+                    )),
+                    None => ToolReply::Retry { error, context_id },
+                })
+            }
+            Err(error) => Err(error),
+        }
+    }
 }
 
 impl Dispatch for AgentTool<'_> {
@@ -815,23 +863,40 @@ impl Dispatch for AgentTool<'_> {
         caller: &'a str,
         arguments: &'a str,
     ) -> BoxFuture<'a, Result<ToolReply, Error>> {
+        Box::pin(self.run(caller, arguments, None))
+    }
+    /// The person's answer to the field the pause asked, merged into the call's kwargs; the
+    /// state is read back untrusted (a stored run): a state this adapter did not write, or
+    /// one past the size limit, is a retry error for the caller.
+    fn resume<'a>(
+        &'a self,
+        caller: &'a str,
+        pause: &'a ToolPause,
+        answer: &'a str,
+    ) -> BoxFuture<'a, Result<ToolReply, Error>> {
         Box::pin(async move {
-            let options = CallOptions {
-                caller: Some(caller),
-                ..CallOptions::default()
+            let kwargs = pause.state.get(KWARGS).and_then(Value::as_str);
+            let field = pause.state.get(FIELD).and_then(Value::as_str);
+            let limits = &self.runtime.config.limits;
+            let merged = match (kwargs, field) {
+                (Some(kwargs), Some(field)) if kwargs.len() <= limits.max_bytes => {
+                    UserAsk::field_of(self.agent, field).and_then(|ask| {
+                        let merged = ask.with_answer(kwargs, ask.value_of_text(answer))?;
+                        Some((merged, field))
+                    })
+                }
+                _ => None,
             };
-            match self
-                .runtime
-                .call_sub_agent(self.agent, arguments, options)
-                .await
-            {
-                Ok(output) => Ok(ToolReply::Output(output)),
-                Err(Error::Retry {
-                    error,
-                    context_id: Some(context_id),
-                    ..
-                }) => Ok(ToolReply::Retry { error, context_id }),
-                Err(error) => Err(error),
+            match merged {
+                Some((merged, field)) => self.run(caller, &merged, Some(field)).await,
+                None => Ok(ToolReply::Value(
+                    serde_json::json!({
+                        "success": false,
+                        "tool": format!("run_{}", self.agent.name()),
+                        "error": "the paused call's state is not one this tool wrote, so the answer cannot be used; call the tool again",
+                    }),
+                    Vec::new(),
+                )),
             }
         })
     }

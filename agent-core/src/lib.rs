@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod ask;
 mod call;
 mod chat;
 mod config;
@@ -55,8 +56,8 @@ pub mod contract {
     pub use agent_contracts_contract::Dialect;
     pub use agent_contracts_contract::{
         Checked, ContractChecks, ContractError, ContractKind, ErrorKind, PathSegment, PrepareError,
-        PreparedCall, RESERVED_KEYS, RetryDetails, ToolCall, ToolDefinition, Violation, check_call,
-        check_output, extract_json,
+        PreparedCall, RESERVED_KEYS, RetryDetails, ToolCall, ToolDefinition, UserField, Violation,
+        check_call, check_output, extract_json,
     };
     /// Lossless repair of an answer or a call that broke its contract: what was fixed, which
     /// kinds run, and the two front doors the runtime calls before any retry.
@@ -105,6 +106,7 @@ pub mod stream {
 /// A call's options and outcome, which side of a call an error is on, and what a tool call
 /// that waits on a person ends with.
 pub mod runtime {
+    pub use crate::ask::UserAsk;
     pub use crate::config::CancellationToken;
     pub use crate::engine::{CallOptions, LoopOutcome, LoopPause, Outcome};
     pub use crate::error::Side;

@@ -374,3 +374,31 @@ pub(crate) fn judge_user(agent: &str, rubric: &str, answer: &str) -> String {
     .render()
     .unwrap_or_default()
 }
+
+/// `runtime/user_field.md`: a field only a person can give, asked of a person.
+#[derive(Template)]
+#[template(path = "runtime/user_field.md", escape = "none")]
+struct UserField<'a> {
+    agent: &'a str,
+    field: &'a str,
+    description: Option<&'a str>,
+    refusal: Option<&'a str>,
+}
+
+/// The question for a person about the field `field` of `agent`'s input (its schema's
+/// `description`), and why their last answer was refused, when it was.
+pub(crate) fn user_field(
+    agent: &str,
+    field: &str,
+    description: Option<&str>,
+    refusal: Option<&str>,
+) -> String {
+    UserField {
+        agent,
+        field,
+        description,
+        refusal,
+    }
+    .render()
+    .unwrap_or_default()
+}

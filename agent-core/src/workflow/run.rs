@@ -4,6 +4,7 @@
 use super::checkpoint::{Durable, PausedRun, RestoreOnDrop};
 use super::definition::{Member, USER, Workflow};
 use super::state::{HumanFeedbackRequest, Phase, Step, WorkflowState};
+use crate::ask::UserAsk;
 use crate::call::{Ask, Engine, PausedTurn, Policy, Refusal, Refused, Reply, Resumed};
 use crate::chat::{ChatModel, ChatRequest, Message, Role};
 use crate::contributor::PromptContext;
@@ -214,6 +215,11 @@ impl<'w> Runner<'w> {
                 .bad_state("the state has no pending question to answer".into()));
         };
         let ids = self.restore_ids(&state)?;
+        if let Some(field) = &request.field {
+            self.give_field(&mut state, field, feedback)?;
+            state.phase = Phase::Routing;
+            return self.drive(state, ids).await;
+        }
         if let Some(turn) = request.turn {
             let resumed = Resumed {
                 turn,
@@ -225,6 +231,36 @@ impl<'w> Runner<'w> {
         self.engine().record(&request.requesting_agent, &message);
         state.conversation.push(message);
         self.drive(state, ids).await
+    }
+
+    /// A person's `answer` for the current agent's `field` (one only a person gives), as the
+    /// field's value in the run's input; the step is routed to again with it, so its input
+    /// contract checks it.
+    fn give_field(
+        &self,
+        state: &mut WorkflowState,
+        field: &str,
+        answer: &str,
+    ) -> Result<(), Error> {
+        let ask = state
+            .current
+            .as_ref()
+            .and_then(|step| self.workflow.members.get(&step.agent))
+            .and_then(|member| UserAsk::field_of(member.agent, field))
+            .ok_or_else(|| {
+                self.workflow
+                    .bad_state("the state's question asks for no field of the current agent".into())
+            })?;
+        let input = ask
+            .with_answer(state.input.get(), ask.value_of_text(answer))
+            .and_then(|text| serde_json::value::RawValue::from_string(text).ok())
+            .and_then(|raw| RawObject::try_from(raw).ok())
+            .ok_or_else(|| {
+                self.workflow
+                    .bad_state("the run's input is not a JSON object".into())
+            })?;
+        state.input = input;
+        Ok(())
     }
 
     /// The run's context-ID generator, restored once per resume: the shared one (caught up
@@ -318,6 +354,24 @@ impl<'w> Runner<'w> {
                 state.hops += 1;
                 let routed = span.in_scope(|| self.route_to(member, &step, &mut state, &ids));
                 telemetry::end(&span, &routed);
+                // The step's input lacks a field only a person can give (or a person's answer
+                // to one broke it): a person is asked, not the agent's model.
+                if let Err(Error::Retry { error, .. }) = &routed
+                    && let Some(ask) = field_question(member.agent, error)
+                {
+                    state.current_call = None;
+                    state.issued = ids.snapshot();
+                    let field = ask.field.name.clone();
+                    let mut outcome = self.pause(ask.question, step.agent, state, None);
+                    if let WorkflowOutcome::NeedsInput { request, state, .. } = &mut outcome {
+                        request.field = Some(field.clone());
+                        if let Some(pending) = &mut state.pending {
+                            pending.field = Some(field);
+                        }
+                    }
+                    self.checkpoint_outcome(&mut outcome).await?;
+                    return Ok(outcome);
+                }
                 routed?;
                 if let Some(id) = &state.current_call {
                     span.record(telemetry::CONTEXT_ID, tracing::field::display(id));
@@ -409,6 +463,7 @@ impl<'w> Runner<'w> {
             conversation: state.conversation.clone(),
             approval: None,
             turn,
+            field: None,
         };
         state.phase = Phase::Answering;
         // The state holds the conversation once; the request returned carries it.
@@ -686,5 +741,20 @@ fn edited_last(state: &WorkflowState) -> Option<String> {
     Some(match &last.written {
         Some(text) => text.get().to_owned(),
         None => last.value.to_string(),
+    })
+}
+
+/// The question for a person when a step's input was refused with `error` only for fields
+/// a person gives: one it lacks, or one whose value broke its schema.
+fn field_question(
+    agent: &dyn agent_contracts_contract::DynAgent,
+    error: &RetryError,
+) -> Option<UserAsk> {
+    UserAsk::of(agent, error).or_else(|| {
+        agent
+            .input_contract()
+            .user_fields()
+            .iter()
+            .find_map(|field| UserAsk::refused(agent, &field.name, error))
     })
 }

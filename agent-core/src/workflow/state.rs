@@ -47,6 +47,12 @@ pub struct HumanFeedbackRequest {
     /// The answer goes to that tool, not to the agent. `None` for the agent's own question.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) turn: Option<PausedTurn>,
+    /// For a question about a field only a person can give (`"x-source": "user"`) that the
+    /// step's input lacks, or whose last answer its contract refused: the field. The answer
+    /// becomes the field's value in the run's input, and the step is routed to again.
+    /// `None` for any other question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
 }
 
 impl HumanFeedbackRequest {
@@ -434,6 +440,21 @@ impl Workflow {
             && let Some(turn) = &pending.turn
         {
             self.check_turn(state, pending, turn)?;
+        }
+        if let Some(pending) = &state.pending
+            && let Some(field) = &pending.field
+        {
+            let agent = state
+                .current
+                .as_ref()
+                .and_then(|step| self.members.get(&step.agent));
+            let known = agent.is_some_and(|m| m.agent.input_contract().user_field(field).is_some());
+            if !known || pending.turn.is_some() || state.current_call.is_some() {
+                return Err(format!(
+                    "the state's question asks for `{}`, which is no field a person gives to the current agent",
+                    cut(field)
+                ));
+            }
         }
         match (&state.pending, state.phase) {
             (Some(pending), Phase::Answering) if pending.approval.is_some() => {

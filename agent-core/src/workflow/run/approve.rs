@@ -224,6 +224,7 @@ impl Runner<'_> {
             conversation: state.conversation.clone(),
             approval,
             turn: None,
+            field: None,
         };
         state.phase = Phase::Approving;
         state.pending = Some(HumanFeedbackRequest {
