@@ -79,6 +79,7 @@ mod sessions;
 mod settings;
 mod tap;
 pub mod tls;
+mod user;
 mod workflow;
 
 use agent_contracts_runtime::contract::ContractError;
@@ -518,8 +519,26 @@ impl AgentServer {
     }
 
     /// One agent's `tools/call`: the contract path on the arguments' text, the agent's run,
-    /// the checked output.
-    async fn call_agent(&self, agent: &'static dyn DynAgent, setup: Setup) -> CallToolResult {
+    /// the checked output. A call that omitted fields only a person can give asks the client
+    /// for them first (see [`user`]): `round` is the `requestState` and answers of the
+    /// retry of an `input_required` round.
+    async fn call_agent(
+        &self,
+        agent: &'static dyn DynAgent,
+        setup: Setup,
+        round: Option<(String, Option<rmcp::model::InputResponses>)>,
+    ) -> CallToolResponse {
+        let (arguments, answered) = match round {
+            Some((state, responses)) => {
+                match user::answered(agent, &setup.arguments, &state, responses.as_ref()) {
+                    Ok(given) => given,
+                    Err(message) => {
+                        return CallToolResult::error(vec![ContentBlock::text(message)]).into();
+                    }
+                }
+            }
+            None => (setup.arguments, Vec::new()),
+        };
         let config = self
             .inner
             .config
@@ -528,24 +547,45 @@ impl AgentServer {
             .with_delivery(setup.delivery);
         let runtime = Runtime::with_config(setup.model, config);
         let options = CallOptions::default().with_caller("mcp_client");
-        match runtime
-            .call_sub_agent(agent, &setup.arguments, options)
-            .await
-        {
-            Ok(output) => CallToolResult::structured(output.output.value().clone())
-                .with_meta(Some(context_meta(&output.context_id.to_string()))),
+        match runtime.call_sub_agent(agent, &arguments, options).await {
+            Ok(output) => {
+                // The lossless repairs the arguments needed, so the client's model learns the
+                // form: in `_meta`, since the structured content is the output contract's.
+                let mut meta = context_meta(&output.context_id.to_string());
+                if !output.repairs.is_empty() {
+                    meta.0.insert(
+                        "repairs".into(),
+                        serde_json::to_value(&output.repairs).unwrap_or_default(),
+                    );
+                }
+                CallToolResult::structured(output.output.value().clone())
+                    .with_meta(Some(meta))
+                    .into()
+            }
             Err(agent_contracts_runtime::Error::Retry {
                 error,
                 context_id: Some(context_id),
                 ..
-            }) => CallToolResult::structured_error(
-                serde_json::to_value(error.with_context_id(&context_id)).unwrap_or_default(),
-            )
-            .with_meta(Some(context_meta(&context_id.to_string()))),
+            }) => {
+                if let Some((fields, reason)) = user::asked(agent, &error, &answered) {
+                    return user::ask(
+                        agent,
+                        &fields,
+                        reason.as_deref(),
+                        setup.caller.input_required,
+                    );
+                }
+                CallToolResult::structured_error(
+                    serde_json::to_value(error.with_context_id(&context_id)).unwrap_or_default(),
+                )
+                .with_meta(Some(context_meta(&context_id.to_string())))
+                .into()
+            }
             Err(error) => CallToolResult::error(vec![ContentBlock::text(format!(
                 "`{}` could not answer: {error}",
                 agent.name()
-            ))]),
+            ))])
+            .into(),
         }
     }
 
@@ -580,7 +620,10 @@ fn agent_route(agent: &'static dyn DynAgent) -> ToolRoute<AgentServer> {
             Box::pin(async move {
                 let server = call.service;
                 let setup = server.setup(&call.request_context, call.arguments.as_ref());
-                Ok(server.call_agent(agent, setup).await.into())
+                let round = call
+                    .request_state
+                    .map(|state| (state, call.input_responses));
+                Ok(server.call_agent(agent, setup, round).await)
             })
         },
     )

@@ -15,4 +15,5 @@ mod http;
 mod oauth;
 mod progress;
 mod stdio;
+mod user_fields;
 mod workflow;
