@@ -8,7 +8,7 @@ use crate::skills::{ServedWorkflow, Skill, open_task_id, seal_task_id};
 use crate::tasks::{Event, Task, Tasks};
 use crate::wire::{Incoming, RpcError, TaskState, code, data_part, new_id, text_part};
 use agent_contracts_runtime::contract::ContractError;
-use agent_contracts_runtime::runtime::CallOptions;
+use agent_contracts_runtime::runtime::{CallOptions, UserAsk};
 use agent_contracts_runtime::store::{CheckpointStore, RunStatus, StoreError};
 use agent_contracts_runtime::stream::Delivery;
 use agent_contracts_runtime::transcript::ContextIdGenerator;
@@ -394,7 +394,9 @@ impl A2aServer {
             let _permit = permit;
             match (skill, run_id) {
                 (Skill::Agent(agent), _) => {
-                    server.run_agent(agent, &running, &kwargs, streaming).await
+                    server
+                        .run_agent(agent, &running, &kwargs, streaming, None)
+                        .await
                 }
                 (Skill::Workflow(served), Some(run_id)) => {
                     server
@@ -564,12 +566,7 @@ impl A2aServer {
         }
         let served = match self.skill(Some(&task.skill))? {
             Skill::Workflow(served) => served,
-            Skill::Agent(_) => {
-                return Err(RpcError::new(
-                    code::UNSUPPORTED,
-                    "an agent's task asks for no input",
-                ));
-            }
+            Skill::Agent(agent) => return self.answer_agent(agent, task, incoming, streaming),
         };
         let answer = match (&incoming.data, &incoming.text) {
             (Some(data), _) => data.clone(),
@@ -644,14 +641,75 @@ impl A2aServer {
         Ok(task.to_json())
     }
 
+    /// A message on an agent's task that waits on a person: the answer to the field it
+    /// asked (the data part's value under the field's name, or the text), merged into the
+    /// call's kwargs, and the call run again: checked against the whole input contract, so
+    /// a refused answer asks again.
+    fn answer_agent(
+        &self,
+        agent: &'static dyn DynAgent,
+        task: Arc<Task>,
+        incoming: Incoming,
+        streaming: bool,
+    ) -> Result<Started, RpcError> {
+        let asking = task
+            .asking
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let Some((kwargs, field)) = asking else {
+            return Err(RpcError::new(
+                code::UNSUPPORTED,
+                "an agent's task asks for no input",
+            ));
+        };
+        let ask = UserAsk::field_of(agent, &field)
+            .ok_or_else(|| RpcError::new(code::INTERNAL, "the field asked is gone"))?;
+        let value = match (&incoming.data, &incoming.text) {
+            (Some(data), _) => match data.get(&field).or_else(|| data.get("answer")) {
+                Some(Value::String(text)) => ask.value_of_text(text),
+                Some(value) => value.clone(),
+                None => data.clone(),
+            },
+            (None, Some(text)) => ask.value_of_text(text),
+            (None, None) => Value::String(String::new()),
+        };
+        let merged = ask.with_answer(&kwargs, value).ok_or_else(|| {
+            RpcError::new(code::INTERNAL, "the paused call's kwargs are not an object")
+        })?;
+        task.remember(incoming.message.clone());
+        let events = streaming.then(|| task.subscribe());
+        let permit = self.permit()?;
+        *task.asking.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        task.set_status(TaskState::Working, vec![]);
+        let server = self.clone();
+        let running = task.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            server
+                .run_agent(agent, &running, &merged, streaming, Some(&field))
+                .await;
+            ended_without_outcome(&running);
+        });
+        Ok(Started {
+            task,
+            events,
+            running: true,
+            return_immediately: incoming.return_immediately,
+        })
+    }
+
     /// An agent's task: the contract path on the arguments, the agent's run, the checked
-    /// output as a data part artifact.
+    /// output as a data part artifact. A call that omitted fields only a person can give
+    /// (or whose answer to `asked`, the field a person just answered, was refused) waits in
+    /// `input-required` with the question, before the model is asked anything.
     async fn run_agent(
         &self,
         agent: &'static dyn DynAgent,
         task: &Arc<Task>,
         kwargs: &str,
         streaming: bool,
+        asked: Option<&str>,
     ) {
         let model: Arc<dyn ChatModel> =
             Arc::new(Reporting::new(self.inner.model.clone(), task.clone()));
@@ -676,6 +734,35 @@ impl A2aServer {
                     json!({"context_id": output.context_id.to_string()}),
                 );
                 task.set_status(TaskState::Completed, vec![]);
+            }
+            Err(Error::Retry {
+                error,
+                context_id,
+                agent: name,
+            }) => {
+                let ask = UserAsk::of(agent, &error)
+                    .or_else(|| asked.and_then(|field| UserAsk::refused(agent, field, &error)));
+                let Some(ask) = ask else {
+                    let error = Error::Retry {
+                        error,
+                        context_id,
+                        agent: name,
+                    };
+                    return failed(task, agent.name(), error);
+                };
+                *task.asking.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some((kwargs.to_owned(), ask.field.name.clone()));
+                task.set_status(
+                    TaskState::InputRequired,
+                    vec![
+                        text_part(&ask.question),
+                        data_part(json!({
+                            "question": ask.question,
+                            "field": ask.field.name,
+                            "schema": ask.field.schema,
+                        })),
+                    ],
+                );
             }
             Err(error) => failed(task, agent.name(), error),
         }

@@ -48,6 +48,9 @@ pub(crate) struct Task {
     events: tokio::sync::broadcast::Sender<Event>,
     /// Where a workflow's run paused (its question's checkpoint).
     pub(crate) paused: Mutex<Option<PausedRun>>,
+    /// An agent's call waiting on a person for a field only they can give: the call's
+    /// kwargs so far and the field asked.
+    pub(crate) asking: Mutex<Option<(String, String)>>,
     /// Whether the partial answer artifact has started (its next chunk appends).
     partial_started: Mutex<bool>,
 }
@@ -73,6 +76,7 @@ impl Task {
             state: tokio::sync::watch::Sender::new(TaskState::Submitted),
             events: tokio::sync::broadcast::Sender::new(EVENT_BUFFER),
             paused: Mutex::new(None),
+            asking: Mutex::new(None),
             partial_started: Mutex::new(false),
         }
     }

@@ -195,3 +195,82 @@ async fn a_task_returned_at_once_works_until_it_is_canceled() {
     let again = rpc(&addr, None, "CancelTask", json!({"id": id})).await;
     assert_eq!(again["error"]["code"], -32002, "{again}");
 }
+
+/// The plan generator's task without `target_url` (`"x-source": "user"`) waits in
+/// `input-required` with the field's question before the model is asked; an answer that
+/// breaks the field's schema is asked again, and the answer on the same task completes it.
+#[tokio::test]
+async fn an_omitted_user_field_makes_the_task_input_required_until_a_person_answers() {
+    use agent_contracts_runtime::{Message, ScriptedModel};
+    let plan = r#"{"plan_file_path": "plans/login.md", "status": "success", "agent_response_content": "Fill the form, submit."}"#;
+    let model = Arc::new(
+        ScriptedModel::default().script("plan_generator_agent", [Message::assistant(plan)]),
+    );
+    let server = A2aServer::new(vec![&agents::PlanGeneratorAgent], model.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    tokio::spawn(server.serve_http_on(listener));
+
+    let mut kwargs: Value = serde_json::from_str(KWARGS).unwrap();
+    kwargs.as_object_mut().unwrap().remove("target_url");
+    let answer = rpc(
+        &addr,
+        None,
+        "SendMessage",
+        send("plan_generator_agent", kwargs),
+    )
+    .await;
+    let task = &answer["result"]["task"];
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{answer}"
+    );
+    let parts = &task["status"]["message"]["parts"];
+    let question = parts[0]["text"].as_str().unwrap();
+    assert!(
+        question.starts_with(
+            "`plan_generator_agent` needs `target_url`, which only you can give: The URL"
+        ),
+        "{question}"
+    );
+    assert_eq!(parts[1]["data"]["field"], "target_url");
+    assert_eq!(parts[1]["data"]["schema"]["minLength"], 1);
+    assert!(model.requests_of("plan_generator_agent").is_empty());
+    let id = task["id"].clone();
+
+    // A text answer breaking `minLength` is asked again, with why.
+    let reply = |text: &str| {
+        json!({"message": {"messageId": "m2", "role": "ROLE_USER", "taskId": id,
+            "parts": [{"text": text}]}})
+    };
+    let answer = rpc(&addr, None, "SendMessage", reply("")).await;
+    // An empty text part is no text: the answer is empty, and refused.
+    let task = &answer["result"]["task"];
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{answer}"
+    );
+    let question = task["status"]["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        question.starts_with("That answer was refused: \"\" is shorter than 1 character."),
+        "{question}"
+    );
+    assert!(model.requests_of("plan_generator_agent").is_empty());
+
+    let answer = rpc(&addr, None, "SendMessage", reply("https://myapp.com/login")).await;
+    let task = &answer["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
+    assert_eq!(
+        task["artifacts"][0]["parts"][0]["data"]["status"],
+        "success"
+    );
+    let requests = model.requests_of("plan_generator_agent");
+    assert_eq!(requests.len(), 1);
+    assert!(
+        requests[0].messages[1]
+            .content
+            .contains("https://myapp.com/login")
+    );
+}
