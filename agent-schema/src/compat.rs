@@ -77,6 +77,8 @@ const ANNOTATIONS: &[&str] = &[
     "writeOnly",
     "$defs",
     "definitions",
+    // Who gives the field (`"user"`: a person, asked when a call omits it).
+    "x-source",
 ];
 
 /// Keywords [`compare`] models by their own rule.
@@ -2400,6 +2402,13 @@ mod tests {
             ),
             [(Undecided, "type", "x".to_owned())]
         );
+    }
+
+    #[test]
+    fn who_gives_a_field_says_nothing_about_its_values() {
+        let given = json!({"type": "string", "minLength": 1});
+        let asked = json!({"type": "string", "minLength": 1, "x-source": "user"});
+        assert_eq!(found(&given, &asked), []);
     }
 
     #[test]
