@@ -17,6 +17,8 @@ pub(crate) const ANNOTATIONS: &[&str] = &[
     "$defs",
     "definitions",
     "$schema",
+    // Who gives the field (`"user"`: a person, asked when a call omits it).
+    "x-source",
 ];
 
 /// Keywords that only narrow what an already shaped value may be.
