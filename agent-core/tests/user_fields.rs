@@ -240,3 +240,60 @@ async fn a_workflow_step_whose_input_lacks_a_user_field_pauses_and_the_answer_re
     let refused = workflow.parse_state(&tampered.to_string()).unwrap_err();
     assert!(matches!(refused, Error::BadState { .. }), "{refused:?}");
 }
+
+/// Audits accessibility.
+#[derive(Agent)]
+#[agent(
+    name = "accessibility_agent",
+    input = "../schemas/accessibility_agent/input.schema.json",
+    output = "../schemas/accessibility_agent/output.schema.json"
+)]
+struct AccessibilityAgent;
+
+/// A workflow step's input refused as written gets the lossless repairs a sub-agent's kwargs
+/// get (`"aa"` for the enum's `AA`), recorded in the transcript; the step runs on the fix.
+#[tokio::test]
+async fn a_workflow_steps_input_is_repaired_like_a_sub_agents_kwargs() {
+    use agent_contracts::Workflow;
+    use agent_contracts::transcript::Event;
+    use agent_contracts::workflow::{Member, WorkflowOutcome};
+    let audit = r#"{"overall_score": 78, "compliance_level": "AA", "issues": [], "passed_checks": {}, "audit_metadata": {"tool_version": "1.2.0", "rules_applied": 56, "elements_scanned": 124}}"#;
+    let workflow = Workflow::new("audits")
+        .agent(Member::from(&AccessibilityAgent))
+        .goal([("accessibility_agent", "Audit the page")]);
+    let model = Arc::new(
+        ScriptedModel::default().script("accessibility_agent", [Message::assistant(audit)]),
+    );
+    let runner = workflow.runner(model.clone());
+    let kwargs = json!({"task": "Audit", "target_url": "https://a.example", "wcag_level": "aa"});
+    let outcome = runner.start_with_kwargs(&kwargs.to_string()).await.unwrap();
+    assert!(
+        matches!(outcome, WorkflowOutcome::Finished { .. }),
+        "{outcome:?}"
+    );
+    let repairs: Vec<_> = runner
+        .transcript()
+        .events()
+        .into_iter()
+        .filter_map(|event| match event {
+            Event::InputRepaired { tool, repairs, .. } => Some((tool, repairs)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(repairs.len(), 1);
+    assert_eq!(repairs[0].0, "run_accessibility_agent");
+    assert_eq!(repairs[0].1[0].path, "/wcag_level");
+    assert_eq!(repairs[0].1[0].after, r#""AA""#);
+    // The step's context reaches the agent repaired.
+    let requests = model.requests_of("accessibility_agent");
+    let context = requests[0]
+        .messages
+        .iter()
+        .find(|m| m.content.contains("wcag_level"))
+        .unwrap();
+    assert!(
+        context.content.contains(r#""wcag_level": "AA""#),
+        "{}",
+        context.content
+    );
+}

@@ -16,6 +16,7 @@ use crate::transcript::{Event, Transcript};
 use crate::upstream::UpstreamContext;
 use agent_contracts_contract::RawObject;
 use agent_contracts_contract::ToolCall;
+use agent_contracts_contract::repair_kwargs;
 use agent_contracts_contract::{CheckedOutput, PrepareError};
 use agent_contracts_contract::{ErrorKind, RetryError};
 use serde::Serialize;
@@ -542,7 +543,12 @@ impl<'w> Runner<'w> {
                 error,
             }
         })?;
-        let prepared = agent.prepare_call(call, &self.workflow.config.limits);
+        let prepared = match agent.prepare_call(call, limits) {
+            Err(PrepareError::Retry(error)) => self
+                .repaired_step(member, step, state, attempt)
+                .ok_or(PrepareError::Retry(error)),
+            prepared => prepared,
+        };
         match &prepared {
             Ok(_) => verdict(None),
             Err(PrepareError::Retry(error)) => verdict(Some(error)),
@@ -563,6 +569,40 @@ impl<'w> Runner<'w> {
         state.conversation.push(Message::user(prepared.user_prompt));
         state.phase = Phase::Answering;
         Ok(())
+    }
+
+    /// The step's call, refused as its context was written, with the lossless repairs of
+    /// [`Config::repairs`](crate::Config::repairs) (as a sub-agent's kwargs get them): a call
+    /// they make pass is taken, its repairs recorded (transcript, span). Only a refused call
+    /// pays for this: its context is gathered again and written as kwargs text.
+    fn repaired_step(
+        &self,
+        member: &Member,
+        step: &Step,
+        state: &WorkflowState,
+        attempt: u32,
+    ) -> Option<agent_contracts_contract::PreparedCall> {
+        let agent = member.agent;
+        let limits = &self.workflow.config.limits;
+        let mut context = state.context();
+        self.workflow.collected(agent.name(), state, &mut context);
+        let mut kwargs = serde_json::Map::new();
+        kwargs.insert("task".into(), Value::String(step.task.clone()));
+        for (key, raw) in context {
+            kwargs.insert(key, serde_json::from_str(raw.get()).ok()?);
+        }
+        let kwargs = serde_json::to_string(&kwargs).ok()?;
+        let contract = agent.input_contract();
+        let repaired = repair_kwargs(&kwargs, contract, self.workflow.config.repairs, limits)?;
+        let call = ToolCall::from_json_str(&repaired.text, limits).ok()?;
+        let prepared = agent.prepare_call(call, limits).ok()?;
+        telemetry::repaired(agent.name(), CheckSide::Input, &repaired.repairs, attempt);
+        self.transcript.push(Event::InputRepaired {
+            caller: self.workflow.name.clone(),
+            tool: format!("run_{}", agent.name()),
+            repairs: repaired.repairs,
+        });
+        Some(prepared)
     }
 
     /// Asks the current agent, through the shared agent-call loop, over the shared
