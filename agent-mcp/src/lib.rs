@@ -506,7 +506,13 @@ impl AgentServer {
             ),
             None => (self.inner.model.clone(), self.inner.config.delivery.clone()),
         };
+        let elicit = (!input_required
+            && context
+                .client_capabilities()
+                .is_some_and(|c| c.elicitation.is_some()))
+        .then(|| context.peer.clone());
         Setup {
+            elicit,
             arguments: self.arguments_text(arguments, context),
             caller: Caller {
                 client,
@@ -539,6 +545,8 @@ impl AgentServer {
             }
             None => (setup.arguments, Vec::new()),
         };
+        let (mut arguments, mut answered) = (arguments, answered);
+        let cancel = setup.caller.cancel.clone();
         let config = self
             .inner
             .config
@@ -546,46 +554,36 @@ impl AgentServer {
             .with_cancel(setup.caller.cancel)
             .with_delivery(setup.delivery);
         let runtime = Runtime::with_config(setup.model, config);
-        let options = CallOptions::default().with_caller("mcp_client");
-        match runtime.call_sub_agent(agent, &arguments, options).await {
-            Ok(output) => {
-                // The lossless repairs the arguments needed, so the client's model learns the
-                // form: in `_meta`, since the structured content is the output contract's.
-                let mut meta = context_meta(&output.context_id.to_string());
-                if !output.repairs.is_empty() {
-                    meta.0.insert(
-                        "repairs".into(),
-                        serde_json::to_value(&output.repairs).unwrap_or_default(),
-                    );
+        let mut rounds = 0;
+        loop {
+            let options = CallOptions::default().with_caller("mcp_client");
+            let result = runtime.call_sub_agent(agent, &arguments, options).await;
+            let asked = match &result {
+                Err(agent_contracts_runtime::Error::Retry { error, .. }) => {
+                    user::asked(agent, error, &answered)
                 }
-                CallToolResult::structured(output.output.value().clone())
-                    .with_meta(Some(meta))
-                    .into()
-            }
-            Err(agent_contracts_runtime::Error::Retry {
-                error,
-                context_id: Some(context_id),
-                ..
-            }) => {
-                if let Some((fields, reason)) = user::asked(agent, &error, &answered) {
-                    return user::ask(
-                        agent,
-                        &fields,
-                        reason.as_deref(),
-                        setup.caller.input_required,
-                    );
+                _ => None,
+            };
+            let Some((fields, reason)) = asked else {
+                return agent_result(agent, result);
+            };
+            match &setup.elicit {
+                Some(peer) if rounds < user::MAX_ELICITATIONS => {
+                    rounds += 1;
+                    let asked =
+                        user::elicit(peer, &cancel, agent, &fields, reason.as_deref(), &arguments);
+                    match asked.await {
+                        Ok(given) => (arguments, answered) = given,
+                        Err(message) => {
+                            return CallToolResult::error(vec![ContentBlock::text(message)]).into();
+                        }
+                    }
                 }
-                CallToolResult::structured_error(
-                    serde_json::to_value(error.with_context_id(&context_id)).unwrap_or_default(),
-                )
-                .with_meta(Some(context_meta(&context_id.to_string())))
-                .into()
+                _ => {
+                    let elicit = setup.caller.input_required;
+                    return user::ask(agent, &fields, reason.as_deref(), elicit);
+                }
             }
-            Err(error) => CallToolResult::error(vec![ContentBlock::text(format!(
-                "`{}` could not answer: {error}",
-                agent.name()
-            ))])
-            .into(),
         }
     }
 
@@ -603,9 +601,49 @@ impl AgentServer {
     }
 }
 
+/// An agent call's result: the checked output (the lossless repairs its arguments needed in
+/// `_meta.repairs`, since the structured content is the output contract's), the retry error,
+/// or why the agent could not answer.
+fn agent_result(
+    agent: &dyn DynAgent,
+    result: Result<agent_contracts_runtime::AgentOutput, agent_contracts_runtime::Error>,
+) -> CallToolResponse {
+    match result {
+        Ok(output) => {
+            let mut meta = context_meta(&output.context_id.to_string());
+            if !output.repairs.is_empty() {
+                meta.0.insert(
+                    "repairs".into(),
+                    serde_json::to_value(&output.repairs).unwrap_or_default(),
+                );
+            }
+            CallToolResult::structured(output.output.value().clone())
+                .with_meta(Some(meta))
+                .into()
+        }
+        Err(agent_contracts_runtime::Error::Retry {
+            error,
+            context_id: Some(context_id),
+            ..
+        }) => CallToolResult::structured_error(
+            serde_json::to_value(error.with_context_id(&context_id)).unwrap_or_default(),
+        )
+        .with_meta(Some(context_meta(&context_id.to_string())))
+        .into(),
+        Err(error) => CallToolResult::error(vec![ContentBlock::text(format!(
+            "`{}` could not answer: {error}",
+            agent.name()
+        ))])
+        .into(),
+    }
+}
+
 /// What a route needs of its call (see [`AgentServer::setup`]).
 struct Setup {
     arguments: String,
+    /// The client, when it declares elicitation on a protocol before `2026-07-28`: asked by
+    /// `elicitation/create` for the fields a person gives.
+    elicit: Option<rmcp::Peer<RoleServer>>,
     caller: Caller,
     model: Arc<dyn ChatModel>,
     /// How an agent call's answers arrive: streamed when the client asked for progress.

@@ -7,6 +7,9 @@
 //!   `requestState` naming the fields; its retry of the same call carries the answers, which
 //!   are merged into the call's arguments and checked with them against the whole input
 //!   contract. A refused answer is asked again, the form's message saying why;
+//! - a client on an earlier protocol that declares elicitation is asked the same form by
+//!   `elicitation/create` while the call waits (at most [`MAX_ELICITATIONS`] rounds, each
+//!   within [`ELICITATION_TIMEOUT`]);
 //! - any other client gets an `isError` result with `status: "input_required"`, the question,
 //!   the fields and their schemas: it asks its user and calls again with the fields given.
 //!   An agent call keeps nothing on the server until its input is whole, so there is nothing
@@ -175,6 +178,43 @@ fn property(field: &UserField) -> Value {
     Value::Object(property)
 }
 
+/// How long a person has to answer an `elicitation/create` form: the call is open meanwhile.
+pub(crate) const ELICITATION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Rounds of `elicitation/create` one call asks at most (a person's refused answers, or the
+/// next field); past it the client is told what is needed.
+pub(crate) const MAX_ELICITATIONS: usize = 8;
+
+/// Asks a client on a protocol before `2026-07-28` that declares elicitation for `fields`,
+/// by `elicitation/create`, within [`ELICITATION_TIMEOUT`] (or until the call is cancelled):
+/// the call's arguments with the answers merged in, and the fields they gave; or why not.
+pub(crate) async fn elicit(
+    peer: &rmcp::Peer<rmcp::service::RoleServer>,
+    cancel: &tokio_util::sync::CancellationToken,
+    agent: &dyn DynAgent,
+    fields: &[&UserField],
+    reason: Option<&str>,
+    arguments: &str,
+) -> Result<(String, Vec<String>), String> {
+    let params = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: question(agent, fields, reason),
+        requested_schema: form(fields),
+    };
+    let asked = peer.create_elicitation_with_timeout(params, Some(ELICITATION_TIMEOUT));
+    let result = tokio::select! {
+        result = asked => result.map_err(|e| format!("could not ask the client for {}: {e}", names(fields)))?,
+        () = cancel.cancelled() => return Err("the call was cancelled".into()),
+    };
+    let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+    merge(agent, arguments, &names, result)
+}
+
+fn names(fields: &[&UserField]) -> String {
+    let names: Vec<String> = fields.iter().map(|f| format!("`{}`", f.name)).collect();
+    names.join(", ")
+}
+
 /// The arguments text of a call whose `input_required` round's answers (`responses`) give
 /// the fields its `state` names, merged in; or why the round cannot be used.
 pub(crate) fn answered(
@@ -190,6 +230,18 @@ pub(crate) fn answered(
     };
     let result: ElicitResult = serde_json::from_value(response.clone())
         .map_err(|e| format!("`inputResponses.{FIELDS_KEY}` is not an elicitation result: {e}"))?;
+    let names: Vec<&str> = state.split(FIELDS_SEPARATOR).collect();
+    merge(agent, arguments, &names, result)
+}
+
+/// `arguments` with the fields `names` the elicitation `result` gives, merged in (the others
+/// stay omitted, and are asked again).
+fn merge(
+    agent: &dyn DynAgent,
+    arguments: &str,
+    names: &[&str],
+    result: ElicitResult,
+) -> Result<(String, Vec<String>), String> {
     if result.action != ElicitationAction::Accept {
         return Err(format!(
             "the user did not answer, so `{}` did not run; call again to be asked again",
@@ -198,11 +250,11 @@ pub(crate) fn answered(
     }
     let content = result.content.unwrap_or(Value::Null);
     let mut arguments = arguments.to_owned();
-    let mut names = Vec::new();
-    for name in state.split(FIELDS_SEPARATOR) {
+    let mut given = Vec::new();
+    for &name in names {
         let Some(ask) = UserAsk::field_of(agent, name) else {
             return Err(format!(
-                "the `requestState` names `{}`, which is no field of `{}` a person gives",
+                "the answers name `{}`, which is no field of `{}` a person gives",
                 agent_contracts_runtime::__private::truncate(name, 100),
                 agent.name()
             ));
@@ -216,7 +268,7 @@ pub(crate) fn answered(
         arguments = ask.with_answer(&arguments, value).ok_or_else(|| {
             format!("the call's arguments are not a JSON object, so `{name}` cannot be given")
         })?;
-        names.push(name.to_owned());
+        given.push(name.to_owned());
     }
-    Ok((arguments, names))
+    Ok((arguments, given))
 }

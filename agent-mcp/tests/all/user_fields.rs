@@ -49,6 +49,8 @@ fn call(arguments: JsonObject) -> CallToolRequestParams {
 /// A client on protocol `2026-07-28` that declares elicitation, answers each form with the
 /// next of `answers`, and notes each question with how many requests the model had seen.
 struct Person {
+    /// The protocol it speaks when the server asks (`None`: the SDK's latest).
+    protocol: Option<ProtocolVersion>,
     answers: Mutex<VecDeque<&'static str>>,
     asked: Arc<Mutex<Vec<(String, Value, usize)>>>,
     model: Arc<ScriptedModel>,
@@ -56,10 +58,14 @@ struct Person {
 
 impl ClientHandler for Person {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
+        let config = ClientConfig::new(
             ClientCapabilities::builder().enable_elicitation().build(),
             Implementation::new("person", "1.0.0"),
-        )
+        );
+        match &self.protocol {
+            Some(version) => config.with_protocol_version(version.clone()),
+            None => config,
+        }
     }
 
     async fn create_elicitation(
@@ -91,6 +97,7 @@ async fn an_omitted_user_field_is_elicited_checked_and_the_call_completes() {
     let url = serve(model.clone()).await;
     let asked = Arc::new(Mutex::new(Vec::new()));
     let person = Person {
+        protocol: None,
         answers: Mutex::new(VecDeque::from(["", "https://myapp.com/login"])),
         asked: asked.clone(),
         model: model.clone(),
@@ -213,5 +220,45 @@ async fn the_repairs_made_to_a_clients_arguments_come_back_in_meta() {
     assert!(meta["context_id"].is_string());
     let prompt = &model.requests_of("accessibility_agent")[0].messages[1].content;
     assert!(prompt.contains("AA"), "{prompt}");
+    client.cancel().await.unwrap();
+}
+
+/// A client on protocol `2025-06-18` that declares elicitation is asked by
+/// `elicitation/create` while its call waits: the refused answer is asked again, the good one
+/// completes the call, and the model is asked nothing before it.
+#[tokio::test]
+async fn a_client_on_an_earlier_protocol_is_asked_by_elicitation_create() {
+    let model = model();
+    let url = serve(model.clone()).await;
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let person = Person {
+        protocol: Some(ProtocolVersion::V_2025_06_18),
+        answers: Mutex::new(VecDeque::from(["", "https://myapp.com/login"])),
+        asked: asked.clone(),
+        model: model.clone(),
+    };
+    agent_contracts_mcp::tls::install_crypto_provider();
+    let client = person
+        .serve(StreamableHttpClientTransport::from_uri(url))
+        .await
+        .unwrap();
+    assert_eq!(
+        client.peer_info().unwrap().protocol_version,
+        ProtocolVersion::V_2025_06_18
+    );
+    let result = client.call_tool(call(without_url())).await.unwrap();
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert_eq!(result.structured_content.unwrap()["status"], "success");
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert!(
+        asked[0]
+            .0
+            .starts_with("`plan_generator_agent` needs `target_url`")
+    );
+    assert!(asked[1].0.starts_with("That answer was refused: "));
+    assert_eq!(asked[0].1["properties"]["target_url"]["minLength"], 1);
+    assert_eq!((asked[0].2, asked[1].2), (0, 0));
+    assert_eq!(model.requests_of("plan_generator_agent").len(), 1);
     client.cancel().await.unwrap();
 }
