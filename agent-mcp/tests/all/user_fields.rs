@@ -262,3 +262,65 @@ async fn a_client_on_an_earlier_protocol_is_asked_by_elicitation_create() {
     assert_eq!(model.requests_of("plan_generator_agent").len(), 1);
     client.cancel().await.unwrap();
 }
+
+/// The official Python MCP SDK's client (`mcp`, pinned in `.ci/run`) with an elicitation
+/// callback: asked for `target_url`, its refused answer asked again, its good one completing
+/// the call; the model saw nothing before.
+#[tokio::test]
+async fn the_official_python_sdks_client_answers_the_elicitation() {
+    let has_sdk = std::process::Command::new("python3")
+        .args(["-c", "import mcp.client.streamable_http"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !has_sdk {
+        eprintln!("skipped: python3 has no `mcp` package (pip install mcp; .ci/run does)");
+        return;
+    }
+    let model = model();
+    let url = serve(model.clone()).await;
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/python_mcp/elicit_client.py"
+    );
+    let arguments = serde_json::to_string(&without_url()).unwrap();
+    let output = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        tokio::process::Command::new("python3")
+            .args([script, url.as_str(), arguments.as_str()])
+            .output(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let seen: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(seen["is_error"], false, "{seen}");
+    assert_eq!(seen["structured"]["status"], "success");
+    let asked = seen["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 2, "{seen}");
+    assert!(
+        asked[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("`plan_generator_agent` needs `target_url`")
+    );
+    assert!(
+        asked[1]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("That answer was refused: ")
+    );
+    assert_eq!(asked[0]["schema"]["required"], json!(["target_url"]));
+    let requests = model.requests_of("plan_generator_agent");
+    assert_eq!(requests.len(), 1);
+    assert!(
+        requests[0].messages[1]
+            .content
+            .contains("https://myapp.com/login")
+    );
+}
