@@ -495,7 +495,7 @@ fn strict_table(checks: &[agent_contracts_codegen::AgentCheck]) -> String {
         }
     }
     // Media fields of input contracts: a provider that cannot take one is refused here.
-    let media: Vec<String> = checks
+    let rows: Vec<(String, &str, &str, &str)> = checks
         .iter()
         .flat_map(|agent| {
             agent.media.iter().map(|(field, dialect, verdict)| {
@@ -503,13 +503,26 @@ fn strict_table(checks: &[agent_contracts_codegen::AgentCheck]) -> String {
                     Ok(()) => ("taken", ""),
                     Err(why) => ("no", why.as_str()),
                 };
-                let line = format!(
-                    "{:width$}  {:9}  {kind:10} {detail}",
+                (
                     format!("{}.{field}", agent.name),
-                    dialect.name()
-                );
-                line.trim_end().to_owned()
+                    dialect.name(),
+                    kind,
+                    detail,
+                )
             })
+        })
+        .collect();
+    let width = rows
+        .iter()
+        .map(|row| row.0.len())
+        .max()
+        .unwrap_or(0)
+        .max(15);
+    let media: Vec<String> = rows
+        .iter()
+        .map(|(label, provider, kind, detail)| {
+            let line = format!("{label:width$}  {provider:9}  {kind:10} {detail}");
+            line.trim_end().to_owned()
         })
         .collect();
     if !media.is_empty() {

@@ -546,21 +546,34 @@ pub fn show_parts(text: &str, media: &[Media]) -> String {
     let mut placed: Vec<&Media> = media.iter().collect();
     placed.sort_by_key(|m| m.at.unwrap_or(usize::MAX));
     let mut out = String::with_capacity(text.len());
+    let mut after_label = false;
+    // Each label on a line of its own.
+    let push_text = |out: &mut String, piece: &str, after_label: &mut bool| {
+        if piece.is_empty() {
+            return;
+        }
+        if *after_label && !piece.starts_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(piece);
+        *after_label = false;
+    };
     let mut from = 0;
     for media in placed {
         let at = media
             .at
             .filter(|&at| at <= text.len() && text.is_char_boundary(at))
-            .unwrap_or(text.len());
-        out.push_str(&text[from..at.max(from)]);
-        from = at.max(from);
+            .unwrap_or(text.len())
+            .max(from);
+        push_text(&mut out, &text[from..at], &mut after_label);
+        from = at;
         if !out.is_empty() && !out.ends_with('\n') {
             out.push('\n');
         }
         out.push_str(&media.label());
-        out.push('\n');
+        after_label = true;
     }
-    out.push_str(&text[from..]);
+    push_text(&mut out, &text[from..], &mut after_label);
     out
 }
 
@@ -673,7 +686,7 @@ mod tests {
         assert!(!out.contains(&b64(PNG)));
         assert_eq!(
             show_parts(&out, &media),
-            "Look: \n[image/png, 16 B]\n then \u{FFFC}stray and .\n[application/pdf at https://example.com/a.pdf]\n"
+            "Look: \n[image/png, 16 B]\n then \u{FFFC}stray and .\n[application/pdf at https://example.com/a.pdf]"
         );
     }
 }

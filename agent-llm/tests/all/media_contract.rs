@@ -1,5 +1,5 @@
 //! A contract with media fields, end to end: an agent whose input holds a PNG screenshot and a
-//! PDF invoice (real bytes, `tests/fixtures/media/`) sends them to both wire formats as the
+//! PDF invoice (real bytes, the repository's `tests/fixtures/media/`) sends them to both wire formats as the
 //! right parts at its template's places, and the default prompt puts them after the task;
 //! bad media (a PNG declared as JPEG, past the size bound, a `file:` URL) is refused with the
 //! field named before any request; an image a tool returns reaches the next request.
@@ -17,8 +17,8 @@ use std::sync::Arc;
 #[derive(agent_contracts::Agent)]
 #[agent(
     name = "invoice_reader_agent",
-    input = "tests/fixtures/media/input.schema.json",
-    output = "tests/fixtures/media/output.schema.json",
+    input = "../tests/fixtures/media/invoice_reader_agent/input.schema.json",
+    output = "../tests/fixtures/media/invoice_reader_agent/output.schema.json",
     user_prompt = "tests/invoice_reader.md"
 )]
 struct InvoiceReaderAgent;
@@ -27,13 +27,13 @@ struct InvoiceReaderAgent;
 #[derive(agent_contracts::Agent)]
 #[agent(
     name = "invoice_default_agent",
-    input = "tests/fixtures/media/input.schema.json",
-    output = "tests/fixtures/media/output.schema.json"
+    input = "../tests/fixtures/media/invoice_reader_agent/input.schema.json",
+    output = "../tests/fixtures/media/invoice_reader_agent/output.schema.json"
 )]
 struct InvoiceDefaultAgent;
 
-const PNG: &[u8] = include_bytes!("../fixtures/media/pixel.png");
-const PDF: &[u8] = include_bytes!("../fixtures/media/invoice.pdf");
+const PNG: &[u8] = include_bytes!("../../../tests/fixtures/media/pixel.png");
+const PDF: &[u8] = include_bytes!("../../../tests/fixtures/media/invoice.pdf");
 
 fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
