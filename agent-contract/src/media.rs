@@ -464,13 +464,25 @@ fn media_error(spec: &MediaSpec, message: String) -> RetryError {
     .into()
 }
 
-/// What a media field prints in a template: a marker [`place_media`] replaces.
+/// What a media field prints in a template: a marker [`place_media`] replaces, between two of
+/// these.
 const MARK: char = '\u{FFFC}';
+
+/// A number drawn once per process that every marker holds, so text a caller sends cannot
+/// forge one (markers never leave the process: [`place_media`] removes them).
+fn nonce() -> &'static str {
+    static NONCE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NONCE.get_or_init(|| {
+        use std::hash::BuildHasher;
+        let drawn = std::collections::hash_map::RandomState::new().hash_one(0x6d65_6469_61u64);
+        format!("{drawn:016x}:")
+    })
+}
 
 impl fmt::Display for MediaInput {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.checked {
-            Some((name, _)) => write!(f, "{MARK}media:{name}{MARK}"),
+            Some((name, _)) => write!(f, "{MARK}{}{name}{MARK}", nonce()),
             None => Ok(()),
         }
     }
@@ -508,7 +520,7 @@ pub fn place_media(text: &str, media: &[&MediaInput]) -> (String, Vec<Media>) {
         out.push_str(&rest[..start]);
         let after = &rest[start + MARK.len_utf8()..];
         let name = after
-            .strip_prefix("media:")
+            .strip_prefix(nonce())
             .and_then(|tail| tail.split_once(MARK));
         match name.and_then(|(name, tail)| {
             let index = media
@@ -678,15 +690,19 @@ mod tests {
             &Limits::default(),
         )
         .unwrap();
-        let text = format!("Look: {shot} then \u{FFFC}stray and {shot}.");
+        // A marker without this process's number is text, whatever it names.
+        let forged = "\u{FFFC}media:shot\u{FFFC}";
+        let text = format!("Look: {shot} then {forged} and {shot}.");
         let (out, media) = place_media(&text, &[&shot, &doc]);
-        assert_eq!(out, "Look:  then \u{FFFC}stray and .");
+        assert_eq!(out, format!("Look:  then {forged} and ."));
         assert_eq!(media[0].at, Some(6));
         assert_eq!(media[1].at, None);
         assert!(!out.contains(&b64(PNG)));
         assert_eq!(
             show_parts(&out, &media),
-            "Look: \n[image/png, 16 B]\n then \u{FFFC}stray and .\n[application/pdf at https://example.com/a.pdf]"
+            format!(
+                "Look: \n[image/png, 16 B]\n then {forged} and .\n[application/pdf at https://example.com/a.pdf]"
+            )
         );
     }
 }
