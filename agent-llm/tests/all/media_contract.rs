@@ -275,3 +275,38 @@ async fn an_image_a_tool_returns_reaches_the_next_request() {
         json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(PNG)}})
     );
 }
+
+#[tokio::test]
+async fn a_workflow_step_sends_its_media_in_place_too() {
+    use agent_contracts::{ScriptedModel, Workflow, model::Part};
+    let model = Arc::new(ScriptedModel::default().script("invoice_reader_agent", [ANSWER]));
+    let workflow = Workflow::new("read_invoice")
+        .agent(&InvoiceReaderAgent)
+        .goal([("invoice_reader_agent", "Which total does the customer owe?")]);
+    workflow
+        .runner(model.clone())
+        .start_with_kwargs(&kwargs(&b64(PNG), &b64(PDF)))
+        .await
+        .expect("a finished run");
+    let request = &model.requests_of("invoice_reader_agent")[0];
+    let user = request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| !m.media.is_empty())
+        .expect("the step's prompt with its media");
+    let kinds: Vec<&str> = user
+        .parts()
+        .iter()
+        .map(|part| match part {
+            Part::Text(_) => "text",
+            Part::Media(media) => media.media_type.as_str(),
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["text", "image/png", "text", "application/pdf", "text"]
+    );
+    assert!(!user.content.contains(&b64(PNG)));
+}
