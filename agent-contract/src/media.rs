@@ -474,7 +474,7 @@ fn nonce() -> &'static str {
     static NONCE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     NONCE.get_or_init(|| {
         use std::hash::BuildHasher;
-        let drawn = std::collections::hash_map::RandomState::new().hash_one(0x6d65_6469_61u64);
+        let drawn = std::collections::hash_map::RandomState::new().hash_one(0x006d_6564_6961_u64);
         format!("{drawn:016x}:")
     })
 }
