@@ -244,7 +244,27 @@ pub(crate) fn types(
         );
         locate(schema_text, &pointer)
     });
-    crate::typify::media::type_media_fields(&mut file, &root_ident, &mut media, &options.runtime);
+    let untyped = crate::typify::media::type_media_fields(
+        &mut file,
+        &root_ident,
+        &mut media,
+        &options.runtime,
+    );
+    if !untyped.is_empty() {
+        return Err(untyped
+            .iter()
+            .map(|name| {
+                let pointer = format!(
+                    "/properties/{}",
+                    name.replace('~', "~0").replace('/', "~1")
+                );
+                error(
+                    &pointer,
+                    format!("the media field `{name}` must be a plain string beside its `contentMediaType` (no `pattern`, length, `enum` or `const`): its bytes are checked by their signature"),
+                )
+            })
+            .collect());
+    }
     // An output contract's answer streams: its partial form, to show it while it arrives.
     let partial = match options.kind {
         ContractKind::Output => {

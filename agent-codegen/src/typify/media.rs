@@ -67,21 +67,23 @@ pub(crate) fn media_fields(schema: &Value, properties: &[Property]) -> Vec<Media
 }
 
 /// Types each of `fields` in the struct `root` as `<runtime>::__private::MediaInput` (kept
-/// in its `Option`), noting which are optional; a field not typed `String` is left alone and
-/// dropped from `fields`.
+/// in its `Option`), noting which are optional. A field typify did not type `String` (a
+/// string with constraints becomes a newtype) is dropped from `fields` and its JSON name
+/// returned: the caller refuses it, so no declared media goes unchecked.
 pub(crate) fn type_media_fields(
     file: &mut syn::File,
     root: &syn::Ident,
     fields: &mut Vec<MediaField>,
     runtime: &syn::Path,
-) {
+) -> Vec<String> {
+    let mut untyped = Vec::new();
     let media: syn::Type = syn::parse_quote!(#runtime::__private::MediaInput);
     let Some(root) = file.items.iter_mut().find_map(|item| match item {
         syn::Item::Struct(s) if s.ident == *root => Some(s),
         _ => None,
     }) else {
-        fields.clear();
-        return;
+        untyped.extend(fields.drain(..).map(|field| field.json_name));
+        return untyped;
     };
     fields.retain_mut(|field| {
         let Some(member) = root.fields.iter_mut().find(|f| {
@@ -89,6 +91,7 @@ pub(crate) fn type_media_fields(
                 .as_ref()
                 .is_some_and(|i| syn::ext::IdentExt::unraw(i) == field.rust_name)
         }) else {
+            untyped.push(field.json_name.clone());
             return false;
         };
         let mut swap = Swap {
@@ -99,8 +102,12 @@ pub(crate) fn type_media_fields(
         };
         swap.visit_type_mut(&mut member.ty);
         field.optional = swap.optional;
+        if !swap.swapped {
+            untyped.push(field.json_name.clone());
+        }
         swap.swapped
     });
+    untyped
 }
 
 /// Replaces `String` by the media type in a field's type, directly or inside one `Option`.

@@ -248,3 +248,22 @@ fn media_fields_of_an_input_are_media_values() {
         ]
     );
 }
+
+#[test]
+fn a_media_field_with_string_constraints_is_refused() {
+    let schema = r#"{
+  "type": "object",
+  "properties": {
+    "shot": {"type": "string", "contentEncoding": "base64", "contentMediaType": "image/png", "maxLength": 100}
+  }
+}"#;
+    let errors = generate_types_with(schema, "test.schema.json", "Root", &TypeOptions::default())
+        .err()
+        .expect("refused");
+    let text = errors[0].to_string();
+    assert!(
+        text.contains("media field `shot` must be a plain string"),
+        "{text}"
+    );
+    assert!(text.starts_with("test.schema.json:4:5: "), "{text}");
+}
