@@ -258,8 +258,7 @@ fn a_media_field_with_string_constraints_is_refused() {
   }
 }"#;
     let errors = generate_types_with(schema, "test.schema.json", "Root", &TypeOptions::default())
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     let text = errors[0].to_string();
     assert!(
         text.contains("media field `shot` must be a plain string"),
