@@ -492,3 +492,20 @@ fn check_providers_says_which_provider_takes_each_media_field() {
     .collect();
     assert_eq!(lines, expected, "{text}");
 }
+
+/// A tool has no media arguments (nor has MCP): a media field is a base64 string, or a URL, in
+/// the arguments, its media type declared.
+#[test]
+fn a_media_field_is_a_string_in_the_tools_arguments() {
+    let out = cli()
+        .args(["tool", "invoice_reader_agent", "--schemas", MEDIA_SCHEMAS])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let tool: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let properties = &tool["function"]["parameters"]["properties"];
+    assert_eq!(properties["screenshot"]["type"], "string");
+    assert_eq!(properties["screenshot"]["contentEncoding"], "base64");
+    assert_eq!(properties["screenshot"]["contentMediaType"], "image/png");
+    assert_eq!(properties["receipt"]["format"], "uri");
+}
