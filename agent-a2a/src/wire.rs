@@ -110,6 +110,9 @@ pub(crate) struct Incoming {
     pub(crate) text: Option<String>,
     /// The data part, if any.
     pub(crate) data: Option<Value>,
+    /// The file parts, each as the argument it fills: a media field's value (`raw` bytes as
+    /// a base64 `data:` URL of the part's `mediaType`, or the part's `url`).
+    pub(crate) files: Vec<(String, String)>,
     /// The message as received, for the task's history.
     pub(crate) message: Value,
     /// `configuration.returnImmediately`.
@@ -141,6 +144,7 @@ pub(crate) fn read_send(params: &Value) -> Result<Incoming, String> {
     };
     let mut texts = Vec::new();
     let mut data = None;
+    let mut files = Vec::new();
     for (index, part) in parts.iter().enumerate() {
         if let Some(text) = part.get("text").and_then(Value::as_str) {
             texts.push(text.to_owned());
@@ -151,9 +155,11 @@ pub(crate) fn read_send(params: &Value) -> Result<Incoming, String> {
                 ));
             }
             data = Some(value.clone());
+        } else if part.get("raw").is_some() || part.get("url").is_some() {
+            files.push(file_argument(part).map_err(|e| format!("`message.parts[{index}]`: {e}"))?);
         } else {
             return Err(format!(
-                "`message.parts[{index}]`: only text and data parts are read (no files)"
+                "`message.parts[{index}]`: only text, data and file parts are read"
             ));
         }
     }
@@ -168,14 +174,36 @@ pub(crate) fn read_send(params: &Value) -> Result<Incoming, String> {
         skill,
         text,
         data,
+        files,
         message: message.clone(),
         return_immediately,
     })
 }
 
+/// A file part as the media argument it fills: the field its `metadata.field` names (else its
+/// `filename`), and the value a media field takes (the input contract checks it).
+fn file_argument(part: &Value) -> Result<(String, String), String> {
+    let field = part
+        .pointer("/metadata/field")
+        .or_else(|| part.get("filename"))
+        .and_then(Value::as_str)
+        .filter(|f| !f.is_empty() && f.len() <= 256)
+        .ok_or("a file part names the argument it fills in `metadata.field` or `filename`")?;
+    let value = match (part.get("raw"), part.get("url")) {
+        (Some(Value::String(raw)), None) => match part.get("mediaType").and_then(Value::as_str) {
+            Some(media_type) => format!("data:{media_type};base64,{raw}"),
+            None => raw.clone(),
+        },
+        (None, Some(Value::String(url))) => url.clone(),
+        _ => return Err("a file part holds one `raw` (base64) or one `url` string".into()),
+    };
+    Ok((field.to_owned(), value))
+}
+
 impl Incoming {
     /// The skill's arguments as JSON text: the data part (an object), with the text parts as
-    /// its `task` when it has none; text alone is `{"task": text}`.
+    /// its `task` when it has none, and each file part as the media argument it names; text
+    /// alone is `{"task": text}`.
     pub(crate) fn kwargs(&self) -> Result<String, String> {
         let mut object = match &self.data {
             Some(Value::Object(map)) => map.clone(),
@@ -186,6 +214,9 @@ impl Incoming {
             }
             None => Map::new(),
         };
+        for (field, value) in &self.files {
+            object.insert(field.clone(), Value::String(value.clone()));
+        }
         if let Some(text) = &self.text
             && !object.contains_key("task")
         {
@@ -265,6 +296,25 @@ mod tests {
         }
         let list = json!({"message": {"parts": [{"data": [1]}]}});
         assert!(read_send(&list).unwrap().kwargs().is_err());
+    }
+
+    #[test]
+    fn file_parts_fill_the_media_arguments_they_name() {
+        let params = json!({"message": {"parts": [
+            {"text": "Which total?"},
+            {"raw": "iVBORw0KGgo=", "mediaType": "image/png", "metadata": {"field": "screenshot"}},
+            {"url": "https://example.com/a.pdf", "filename": "invoice"},
+        ]}});
+        let kwargs: Value =
+            serde_json::from_str(&read_send(&params).unwrap().kwargs().unwrap()).unwrap();
+        assert_eq!(
+            kwargs,
+            json!({"task": "Which total?", "screenshot": "data:image/png;base64,iVBORw0KGgo=",
+                "invoice": "https://example.com/a.pdf"})
+        );
+        let both =
+            json!({"message": {"parts": [{"raw": "AA==", "url": "https://a", "filename": "f"}]}});
+        assert!(read_send(&both).is_err());
     }
 
     #[test]

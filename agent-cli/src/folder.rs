@@ -5,6 +5,7 @@
 //! default one (the task, then the context as JSON), since a template is compiled with the
 //! crate that owns it.
 
+use agent_contracts::contract::{MediaForm, MediaInput, MediaSpec};
 use agent_contracts::{CheckedOutput, DynAgent, contract::PrepareError, contract::PreparedCall};
 use agent_contracts::{
     Contract, Limits, RetryError, contract::ContractKind, contract::ToolCall,
@@ -24,6 +25,8 @@ pub struct UserAgent {
     output: Option<&'static Contract>,
     /// The template `agent.json` names (`user_prompt`), which only a build renders.
     template: Option<String>,
+    /// The input contract's media fields, as the codegen would type them.
+    media: &'static [MediaSpec],
 }
 
 impl UserAgent {
@@ -46,6 +49,8 @@ impl UserAgent {
                 known.join(", ")
             ));
         }
+        let input_text =
+            agent_contracts_codegen::read_contract(&input_path).map_err(|e| e.join("; "))?;
         let input = contract(name, ContractKind::Input, &input_path)?;
         let output_path = dir.join("output.schema.json");
         let output = output_path
@@ -53,12 +58,14 @@ impl UserAgent {
             .then(|| contract(name, ContractKind::Output, &output_path))
             .transpose()?;
         let meta = meta(&dir.join("agent.json"))?;
+        let media = Box::leak(media_specs(&input_text).into_boxed_slice());
         Ok(Self {
             name: Box::leak(name.into()),
             description: Box::leak(meta.description.into_boxed_str()),
             input: Box::leak(Box::new(input)),
             output: output.map(|output| &*Box::leak(Box::new(output))),
             template: meta.template,
+            media,
         })
     }
 
@@ -130,9 +137,32 @@ impl DynAgent for UserAgent {
     }
 
     fn prepare_call(&self, call: ToolCall, limits: &Limits) -> Result<PreparedCall, PrepareError> {
-        let user_prompt = agent_contracts::__private::default_call_prompt(&call);
+        if self.media.is_empty() {
+            let user_prompt = agent_contracts::__private::default_call_prompt(&call);
+            let user_prompt = agent_contracts::__private::bounded_prompt(user_prompt, limits)?;
+            return Ok(PreparedCall::new(call, user_prompt));
+        }
+        // Each media field the call holds, checked as a generated input checks it.
+        let mut values: Vec<Option<MediaInput>> = Vec::with_capacity(self.media.len());
+        for spec in self.media {
+            let value = call.entries().find(|(key, _)| *key == spec.name);
+            let Some(mut input) =
+                value.and_then(|(_, raw)| serde_json::from_str::<MediaInput>(raw).ok())
+            else {
+                values.push(None);
+                continue;
+            };
+            input
+                .check(spec, limits)
+                .map_err(|e| e.with_required(self.input.required_fields()))?;
+            values.push(Some(input));
+        }
+        let fields: Vec<Option<&MediaInput>> = values.iter().map(Option::as_ref).collect();
+        let text = agent_contracts::__private::default_media_prompt(&call, self.media, &fields);
+        let placed: Vec<&MediaInput> = fields.iter().flatten().copied().collect();
+        let (user_prompt, media) = agent_contracts::__private::place_media(&text, &placed);
         let user_prompt = agent_contracts::__private::bounded_prompt(user_prompt, limits)?;
-        Ok(PreparedCall { call, user_prompt })
+        Ok(PreparedCall::new(call, user_prompt).with_media(media))
     }
 
     /// The answer checked against the output contract (any JSON without one); its typed form
@@ -147,6 +177,24 @@ impl DynAgent for UserAgent {
     fn tool_definition(&self) -> ToolDefinition {
         ToolDefinition::for_contract(self.name, self.description, self.input)
     }
+}
+
+/// The media fields of an input contract's top-level properties, in its order: names and media
+/// types leaked, as the contracts are (an agent is loaded once).
+fn media_specs(text: &str) -> Vec<MediaSpec> {
+    agent_contracts_codegen::media_properties(text)
+        .into_iter()
+        .map(|(name, accepts, base64)| {
+            let form = if base64 {
+                MediaForm::Base64
+            } else {
+                MediaForm::Uri
+            };
+            let name: &'static str = Box::leak(name.into_boxed_str());
+            let accepts: &'static str = Box::leak(accepts.into_boxed_str());
+            MediaSpec::new(name, accepts, form)
+        })
+        .collect()
 }
 
 /// The contract at `path`, its `$ref`s to sibling contracts of the folder bundled in as a

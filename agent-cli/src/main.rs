@@ -236,9 +236,17 @@ fn run(command: Command, schemas: &Path) -> Result<(), Failure> {
                             agent.name()
                         );
                     }
-                    // The prompt byte for byte: no newline of our own after it.
+                    // The prompt byte for byte: no newline of our own after it. Media stand in
+                    // their places as labels (`[image/png, 34 KB]`), never as bytes.
+                    let shown = match prepared.media.is_empty() {
+                        true => prepared.user_prompt,
+                        false => agent_contracts::__private::show_parts(
+                            &prepared.user_prompt,
+                            &prepared.media,
+                        ),
+                    };
                     let mut out = std::io::stdout().lock();
-                    out.write_all(prepared.user_prompt.as_bytes())
+                    out.write_all(shown.as_bytes())
                         .and_then(|()| out.flush())
                         .map_err(write_error)
                 }
@@ -483,6 +491,44 @@ fn strict_table(checks: &[agent_contracts_codegen::AgentCheck]) -> String {
             };
             let line = format!("{name:width$}  {:9}  {kind:10} {detail}", dialect.name());
             out.push_str(line.trim_end());
+            out.push('\n');
+        }
+    }
+    // Media fields of input contracts: a provider that cannot take one is refused here.
+    let rows: Vec<(String, &str, &str, &str)> = checks
+        .iter()
+        .flat_map(|agent| {
+            agent.media.iter().map(|(field, dialect, verdict)| {
+                let (kind, detail) = match verdict {
+                    Ok(()) => ("taken", ""),
+                    Err(why) => ("no", why.as_str()),
+                };
+                (
+                    format!("{}.{field}", agent.name),
+                    dialect.name(),
+                    kind,
+                    detail,
+                )
+            })
+        })
+        .collect();
+    let width = rows
+        .iter()
+        .map(|row| row.0.len())
+        .max()
+        .unwrap_or(0)
+        .max(15);
+    let media: Vec<String> = rows
+        .iter()
+        .map(|(label, provider, kind, detail)| {
+            let line = format!("{label:width$}  {provider:9}  {kind:10} {detail}");
+            line.trim_end().to_owned()
+        })
+        .collect();
+    if !media.is_empty() {
+        out.push_str(&format!("\n{:width$}  provider   media\n", "media field"));
+        for line in media {
+            out.push_str(&line);
             out.push('\n');
         }
     }

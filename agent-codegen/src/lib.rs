@@ -74,5 +74,8 @@ pub use emit::types::{GeneratedTypes, TypeOptions, generate_types, generate_type
 pub use emit::verdict::verdict_fn;
 #[doc(hidden)]
 pub use error::SchemaError;
+/// The media fields of an input contract's text, in its order (name, media type, inline): the
+/// rule the codegen types by, for tools that read contracts at run time.
+pub use typify::media::media_properties;
 #[doc(hidden)]
 pub use typify::properties::Property;

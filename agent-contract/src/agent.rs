@@ -5,6 +5,7 @@ use crate::contract::Contract;
 use crate::json::{RawJson, Shown};
 use crate::kwargs::ToolCall;
 use crate::limits::Limits;
+use crate::media::{MediaInput, MediaSpec};
 use crate::prompt::PromptError;
 use crate::repair::Repair;
 use crate::retry::RetryError;
@@ -57,27 +58,61 @@ pub trait AgentInput: DeserializeOwned {
     /// reads the context as a `Value`, and a call it refuses gets its retry error (in the
     /// caller's order); a call it accepts but the type refuses gets the type's error in the
     /// same shape.
+    ///
+    /// A contract's media fields ([`AgentInput::MEDIA`]) are read last: each value's bytes
+    /// against its declared type and the limits ([`MediaInput::check`]).
     fn from_call(call: &ToolCall, limits: &Limits) -> Result<Self, RetryError> {
-        let contract = Self::input_contract();
-        // A call without one of the required keys would fail the typed read only at its end:
-        // the validator, which writes the retry error, reads it alone.
-        let typed = if Self::COMPILED_CHECKS && call.has_keys(contract.required_fields()) {
-            match call.deserialize_context::<Self>() {
-                Ok(input) if input.satisfies_contract() == Some(true) => return Ok(input),
-                typed => {
-                    contract.check_call(call, limits)?;
-                    typed
+        let mut input = typed_from_call::<Self>(call, limits)?;
+        if !Self::MEDIA.is_empty() {
+            let fields = input.media_inputs_mut();
+            for (spec, field) in Self::MEDIA.iter().zip(fields) {
+                if let Some(field) = field {
+                    field
+                        .check(spec, limits)
+                        .map_err(|e| e.with_required(Self::input_contract().required_fields()))?;
                 }
             }
-        } else {
-            contract.check_call(call, limits)?;
-            call.deserialize_context::<Self>()
-        };
-        typed.map_err(|e| {
-            let error = contract.deserialize_error(call.context(), &e, limits);
-            contract.in_call_order(error, call, limits)
-        })
+        }
+        Ok(input)
     }
+
+    /// The contract's media fields, in its order: none unless the contract declares some
+    /// (the codegen writes them).
+    const MEDIA: &'static [MediaSpec] = &[];
+
+    /// The values of the [media fields](AgentInput::MEDIA), in their order (`None` for an
+    /// optional field the call left out).
+    fn media_inputs(&self) -> Vec<Option<&MediaInput>> {
+        Vec::new()
+    }
+
+    /// [`AgentInput::media_inputs`], to check.
+    fn media_inputs_mut(&mut self) -> Vec<Option<&mut MediaInput>> {
+        Vec::new()
+    }
+}
+
+/// The typed input of a call, read as [`AgentInput::from_call`] says, its media unchecked.
+fn typed_from_call<I: AgentInput>(call: &ToolCall, limits: &Limits) -> Result<I, RetryError> {
+    let contract = I::input_contract();
+    // A call without one of the required keys would fail the typed read only at its end:
+    // the validator, which writes the retry error, reads it alone.
+    let typed = if I::COMPILED_CHECKS && call.has_keys(contract.required_fields()) {
+        match call.deserialize_context::<I>() {
+            Ok(input) if input.satisfies_contract() == Some(true) => return Ok(input),
+            typed => {
+                contract.check_call(call, limits)?;
+                typed
+            }
+        }
+    } else {
+        contract.check_call(call, limits)?;
+        call.deserialize_context::<I>()
+    };
+    typed.map_err(|e| {
+        let error = contract.deserialize_error(call.context(), &e, limits);
+        contract.in_call_order(error, call, limits)
+    })
 }
 
 /// An agent whose inputs and outputs are contracts.

@@ -5,6 +5,7 @@ use crate::agent::{Agent, AgentInput, CheckedOutput, check_call, check_output};
 use crate::contract::Contract;
 use crate::kwargs::ToolCall;
 use crate::limits::Limits;
+use crate::media::Media;
 use crate::prompt::PromptError;
 use crate::retry::RetryError;
 use crate::tool::ToolDefinition;
@@ -12,11 +13,52 @@ use serde_json::Value;
 
 /// A call that passed the input contract, with its user prompt rendered.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct PreparedCall {
     /// The call with its merged context.
     pub call: ToolCall,
-    /// The rendered user prompt.
+    /// The rendered user prompt's text.
     pub user_prompt: String,
+    /// The media of the call's media fields, each placed in
+    /// [`user_prompt`](Self::user_prompt) where its template put it ([`Media::at`]), in the
+    /// contract's order.
+    pub media: Vec<Media>,
+}
+
+impl PreparedCall {
+    /// A call and its prompt, without media.
+    pub fn new(call: ToolCall, user_prompt: String) -> Self {
+        Self {
+            call,
+            user_prompt,
+            media: Vec::new(),
+        }
+    }
+
+    /// This call with the media placed in its prompt.
+    pub fn with_media(mut self, media: Vec<Media>) -> Self {
+        self.media = media;
+        self
+    }
+}
+
+/// The prompt of a checked call: rendered, its media markers turned into placed media, and
+/// bounded by `limits`.
+fn prompt_of<A: Agent>(
+    call: ToolCall,
+    input: &A::Input,
+    limits: &Limits,
+) -> Result<PreparedCall, PrepareError> {
+    let user_prompt = A::render_user_prompt(&call, input)?;
+    let (user_prompt, media) = match A::Input::MEDIA.is_empty() {
+        true => (user_prompt, Vec::new()),
+        false => {
+            let fields: Vec<_> = input.media_inputs().into_iter().flatten().collect();
+            crate::media::place_media(&user_prompt, &fields)
+        }
+    };
+    let user_prompt = crate::limits::bounded_prompt(user_prompt, limits)?;
+    Ok(PreparedCall::new(call, user_prompt).with_media(media))
 }
 
 /// Why a call could not be prepared: the caller's fault (retry) or the template's.
@@ -78,21 +120,14 @@ impl<A: Agent + Send + Sync> DynAgent for A {
     }
     fn prepare(&self, kwargs: &str, limits: &Limits) -> Result<PreparedCall, PrepareError> {
         let checked = check_call::<A>(kwargs, limits)?;
-        let user_prompt = A::render_user_prompt(&checked.call, &checked.input)?;
-        let user_prompt = crate::limits::bounded_prompt(user_prompt, limits)?;
-        Ok(PreparedCall {
-            call: checked.call,
-            user_prompt,
-        })
+        prompt_of::<A>(checked.call, &checked.input, limits)
     }
     fn validate(&self, kwargs: &str, limits: &Limits) -> Result<ToolCall, RetryError> {
         check_call::<A>(kwargs, limits).map(|checked| checked.call)
     }
     fn prepare_call(&self, call: ToolCall, limits: &Limits) -> Result<PreparedCall, PrepareError> {
         let input = A::Input::from_call(&call, limits)?;
-        let user_prompt = A::render_user_prompt(&call, &input)?;
-        let user_prompt = crate::limits::bounded_prompt(user_prompt, limits)?;
-        Ok(PreparedCall { call, user_prompt })
+        prompt_of::<A>(call, &input, limits)
     }
     fn check_output(&self, answer: &Value, limits: &Limits) -> Result<CheckedOutput, RetryError> {
         let typed = check_output::<A>(answer, limits)?;

@@ -27,6 +27,7 @@ mod json;
 mod kwargs;
 mod limits;
 mod markdown;
+mod media;
 mod partial;
 mod prefix;
 mod prompt;
@@ -54,6 +55,7 @@ pub use json::{RawJson, RawObject};
 pub use kwargs::{RESERVED_KEYS, ToolCall};
 pub use limits::Limits;
 pub use markdown::{MarkdownError, to_markdown};
+pub use media::{Media, MediaData, MediaForm, MediaInput, MediaKind, MediaSpec};
 pub use partial::{PartialJson, PartialOutput};
 pub use prompt::{PromptError, filters};
 pub use repair::{Repair, RepairKind, Repaired, Repairs, repair_answer, repair_kwargs};
@@ -85,8 +87,14 @@ pub mod __private {
     pub use crate::json::{Exceeded, text_depth, text_exceeds, value_depth_exceeds};
     pub use crate::limits::{bounded_prompt, check_shape};
     pub use crate::markdown::{escape_text, to_markdown_line};
-    pub use crate::prompt::{default_call_prompt, default_user_prompt};
+    pub use crate::prompt::{default_call_prompt, default_media_prompt, default_user_prompt};
     pub use crate::truncate::truncate;
+
+    /// Media fields: their checks, the markers a template prints and where they stand.
+    pub use crate::media::{
+        accepts as media_accepts, markers as media_markers, place_media, show_parts,
+        sniff as sniff_media,
+    };
 
     /// The fingerprint of a generated contract type, which `types = {...}` mappings check.
     pub use crate::contract::ContractType;
@@ -127,6 +135,7 @@ pub mod __private {
     pub use crate::checks::ContractChecks;
     pub use crate::contract::{Contract, ContractKind};
     pub use crate::kwargs::ToolCall;
+    pub use crate::media::{MediaForm, MediaInput, MediaSpec};
     pub use crate::partial::PartialOutput;
     pub use crate::prompt::{PromptError, filters};
 

@@ -32,6 +32,12 @@ pub struct Limits {
     /// Most fixes one lossless repair of an answer or a call may make (default 32): a value
     /// that needs more is no slip of the pen, and goes back to its writer.
     pub max_repairs: usize,
+    /// Largest media value (an image, a document, audio) of a call, in decoded bytes
+    /// (default 2 MiB).
+    pub max_media_bytes: usize,
+    /// The URL schemes a media field may name (default `https` alone). `file` is refused
+    /// whatever this says.
+    pub media_schemes: &'static [&'static str],
 }
 
 impl Default for Limits {
@@ -45,6 +51,8 @@ impl Default for Limits {
             max_values: 250_000,
             max_prompt_bytes: 8 * 1024 * 1024,
             max_repairs: 32,
+            max_media_bytes: 2 * 1024 * 1024,
+            media_schemes: &["https"],
         }
     }
 }
@@ -97,6 +105,18 @@ impl Limits {
     /// These limits with [`max_repairs`](Self::max_repairs) set.
     pub fn with_max_repairs(mut self, max_repairs: usize) -> Self {
         self.max_repairs = max_repairs;
+        self
+    }
+
+    /// These limits with [`max_media_bytes`](Self::max_media_bytes) set.
+    pub fn with_max_media_bytes(mut self, max_media_bytes: usize) -> Self {
+        self.max_media_bytes = max_media_bytes;
+        self
+    }
+
+    /// These limits with [`media_schemes`](Self::media_schemes) set.
+    pub fn with_media_schemes(mut self, media_schemes: &'static [&'static str]) -> Self {
+        self.media_schemes = media_schemes;
         self
     }
 }

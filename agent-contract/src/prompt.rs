@@ -73,6 +73,39 @@ pub fn default_call_prompt(call: &ToolCall) -> String {
         .unwrap_or_default()
 }
 
+/// The default user prompt of a call with media fields (`specs`, their values `media`): the
+/// task, the media in the contract's order right after it, and the rest of the context as
+/// [`default_call_prompt`] writes it, the media fields left out (their bytes are never text).
+#[doc(hidden)]
+pub fn default_media_prompt(
+    call: &ToolCall,
+    specs: &[crate::media::MediaSpec],
+    media: &[Option<&crate::media::MediaInput>],
+) -> String {
+    let is_media = |key: &str| specs.iter().any(|spec| spec.name == key);
+    let entries: Vec<(String, Box<serde_json::value::RawValue>)> = call
+        .entries()
+        .filter(|(key, _)| !is_media(key))
+        .filter_map(|(key, raw)| {
+            let raw = serde_json::value::RawValue::from_string(raw.to_owned()).ok()?;
+            Some((key.to_owned(), raw))
+        })
+        .collect();
+    // The entries already passed the call's limits.
+    let wide = crate::limits::Limits::default()
+        .with_max_bytes(usize::MAX)
+        .with_max_values(usize::MAX)
+        .with_max_depth(usize::MAX);
+    let task = crate::markdown::escape_text(&call.task);
+    let mut prompt = match ToolCall::from_entries(call.task.clone(), entries, &wide) {
+        Ok(rest) => default_call_prompt(&rest),
+        Err(_) => task.clone(),
+    };
+    let fields: Vec<&crate::media::MediaInput> = media.iter().flatten().copied().collect();
+    prompt.insert_str(task.len(), &crate::media::markers(&fields));
+    prompt
+}
+
 /// Renders the default user prompt of `task` and a context map built in code.
 ///
 /// ```

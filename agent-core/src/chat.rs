@@ -66,91 +66,18 @@ pub enum Thinking {
     },
 }
 
-/// An image a user message shows the model, beside its text.
-///
-/// ```
-/// use agent_contracts::{model::Image, Message};
-/// let message = Message::user("Does the hall fit 80 guests?")
-///     .with_images(vec![Image::Url("https://example.com/floor-plan.png".into())]);
-/// assert_eq!(message.content, "Does the hall fit 80 guests?");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Image {
-    /// An image the provider fetches.
-    Url(String),
-    /// An image sent inline.
-    Base64 {
-        /// Its type (`image/png`, `image/jpeg`, `image/gif`, `image/webp`).
-        media_type: String,
-        /// The bytes, base64-encoded.
-        data: String,
-    },
-}
+/// Media a message carries: defined with the contracts, so a contract's media field and a
+/// message share one type.
+pub use agent_contracts_contract::{Media, MediaData, MediaKind};
 
-/// Media a message carries beside its text: an image, audio or a document, by its media type,
-/// inline or at a URL. A tool's result brings it (an MCP tool's image, audio and resource
-/// blocks), and the providers hand it to the model in the form their wire format takes.
-///
-/// ```
-/// use agent_contracts::model::{Media, MediaData, MediaKind};
-/// let chart = Media::new(MediaKind::Image, "image/png", MediaData::Base64("iVBORw0KGgo=".into()));
-/// assert_eq!(chart.media_type, "image/png");
-/// ```
+/// One part of a message, in order: text, or media ([`Message::parts`]).
 #[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Media {
-    /// What it is.
-    pub kind: MediaKind,
-    /// Its type (`image/png`, `audio/wav`, `application/pdf`, ...).
-    pub media_type: String,
-    /// Its bytes, or where they are.
-    pub data: MediaData,
-    /// The resource it is, for a document a tool read (an MCP resource's URI).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uri: Option<String>,
-}
-
-impl Media {
-    /// `kind` media of `media_type`.
-    pub fn new(kind: MediaKind, media_type: impl Into<String>, data: MediaData) -> Self {
-        Self {
-            kind,
-            media_type: media_type.into(),
-            data,
-            uri: None,
-        }
-    }
-
-    /// This media with the URI of the resource it is.
-    pub fn with_uri(mut self, uri: impl Into<String>) -> Self {
-        self.uri = Some(uri.into());
-        self
-    }
-}
-
-/// What kind of [`Media`] a message carries.
-#[non_exhaustive]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MediaKind {
-    /// A picture.
-    Image,
-    /// Sound.
-    Audio,
-    /// A document or another resource (a PDF, a file).
-    Document,
-}
-
-/// Where the bytes of [`Media`] are.
-#[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MediaData {
-    /// Inline, base64-encoded.
-    Base64(String),
-    /// At a URL the provider fetches.
-    Url(String),
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part<'a> {
+    /// A piece of the message's text.
+    Text(&'a str),
+    /// Media at its place.
+    Media(&'a Media),
 }
 
 /// One message of a conversation.
@@ -165,17 +92,15 @@ pub struct Message {
     pub thinking: Vec<Thinking>,
     /// Its text.
     pub content: String,
-    /// Images a user message shows, after its text (providers take them on user turns).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub images: Vec<Image>,
     /// Tool calls an assistant message asks for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCallRequest>,
     /// The call a tool message answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
-    /// Media a tool message brings beside its text (a tool result's images, audio and
-    /// documents).
+    /// Media beside its text: on a user message, images, documents and audio each at its
+    /// place in the text ([`Media::at`]; a contract's media fields where the prompt put
+    /// them) or after it; on a tool message, what the tool's result brought.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub media: Vec<Media>,
 }
@@ -186,7 +111,6 @@ impl Message {
             role,
             thinking: Vec::new(),
             content: content.into(),
-            images: Vec::new(),
             tool_calls: Vec::new(),
             tool_call_id: None,
             media: Vec::new(),
@@ -218,16 +142,48 @@ impl Message {
         self
     }
 
-    /// This message with [`images`](Self::images) shown after its text.
-    pub fn with_images(mut self, images: Vec<Image>) -> Self {
-        self.images = images;
-        self
-    }
-
-    /// This message with the [`media`](Self::media) it brings.
+    /// This message with the [`media`](Self::media) it carries.
+    ///
+    /// ```
+    /// use agent_contracts::{model::{Media, MediaData, Part}, Message};
+    /// let plan = Media::of_type("image/png", MediaData::Url("https://example.com/plan.png".into()));
+    /// let message = Message::user("Here: . Does it fit 80 guests?").with_media(vec![plan.at(6)]);
+    /// let parts = message.parts();
+    /// assert_eq!(parts[0], Part::Text("Here: "));
+    /// assert!(matches!(parts[1], Part::Media(_)));
+    /// assert_eq!(parts[2], Part::Text(". Does it fit 80 guests?"));
+    /// ```
     pub fn with_media(mut self, media: Vec<Media>) -> Self {
         self.media = media;
         self
+    }
+
+    /// Its text and media in order: each media at its place ([`Media::at`], a byte offset
+    /// of the text; one past the text or off a `char` boundary counts as the end), the rest
+    /// after the text, in their order. Empty pieces of text are left out.
+    pub fn parts(&self) -> Vec<Part<'_>> {
+        let text = self.content.as_str();
+        let place = |m: &Media| {
+            m.at.filter(|&at| at <= text.len() && text.is_char_boundary(at))
+                .unwrap_or(text.len())
+        };
+        let mut order: Vec<&Media> = self.media.iter().collect();
+        // Stable: media at one place keep their order.
+        order.sort_by_key(|m| place(m));
+        let mut parts = Vec::with_capacity(order.len() * 2 + 1);
+        let mut from = 0;
+        for media in order {
+            let at = place(media);
+            if at > from {
+                parts.push(Part::Text(&text[from..at]));
+                from = at;
+            }
+            parts.push(Part::Media(media));
+        }
+        if from < text.len() {
+            parts.push(Part::Text(&text[from..]));
+        }
+        parts
     }
 
     /// This message with the [`tool_calls`](Self::tool_calls) it asks for.

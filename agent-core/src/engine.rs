@@ -758,7 +758,8 @@ impl Runtime {
             policy: Policy::SubAgent,
             attempt,
         };
-        let mut conversation = vec![Message::user(user)];
+        // A contract's media stay where its prompt put them: a previous attempt is appended.
+        let mut conversation = vec![Message::user(user).with_media(prepared.media.clone())];
         match engine.ask(&ask, &mut conversation, &mut 0, None).await? {
             Reply::Output { output, attempt } => Ok((output, attempt)),
             // Questions are a workflow's: `Policy::SubAgent` never yields one, and a

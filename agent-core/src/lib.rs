@@ -59,6 +59,8 @@ pub mod contract {
         PreparedCall, RESERVED_KEYS, RetryDetails, ToolCall, ToolDefinition, UserField, Violation,
         check_call, check_output, extract_json,
     };
+    /// A contract's media fields: their values, what each takes, and how.
+    pub use agent_contracts_contract::{MediaForm, MediaInput, MediaSpec};
     /// Lossless repair of an answer or a call that broke its contract: what was fixed, which
     /// kinds run, and the two front doors the runtime calls before any retry.
     pub use agent_contracts_contract::{
@@ -74,8 +76,8 @@ pub mod contract {
 /// [`ScriptedModel`] are at the root.
 pub mod model {
     pub use crate::chat::{
-        BoxFuture, ChatRequest, ChatResponse, Image, Media, MediaData, MediaKind, ModelError,
-        ModelOptions, OutputSchema, Role, StreamDelta, StreamSink, Thinking, ToolCallRequest,
+        BoxFuture, ChatRequest, ChatResponse, Media, MediaData, MediaKind, ModelError,
+        ModelOptions, OutputSchema, Part, Role, StreamDelta, StreamSink, Thinking, ToolCallRequest,
         ToolChoice, Usage, tool_calls,
     };
     pub use crate::cost::{Price, Prices};

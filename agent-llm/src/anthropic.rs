@@ -14,9 +14,10 @@ use crate::sse::{EventReader, malformed_event};
 use crate::strict::{StructuredOutput, output_schema, tool_is_strict};
 use agent_contracts_runtime::contract::ToolDefinition;
 use agent_contracts_runtime::{
-    Message, model::ChatRequest, model::ChatResponse, model::Image, model::Media, model::MediaData,
-    model::MediaKind, model::ModelError, model::ModelOptions, model::Role, model::StreamDelta,
-    model::StreamSink, model::Thinking, model::ToolCallRequest, model::ToolChoice, model::Usage,
+    Message, model::ChatRequest, model::ChatResponse, model::Media, model::MediaData,
+    model::MediaKind, model::ModelError, model::ModelOptions, model::Part, model::Role,
+    model::StreamDelta, model::StreamSink, model::Thinking, model::ToolCallRequest,
+    model::ToolChoice, model::Usage,
 };
 use agent_contracts_schema::strict::Dialect;
 use reqwest::header::HeaderMap;
@@ -299,19 +300,17 @@ fn text_block(text: &str) -> Option<Block> {
     })
 }
 
-/// The text, then the images.
+/// The text and media in order ([`Message::parts`]): text blocks, and image and document
+/// blocks where the media stand.
 fn user_blocks(message: &Message) -> Vec<Block> {
-    let images = message.images.iter().map(|image| Block::Image {
-        source: match image {
-            Image::Url(url) => json!({"type": "url", "url": url}),
-            Image::Base64 { media_type, data } => {
-                json!({"type": "base64", "media_type": media_type, "data": data})
-            }
-        },
-    });
-    text_block(&message.content)
+    message
+        .parts()
         .into_iter()
-        .chain(images)
+        .filter_map(|part| match part {
+            Part::Text(text) => text_block(text),
+            Part::Media(media) => Some(media_block(media)),
+            _ => None,
+        })
         .collect()
 }
 
@@ -369,7 +368,7 @@ fn tool_result(message: &Message) -> Block {
     }
 }
 
-/// One medium as a block of a tool result: an image, or a PDF or plain-text document, inline
+/// One medium as a block of a user turn or a tool result: an image, or a PDF or plain-text document, inline
 /// or by URL; what the API has no block for (audio, other documents) is said in text.
 fn media_block(media: &Media) -> Block {
     let source = match &media.data {

@@ -11,9 +11,9 @@ use crate::sse::{EventReader, malformed_event};
 use crate::strict::{StructuredOutput, output_schema, tool_is_strict};
 use agent_contracts_runtime::contract::ToolDefinition;
 use agent_contracts_runtime::{
-    Message, model::ChatRequest, model::ChatResponse, model::Image, model::Media, model::MediaData,
-    model::MediaKind, model::ModelError, model::ModelOptions, model::Role, model::StreamDelta,
-    model::StreamSink, model::ToolCallRequest, model::ToolChoice, model::Usage,
+    Message, model::ChatRequest, model::ChatResponse, model::Media, model::MediaData,
+    model::MediaKind, model::ModelError, model::ModelOptions, model::Part, model::Role,
+    model::StreamDelta, model::StreamSink, model::ToolCallRequest, model::ToolChoice, model::Usage,
 };
 use agent_contracts_schema::strict::Dialect;
 use reqwest::header::HeaderMap;
@@ -498,21 +498,20 @@ fn kind_name(kind: MediaKind) -> &'static str {
 fn wire_message(message: &Message) -> Value {
     match message.role {
         Role::System => json!({"role": "system", "content": message.content}),
-        Role::User if message.images.is_empty() => {
+        Role::User if message.media.is_empty() => {
             json!({"role": "user", "content": message.content})
         }
+        // Text and media in order: text parts, and each medium's part where it stands.
         Role::User => {
-            let text = json!({"type": "text", "text": message.content});
-            let images = message.images.iter().map(|image| {
-                let url = match image {
-                    Image::Url(url) => url.clone(),
-                    Image::Base64 { media_type, data } => {
-                        format!("data:{media_type};base64,{data}")
-                    }
-                };
-                json!({"type": "image_url", "image_url": {"url": url}})
-            });
-            let parts: Vec<Value> = std::iter::once(text).chain(images).collect();
+            let parts: Vec<Value> = message
+                .parts()
+                .into_iter()
+                .filter_map(|part| match part {
+                    Part::Text(text) => Some(json!({"type": "text", "text": text})),
+                    Part::Media(media) => Some(media_part(media)),
+                    _ => None,
+                })
+                .collect();
             json!({"role": "user", "content": parts})
         }
         Role::Tool => json!({

@@ -425,3 +425,87 @@ error drafter_agent
     );
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// A folder whose agent takes a PNG screenshot, a PDF invoice and a receipt by URL.
+const MEDIA_SCHEMAS: &str = "../tests/fixtures/media";
+
+#[test]
+fn render_shows_each_media_part_in_place_and_never_its_bytes() {
+    use base64::Engine as _;
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    let png = b64(include_bytes!("../../../tests/fixtures/media/pixel.png"));
+    let pdf = b64(include_bytes!("../../../tests/fixtures/media/invoice.pdf"));
+    let kwargs = serde_json::json!({
+        "task": "Which total?", "customer": "Ada", "screenshot": png, "invoice": pdf,
+        "receipt": "https://example.com/r.jpg",
+    });
+    let out = cli()
+        .args(["render", "invoice_reader_agent", "--schemas", MEDIA_SCHEMAS])
+        .write_stdin(kwargs.to_string())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(
+        stdout(&out),
+        "Which total?\n[image/png, 69 B]\n[application/pdf, 327 B]\n[image/jpeg at https://example.com/r.jpg]\n\n## Context\n```json\n{\n  \"customer\": \"Ada\"\n}\n```"
+    );
+    // A `file:` URL is refused with the field named.
+    let mut bad = kwargs.clone();
+    bad["receipt"] = "file:///etc/passwd".into();
+    let out = cli()
+        .args(["render", "invoice_reader_agent", "--schemas", MEDIA_SCHEMAS])
+        .write_stdin(bad.to_string())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["path"], serde_json::json!(["receipt"]));
+}
+
+#[test]
+fn check_providers_says_which_provider_takes_each_media_field() {
+    let out = cli()
+        .args(["--schemas", MEDIA_SCHEMAS, "check", "--providers"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let text = stdout(&out);
+    let media = text.split_once("media field").expect("a media table").1;
+    let lines: Vec<&str> = media.lines().skip(1).map(str::trim_end).collect();
+    let expected: Vec<String> = [
+        ("screenshot", "openai", "taken", ""),
+        ("screenshot", "anthropic", "taken", ""),
+        ("invoice", "openai", "taken", ""),
+        ("invoice", "anthropic", "taken", ""),
+        ("receipt", "openai", "taken", ""),
+        ("receipt", "anthropic", "taken", ""),
+    ]
+    .iter()
+    .map(|(field, provider, kind, why)| {
+        format!(
+            "{:31}  {provider:9}  {kind:10} {why}",
+            format!("invoice_reader_agent.{field}")
+        )
+        .trim_end()
+        .to_owned()
+    })
+    .collect();
+    assert_eq!(lines, expected, "{text}");
+}
+
+/// A tool has no media arguments (nor has MCP): a media field is a base64 string, or a URL, in
+/// the arguments, its media type declared.
+#[test]
+fn a_media_field_is_a_string_in_the_tools_arguments() {
+    let out = cli()
+        .args(["tool", "invoice_reader_agent", "--schemas", MEDIA_SCHEMAS])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let tool: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let properties = &tool["function"]["parameters"]["properties"];
+    assert_eq!(properties["screenshot"]["type"], "string");
+    assert_eq!(properties["screenshot"]["contentEncoding"], "base64");
+    assert_eq!(properties["screenshot"]["contentMediaType"], "image/png");
+    assert_eq!(properties["receipt"]["format"], "uri");
+}

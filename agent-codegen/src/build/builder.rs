@@ -74,6 +74,14 @@ pub struct AgentCheck {
         agent_contracts_schema::strict::Dialect,
         agent_contracts_schema::strict::Strictness,
     )>,
+    /// Per media field of the input contract and provider, whether the provider takes that
+    /// media (`Err` says why not): a field a provider cannot take is refused here, not by a
+    /// 400 at run time.
+    pub media: Vec<(
+        String,
+        agent_contracts_schema::strict::Dialect,
+        Result<(), String>,
+    )>,
 }
 
 impl Builder {
@@ -406,6 +414,7 @@ impl Builder {
                 errors: Vec::new(),
                 warnings: Vec::new(),
                 strict: Vec::new(),
+                media: Vec::new(),
             };
             match self.load(&dir, &mut Vec::new()) {
                 Err(errors) => check.errors = errors,
@@ -419,6 +428,7 @@ impl Builder {
                         if let Some(output) = &def.output {
                             check.strict = crate::emit::strict::verdicts(&output.text);
                         }
+                        check.media = crate::typify::media::verdicts(&def.input.text);
                         check.warnings = code.warnings.iter().map(ToString::to_string).collect();
                         check.errors = crate::emit::prompt::prompt_errors(
                             &def,

@@ -480,5 +480,6 @@ pub fn derive_agent_input(input: &DeriveInput) -> TokenStream {
         ident,
         quote!(#runtime::__private::schemars_contract::<Self>(#name)),
         false,
+        &[],
     )
 }

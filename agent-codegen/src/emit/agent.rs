@@ -66,6 +66,8 @@ pub struct AgentCode {
     output_ty: Option<TokenStream>,
     /// Fields of the typed input, if it is a struct with named fields.
     pub(crate) input_fields: Option<Vec<String>>,
+    /// Whether the input contract has media fields (the default prompt places them).
+    has_media: bool,
     /// What the schemas' typing dropped (a `default` its schema refuses), located.
     pub warnings: Vec<SchemaError>,
 }
@@ -121,6 +123,7 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
     let name = &def.name;
     let input_ident = input.root_ident.clone();
     let input_fields = struct_fields(&input);
+    let media = input.media.clone();
     let input_schema = embed(&def.input);
     let input_doc = format!(
         "Typed input of `{name}`, generated from `{}`.",
@@ -186,6 +189,7 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
             #runtime::__private::contract(NAME, #runtime::__private::ContractKind::Input, INPUT_SCHEMA)
         }),
         true,
+        &media,
     )));
     let mut module: syn::ItemMod = syn::parse_quote! {
         #[doc = #input_doc]
@@ -199,6 +203,7 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
     Ok(AgentCode {
         warnings,
         input_fields,
+        has_media: !media.is_empty(),
         input_ty: quote!(#module_ident::#input_ident),
         output_ty,
         module,
@@ -209,13 +214,15 @@ pub fn contract_module(def: &AgentDef) -> Result<AgentCode, Vec<Located>> {
 /// The `AgentInput` impl for `ident`, whose contract `contract` (an expression) compiles once.
 ///
 /// `compiled_checks`: the type has a generated `ContractChecks` impl, which then decides
-/// whether a call needs the validator.
+/// whether a call needs the validator. `media`: its media fields, listed in the impl.
 pub(crate) fn agent_input_impl(
     runtime: &syn::Path,
     ident: &syn::Ident,
     contract: TokenStream,
     compiled_checks: bool,
+    media: &[crate::typify::media::MediaField],
 ) -> TokenStream {
+    let media = media_items(runtime, media);
     let checks = compiled_checks.then(|| {
         quote! {
             const COMPILED_CHECKS: bool = true;
@@ -236,8 +243,50 @@ pub(crate) fn agent_input_impl(
                     CONTRACT.get_or_init(|| #contract)
                 }
                 #checks
+                #media
             }
         };
+    }
+}
+
+/// The `AgentInput` items of an input with media fields: `MEDIA`, and the fields' values in
+/// its order; nothing without.
+fn media_items(runtime: &syn::Path, media: &[crate::typify::media::MediaField]) -> TokenStream {
+    if media.is_empty() {
+        return TokenStream::new();
+    }
+    let specs = media.iter().map(|field| {
+        let (name, accepts) = (&field.json_name, &field.accepts);
+        let form = match field.base64 {
+            true => quote!(#runtime::__private::MediaForm::Base64),
+            false => quote!(#runtime::__private::MediaForm::Uri),
+        };
+        quote!(#runtime::__private::MediaSpec::new(#name, #accepts, #form))
+    });
+    let field = |mutable: bool| {
+        media
+            .iter()
+            .map(move |field| {
+                let ident = syn::parse_str::<syn::Ident>(&field.rust_name)
+                    .unwrap_or_else(|_| syn::Ident::new_raw(&field.rust_name, Span::call_site()));
+                match (field.optional, mutable) {
+                    (true, false) => quote!(self.#ident.as_ref()),
+                    (true, true) => quote!(self.#ident.as_mut()),
+                    (false, false) => quote!(::core::option::Option::Some(&self.#ident)),
+                    (false, true) => quote!(::core::option::Option::Some(&mut self.#ident)),
+                }
+            })
+            .collect::<Vec<_>>()
+    };
+    let (shared, unique) = (field(false), field(true));
+    quote! {
+        const MEDIA: &'static [#runtime::__private::MediaSpec] = &[#(#specs),*];
+        fn media_inputs(&self) -> ::std::vec::Vec<::core::option::Option<&#runtime::__private::MediaInput>> {
+            ::std::vec![#(#shared),*]
+        }
+        fn media_inputs_mut(&mut self) -> ::std::vec::Vec<::core::option::Option<&mut #runtime::__private::MediaInput>> {
+            ::std::vec![#(#unique),*]
+        }
     }
 }
 
@@ -297,6 +346,16 @@ pub fn agent_impl(def: &AgentDef, code: &AgentCode, agent: &TokenStream) -> Toke
     };
     let (prompt_items, render) = match &def.user_prompt {
         Some(prompt) => prompt_template(runtime, prompt, input_ty),
+        None if code.has_media => (
+            TokenStream::new(),
+            quote! {
+                ::core::result::Result::Ok(#runtime::__private::default_media_prompt(
+                    call,
+                    <Self::Input as #runtime::AgentInput>::MEDIA,
+                    &#runtime::AgentInput::media_inputs(input),
+                ))
+            },
+        ),
         None => (
             TokenStream::new(),
             quote! {

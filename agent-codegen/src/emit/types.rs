@@ -60,6 +60,8 @@ pub(crate) struct Types {
     /// The partial types (output contracts only), also among the items: printed apart for
     /// their golden files.
     partial: Vec<syn::Item>,
+    /// The root's media fields (input contracts only), typed `MediaInput`.
+    pub(crate) media: Vec<crate::typify::media::MediaField>,
 }
 
 impl Types {
@@ -228,6 +230,41 @@ pub(crate) fn types(
     .map_err(|message| vec![error("", message)])?;
     let unchecked =
         crate::emit::checks::add_checks(&mut file, &model, &schema, &root_ident, &options.runtime);
+    // An input's media fields become the runtime's media value (their checks read it as the
+    // string it derefs to).
+    let mut media = match options.kind {
+        ContractKind::Input => crate::typify::media::media_fields(&schema, &properties),
+        ContractKind::Output => Vec::new(),
+    };
+    // In the order the contract writes them (the parsed schema's keys are sorted).
+    media.sort_by_key(|field| {
+        let pointer = format!(
+            "/properties/{}",
+            field.json_name.replace('~', "~0").replace('/', "~1")
+        );
+        locate(schema_text, &pointer)
+    });
+    let untyped = crate::typify::media::type_media_fields(
+        &mut file,
+        &root_ident,
+        &mut media,
+        &options.runtime,
+    );
+    if !untyped.is_empty() {
+        return Err(untyped
+            .iter()
+            .map(|name| {
+                let pointer = format!(
+                    "/properties/{}",
+                    name.replace('~', "~0").replace('/', "~1")
+                );
+                error(
+                    &pointer,
+                    format!("the media field `{name}` must be a plain string beside its `contentMediaType` (no `pattern`, length, `enum` or `const`): its bytes are checked by their signature"),
+                )
+            })
+            .collect());
+    }
     // An output contract's answer streams: its partial form, to show it while it arrives.
     let partial = match options.kind {
         ContractKind::Output => {
@@ -244,6 +281,7 @@ pub(crate) fn types(
         warnings,
         unchecked,
         partial,
+        media,
     })
 }
 

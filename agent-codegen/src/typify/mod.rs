@@ -6,7 +6,8 @@
 //! once into a syntax tree, and `any_value.rs` types what typify cannot as any JSON value.
 //! [`fix_up`] then rewrites that tree in place: `raw_json.rs` (untyped parts keep their
 //! text), `reroute.rs` (paths through the runtime crate), `string_display.rs`,
-//! `variant_names.rs` and `lenient_integers.rs`. The fixed-up output is read once into
+//! `variant_names.rs` and `lenient_integers.rs`; `media.rs` types an input's media fields
+//! as the runtime's `MediaInput`. The fixed-up output is read once into
 //! `model.rs` (each type with what its serde attributes say), which `properties.rs` (the
 //! root's fields) and the later stages read instead of parsing the attributes again.
 //!
@@ -16,6 +17,7 @@
 pub(crate) mod any_value;
 pub(crate) mod input;
 pub(crate) mod lenient_integers;
+pub(crate) mod media;
 pub(crate) mod model;
 pub(crate) mod prelude;
 pub(crate) mod properties;

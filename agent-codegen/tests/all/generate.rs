@@ -209,3 +209,60 @@ fn a_root_typify_cannot_type_is_refused_at_the_root() {
         "{errors:#?}"
     );
 }
+
+#[test]
+fn media_fields_of_an_input_are_media_values() {
+    let schema =
+        include_str!("../../../tests/fixtures/media/invoice_reader_agent/input.schema.json");
+    let input = code(schema, &TypeOptions::default());
+    // Required inline media, an optional URL, and a plain string left alone.
+    assert!(
+        input.contains("pub screenshot: ::agent_contracts::__private::MediaInput,"),
+        "{input}"
+    );
+    assert!(input.contains("pub invoice: ::agent_contracts::__private::MediaInput,"));
+    assert!(
+        input.contains(
+            "pub receipt: ::std::option::Option<::agent_contracts::__private::MediaInput>,"
+        ),
+        "{input}"
+    );
+    assert!(input.contains("pub customer: ::std::option::Option<::std::string::String>,"));
+    // An output contract's strings stay strings.
+    let output = TypeOptions {
+        kind: ContractKind::Output,
+        ..TypeOptions::default()
+    };
+    assert!(!code(schema, &output).contains("MediaInput"));
+    // In the order the contract writes them, whatever the parsed schema's order.
+    let fields: Vec<String> = agent_contracts_codegen::media_properties(schema)
+        .into_iter()
+        .map(|(name, accepts, inline)| format!("{name} {accepts} {inline}"))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "screenshot image/png true",
+            "invoice application/pdf true",
+            "receipt image/* false"
+        ]
+    );
+}
+
+#[test]
+fn a_media_field_with_string_constraints_is_refused() {
+    let schema = r#"{
+  "type": "object",
+  "properties": {
+    "shot": {"type": "string", "contentEncoding": "base64", "contentMediaType": "image/png", "maxLength": 100}
+  }
+}"#;
+    let errors = generate_types_with(schema, "test.schema.json", "Root", &TypeOptions::default())
+        .expect_err("refused");
+    let text = errors[0].to_string();
+    assert!(
+        text.contains("media field `shot` must be a plain string"),
+        "{text}"
+    );
+    assert!(text.starts_with("test.schema.json:4:5: "), "{text}");
+}

@@ -566,7 +566,8 @@ impl<'w> Runner<'w> {
             agent: agent.name().into(),
             prompt: prepared.user_prompt.clone(),
         });
-        state.conversation.push(Message::user(prepared.user_prompt));
+        let message = Message::user(prepared.user_prompt).with_media(prepared.media);
+        state.conversation.push(message);
         state.phase = Phase::Answering;
         Ok(())
     }

@@ -1,19 +1,64 @@
-//! Image parts of a user message on both wire formats: after the text, by URL or inline; and
-//! the media of tool results, in each format's place for them.
+//! Media parts of a user message on both wire formats: in place in the text or after it, by
+//! URL or inline; and the media of tool results, in each format's place for them.
 
 use crate::common::*;
-use agent_contracts_runtime::{ChatModel, Message, model::ChatRequest, model::Image};
+use agent_contracts_runtime::model::{ChatRequest, Media, MediaData};
+use agent_contracts_runtime::{ChatModel, Message};
 use serde_json::json;
 
 fn request() -> ChatRequest {
-    let message = Message::user("Does it fit 80 guests?").with_images(vec![
-        Image::Url("https://example.com/plan.png".into()),
-        Image::Base64 {
-            media_type: "image/png".into(),
-            data: "iVBORw0KGgo=".into(),
-        },
+    let message = Message::user("Does it fit 80 guests?").with_media(vec![
+        Media::of_type(
+            "image/png",
+            MediaData::Url("https://example.com/plan.png".into()),
+        ),
+        Media::of_type("image/png", MediaData::Base64("iVBORw0KGgo=".into())),
     ]);
     ChatRequest::new("agent", vec![message], Vec::new())
+}
+
+/// An image and a PDF placed inside the text, and audio after it.
+fn placed_request() -> ChatRequest {
+    let text = "Screenshot: then the invoice: Which total?";
+    let message = Message::user(text).with_media(vec![
+        Media::of_type("image/png", MediaData::Base64("iVBORw0KGgo=".into())).at(12),
+        Media::of_type("application/pdf", MediaData::Base64("JVBERi0=".into())).at(30),
+        Media::of_type("audio/wav", MediaData::Base64("UklGRg==".into())),
+    ]);
+    ChatRequest::new("agent", vec![message], Vec::new())
+}
+
+#[tokio::test]
+async fn placed_media_parts_stand_where_the_text_puts_them() {
+    let reply = completion(json!({"role": "assistant", "content": "yes"}), "stop");
+    let server = serve(OPENAI_PATH, vec![ok(reply)]).await;
+    let model = openai_builder(&server).build().expect("a model");
+    model.complete(&placed_request()).await.expect("a reply");
+    let body = &bodies(&server).await[0];
+    let expected = json!([{"role": "user", "content": [
+        {"type": "text", "text": "Screenshot: "},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+        {"type": "text", "text": "then the invoice: "},
+        {"type": "file", "file": {"filename": "document", "file_data": "data:application/pdf;base64,JVBERi0="}},
+        {"type": "text", "text": "Which total?"},
+        {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+    ]}]);
+    assert_eq!(body["messages"], expected);
+
+    let reply = message(r#"{"type":"text","text":"yes"}"#, "end_turn");
+    let server = serve(ANTHROPIC_PATH, vec![ok(reply)]).await;
+    let model = anthropic_builder(&server).build().expect("a model");
+    model.complete(&placed_request()).await.expect("a reply");
+    let body = &bodies(&server).await[0];
+    let expected = json!([{"role": "user", "content": [
+        {"type": "text", "text": "Screenshot: "},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+        {"type": "text", "text": "then the invoice: "},
+        {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0="}},
+        {"type": "text", "text": "Which total?"},
+        {"type": "text", "text": "(audio of type audio/wav, not shown: this model takes no such block)"},
+    ]}]);
+    assert_eq!(body["messages"], expected);
 }
 
 #[tokio::test]

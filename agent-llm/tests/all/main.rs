@@ -10,6 +10,7 @@ mod cost;
 mod errors;
 mod images;
 mod layers;
+mod media_contract;
 mod openai;
 mod round_trip;
 mod streaming;
