@@ -63,7 +63,7 @@ impl<'w> Runner<'w> {
         Self {
             workflow,
             model,
-            transcript: Transcript::default(),
+            transcript: Transcript::with_sink(workflow.config.transcript_sink.clone()),
             context_ids: None,
             durable: None,
         }
