@@ -267,7 +267,8 @@ impl RunRecorder {
             "events": dropped.2,
             "dropped": {"events": dropped.0, "bytes": dropped.1},
             "usage": usage,
-            "cost": transcript.cost(prices),
+            // `+ 0.0`: an empty sum is -0.0.
+            "cost": transcript.cost(prices) + 0.0,
         });
         let mut record = self.store.load(&self.run_id).await?;
         let (status, error) = match outcome {

@@ -26,6 +26,7 @@ const CRATES: [&str; 12] = [
     "agent-mcp",
     "agent-a2a",
     "agent-store",
+    "agent-ui",
     "agent-cli",
     "examples",
 ];

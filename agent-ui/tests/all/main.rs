@@ -1,0 +1,5 @@
+//! The inspector's tests, as one test binary: the HTTP API (`http`) and the page in a real
+//! browser (`browser`: headless Chromium over WebDriver).
+
+mod http;
+mod support;
