@@ -22,7 +22,14 @@ async fn runs_list_detail_and_answers() {
         .iter()
         .map(|r| r["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, [fixture.paused.as_str(), fixture.recorded.as_str()]);
+    assert_eq!(
+        ids,
+        [
+            fixture.paused.as_str(),
+            fixture.recorded.as_str(),
+            fixture.refused.as_str()
+        ]
+    );
     let recorded = &body["runs"][1];
     assert_eq!(recorded["status"], "completed");
     assert_eq!(recorded["kind"], "runtime");
@@ -33,10 +40,11 @@ async fn runs_list_detail_and_answers() {
     let (_, body) = get(&server, "/api/runs?status=paused").await;
     assert_eq!(body["runs"].as_array().unwrap().len(), 1);
     assert_eq!(body["runs"][0]["id"], fixture.paused.as_str());
-    let (_, first) = get(&server, "/api/runs?limit=1").await;
+    let (_, first) = get(&server, "/api/runs?limit=2").await;
     let next = first["next"].as_str().unwrap().to_owned();
-    let (_, second) = get(&server, &format!("/api/runs?limit=1&before={next}")).await;
-    assert_eq!(second["runs"][0]["id"], fixture.recorded.as_str());
+    let (_, second) = get(&server, &format!("/api/runs?limit=2&before={next}")).await;
+    assert_eq!(second["runs"][0]["id"], fixture.refused.as_str());
+    assert_eq!(second["runs"].as_array().unwrap().len(), 1);
     assert_eq!(second["next"], Value::Null);
     let (status, body) = get(&server, "/api/runs?status=done").await;
     assert_eq!(status, 400);

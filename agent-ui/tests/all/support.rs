@@ -16,6 +16,9 @@ pub struct Fixture {
     pub recorded: String,
     /// A paused workflow run, asking `How many guests need catering?`.
     pub paused: String,
+    /// A runtime run whose call of the plan generator was refused: no
+    /// `collected_information`.
+    pub refused: String,
 }
 
 /// The answer of the recorded run: markup a page must show as text.
@@ -34,6 +37,8 @@ impl Fixture {
             .await
             .unwrap();
         let store: Arc<dyn CheckpointStore> = Arc::new(sqlite.clone());
+        let refused = refused(store.clone()).await;
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         let recorded = record(store.clone()).await;
         // Created after the recorded run: listed first.
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
@@ -44,6 +49,7 @@ impl Fixture {
             dir,
             recorded,
             paused,
+            refused,
         }
     }
 
@@ -69,6 +75,61 @@ pub async fn record(store: Arc<dyn CheckpointStore>) -> String {
         .unwrap();
     recorder
         .finish(runtime.transcript(), &Default::default(), Ok(()))
+        .await
+        .unwrap();
+    recorder.run_id().to_owned()
+}
+
+/// A runtime run of `main_agent` whose call of `run_plan_generator_agent` broke the input
+/// contract (no `collected_information`), as the runtime records it: the call, the retry
+/// error the contract wrote, and the rendered prompt of the call that passed.
+pub async fn refused(store: Arc<dyn CheckpointStore>) -> String {
+    use agent_contracts_runtime::Contract;
+    use agent_contracts_runtime::contract::ContractKind;
+    use agent_contracts_runtime::model::ToolCallRequest;
+    use agent_contracts_runtime::transcript::{Event, Transcript, TranscriptSink as _};
+    let recorder = RunRecorder::start(store, "main_agent", RecordLimits::default())
+        .await
+        .unwrap();
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "task": {"type": "string"},
+            "target_url": {"type": "string"},
+            "collected_information": {"type": "array"},
+        },
+        "required": ["task", "target_url", "collected_information"],
+    });
+    let contract = Contract::new("plan_generator_agent", ContractKind::Input, schema).unwrap();
+    let arguments = json!({"task": "Write the plan", "target_url": "https://myapp.com/login"});
+    let error = contract
+        .check(&arguments, &agent_contracts_runtime::Limits::default())
+        .unwrap_err()
+        .to_json();
+    let call = ToolCallRequest {
+        id: "call-1".into(),
+        name: "run_plan_generator_agent".into(),
+        arguments: arguments.to_string(),
+    };
+    for event in [
+        Event::Message {
+            agent: "main_agent".into(),
+            message: Message::assistant("").with_tool_calls(vec![call]),
+        },
+        Event::InputRetry {
+            caller: "main_agent".into(),
+            tool: "run_plan_generator_agent".into(),
+            error,
+        },
+        Event::RenderedPrompt {
+            agent: "plan_generator_agent".into(),
+            prompt: "# Task\nWrite the plan\n\n- **target_url**: https://myapp.com/login".into(),
+        },
+    ] {
+        recorder.record(&event);
+    }
+    recorder
+        .finish(&Transcript::default(), &Default::default(), Ok(()))
         .await
         .unwrap();
     recorder.run_id().to_owned()
