@@ -153,22 +153,45 @@ function parsed(text) {
 
 // ---- markdown, rendered as elements ------------------------------------------------------------
 
+// `**bold**` and `` `code` `` inside a line, as elements; the rest as text.
+function inline(text) {
+  const out = document.createDocumentFragment();
+  const parts = String(text).split(/(\*\*[^*]+\*\*|`[^`]+`)/);
+  for (const part of parts) {
+    if (part.length > 4 && part.startsWith("**") && part.endsWith("**")) out.append(el("strong", {}, part.slice(2, -2)));
+    else if (part.length > 2 && part.startsWith("`") && part.endsWith("`")) out.append(el("code", {}, part.slice(1, -1)));
+    else if (part) out.append(part);
+  }
+  return out;
+}
+
 function markdown(text) {
   const root = el("div", { class: "markdown" });
-  let list = null, fence = null;
+  let lists = [], fence = null; // lists: [{indent, ul}] from the outermost
   for (const line of String(text).split("\n")) {
     if (fence) {
       if (line.startsWith("```")) { root.append(el("pre", {}, fence.join("\n"))); fence = null; }
       else fence.push(line);
       continue;
     }
-    if (line.startsWith("```")) { fence = []; list = null; continue; }
+    if (line.startsWith("```")) { fence = []; lists = []; continue; }
     const h = line.match(/^(#{1,6})\s+(.*)$/);
-    if (h) { list = null; root.append(el("h" + Math.min(6, h[1].length + 2), {}, h[2])); continue; }
-    const li = line.match(/^\s*[-*]\s+(.*)$/);
-    if (li) { if (!list) { list = el("ul"); root.append(list); } list.append(el("li", {}, li[1])); continue; }
-    list = null;
-    if (line.trim()) root.append(el("p", {}, line));
+    if (h) { lists = []; root.append(el("h" + Math.min(6, h[1].length + 2), {}, inline(h[2]))); continue; }
+    const li = line.match(/^(\s*)[-*]\s+(.*)$/);
+    if (li) {
+      const indent = li[1].length;
+      while (lists.length && lists[lists.length - 1].indent > indent) lists.pop();
+      if (!lists.length || lists[lists.length - 1].indent < indent) {
+        const ul = el("ul");
+        const parent = lists.length ? lists[lists.length - 1].ul.lastElementChild : null;
+        (parent || root).append(ul);
+        lists.push({ indent, ul });
+      }
+      lists[lists.length - 1].ul.append(el("li", {}, inline(li[2])));
+      continue;
+    }
+    lists = [];
+    if (line.trim()) root.append(el("p", {}, inline(line)));
   }
   if (fence) root.append(el("pre", {}, fence.join("\n")));
   return root;
