@@ -83,20 +83,18 @@ impl RecordLimits {
 /// let clean = redactor.redact(text);
 /// assert!(!clean.contains("abc.def") && !clean.contains("0123456789abcdef") && !clean.contains("hunter2"));
 /// assert!(serde_json::from_str::<serde_json::Value>(&clean).is_ok());
+/// assert_eq!(redactor.redact("basic knowledge of the bearer of news"), "basic knowledge of the bearer of news");
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
     secrets: Vec<String>,
 }
 
-/// What looks like a secret, compiled once.
-static PATTERNS: LazyLock<[(Regex, &'static str); 3]> = LazyLock::new(|| {
+/// What looks like a secret, compiled once: an OpenAI or Anthropic key, and the value of a
+/// key or header named like a secret.
+static PATTERNS: LazyLock<[(Regex, &'static str); 2]> = LazyLock::new(|| {
     let compile = |pattern: &str| Regex::new(pattern).expect("a fixed pattern compiles");
     [
-        (
-            compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{6,}"),
-            "${1} ***",
-        ),
         (compile(r"\bsk-[A-Za-z0-9_-]{12,}"), "***"),
         (
             compile(
@@ -105,6 +103,13 @@ static PATTERNS: LazyLock<[(Regex, &'static str); 3]> = LazyLock::new(|| {
             "${1}***",
         ),
     ]
+});
+
+/// A bearer or basic credential (`Bearer <token>`), compiled once; taken out when the token has
+/// a digit or is 20 characters or more, so prose (`basic knowledge`) is kept.
+static CREDENTIAL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(bearer|basic)(\s+)([A-Za-z0-9._~+/=-]{6,})")
+        .expect("a fixed pattern compiles")
 });
 
 impl Redactor {
@@ -134,6 +139,16 @@ impl Redactor {
             if out.contains(secret.as_str()) {
                 out = Cow::Owned(out.replace(secret.as_str(), "***"));
             }
+        }
+        let credential = CREDENTIAL.replace_all(&out, |c: &regex::Captures<'_>| {
+            let token = &c[3];
+            match token.bytes().any(|b| b.is_ascii_digit()) || token.len() >= 20 {
+                true => format!("{}{}***", &c[1], &c[2]),
+                false => c[0].to_owned(),
+            }
+        });
+        if let Cow::Owned(changed) = credential {
+            out = Cow::Owned(changed);
         }
         for (pattern, with) in PATTERNS.iter() {
             if let Cow::Owned(changed) = pattern.replace_all(&out, *with) {
