@@ -360,3 +360,53 @@ async fn write(
     }
     Ok(())
 }
+
+/// Appends `events` (a durable workflow run's, from its runner's transcript, after it paused or
+/// ended) to the stored run `run_id` after the events it holds already, secrets taken out by
+/// `redactor`, within `limits` counted over all of the run's events (past them, a `dropped`
+/// event says how many were left out). Returns how many events were written. For a process
+/// that drives a run in steps (start, then resume elsewhere): each appends its own part.
+pub async fn append_transcript(
+    store: &dyn CheckpointStore,
+    run_id: &str,
+    events: &[Event],
+    limits: RecordLimits,
+    redactor: &Redactor,
+) -> Result<u64, StoreError> {
+    let held = store
+        .events(
+            run_id,
+            0,
+            usize::try_from(limits.max_events).unwrap_or(usize::MAX),
+        )
+        .await?;
+    let mut seq = held.last().map_or(0, |e| e.seq);
+    let mut bytes: u64 = held.iter().map(|e| e.event.len() as u64).sum();
+    let mut batch = Vec::new();
+    let (mut dropped, mut dropped_bytes) = (0u64, 0u64);
+    for event in events {
+        let text = redactor.redact(&event.to_json().to_string()).into_owned();
+        let size = text.len() as u64;
+        if dropped > 0 || seq >= limits.max_events || bytes.saturating_add(size) > limits.max_bytes
+        {
+            dropped += 1;
+            dropped_bytes = dropped_bytes.saturating_add(size);
+            continue;
+        }
+        seq += 1;
+        bytes = bytes.saturating_add(size);
+        batch.push(StoredEvent::new(seq, now_ms(), text));
+    }
+    if dropped > 0 {
+        let event = json!({
+            "kind": "dropped",
+            "events": dropped,
+            "bytes": dropped_bytes,
+            "max_events": limits.max_events,
+            "max_bytes": limits.max_bytes,
+        });
+        batch.push(StoredEvent::new(seq + 1, now_ms(), event.to_string()));
+    }
+    store.append_events(run_id, &batch).await?;
+    Ok(batch.len() as u64)
+}

@@ -166,8 +166,47 @@ async fn recorded(store: Arc<dyn CheckpointStore>) {
     assert_eq!(last["max_events"], 2);
 }
 
+/// A durable run's transcript kept in parts (`append_transcript`): each part after the
+/// events held, the bound counted over the whole run.
+async fn in_parts(store: &dyn CheckpointStore) {
+    use agent_contracts_runtime::recorder::append_transcript;
+    use agent_contracts_runtime::transcript::Event;
+    let run = RunRecord::new("parts-1", "event_planning", RunStatus::Paused, "{}");
+    store.save(&run).await.unwrap();
+    let event = |n: usize| Event::RenderedPrompt {
+        agent: "catering_agent".into(),
+        prompt: format!("part {n}, Authorization: Bearer abc123def456"),
+    };
+    let limits = RecordLimits::default().with_max_events(3);
+    let redactor = Redactor::default();
+    let part = [event(1), event(2)];
+    let first = append_transcript(store, "parts-1", &part, limits, &redactor);
+    assert_eq!(first.await.unwrap(), 2);
+    let part = [event(3), event(4)];
+    let second = append_transcript(store, "parts-1", &part, limits, &redactor);
+    // One more fits; the last is dropped, and said.
+    assert_eq!(second.await.unwrap(), 2);
+    let events = store.events("parts-1", 0, 100).await.unwrap();
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [1, 2, 3, 4]);
+    assert!(events[2].event.contains("part 3"));
+    assert!(
+        events[3].event.contains(r#""kind":"dropped""#),
+        "{}",
+        events[3].event
+    );
+    assert!(events.iter().all(|e| !e.event.contains("abc123def456")));
+    let missing = append_transcript(store, "nope", &[event(1)], limits, &redactor).await;
+    assert!(
+        matches!(missing, Err(StoreError::NotFound { .. })),
+        "{missing:?}"
+    );
+    store.delete("parts-1").await.unwrap();
+}
+
 async fn all_rules(store: Arc<dyn CheckpointStore>) {
     appended(&*store).await;
+    in_parts(&*store).await;
     pruned(&*store).await;
     recorded(store).await;
 }

@@ -109,6 +109,15 @@ async fn a_recorded_and_a_paused_run_in_the_inspector() {
         .await;
     assert_eq!(shown, true, "the plan generator's golden prompt, rendered");
 
+    // The paused run's transcript is kept beside it: the catering agent's prompt.
+    let events = store.events(&paused, 0, 1_000).await.unwrap();
+    assert!(
+        events.iter().any(|e| e
+            .event
+            .contains(r#""agent":"catering_agent","kind":"rendered_prompt""#)),
+        "{events:?}"
+    );
+
     // The paused run: the catering question, answered in the page.
     browser.open(&format!("{base}/#/run/{paused}")).await;
     let question = browser.find("#question-text").await;
