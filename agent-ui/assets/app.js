@@ -246,6 +246,7 @@ function item(t, cls, title, ...content) {
 
 function addEvent(t, stored) {
   const e = stored.event || {};
+  if (stored.seq) t.last = Math.max(t.last || 0, stored.seq);
   const at = el("span", { class: "muted" }, " " + time(stored.at_ms));
   switch (e.kind) {
     case "agent_call":
@@ -367,6 +368,7 @@ function questionForm(id, q) {
 }
 
 async function showRun(id) {
+  if (live) { live.abort(); live = null; }
   say("Loading run…");
   const { ok, body } = await api("/api/runs/" + encodeURIComponent(id));
   const root = view();
@@ -401,8 +403,7 @@ async function showRun(id) {
   }
   say("Run " + run.status);
   if (run.status === "completed" || run.status === "failed") return;
-  const last = (body.events || []).reduce((n, e) => Math.max(n, e.seq), 0);
-  follow(id, last, (name, data) => {
+  const on = (name, data) => {
     if (name === "event") addEvent(t, data);
     if (name === "run") {
       const changed = data.status !== run.status;
@@ -410,7 +411,15 @@ async function showRun(id) {
       head.replaceWith(header(run));
       if (changed) { say("Run " + run.status); if (run.status !== "answered") showRun(id); }
     }
-  });
+  };
+  // A stream ends after a while (the server's bound): open another while the run is open.
+  const watch = async () => {
+    const controller = await follow(id, t.last || 0, on);
+    if (!controller.signal.aborted && live === controller && run.status !== "completed" && run.status !== "failed") {
+      setTimeout(() => { if (live === controller) watch(); }, 1000);
+    }
+  };
+  watch();
 }
 
 // Reads the run's server-sent events with `fetch` (it carries the token header).
@@ -439,6 +448,7 @@ async function follow(id, after, on) {
       }
     }
   } catch (_) { /* aborted, or the connection ended */ }
+  return controller;
 }
 
 // ---- the agents ------------------------------------------------------------------------------

@@ -29,4 +29,4 @@ mod server;
 
 pub use access::Access;
 pub use runs::{parse_status, status_word};
-pub use server::{AgentCard, Inspector, MAX_ANSWER_CHARS, MAX_EVENTS, MAX_PAGE};
+pub use server::{AgentCard, Inspector, MAX_ANSWER_CHARS, MAX_EVENTS, MAX_LIVE, MAX_PAGE};

@@ -32,6 +32,9 @@ pub const MAX_PAGE: usize = 200;
 /// Most transcript events one detail or one live update carries.
 pub const MAX_EVENTS: usize = 2_000;
 
+/// How long one live stream lasts; the page opens another after it.
+pub const MAX_LIVE: Duration = Duration::from_secs(30 * 60);
+
 /// The page, its script and its style, compiled in: no CDN, no build step.
 const INDEX_HTML: &str = include_str!("../assets/index.html");
 const APP_JS: &str = include_str!("../assets/app.js");
@@ -479,12 +482,15 @@ struct Watch {
     after: u64,
     sequence: Option<u64>,
     done: bool,
+    /// When the stream ends, open run or not ([`MAX_LIVE`]).
+    until: tokio::time::Instant,
 }
 
 /// `GET /api/runs/{id}/live?after=SEQ`: server-sent events of an open run: `event` for each
 /// transcript event after `after` (`{seq, at_ms, event}`), `run` with the run's row whenever
 /// its record changes (its first sends the row as it is), and `gone` when the run is no longer
-/// stored. The stream ends after an ended run's last events, or with the connection.
+/// stored. The stream ends after an ended run's last events, after [`MAX_LIVE`], or with the
+/// connection.
 async fn live(State(ui): Shared, Path(id): Path<String>, uri: Uri) -> Response {
     let after = query(&uri, "after")
         .and_then(|a| a.parse::<u64>().ok())
@@ -495,6 +501,7 @@ async fn live(State(ui): Shared, Path(id): Path<String>, uri: Uri) -> Response {
         after,
         sequence: None,
         done: false,
+        until: tokio::time::Instant::now() + MAX_LIVE,
     };
     let frames = futures_util::stream::unfold(watch, |mut watch| async move {
         if watch.done {
@@ -541,7 +548,9 @@ impl Watch {
             self.sequence = Some(record.sequence);
             frames.push(frame_of("run", &runs::summary(&record)));
         }
-        if matches!(record.status, RunStatus::Finished | RunStatus::Failed) {
+        if matches!(record.status, RunStatus::Finished | RunStatus::Failed)
+            || tokio::time::Instant::now() >= self.until
+        {
             // The ended run's last events were read after its record: nothing follows.
             self.done = true;
         }
