@@ -1,7 +1,8 @@
 //! `agent-contract`: the agent contracts of a folder of agent folders (the layout a build
 //! script reads: `<agent>/input.schema.json`, optionally `output.schema.json` and
 //! `agent.json`), from the command line: check them as a build would, list them, print their
-//! tool definitions, render and validate calls, time the per-call path, serve them over MCP.
+//! tool definitions, render and validate calls, time the per-call path, serve them over MCP;
+//! and look at a store's runs in a local web page (`ui`).
 //!
 //! Exit codes: 0 success; 1 the input broke a contract (the retry error JSON is on stdout), a
 //! check found problems or a run failed; 2 a usage or I/O error.
@@ -15,6 +16,7 @@ mod folder;
 mod offline;
 mod serve;
 mod timing;
+mod ui;
 
 use agent_contracts::contract::{Repair, Repairs, repair_answer, repair_kwargs};
 use agent_contracts::{
@@ -175,6 +177,14 @@ enum Command {
         #[command(flatten)]
         args: eval::EvalArgs,
     },
+    /// Serve a local web inspector of a store's runs (`--store URL`): the runs, each run's
+    /// timeline with its prompts, answers and contract verdicts, a paused run's question
+    /// answered from the page, and the folder's agents; prints the address it bound
+    #[command(after_help = EXIT_CODES)]
+    Ui {
+        #[command(flatten)]
+        args: ui::UiArgs,
+    },
     /// Print the completion script of a shell, for it to source
     #[command(after_help = EXIT_CODES)]
     Completions {
@@ -327,6 +337,7 @@ fn run(command: Command, schemas: &Path) -> Result<(), Failure> {
             })
         }
         Command::Eval { args } => eval::eval(schemas, args),
+        Command::Ui { args } => ui::serve(args, schemas, BIN),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), BIN, &mut std::io::stdout());
             Ok(())

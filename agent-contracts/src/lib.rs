@@ -56,6 +56,7 @@
 //! | `mcp` | | `mcp`: agents and workflows as MCP tools, MCP servers' tools for agents |
 //! | `a2a` | | `a2a`: agents and workflows as A2A agents, remote A2A skills for agents |
 //! | `sqlite`, `postgres` | | `store`: durable runs in SQLite or PostgreSQL (and in files) |
+//! | `ui` | | `ui`: the local web inspector of a store's runs (`agent-contract ui`) |
 //!
 //! # The guide
 //!
@@ -115,6 +116,14 @@ pub mod a2a {
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
 pub mod otel {
     pub use agent_contracts_otel::*;
+}
+
+/// The local web inspector of the runs in a store: the runs, a run's timeline and verdicts,
+/// a paused run's question answered from the page (`agent-contract ui` serves it).
+#[cfg(feature = "ui")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ui")))]
+pub mod ui {
+    pub use agent_contracts_ui::*;
 }
 
 /// Durable runs: the [`CheckpointStore`](store::CheckpointStore) trait, its records and

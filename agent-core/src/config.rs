@@ -3,7 +3,9 @@
 
 use crate::cost::Prices;
 use crate::delivery::Delivery;
+use crate::transcript::TranscriptSink;
 use agent_contracts_contract::{Limits, Repairs};
+use std::sync::Arc;
 pub use tokio_util::sync::CancellationToken;
 
 /// Bounds and limits of a run, shared by [`Runtime`](crate::Runtime) and
@@ -59,6 +61,10 @@ pub struct Config {
     /// malformed value as before). Each repair is recorded in the transcript and on the
     /// agent's span; [`Limits::max_repairs`] bounds them.
     pub repairs: Repairs,
+    /// Where each transcript event goes as it happens, beside the transcript kept in memory
+    /// (`None`, the default: nowhere else). A [`RunRecorder`](crate::recorder::RunRecorder)
+    /// keeps a run's events in a store.
+    pub transcript_sink: Option<Arc<dyn TranscriptSink>>,
 }
 
 impl Default for Config {
@@ -75,6 +81,7 @@ impl Default for Config {
             cancel: CancellationToken::new(),
             delivery: Delivery::Whole,
             repairs: Repairs::default(),
+            transcript_sink: None,
         }
     }
 }
@@ -145,6 +152,12 @@ impl Config {
     /// These settings with [`repairs`](Self::repairs) set.
     pub fn with_repairs(mut self, repairs: Repairs) -> Self {
         self.repairs = repairs;
+        self
+    }
+
+    /// These settings with [`transcript_sink`](Self::transcript_sink) set.
+    pub fn with_transcript_sink(mut self, sink: Arc<dyn TranscriptSink>) -> Self {
+        self.transcript_sink = Some(sink);
         self
     }
 }

@@ -190,8 +190,8 @@ impl Runtime {
     pub fn with_config(model: impl ChatModel + 'static, config: Config) -> Self {
         Self {
             model: Arc::new(model),
+            transcript: Transcript::with_sink(config.transcript_sink.clone()),
             config,
-            transcript: Transcript::default(),
             context_ids: Arc::new(ContextIdGenerator::fresh()),
             contributors: ContributorRegistry::default(),
             tools: Vec::new(),

@@ -27,6 +27,7 @@ mod tool;
 mod upstream;
 
 pub mod eval;
+pub mod recorder;
 pub mod store;
 pub mod telemetry;
 pub mod transcript;

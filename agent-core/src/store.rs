@@ -380,6 +380,33 @@ impl Transition {
     }
 }
 
+/// One transcript event of a run as a store keeps it ([`CheckpointStore::append_events`]):
+/// its place in the run, when it happened, and the event as JSON text
+/// (`Event::to_json` of [`crate::transcript::Event`], secrets already taken out by the
+/// recorder). Read back it is untrusted like a row: a reader parses `event` and copes with
+/// text that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct StoredEvent {
+    /// Its place in the run's transcript, from 1, increasing.
+    pub seq: u64,
+    /// When it happened, in milliseconds since the Unix epoch (the recorder's clock).
+    pub at_ms: u64,
+    /// The event, as JSON text (`{"kind": "message", ...}`).
+    pub event: String,
+}
+
+impl StoredEvent {
+    /// An event at `seq`, recorded at `at_ms`.
+    pub fn new(seq: u64, at_ms: u64, event: impl Into<String>) -> Self {
+        Self {
+            seq,
+            at_ms,
+            event: event.into(),
+        }
+    }
+}
+
 /// One recorded transition of a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -733,6 +760,41 @@ pub trait CheckpointStore: Send + Sync {
         })
     }
 
+    /// Appends transcript events to the stored run `run_id` (in `seq` order; an event whose
+    /// `seq` the run holds already is kept as first written), for a reader of the run to
+    /// follow it ([`events`](Self::events)). [`StoreError::NotFound`] for a run the store does
+    /// not hold; the events go with the run when it is deleted or pruned. The default keeps
+    /// none ([`StoreError::Unsupported`]): a recorder then keeps only the run's record.
+    fn append_events<'a>(
+        &'a self,
+        run_id: &'a str,
+        events: &'a [StoredEvent],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let _ = (run_id, events);
+        Box::pin(async {
+            Err(StoreError::Unsupported {
+                operation: "keep run transcripts",
+            })
+        })
+    }
+
+    /// The stored run's transcript events after `after` (0: from the first), in `seq` order,
+    /// at most `limit`; [`StoreError::NotFound`] for a run the store does not hold. The
+    /// default keeps none ([`StoreError::Unsupported`]).
+    fn events<'a>(
+        &'a self,
+        run_id: &'a str,
+        after: u64,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
+        let _ = (run_id, after, limit);
+        Box::pin(async {
+            Err(StoreError::Unsupported {
+                operation: "keep run transcripts",
+            })
+        })
+    }
+
     /// Notices that runs of `workflow` may have become runnable, for a store that sends them
     /// (PostgreSQL's `LISTEN`/`NOTIFY`); `None` when it sends none, and workers poll. The
     /// default sends none.
@@ -924,6 +986,8 @@ pub struct MemoryStore {
     contracts: Mutex<BTreeMap<String, String>>,
     /// Each run's transitions, forgotten with the run.
     history: Mutex<BTreeMap<String, Vec<HistoryEntry>>>,
+    /// Each run's transcript events, forgotten with the run.
+    events: Mutex<BTreeMap<String, Vec<StoredEvent>>>,
 }
 
 impl MemoryStore {
@@ -949,6 +1013,7 @@ impl MemoryStore {
             max_runs: Some(max_runs),
             contracts: Mutex::default(),
             history: Mutex::default(),
+            events: Mutex::default(),
         }
     }
 
@@ -970,12 +1035,19 @@ impl MemoryStore {
             };
             runs.remove(&oldest);
             self.history().remove(&oldest);
+            self.kept_events().remove(&oldest);
         }
         Ok(())
     }
 
     fn history(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Vec<HistoryEntry>>> {
         self.history
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn kept_events(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Vec<StoredEvent>>> {
+        self.events
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -1036,6 +1108,7 @@ impl CheckpointStore for MemoryStore {
         Box::pin(async move {
             let mut runs = self.runs();
             self.history().remove(run_id);
+            self.kept_events().remove(run_id);
             runs.remove(run_id)
                 .map(drop)
                 .ok_or_else(|| StoreError::not_found(run_id))
@@ -1135,6 +1208,48 @@ impl CheckpointStore for MemoryStore {
             }
             let entries = self.history().get(run_id).cloned().unwrap_or_default();
             Ok(RunHistory::new(run_id, entries))
+        })
+    }
+
+    fn append_events<'a>(
+        &'a self,
+        run_id: &'a str,
+        events: &'a [StoredEvent],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let runs = self.runs();
+            if !runs.contains_key(run_id) {
+                return Err(StoreError::not_found(run_id));
+            }
+            let mut kept = self.kept_events();
+            let kept = kept.entry(run_id.to_owned()).or_default();
+            for event in events {
+                if kept.last().is_none_or(|last| last.seq < event.seq) {
+                    kept.push(event.clone());
+                } else if !kept.iter().any(|e| e.seq == event.seq) {
+                    kept.push(event.clone());
+                    kept.sort_by_key(|e| e.seq);
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn events<'a>(
+        &'a self,
+        run_id: &'a str,
+        after: u64,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
+        Box::pin(async move {
+            let runs = self.runs();
+            if !runs.contains_key(run_id) {
+                return Err(StoreError::not_found(run_id));
+            }
+            let kept = self.kept_events();
+            let events = kept.get(run_id).map(Vec::as_slice).unwrap_or_default();
+            let from = events.partition_point(|e| e.seq <= after);
+            Ok(events[from..].iter().take(limit).cloned().collect())
         })
     }
 }

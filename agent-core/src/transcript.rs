@@ -134,14 +134,41 @@ pub enum Event {
     },
 }
 
+/// Where a run's events go as they happen, beside the transcript kept in memory: a store
+/// ([`RunRecorder`](crate::recorder::RunRecorder)), a log. Set on a run with
+/// [`Config::with_transcript_sink`](crate::Config::with_transcript_sink).
+///
+/// Called once per event, in the transcript's order, while the transcript is held: it must
+/// return at once (hand the event to a task, never wait on I/O) and never read the
+/// transcript back.
+pub trait TranscriptSink: Send + Sync + fmt::Debug {
+    /// Takes one event just recorded.
+    fn record(&self, event: &Event);
+}
+
 /// The events of a run, in order; shared by the runtime's tasks.
 #[derive(Debug, Default)]
-pub struct Transcript(Mutex<Vec<Event>>);
+pub struct Transcript {
+    events: Mutex<Vec<Event>>,
+    sink: Option<std::sync::Arc<dyn TranscriptSink>>,
+}
 
 impl Transcript {
+    /// An empty transcript that also hands each event to `sink` as it is recorded.
+    pub fn with_sink(sink: Option<std::sync::Arc<dyn TranscriptSink>>) -> Self {
+        Self {
+            events: Mutex::default(),
+            sink,
+        }
+    }
+
     /// Records an event.
     pub(crate) fn push(&self, event: Event) {
-        self.lock().push(event);
+        let mut events = self.lock();
+        if let Some(sink) = &self.sink {
+            sink.record(&event);
+        }
+        events.push(event);
     }
 
     /// A copy of the events so far.
@@ -204,7 +231,7 @@ impl Transcript {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
-        self.0
+        self.events
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -283,6 +310,80 @@ fn output_of(content: &str) -> Option<(String, String)> {
 
 fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default()
+}
+
+impl Event {
+    /// The event as JSON, for a store or a page: an object whose `kind` names the variant
+    /// in snake case (`message`, `rendered_prompt`, `input_retry`, `agent_call`, `usage`,
+    /// `stopped`, `stream_retry`, `output_retry`, `tool_paused`, `input_repaired`,
+    /// `output_repaired`) beside the variant's fields under their own names.
+    ///
+    /// ```
+    /// use agent_contracts::transcript::Event;
+    /// let event = Event::Stopped { agent: "a".into(), received: 40, at: 12 };
+    /// assert_eq!(event.to_json()["kind"], "stopped");
+    /// assert_eq!(event.to_json()["at"], 12);
+    /// ```
+    pub fn to_json(&self) -> Value {
+        use serde_json::json;
+        let message = |m: &Message| serde_json::to_value(m).unwrap_or(Value::Null);
+        let repairs = |r: &[Repair]| serde_json::to_value(r).unwrap_or(Value::Null);
+        match self {
+            Self::Message { agent, message: m } => {
+                json!({"kind": "message", "agent": agent, "message": message(m)})
+            }
+            Self::RenderedPrompt { agent, prompt } => {
+                json!({"kind": "rendered_prompt", "agent": agent, "prompt": prompt})
+            }
+            Self::InputRetry {
+                caller,
+                tool,
+                error,
+            } => json!({"kind": "input_retry", "caller": caller, "tool": tool, "error": error}),
+            Self::AgentCall {
+                agent,
+                context_id,
+                attempt,
+            } => json!({
+                "kind": "agent_call", "agent": agent,
+                "context_id": context_id.to_string(), "attempt": attempt,
+            }),
+            Self::Usage {
+                agent,
+                usage,
+                model,
+            } => json!({
+                "kind": "usage", "agent": agent,
+                "usage": serde_json::to_value(usage).unwrap_or(Value::Null), "model": model,
+            }),
+            Self::Stopped {
+                agent,
+                received,
+                at,
+            } => json!({"kind": "stopped", "agent": agent, "received": received, "at": at}),
+            Self::StreamRetry { agent, received } => {
+                json!({"kind": "stream_retry", "agent": agent, "received": received})
+            }
+            Self::OutputRetry { agent, error } => {
+                json!({"kind": "output_retry", "agent": agent, "error": error})
+            }
+            Self::ToolPaused {
+                agent,
+                tool,
+                question,
+            } => json!({"kind": "tool_paused", "agent": agent, "tool": tool, "question": question}),
+            Self::InputRepaired {
+                caller,
+                tool,
+                repairs: r,
+            } => json!({
+                "kind": "input_repaired", "caller": caller, "tool": tool, "repairs": repairs(r),
+            }),
+            Self::OutputRepaired { agent, repairs: r } => {
+                json!({"kind": "output_repaired", "agent": agent, "repairs": repairs(r)})
+            }
+        }
+    }
 }
 
 impl fmt::Display for Event {

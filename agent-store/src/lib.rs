@@ -57,7 +57,7 @@ mod file;
 pub use file::FileStore;
 
 /// The schema version this crate writes.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Opens the store a URL names: `sqlite:PATH`, `postgres://...` or `file:DIR`. No error
 /// carries the URL's password (see [`redact_url`]).
@@ -223,15 +223,23 @@ struct Sql {
     insert: String,
     update: String,
     select: String,
+    /// A run's sequence: whether it is stored.
+    select_sequence: String,
     list: String,
     delete: String,
     delete_history: String,
+    delete_events: String,
     claim: String,
     claim_next: String,
     renew: String,
     release: String,
     prune: String,
     prune_history: String,
+    prune_events: String,
+    /// Appends one transcript event: `(run_id, seq, at_ms, event)`, kept as first written.
+    append_event: String,
+    /// A run's transcript events after a `seq`, in order, at most a limit.
+    read_events: String,
     /// Appends a history row: `(run_id, at_ms, event, owner, step)`.
     history: String,
     /// Appends the history row of the claim just written in the run's row.
@@ -289,6 +297,7 @@ impl Sql {
     fn new(prefix: &str, sqlite: bool) -> Self {
         let t = format!("{prefix}agent_runs");
         let h = format!("{prefix}agent_run_history");
+        let e = format!("{prefix}agent_run_events");
         // The schema's name is `a-z 0-9 _` (checked), safe to write in as a literal.
         let schema = match prefix.strip_suffix('.') {
             Some(name) => format!("'{name}'"),
@@ -384,9 +393,11 @@ impl Sql {
             insert: fix(format!("{insert} RETURNING updated_ms")),
             update: fix(format!("{update} RETURNING updated_ms")),
             select: fix(format!("SELECT {COLUMNS} FROM {t} WHERE run_id = $1")),
+            select_sequence: fix(format!("SELECT sequence FROM {t} WHERE run_id = $1")),
             list: format!("SELECT {COLUMNS} FROM {t} ORDER BY created_ms, run_id"),
             delete: fix(format!("DELETE FROM {t} WHERE run_id = $1")),
             delete_history: fix(format!("DELETE FROM {h} WHERE run_id = $1")),
+            delete_events: fix(format!("DELETE FROM {e} WHERE run_id = $1")),
             claim: fix(format!("{claim} RETURNING {COLUMNS}")),
             claim_next: fix(format!("{claim_next} RETURNING {COLUMNS}")),
             renew: fix(format!(
@@ -410,6 +421,18 @@ impl Sql {
             prune_history: fix(format!(
                 "DELETE FROM {h} WHERE run_id IN (SELECT run_id FROM {t} WHERE \
                  status IN ('finished', 'failed') AND updated_ms < {{now}} - $1)"
+            )),
+            prune_events: fix(format!(
+                "DELETE FROM {e} WHERE run_id IN (SELECT run_id FROM {t} WHERE \
+                 status IN ('finished', 'failed') AND updated_ms < {{now}} - $1)"
+            )),
+            append_event: fix(format!(
+                "INSERT INTO {e} (run_id, seq, at_ms, event) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (run_id, seq) DO NOTHING"
+            )),
+            read_events: fix(format!(
+                "SELECT seq, at_ms, event FROM {e} WHERE run_id = $1 AND seq > $2 \
+                 ORDER BY seq LIMIT $3"
             )),
             history: fix(format!(
                 "INSERT INTO {h} (run_id, at_ms, event, owner, step) VALUES ($1, $2, $3, $4, $5)"
@@ -435,7 +458,7 @@ impl Sql {
         }
     }
 
-    fn schema(prefix: &str, sqlite: bool) -> [String; 6] {
+    fn schema(prefix: &str, sqlite: bool) -> [String; 7] {
         // The history's order is its rows' order of insertion.
         let id = if sqlite {
             "id INTEGER PRIMARY KEY AUTOINCREMENT"
@@ -474,6 +497,12 @@ impl Sql {
                 "CREATE INDEX IF NOT EXISTS agent_run_history_run ON {prefix}agent_run_history \
                  (run_id, id)"
             ),
+            // Each run's transcript events, appended as they happen (a recorder's).
+            format!(
+                "CREATE TABLE IF NOT EXISTS {prefix}agent_run_events (run_id TEXT NOT NULL, \
+                 seq BIGINT NOT NULL, at_ms BIGINT NOT NULL, event TEXT NOT NULL, \
+                 PRIMARY KEY (run_id, seq))"
+            ),
         ]
     }
 
@@ -482,7 +511,8 @@ impl Sql {
     /// 3 the contract fingerprints of each run (and the `agent_contracts` table, which
     /// [`Sql::schema`] creates if missing), version 4 each run's attempts at its step, its
     /// failure reason and its last event (and the `agent_run_history` table, created if
-    /// missing). Rows written before version 3 have no fingerprints: they resume as before
+    /// missing), version 5 the `agent_run_events` table (created if missing: nothing to
+    /// alter). Rows written before version 3 have no fingerprints: they resume as before
     /// (see `RunRecord::contracts`); runs of before version 4 have no history before it.
     ///
     /// Each added column has a default, so a build of version 1 still reads and writes the
@@ -1055,11 +1085,13 @@ macro_rules! checkpoint_store {
                 Box::pin(async move {
                     // The run and its history go together.
                     let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
-                    sqlx::query(&self.sql.delete_history)
-                        .bind(run_id)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(|e| self.fail(e))?;
+                    for statement in [&self.sql.delete_history, &self.sql.delete_events] {
+                        sqlx::query(statement)
+                            .bind(run_id)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(|e| self.fail(e))?;
+                    }
                     let done = sqlx::query(&self.sql.delete)
                         .bind(run_id)
                         .execute(&mut *tx)
@@ -1194,11 +1226,13 @@ macro_rules! checkpoint_store {
                     let age = int(u64::try_from(age.as_millis()).unwrap_or(u64::MAX));
                     // Ended runs by the database's clock, with their history.
                     let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
-                    sqlx::query(&self.sql.prune_history)
-                        .bind(age)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(|e| self.fail(e))?;
+                    for statement in [&self.sql.prune_history, &self.sql.prune_events] {
+                        sqlx::query(statement)
+                            .bind(age)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(|e| self.fail(e))?;
+                    }
                     let done = sqlx::query(&self.sql.prune)
                         .bind(age)
                         .execute(&mut *tx)
@@ -1340,6 +1374,69 @@ macro_rules! checkpoint_store {
                         entries.push(HistoryEntry::new(at, event, owner, step));
                     }
                     Ok(RunHistory::new(run_id, entries))
+                })
+            }
+
+            fn append_events<'a>(
+                &'a self,
+                run_id: &'a str,
+                events: &'a [agent_contracts_runtime::store::StoredEvent],
+            ) -> BoxFuture<'a, Result<(), StoreError>> {
+                Box::pin(async move {
+                    // One transaction per batch: the run must be there (its events go with it).
+                    let mut tx = self.pool.begin().await.map_err(|e| self.fail(e))?;
+                    let found: Option<i64> = sqlx::query_scalar(&self.sql.select_sequence)
+                        .bind(run_id)
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(|e| self.fail(e))?;
+                    if found.is_none() {
+                        return Err(StoreError::not_found(run_id));
+                    }
+                    for event in events {
+                        sqlx::query(&self.sql.append_event)
+                            .bind(run_id)
+                            .bind(int(event.seq))
+                            .bind(int(event.at_ms))
+                            .bind(&event.event)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(|e| self.fail(e))?;
+                    }
+                    tx.commit().await.map_err(|e| self.fail(e))
+                })
+            }
+
+            fn events<'a>(
+                &'a self,
+                run_id: &'a str,
+                after: u64,
+                limit: usize,
+            ) -> BoxFuture<'a, Result<Vec<agent_contracts_runtime::store::StoredEvent>, StoreError>>
+            {
+                Box::pin(async move {
+                    use agent_contracts_runtime::store::StoredEvent;
+                    self.load(run_id).await?;
+                    let rows: Vec<(i64, i64, String)> = sqlx::query_as(&self.sql.read_events)
+                        .bind(run_id)
+                        .bind(int(after))
+                        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(|e| self.fail(e))?;
+                    let corrupt = |reason: String| StoreError::Corrupt {
+                        run_id: run_id.chars().take(128).collect(),
+                        reason,
+                    };
+                    rows.into_iter()
+                        .map(|(seq, at, event)| {
+                            let seq = u64::try_from(seq)
+                                .map_err(|_| corrupt(format!("its events hold the seq {seq}")))?;
+                            let at = u64::try_from(at)
+                                .map_err(|_| corrupt(format!("its events hold the time {at}")))?;
+                            Ok(StoredEvent::new(seq, at, event))
+                        })
+                        .collect()
                 })
             }
 

@@ -91,4 +91,6 @@ pub mod guide {
     pub struct UntrustedInput;
     #[doc = include_str!("../../guide/evals.md")]
     pub struct Evals;
+    #[doc = include_str!("../../guide/inspector.md")]
+    pub struct Inspector;
 }

@@ -65,7 +65,7 @@ impl<'w> Runner<'w> {
         Self {
             workflow,
             model,
-            transcript: Transcript::default(),
+            transcript: Transcript::with_sink(workflow.config.transcript_sink.clone()),
             context_ids: None,
             durable: None,
         }

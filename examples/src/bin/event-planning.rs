@@ -275,13 +275,45 @@ async fn durable(args: &Args, url: &str) -> Result<(), Failure> {
     .map_err(Failure::Usage)?;
     print!("{line}");
     let workflow = event_planning::workflow();
-    let runner = workflow.runner(model).with_store(store);
+    let runner = workflow.runner(model).with_store(Arc::clone(&store));
     let outcome = match (&args.resume, &args.answer) {
         (Some(run_id), Some(answer)) => runner.resume_run(run_id, answer).await,
         _ => runner.start(event_planning::REQUEST).await,
     };
-    for event in runner.transcript().events() {
+    let events = runner.transcript().events();
+    for event in &events {
         print!("{event}");
+    }
+    // The run's transcript beside its record, for `agent-contract ui`: this process's part.
+    // A resume refused before it ran (no such run, not paused) has no part to keep.
+    let run_id = match (&outcome, &args.resume) {
+        (Ok(WorkflowOutcome::NeedsInput { state, .. }), _) => Some(state.run_id.clone()),
+        (Ok(_), Some(run_id)) => Some(run_id.clone()),
+        _ => None,
+    };
+    if let Some(run_id) = run_id {
+        use agent_contracts::recorder::{RecordLimits, Redactor, append_transcript};
+        let redactor = [
+            "OPENAI_API_KEY",
+            "AZURE_OPENAI_API_KEY",
+            "AZURE_OPENAI_AD_TOKEN",
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+        ]
+        .iter()
+        .filter_map(|name| args.providers.var(name))
+        .fold(Redactor::default(), Redactor::with_secret);
+        if let Err(e) = append_transcript(
+            &*store,
+            &run_id,
+            &events,
+            RecordLimits::default(),
+            &redactor,
+        )
+        .await
+        {
+            eprintln!("event-planning: warning: the run's transcript was not kept: {e}");
+        }
     }
     match outcome {
         Ok(WorkflowOutcome::NeedsInput { request, state, .. }) => {

@@ -15,6 +15,10 @@
 //! sub-agents in order, then the plan generator, whose `collected_information` the run builds
 //! from their outputs), offline, and prints the transcript with the plan generator's prompt.
 //!
+//! `--store URL` (`sqlite:PATH`, `postgres://...`; the `store` feature) records the run as it
+//! happens: its record, listed under `main_agent` (`completed` once it ends), and its
+//! transcript events, bounded and with the provider keys taken out, for `agent-contract ui`.
+//!
 //! Exit codes: 0 success; 1 the run failed; 2 a usage or I/O error (a model spec or an
 //! `mcpServers` file it cannot use).
 
@@ -59,6 +63,10 @@ struct Args {
     /// output contract is stopped there and asked again. stdout keeps the transcript.
     #[arg(long, conflicts_with = "declared")]
     stream: bool,
+    /// Records the run in this store (`sqlite:PATH` or `postgres://...`) as it happens: its
+    /// record, under `main_agent`, and its transcript events, for `agent-contract ui`.
+    #[arg(long, value_name = "URL", conflicts_with = "declared")]
+    store: Option<String>,
     #[command(flatten)]
     logs: Logs,
     #[command(flatten)]
@@ -95,13 +103,34 @@ async fn run(args: Args) -> Result<(), Failure> {
     if !args.a2a.is_empty() {
         tools.extend(a2a_tools(&args.a2a).await.map_err(Failure::Usage)?);
     }
-    let config = agent_contracts::Config::default().with_delivery(match args.stream {
+    let mut config = agent_contracts::Config::default().with_delivery(match args.stream {
         true => report::streamed_to_stderr(),
         false => agent_contracts::stream::Delivery::Whole,
     });
+    let recorder = match &args.store {
+        Some(url) => {
+            let recorder = record::start(url, &args.providers).await?;
+            config = config.with_transcript_sink(recorder.clone());
+            Some(recorder)
+        }
+        None => None,
+    };
+    let prices = config.prices.clone();
     let (runtime, outcome) = pipeline::run_answering(model, tools, config, ask_person).await;
     print!("{}", runtime.transcript());
     print!("{}", report::summary(runtime.transcript()));
+    if let Some(recorder) = recorder {
+        let ended = outcome.as_ref().map(drop).map_err(ToString::to_string);
+        let record = recorder
+            .finish(runtime.transcript(), &prices, ended)
+            .await
+            .map_err(|e| Failure::Failed(format!("the run's record: {e}")))?;
+        println!(
+            "=== recorded: run {} ({}) ===",
+            record.run_id,
+            agent_examples::worker::status_text(record.status)
+        );
+    }
     match outcome {
         // The main agent's answer is the transcript's last message: printed once, above.
         Ok(outcome) => {
@@ -129,6 +158,52 @@ fn ask_person(pause: &agent_contracts::runtime::LoopPause) -> Option<String> {
     match std::io::stdin().read_line(&mut line) {
         Ok(read) if read > 0 && !line.trim().is_empty() => Some(line.trim_end().to_owned()),
         _ => None,
+    }
+}
+
+/// Recording a run in a store (`--store`).
+mod record {
+    use super::{Failure, ProviderEnv};
+    use agent_contracts::recorder::RunRecorder;
+    use std::sync::Arc;
+
+    /// The provider keys and tokens a run's record must never hold.
+    #[cfg(feature = "store")]
+    const SECRETS: [&str; 5] = [
+        "OPENAI_API_KEY",
+        "AZURE_OPENAI_API_KEY",
+        "AZURE_OPENAI_AD_TOKEN",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+    ];
+
+    /// Without the `store` feature there is no SQL store: say how to get it.
+    #[cfg(not(feature = "store"))]
+    pub async fn start(url: &str, _: &ProviderEnv) -> Result<Arc<RunRecorder>, Failure> {
+        let _ = url;
+        Err(Failure::Usage(agent_examples::report::not_built(
+            "plan-pipeline",
+            "store",
+            "--store URL",
+        )))
+    }
+
+    /// Opens the store and saves the run's record, running, under `main_agent`.
+    #[cfg(feature = "store")]
+    pub async fn start(url: &str, providers: &ProviderEnv) -> Result<Arc<RunRecorder>, Failure> {
+        use agent_contracts::recorder::{RecordLimits, Redactor};
+        let store = agent_contracts::store::open(url).await.map_err(|e| {
+            let url = agent_contracts::store::redact_url(url);
+            Failure::Usage(format!("--store {url}: {e}"))
+        })?;
+        let redactor = SECRETS
+            .iter()
+            .filter_map(|name| providers.var(name))
+            .fold(Redactor::default(), Redactor::with_secret);
+        let agent = agent_examples::pipeline::MAIN_AGENT;
+        RunRecorder::start_with(store, agent, RecordLimits::default(), redactor)
+            .await
+            .map_err(|e| Failure::Usage(format!("--store: {e}")))
     }
 }
 

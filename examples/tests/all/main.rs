@@ -14,6 +14,8 @@ mod durable;
 mod event_planning;
 #[cfg(feature = "store")]
 mod fleet;
+#[cfg(feature = "store")]
+mod inspector;
 #[cfg(feature = "demo")]
 mod mcp_instances;
 #[cfg(feature = "demo")]

@@ -15,7 +15,7 @@ use proc_macro2::{TokenStream, TokenTree};
 use syn::{Item, UseTree};
 
 /// The crates whose modules must form no cycle.
-const CRATES: [&str; 12] = [
+const CRATES: [&str; 13] = [
     "agent-contracts",
     "agent-schema",
     "agent-contract",
@@ -26,6 +26,7 @@ const CRATES: [&str; 12] = [
     "agent-mcp",
     "agent-a2a",
     "agent-store",
+    "agent-ui",
     "agent-cli",
     "examples",
 ];
