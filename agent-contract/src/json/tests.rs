@@ -39,10 +39,12 @@ fn a_calls_tape_buffer_is_kept_for_the_next_call() {
 /// A value as written from its tape and from its text alone.
 fn both_ways(text: &str) -> (String, String, Option<(String, String)>) {
     let raw: RawJson = serde_json::from_str(text).unwrap();
-    let from_tape = (
-        serde_json::to_string(&raw).unwrap(),
-        crate::to_markdown(&raw).unwrap(),
-    );
+    let from_tape = (serde_json::to_string(&raw).unwrap(), {
+        let mut out = String::new();
+        crate::ToMarkdown::markdown_into(&raw, &mut out).unwrap();
+        out
+    });
+    assert_eq!(from_tape.1, crate::to_markdown(&raw).unwrap(), "{text}");
     let from_text = (
         serde_json::to_string(&Walk(text)).unwrap(),
         crate::to_markdown(&Walk(text)).unwrap(),
