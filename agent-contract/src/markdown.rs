@@ -2,15 +2,16 @@
 //! array items, `*(empty)*` for empty arrays and objects, two spaces per level.
 //!
 //! It is a serde `Serializer`, so any `Serialize` value (a `serde_json::Value` or a typed
-//! input) renders without an intermediate tree. JSON kept as text (serde_json's `RawValue`,
-//! and the [`RawJson`](crate::json::RawJson) of a contract's untyped parts) renders from its
-//! text: objects in document order, numbers exactly as written.
+//! input) renders without an intermediate tree. JSON kept as text renders as written (objects
+//! in document order, numbers exactly as written): serde_json's `RawValue` from its text, and
+//! [`RawJson`] and [`RawObject`], given to [`ToMarkdown`] (what `|markdown` takes), straight
+//! from their tape.
 //!
 //! A value cannot forge the prompt's structure: every following line of a multi-line string or
 //! key is indented to its item's content column, and a line that would open a block (heading,
 //! list item, rule, fence, quote, HTML block, table row) has that opening escaped.
 
-use crate::json::{Captured, Kind, RawJson, RawObject, TapeValue, Text, Walk};
+use crate::json::{Captured, Kind, RawJson, RawObject, TapeValue, TapeWalk, Text, Walk};
 use serde::ser::{self, Serialize};
 use std::fmt::{self, Write as _};
 
@@ -140,7 +141,8 @@ through_serde!(
     f32, f64
 );
 
-/// A captured value from its tape, or from its text when it has none.
+/// A captured value from its tape (a container's lines by [`TapeLines`]), or from its text
+/// when it has none.
 fn captured(raw: &impl Captured, out: &mut String) -> Result<(), MarkdownError> {
     let md = Md {
         start: out.len(),
@@ -149,6 +151,11 @@ fn captured(raw: &impl Captured, out: &mut String) -> Result<(), MarkdownError> 
         slot: Slot::Root,
     };
     match raw.value() {
+        Some(value) if value.len() > 0 => TapeLines {
+            after: false,
+            out: md.out,
+        }
+        .children(value, 0),
         Some(value) => md.tape(value),
         None => Walk(raw.text()).serialize(md),
     }
@@ -215,6 +222,7 @@ const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 const RAW_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// Where a value sits: that decides its line's prefix.
+#[derive(Clone, Copy)]
 enum Slot<'k> {
     Root,
     Key(&'k str),
@@ -370,26 +378,22 @@ impl<'o> Md<'o> {
     /// The header line of a compound value: `- **key**:`, `- [i]:` or nothing at the root,
     /// with `*(empty)*` when it has no children.
     fn header(&mut self, empty: bool) {
-        match &self.slot {
-            Slot::Root => self.out.push_str(if empty { EMPTY } else { "" }),
+        match self.slot {
+            Slot::Root => {}
             Slot::Key(_) => {
                 self.prefix();
-                let out = &mut *self.out;
-                out.truncate(out.len() - 1); // the space after the colon
-                if empty {
-                    out.push(' ');
-                    out.push_str(EMPTY);
-                }
+                self.out.pop(); // the space after the colon
             }
             Slot::Index(i) => {
-                let i = *i;
                 self.begin_line();
                 index_header(self.out, i);
-                if empty {
-                    self.out.push(' ');
-                    self.out.push_str(EMPTY);
-                }
             }
+        }
+        if empty {
+            if !matches!(self.slot, Slot::Root) {
+                self.out.push(' ');
+            }
+            self.out.push_str(EMPTY);
         }
     }
 
@@ -402,19 +406,16 @@ impl<'o> Md<'o> {
             md: self,
             count: 0,
             header_written: root,
-            key: String::new(),
-            has_key: false,
+            key: None,
             number: false,
-            raw: false,
         }
     }
 }
 
 impl Md<'_> {
-    /// Writes a value from its tape, as the serde route writes the same text ([`TapeWalk`]
-    /// through this serializer) but without it: keys and strings are borrowed from the text,
-    /// numbers written as they stand. [`TapeLines`] writes the common lines; this, the rest.
-    fn tape(mut self, value: TapeValue<'_>) -> Result<(), MarkdownError> {
+    /// A part of a tape that [`TapeLines`] does not write: a scalar as [`TapeWalk`] through
+    /// this serializer writes it, without serde (borrowed from the text, numbers as written).
+    fn tape(self, value: TapeValue<'_>) -> Result<(), MarkdownError> {
         let text = match value.kind() {
             Kind::Str => value.unquoted(),
             Kind::Number => value.text(),
@@ -425,19 +426,8 @@ impl Md<'_> {
                 let Text(text) = serde_json::from_str(value.text()).map_err(ser::Error::custom)?;
                 return self.string(&text);
             }
-            Kind::Object | Kind::Array if value.len() == 0 => return self.compound().finish(),
-            Kind::Object | Kind::Array => {
-                let indent = match self.slot {
-                    Slot::Root => self.indent,
-                    _ => self.indent + 2,
-                };
-                self.header(false);
-                return TapeLines {
-                    after: self.out.len() > self.start,
-                    out: self.out,
-                }
-                .children(value, indent);
-            }
+            // An empty one, or one under an escaped key: both rare.
+            Kind::Object | Kind::Array => return TapeWalk(value).serialize(self),
         };
         self.line(text)
     }
@@ -553,61 +543,20 @@ struct Compound<'o> {
     child_indent: usize,
     count: usize,
     header_written: bool,
-    /// The pending map key, written here by `serialize_key` (one buffer per map, not one
-    /// `String` per key); `has_key` says whether it is pending.
-    key: String,
-    has_key: bool,
-    /// This "struct" is serde_json's carrier of a number's exact text.
+    /// The pending map key, given by `serialize_key`.
+    key: Option<String>,
+    /// This "struct" is serde_json's carrier of a number's exact text or of any JSON value's
+    /// text (a `RawValue`), which may be compound.
     number: bool,
-    /// ... and of any JSON value's text (a `RawValue`), which may be compound.
-    raw: bool,
-}
-
-thread_local! {
-    /// Key buffers of maps written before, cleared, for the next maps to write theirs in: a
-    /// map's key stays in its buffer while its value (perhaps a map) is written, so each open
-    /// map has one; reused, they are allocated once per depth, not once per map.
-    static KEYS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-impl Drop for Compound<'_> {
-    fn drop(&mut self) {
-        pool_key(std::mem::take(&mut self.key));
-    }
-}
-
-/// A key buffer kept from an earlier map, or a new one.
-fn pooled_key() -> String {
-    KEYS.try_with(|keys| keys.borrow_mut().pop())
-        .ok()
-        .flatten()
-        .unwrap_or_default()
-}
-
-/// Keeps `key`'s buffer for the next map, unless it is long (or was never allocated).
-fn pool_key(mut key: String) {
-    if (1..=256).contains(&key.capacity()) {
-        key.clear();
-        let _ = KEYS.try_with(|keys| {
-            let mut keys = keys.borrow_mut();
-            if keys.len() < 64 {
-                keys.push(key);
-            }
-        });
-    }
 }
 
 impl<'o> Compound<'o> {
-    fn open_child(&mut self) {
+    fn child<'a>(&'a mut self, slot: Slot<'a>) -> Md<'a> {
         if !self.header_written {
             self.md.header(false);
             self.header_written = true;
         }
         self.count += 1;
-    }
-
-    fn child<'a>(&'a mut self, slot: Slot<'a>) -> Md<'a> {
-        self.open_child();
         Md {
             out: &mut *self.md.out,
             start: self.md.start,
@@ -627,16 +576,9 @@ impl<'o> Compound<'o> {
 
     /// The entry of the pending map key.
     fn pending_entry<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), MarkdownError> {
-        if !std::mem::take(&mut self.has_key) {
-            return Err(MarkdownError("map value without a key".into()));
-        }
-        self.open_child();
-        value.serialize(Md {
-            out: &mut *self.md.out,
-            start: self.md.start,
-            indent: self.child_indent,
-            slot: Slot::Key(&self.key),
-        })
+        let key = self.key.take();
+        let key = key.ok_or_else(|| MarkdownError("map value without a key".into()))?;
+        self.entry(&key, value)
     }
 
     fn finish(mut self) -> Result<(), MarkdownError> {
@@ -915,15 +857,6 @@ macro_rules! display_methods {
     )*};
 }
 
-/// Serializer methods that refuse their value with `key_error` (what no map key can be).
-macro_rules! not_a_key {
-    ($($method:ident($($arg:ty),*) -> $ok:ty),* $(,)?) => {$(
-        fn $method(self, $(_: $arg),*) -> Result<$ok, MarkdownError> {
-            Err(key_error())
-        }
-    )*};
-}
-
 impl<'o> ser::Serializer for Md<'o> {
     type Ok = ();
     type Error = MarkdownError;
@@ -1016,8 +949,7 @@ impl<'o> ser::Serializer for Md<'o> {
     }
     fn serialize_struct(self, name: &'static str, _: usize) -> Result<Compound<'o>, MarkdownError> {
         let mut compound = self.compound();
-        compound.raw = name == RAW_TOKEN;
-        compound.number = name == NUMBER_TOKEN || compound.raw;
+        compound.number = name == NUMBER_TOKEN || name == RAW_TOKEN;
         Ok(compound)
     }
     fn serialize_struct_variant(
@@ -1057,14 +989,7 @@ impl ser::SerializeMap for Compound<'_> {
     type Ok = ();
     type Error = MarkdownError;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), MarkdownError> {
-        if self.key.capacity() == 0 {
-            // A map's first key: a buffer kept from an earlier map (arrays and numbers, which
-            // also go through here, never take one).
-            self.key = pooled_key();
-        }
-        self.key.clear();
-        key.serialize(TextInto(&mut self.key))?;
-        self.has_key = true;
+        self.key = Some(plain_text(key)?);
         Ok(())
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), MarkdownError> {
@@ -1084,7 +1009,7 @@ impl ser::SerializeStruct for Compound<'_> {
         value: &T,
     ) -> Result<(), MarkdownError> {
         if self.number {
-            // serde_json's exact number text: a scalar here, not an entry.
+            // serde_json's exact text: a value here, not an entry.
             self.count += 1;
             let md = Md {
                 out: &mut *self.md.out,
@@ -1092,12 +1017,7 @@ impl ser::SerializeStruct for Compound<'_> {
                 indent: self.md.indent,
                 slot: std::mem::replace(&mut self.md.slot, Slot::Root),
             };
-            if self.raw {
-                let mut text = String::new();
-                value.serialize(TextInto(&mut text))?;
-                return raw_value(md, &text);
-            }
-            return md.scalar_with(|out| value.serialize(TextInto(out)));
+            return raw_value(md, &plain_text(value)?);
         }
         self.entry(key, value)
     }
@@ -1121,7 +1041,7 @@ impl ser::SerializeStructVariant for Compound<'_> {
     }
 }
 
-/// A `RawValue`'s text: a number as written, anything else walked level by level.
+/// A number's or `RawValue`'s text: a number as written, anything else walked level by level.
 fn raw_value(md: Md<'_>, text: &str) -> Result<(), MarkdownError> {
     match text.trim_start().as_bytes().first() {
         Some(b'-' | b'0'..=b'9') => md.scalar(text.trim()),
@@ -1129,80 +1049,16 @@ fn raw_value(md: Md<'_>, text: &str) -> Result<(), MarkdownError> {
     }
 }
 
-/// Appends a map key (or serde_json's number text) as plain text.
-struct TextInto<'b>(&'b mut String);
-
-impl TextInto<'_> {
-    fn display(self, value: impl fmt::Display) -> Result<(), MarkdownError> {
-        write!(self.0, "{value}").map_err(ser::Error::custom)
+/// A map key, or serde_json's text of a number or raw value, as plain text.
+fn plain_text<T: Serialize + ?Sized>(value: &T) -> Result<String, MarkdownError> {
+    match serde_json::to_value(value).map_err(ser::Error::custom)? {
+        serde_json::Value::String(text) => Ok(text),
+        serde_json::Value::Number(n) => Ok(n.to_string()),
+        serde_json::Value::Bool(b) => Ok(b.to_string()),
+        _ => Err(MarkdownError(
+            "a map key must be a string, number, boolean or unit variant".into(),
+        )),
     }
-}
-
-impl ser::Serializer for TextInto<'_> {
-    type Ok = ();
-    type Error = MarkdownError;
-    type SerializeSeq = ser::Impossible<(), MarkdownError>;
-    type SerializeTuple = ser::Impossible<(), MarkdownError>;
-    type SerializeTupleStruct = ser::Impossible<(), MarkdownError>;
-    type SerializeTupleVariant = ser::Impossible<(), MarkdownError>;
-    type SerializeMap = ser::Impossible<(), MarkdownError>;
-    type SerializeStruct = ser::Impossible<(), MarkdownError>;
-    type SerializeStructVariant = ser::Impossible<(), MarkdownError>;
-
-    display_methods!(serialize_bool: bool, serialize_i8: i8, serialize_i16: i16,
-        serialize_i32: i32, serialize_i64: i64, serialize_i128: i128, serialize_u8: u8,
-        serialize_u16: u16, serialize_u32: u32, serialize_u64: u64, serialize_u128: u128,
-        serialize_f32: f32, serialize_f64: f64, serialize_char: char);
-    not_a_key!(
-        serialize_bytes(&[u8]) -> (),
-        serialize_none() -> (),
-        serialize_unit() -> (),
-        serialize_unit_struct(&'static str) -> (),
-        serialize_seq(Option<usize>) -> Self::SerializeSeq,
-        serialize_tuple(usize) -> Self::SerializeTuple,
-        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct,
-        serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant,
-        serialize_map(Option<usize>) -> Self::SerializeMap,
-        serialize_struct(&'static str, usize) -> Self::SerializeStruct,
-        serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant,
-    );
-
-    fn serialize_str(self, v: &str) -> Result<(), MarkdownError> {
-        self.0.push_str(v);
-        Ok(())
-    }
-    fn serialize_unit_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        variant: &'static str,
-    ) -> Result<(), MarkdownError> {
-        self.0.push_str(variant);
-        Ok(())
-    }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<(), MarkdownError> {
-        value.serialize(self)
-    }
-    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), MarkdownError> {
-        value.serialize(self)
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<(), MarkdownError> {
-        Err(key_error())
-    }
-}
-
-fn key_error() -> MarkdownError {
-    MarkdownError("a map key must be a string, number, boolean or unit variant".into())
 }
 
 #[cfg(test)]

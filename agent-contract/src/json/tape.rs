@@ -275,25 +275,6 @@ impl<'t> TapeValue<'t> {
         }
     }
 
-    /// This value's part of the tape, its offsets counted from its own text.
-    #[cfg(test)]
-    pub(crate) fn part(&self) -> Tape {
-        let tok = self.tok();
-        let (first, base) = (self.at as u32, tok.start);
-        Tape {
-            toks: self.tape.toks[self.at..tok.next as usize]
-                .iter()
-                .map(|t| Tok {
-                    start: t.start - base,
-                    end: t.end - base,
-                    next: t.next - first,
-                    ..*t
-                })
-                .collect(),
-            keys: self.tape.keys.clone(),
-        }
-    }
-
     /// The value at `at` on the same tape.
     pub(crate) fn at(&self, at: usize) -> Self {
         Self { at, ..*self }
