@@ -20,7 +20,7 @@ out="${MUTANTS_OUT:-$root/mutants}"
 
 # NAME|file|test packages|extra cargo test args|decision points (a regex on the mutant's name)
 table=(
-  "markdown|agent-contract/src/markdown.rs|agent-contracts-contract|--tests|(block_opening|leading_width|ordered_marker|first_line_opening|delimiter_after_dash|text_after_prefix|stars_only_first_line|delimiter_row|is_blank|Md<'.>::(tape|tape_compound|tape_line|key_line|begin_line|header|line|take_over|column|prefix)|TapeLines<'.>::(children|start|begin_line)|line_of|write_on_one_line|Handover|serialize_captured)"
+  "markdown|agent-contract/src/markdown.rs|agent-contracts-contract|--tests|(block_opening|leading_width|ordered_marker|first_line_opening|delimiter_after_dash|text_after_prefix|stars_only_first_line|delimiter_row|is_blank|Md<'.>::(tape|begin_line|header|line|column|prefix)|TapeLines<'.>::(children|start|begin_line)|write_on_one_line|captured|ToMarkdown)"
   "contract-checks|agent-contract/src/checks.rs|agent-contracts-contract|--tests|support::(compare|exact|bound|equal|multiple_of|chars|unique|raw_type|raw_number|raw_len|raw_str|raw_verdict|tape_type|tape_entries|tape_items|tape_str|tape_number|tape_bool|tape_null|tape_bound|tape_equal|tape_multiple_of|Unsure::(set|decided))"
   "codegen-checks|agent-codegen/src/emit/checks.rs|agent-checks-suite|--tests|(Walk<'_>::bound|minLength|671:32|Held::Int \\| Held::Float in Walk<'_>::one_of_values|match arm \"(multipleOf|items)\")"
   "compat|agent-schema/src/compat.rs|agent-contracts-schema|--lib|(::(types|values|objects|items|prefix|numbers|others)( |\$)|(in|replace) (same_value|allowed_value|implies|within|round_integral|tightest|count|cmp_num|cmp_float_int|cmp_numbers|Num::integral)( |\$))"

@@ -54,7 +54,7 @@ pub use extract::extract_json;
 pub use json::{RawJson, RawObject};
 pub use kwargs::{RESERVED_KEYS, ToolCall};
 pub use limits::Limits;
-pub use markdown::{MarkdownError, to_markdown};
+pub use markdown::{MarkdownError, ToMarkdown, to_markdown};
 pub use media::{Media, MediaData, MediaForm, MediaInput, MediaKind, MediaSpec};
 pub use partial::{PartialJson, PartialOutput};
 pub use prompt::{PromptError, filters};
@@ -86,7 +86,7 @@ pub mod __private {
     pub use crate::json::Shown;
     pub use crate::json::{Exceeded, text_depth, text_exceeds, value_depth_exceeds};
     pub use crate::limits::{bounded_prompt, check_shape};
-    pub use crate::markdown::{escape_text, to_markdown_line};
+    pub use crate::markdown::{ToMarkdown, escape_text, to_markdown_line};
     pub use crate::prompt::{default_call_prompt, default_media_prompt, default_user_prompt};
     pub use crate::truncate::truncate;
 

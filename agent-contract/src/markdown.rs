@@ -2,9 +2,10 @@
 //! array items, `*(empty)*` for empty arrays and objects, two spaces per level.
 //!
 //! It is a serde `Serializer`, so any `Serialize` value (a `serde_json::Value` or a typed
-//! input) renders without an intermediate tree. JSON kept as text (serde_json's `RawValue`,
-//! and the [`RawJson`](crate::json::RawJson) of a contract's untyped parts) renders from its
-//! text: objects in document order, numbers exactly as written.
+//! input) renders without an intermediate tree. JSON kept as text renders as written (objects
+//! in document order, numbers exactly as written): serde_json's `RawValue` from its text, and
+//! [`RawJson`] and [`RawObject`], given to [`ToMarkdown`] (what `|markdown` takes), straight
+//! from their tape.
 //!
 //! A value cannot forge the prompt's structure: every following line of a multi-line string or
 //! key is indented to its item's content column, and a line that would open a block (heading,
@@ -82,6 +83,96 @@ pub(crate) fn write_markdown<T: Serialize + ?Sized>(
     })
 }
 
+/// A value `{{ value|markdown }}` and `{{ value|inline }}` render: JSON values, strings,
+/// numbers, lists and maps, the types a contract generates, and [`RawJson`] and [`RawObject`],
+/// which write themselves from their tape (keys and numbers as written) without serde. Any
+/// other `Serialize` type takes the serde route with an empty impl:
+///
+/// ```
+/// #[derive(serde::Serialize)]
+/// struct Page { url: String }
+/// impl agent_contracts_contract::ToMarkdown for Page {}
+/// let mut out = String::new();
+/// agent_contracts_contract::ToMarkdown::markdown_into(&Page { url: "x".into() }, &mut out).unwrap();
+/// assert_eq!(out, "- **url**: x");
+/// ```
+pub trait ToMarkdown: Serialize {
+    /// Appends this value's markdown ([`to_markdown`]'s text) to `out`.
+    fn markdown_into(&self, out: &mut String) -> Result<(), MarkdownError> {
+        write_markdown(out, self)
+    }
+}
+
+impl<T: ToMarkdown + ?Sized> ToMarkdown for &T {
+    fn markdown_into(&self, out: &mut String) -> Result<(), MarkdownError> {
+        (**self).markdown_into(out)
+    }
+}
+
+impl<T: ToMarkdown + ?Sized> ToMarkdown for Box<T> {
+    fn markdown_into(&self, out: &mut String) -> Result<(), MarkdownError> {
+        (**self).markdown_into(out)
+    }
+}
+
+impl<T: ToMarkdown> ToMarkdown for Option<T> {
+    fn markdown_into(&self, out: &mut String) -> Result<(), MarkdownError> {
+        match self {
+            Some(value) => value.markdown_into(out),
+            None => write_markdown(out, &()),
+        }
+    }
+}
+
+impl<T: Serialize> ToMarkdown for Vec<T> {}
+impl<T: Serialize> ToMarkdown for [T] {}
+impl<K: Serialize, V: Serialize, H> ToMarkdown for std::collections::HashMap<K, V, H> where
+    H: std::hash::BuildHasher
+{
+}
+impl<K: Serialize, V: Serialize> ToMarkdown for std::collections::BTreeMap<K, V> {}
+
+macro_rules! through_serde {
+    ($($t:ty),*) => { $(impl ToMarkdown for $t {})* };
+}
+through_serde!(
+    serde_json::Value, serde_json::Map<String, serde_json::Value>, serde_json::value::RawValue,
+    String, str, char, bool, u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize,
+    f32, f64
+);
+
+/// A captured value from its tape (a container's lines by [`TapeLines`]), or from its text
+/// when it has none.
+fn captured(raw: &impl Captured, out: &mut String) -> Result<(), MarkdownError> {
+    let md = Md {
+        start: out.len(),
+        out,
+        indent: 0,
+        slot: Slot::Root,
+    };
+    match raw.value() {
+        Some(value) if value.len() > 0 => TapeLines {
+            after: false,
+            out: md.out,
+        }
+        .children(value, 0),
+        Some(value) => md.tape(value),
+        None => Walk(raw.text()).serialize(md),
+    }
+}
+
+impl ToMarkdown for RawJson {
+    fn markdown_into(&self, out: &mut String) -> Result<(), MarkdownError> {
+        captured(self, out)
+    }
+}
+
+impl ToMarkdown for RawObject {
+    fn markdown_into(&self, out: &mut String) -> Result<(), MarkdownError> {
+        captured(self, out)
+    }
+}
+
 /// A value that has no markdown form (a map whose keys are not strings or numbers).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot render as markdown: {0}")]
@@ -131,12 +222,10 @@ const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 const RAW_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// Where a value sits: that decides its line's prefix.
+#[derive(Clone, Copy)]
 enum Slot<'k> {
     Root,
     Key(&'k str),
-    /// A key of a tape's object, which holds no line break (JSON escapes them all, and a key
-    /// with an escape leaves its object off the tape).
-    TapeKey(&'k str),
     Index(usize),
 }
 
@@ -172,10 +261,6 @@ impl<'o> Md<'o> {
         self.begin_line();
         match &self.slot {
             Slot::Root => Start::Block,
-            Slot::TapeKey(key) => {
-                key_item(self.out, key);
-                Start::Inline
-            }
             Slot::Key(key) if line_end(key).is_none() => {
                 // One line, the common case: written as it stands (it is inline).
                 key_item(self.out, key);
@@ -227,7 +312,7 @@ impl<'o> Md<'o> {
     fn column(&self, first: &str) -> usize {
         match self.slot {
             Slot::Root => self.indent,
-            Slot::Key(_) | Slot::TapeKey(_) => self.indent + 2,
+            Slot::Key(_) => self.indent + 2,
             Slot::Index(_) => {
                 let blanks = leading_width(first, self.indent + 2);
                 // One to three columns of blanks after `- ` move the item's content column.
@@ -293,26 +378,22 @@ impl<'o> Md<'o> {
     /// The header line of a compound value: `- **key**:`, `- [i]:` or nothing at the root,
     /// with `*(empty)*` when it has no children.
     fn header(&mut self, empty: bool) {
-        match &self.slot {
-            Slot::Root => self.out.push_str(if empty { EMPTY } else { "" }),
-            Slot::Key(_) | Slot::TapeKey(_) => {
+        match self.slot {
+            Slot::Root => {}
+            Slot::Key(_) => {
                 self.prefix();
-                let out = &mut *self.out;
-                out.truncate(out.len() - 1); // the space after the colon
-                if empty {
-                    out.push(' ');
-                    out.push_str(EMPTY);
-                }
+                self.out.pop(); // the space after the colon
             }
             Slot::Index(i) => {
-                let i = *i;
                 self.begin_line();
                 index_header(self.out, i);
-                if empty {
-                    self.out.push(' ');
-                    self.out.push_str(EMPTY);
-                }
             }
+        }
+        if empty {
+            if !matches!(self.slot, Slot::Root) {
+                self.out.push(' ');
+            }
+            self.out.push_str(EMPTY);
         }
     }
 
@@ -325,129 +406,30 @@ impl<'o> Md<'o> {
             md: self,
             count: 0,
             header_written: root,
-            key: String::new(),
-            has_key: false,
+            key: None,
             number: false,
-            raw: false,
         }
     }
 }
 
 impl Md<'_> {
-    /// Writes a value from its tape, as the serde route writes the same text ([`TapeWalk`]
-    /// through this serializer) but without it: keys and strings are borrowed from the text,
-    /// numbers written as they stand.
+    /// A part of a tape that [`TapeLines`] does not write: a scalar as [`TapeWalk`] through
+    /// this serializer writes it, without serde (borrowed from the text, numbers as written).
     fn tape(self, value: TapeValue<'_>) -> Result<(), MarkdownError> {
-        if let Some(text) = line_of(value) {
-            return self.tape_line(text);
-        }
-        match value.kind() {
+        let text = match value.kind() {
+            Kind::Str => value.unquoted(),
+            Kind::Number => value.text(),
+            Kind::True => "true",
+            Kind::False => "false",
+            Kind::Null => "null",
             Kind::Escaped => {
                 let Text(text) = serde_json::from_str(value.text()).map_err(ser::Error::custom)?;
-                self.string(&text)
+                return self.string(&text);
             }
-            _ => self.tape_compound(value),
-        }
-    }
-
-    /// An object or array from its tape: what [`Md::compound`], [`Compound::child`] and
-    /// [`Compound::finish`] write, without a [`Compound`] per value.
-    fn tape_compound(mut self, value: TapeValue<'_>) -> Result<(), MarkdownError> {
-        if value.len() == 0 {
-            return self.compound().finish();
-        }
-        let indent = match self.slot {
-            Slot::Root => self.indent,
-            _ => self.indent + 2,
+            // An empty one, or one under an escaped key: both rare.
+            Kind::Object | Kind::Array => return TapeWalk(value).serialize(self),
         };
-        match self.slot {
-            Slot::TapeKey(key) => {
-                self.line_start(key.len());
-                key_header(self.out, key);
-            }
-            _ => self.header(false),
-        }
-        TapeLines {
-            after: self.out.len() > self.start,
-            out: self.out,
-        }
-        .children(value, indent)
-    }
-
-    /// A scalar from a tape, which holds no line break ([`Md::line`]). Under a key of the
-    /// tape and not blank, its line is the key's and the text as it stands: after `**: ` it
-    /// is inline, so nothing in it can open a block.
-    #[inline(always)]
-    fn tape_line(mut self, text: &str) -> Result<(), MarkdownError> {
-        match self.slot {
-            // Blanks are ASCII: a first byte that is none of them starts a text that is not.
-            Slot::TapeKey(key) if text.bytes().next().is_some_and(|b| !is_blank(b.into())) => {
-                self.line_start(key.len() + text.len());
-                key_item(self.out, key);
-                self.out.push_str(text);
-                Ok(())
-            }
-            // An item opening with a letter: not blank, no blanks to move its column, and no
-            // block opening ([`first_line_opening`]'s first test).
-            Slot::Index(_) if text.as_bytes().first().is_some_and(u8::is_ascii_alphabetic) => {
-                self.line_start(text.len());
-                self.out.push_str(ITEM);
-                self.out.push_str(text);
-                Ok(())
-            }
-            _ => self.line(text),
-        }
-    }
-
-    /// A new line, in room reserved once for it, its shape and `then` more bytes.
-    #[inline(always)]
-    fn line_start(&mut self, then: usize) {
-        self.out.reserve(self.indent + then + 16);
-        self.begin_line();
-    }
-
-    /// A captured value ([`Handover`]) writes itself from its tape: this writer's state goes
-    /// to it through [`PENDING`] and comes back with what it wrote, since serde hands a
-    /// serializer nothing but the data model.
-    fn take_over<T: Serialize + ?Sized>(self, value: &T) -> Result<(), MarkdownError> {
-        let slot = match self.slot {
-            Slot::Root => Held::Root,
-            Slot::Index(i) => Held::Index(i),
-            Slot::Key(key) | Slot::TapeKey(key) => {
-                let mut held = pooled_key();
-                held.push_str(key);
-                Held::Key(held)
-            }
-        };
-        PENDING.set(Some(Pending {
-            out: std::mem::take(self.out),
-            start: self.start,
-            indent: self.indent,
-            slot,
-            written: None,
-        }));
-        // `Handover` answers this writer with `serialize_unit_struct(TAPE_TOKEN)`: nothing is
-        // written to it.
-        let mut unused = String::new();
-        let handed = value.serialize(Md {
-            out: &mut unused,
-            start: 0,
-            indent: 0,
-            slot: Slot::Root,
-        });
-        let Some(pending) = PENDING.take() else {
-            return Err(MarkdownError("a captured value kept the output".into()));
-        };
-        *self.out = pending.out;
-        if let Held::Key(key) = pending.slot {
-            pool_key(key);
-        }
-        handed?;
-        match pending.written {
-            Some(written) => written,
-            // Not a `Handover` after all: the serde route.
-            None => value.serialize(self),
-        }
+        self.line(text)
     }
 }
 
@@ -487,8 +469,8 @@ impl TapeLines<'_> {
             };
             let first = scalar.and_then(|text| text.as_bytes().first().copied());
             match (key, scalar) {
-                // Not blank under a key: the key's line and the text as it stands
-                // ([`Md::tape_line`]).
+                // Not blank under a key: the key's line and the text as it stands (after `**: `
+                // it is inline, so nothing in it can open a block).
                 (Some(key), Some(line))
                     if plain_key && first.is_some_and(|b| !is_blank(b.into())) =>
                 {
@@ -496,7 +478,8 @@ impl TapeLines<'_> {
                     key_item(self.out, key);
                     self.out.push_str(line);
                 }
-                // An item opening with a letter ([`Md::tape_line`]).
+                // An item opening with a letter: not blank, no blanks to move its column, and
+                // no block opening ([`first_line_opening`]'s first test).
                 (None, Some(line)) if first.is_some_and(|b| b.is_ascii_alphabetic()) => {
                     self.begin_line(indent);
                     self.out.push_str(ITEM);
@@ -512,7 +495,6 @@ impl TapeLines<'_> {
                 }
                 _ => {
                     let slot = match key {
-                        Some(key) if plain_key => Slot::TapeKey(key),
                         Some(key) => Slot::Key(key),
                         None => Slot::Index(index),
                     };
@@ -556,149 +538,25 @@ impl TapeLines<'_> {
     }
 }
 
-/// A serde name no one else uses: a captured value that has a tape serializes as a newtype
-/// struct of this name, and this writer, seeing it, takes the tape over.
-const TAPE_TOKEN: &str = "$agent_contracts_contract::private::Tape";
-
-/// Where a value being handed over stands: [`Slot`], owned.
-enum Held {
-    Root,
-    Key(String),
-    Index(usize),
-}
-
-/// The state of a [`Md`] while a captured value writes itself.
-struct Pending {
-    out: String,
-    start: usize,
-    indent: usize,
-    slot: Held,
-    /// How the captured value's writing ended, once it has.
-    written: Option<Result<(), MarkdownError>>,
-}
-
-thread_local! {
-    /// The writer waiting for a [`Handover`] to write itself; empty otherwise.
-    static PENDING: std::cell::Cell<Option<Pending>> = const { std::cell::Cell::new(None) };
-}
-
-/// A captured value ([`RawJson`], [`RawObject`]) that has a tape, as a serde value: any
-/// serializer gets [`TapeWalk`]; this writer, when it is the one waiting, gets the value
-/// written from the tape directly.
-struct Handover<'t>(TapeValue<'t>);
-
-impl Serialize for Handover<'_> {
-    fn serialize<S: ser::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match PENDING.take() {
-            Some(mut pending) => {
-                let md = Md {
-                    out: &mut pending.out,
-                    start: pending.start,
-                    indent: pending.indent,
-                    slot: match &pending.slot {
-                        Held::Root => Slot::Root,
-                        Held::Key(key) => Slot::Key(key),
-                        Held::Index(i) => Slot::Index(*i),
-                    },
-                };
-                pending.written = Some(md.tape(self.0));
-                PENDING.set(Some(pending));
-                serializer.serialize_unit_struct(TAPE_TOKEN)
-            }
-            None => TapeWalk(self.0).serialize(serializer),
-        }
-    }
-}
-
-/// A captured value serializes from its tape (handed over to this writer, see [`Handover`]),
-/// or from its text when it has none. Here rather than in `json`, beside the writer it hands
-/// its tape to.
-fn serialize_captured<S: ser::Serializer>(
-    raw: &impl Captured,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    match raw.value() {
-        Some(value) => serializer.serialize_newtype_struct(TAPE_TOKEN, &Handover(value)),
-        None => Walk(raw.text()).serialize(serializer),
-    }
-}
-
-impl Serialize for RawJson {
-    fn serialize<S: ser::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serialize_captured(self, serializer)
-    }
-}
-
-impl Serialize for RawObject {
-    fn serialize<S: ser::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serialize_captured(self, serializer)
-    }
-}
-
 struct Compound<'o> {
     md: Md<'o>,
     child_indent: usize,
     count: usize,
     header_written: bool,
-    /// The pending map key, written here by `serialize_key` (one buffer per map, not one
-    /// `String` per key); `has_key` says whether it is pending.
-    key: String,
-    has_key: bool,
-    /// This "struct" is serde_json's carrier of a number's exact text.
+    /// The pending map key, given by `serialize_key`.
+    key: Option<String>,
+    /// This "struct" is serde_json's carrier of a number's exact text or of any JSON value's
+    /// text (a `RawValue`), which may be compound.
     number: bool,
-    /// ... and of any JSON value's text (a `RawValue`), which may be compound.
-    raw: bool,
-}
-
-thread_local! {
-    /// Key buffers of maps written before, cleared, for the next maps to write theirs in: a
-    /// map's key stays in its buffer while its value (perhaps a map) is written, so each open
-    /// map has one; reused, they are allocated once per depth, not once per map.
-    static KEYS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-impl Drop for Compound<'_> {
-    fn drop(&mut self) {
-        pool_key(std::mem::take(&mut self.key));
-    }
-}
-
-/// A key buffer kept from an earlier map, or a new one.
-fn pooled_key() -> String {
-    KEYS.try_with(|keys| keys.borrow_mut().pop())
-        .ok()
-        .flatten()
-        .unwrap_or_default()
-}
-
-/// Keeps `key`'s buffer for the next map, unless it is long (or was never allocated).
-fn pool_key(mut key: String) {
-    if (1..=256).contains(&key.capacity()) {
-        key.clear();
-        let _ = KEYS.try_with(|keys| {
-            let mut keys = keys.borrow_mut();
-            if keys.len() < 64 {
-                keys.push(key);
-            }
-        });
-    }
 }
 
 impl<'o> Compound<'o> {
-    fn write_header(&mut self, empty: bool) {
-        self.md.header(empty);
-    }
-
-    fn open_child(&mut self) {
+    fn child<'a>(&'a mut self, slot: Slot<'a>) -> Md<'a> {
         if !self.header_written {
-            self.write_header(false);
+            self.md.header(false);
             self.header_written = true;
         }
         self.count += 1;
-    }
-
-    fn child<'a>(&'a mut self, slot: Slot<'a>) -> Md<'a> {
-        self.open_child();
         Md {
             out: &mut *self.md.out,
             start: self.md.start,
@@ -718,16 +576,9 @@ impl<'o> Compound<'o> {
 
     /// The entry of the pending map key.
     fn pending_entry<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), MarkdownError> {
-        if !std::mem::take(&mut self.has_key) {
-            return Err(MarkdownError("map value without a key".into()));
-        }
-        self.open_child();
-        value.serialize(Md {
-            out: &mut *self.md.out,
-            start: self.md.start,
-            indent: self.child_indent,
-            slot: Slot::Key(&self.key),
-        })
+        let key = self.key.take();
+        let key = key.ok_or_else(|| MarkdownError("map value without a key".into()))?;
+        self.entry(&key, value)
     }
 
     fn finish(mut self) -> Result<(), MarkdownError> {
@@ -735,7 +586,7 @@ impl<'o> Compound<'o> {
             if matches!(self.md.slot, Slot::Root) {
                 self.md.begin_line();
             }
-            self.write_header(true);
+            self.md.header(true);
         }
         Ok(())
     }
@@ -754,20 +605,6 @@ fn push_usize(out: &mut String, n: usize) {
         }
     }
     out.extend(digits[at..].iter().map(|&d| char::from(d)));
-}
-
-/// The text of a scalar on a tape that holds no line break (a plain string without its
-/// quotes, a number as written, a literal); `None` for a container or an escaped string.
-#[inline]
-fn line_of(value: TapeValue<'_>) -> Option<&str> {
-    Some(match value.kind() {
-        Kind::Str => value.unquoted(),
-        Kind::Number => value.text(),
-        Kind::True => "true",
-        Kind::False => "false",
-        Kind::Null => "null",
-        Kind::Object | Kind::Array | Kind::Escaped => return None,
-    })
 }
 
 /// A line break and 64 spaces: a line's start and indentation, copied at once.
@@ -1011,6 +848,15 @@ fn is_blank(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\x0b' | '\x0c')
 }
 
+/// Serializer methods that write a number or boolean through `$self.display`.
+macro_rules! display_methods {
+    ($($method:ident: $ty:ty),*) => {$(
+        fn $method(self, v: $ty) -> Result<(), MarkdownError> {
+            self.display(v)
+        }
+    )*};
+}
+
 impl<'o> ser::Serializer for Md<'o> {
     type Ok = ();
     type Error = MarkdownError;
@@ -1022,44 +868,12 @@ impl<'o> ser::Serializer for Md<'o> {
     type SerializeStruct = Compound<'o>;
     type SerializeStructVariant = Compound<'o>;
 
+    display_methods!(serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
+        serialize_i128: i128, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32,
+        serialize_u64: u64, serialize_u128: u128, serialize_f32: f32, serialize_f64: f64);
+
     fn serialize_bool(self, v: bool) -> Result<(), MarkdownError> {
         self.scalar(if v { "true" } else { "false" })
-    }
-    fn serialize_i64(self, v: i64) -> Result<(), MarkdownError> {
-        self.display(v)
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), MarkdownError> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), MarkdownError> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i8(self, v: i8) -> Result<(), MarkdownError> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i128(self, v: i128) -> Result<(), MarkdownError> {
-        self.display(v)
-    }
-    fn serialize_u64(self, v: u64) -> Result<(), MarkdownError> {
-        self.display(v)
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), MarkdownError> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), MarkdownError> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u8(self, v: u8) -> Result<(), MarkdownError> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u128(self, v: u128) -> Result<(), MarkdownError> {
-        self.display(v)
-    }
-    fn serialize_f64(self, v: f64) -> Result<(), MarkdownError> {
-        self.display(v)
-    }
-    fn serialize_f32(self, v: f32) -> Result<(), MarkdownError> {
-        self.display(v)
     }
     fn serialize_char(self, v: char) -> Result<(), MarkdownError> {
         self.string(v.encode_utf8(&mut [0; 4]))
@@ -1079,11 +893,7 @@ impl<'o> ser::Serializer for Md<'o> {
     fn serialize_unit(self) -> Result<(), MarkdownError> {
         self.scalar("null")
     }
-    fn serialize_unit_struct(self, name: &'static str) -> Result<(), MarkdownError> {
-        if name == TAPE_TOKEN {
-            // A [`Handover`] that wrote its value already.
-            return Ok(());
-        }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<(), MarkdownError> {
         self.scalar("null")
     }
     fn serialize_unit_variant(
@@ -1096,12 +906,9 @@ impl<'o> ser::Serializer for Md<'o> {
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
-        name: &'static str,
+        _: &'static str,
         value: &T,
     ) -> Result<(), MarkdownError> {
-        if name == TAPE_TOKEN {
-            return self.take_over(value);
-        }
         value.serialize(self)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
@@ -1142,8 +949,7 @@ impl<'o> ser::Serializer for Md<'o> {
     }
     fn serialize_struct(self, name: &'static str, _: usize) -> Result<Compound<'o>, MarkdownError> {
         let mut compound = self.compound();
-        compound.raw = name == RAW_TOKEN;
-        compound.number = name == NUMBER_TOKEN || compound.raw;
+        compound.number = name == NUMBER_TOKEN || name == RAW_TOKEN;
         Ok(compound)
     }
     fn serialize_struct_variant(
@@ -1157,62 +963,33 @@ impl<'o> ser::Serializer for Md<'o> {
     }
 }
 
-impl ser::SerializeSeq for Compound<'_> {
-    type Ok = ();
-    type Error = MarkdownError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), MarkdownError> {
-        self.item(value)
-    }
-    fn end(self) -> Result<(), MarkdownError> {
-        self.finish()
-    }
+/// The four kinds of serde sequence, each an array here.
+macro_rules! items {
+    ($($kind:ident::$method:ident),*) => {$(
+        impl ser::$kind for Compound<'_> {
+            type Ok = ();
+            type Error = MarkdownError;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), MarkdownError> {
+                self.item(value)
+            }
+            fn end(self) -> Result<(), MarkdownError> {
+                self.finish()
+            }
+        }
+    )*};
 }
-
-impl ser::SerializeTuple for Compound<'_> {
-    type Ok = ();
-    type Error = MarkdownError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), MarkdownError> {
-        self.item(value)
-    }
-    fn end(self) -> Result<(), MarkdownError> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleStruct for Compound<'_> {
-    type Ok = ();
-    type Error = MarkdownError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), MarkdownError> {
-        self.item(value)
-    }
-    fn end(self) -> Result<(), MarkdownError> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_> {
-    type Ok = ();
-    type Error = MarkdownError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), MarkdownError> {
-        self.item(value)
-    }
-    fn end(self) -> Result<(), MarkdownError> {
-        self.finish()
-    }
-}
+items!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl ser::SerializeMap for Compound<'_> {
     type Ok = ();
     type Error = MarkdownError;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), MarkdownError> {
-        if self.key.capacity() == 0 {
-            // A map's first key: a buffer kept from an earlier map (arrays and numbers, which
-            // also go through here, never take one).
-            self.key = pooled_key();
-        }
-        self.key.clear();
-        key.serialize(TextInto(&mut self.key))?;
-        self.has_key = true;
+        self.key = Some(plain_text(key)?);
         Ok(())
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), MarkdownError> {
@@ -1232,7 +1009,7 @@ impl ser::SerializeStruct for Compound<'_> {
         value: &T,
     ) -> Result<(), MarkdownError> {
         if self.number {
-            // serde_json's exact number text: a scalar here, not an entry.
+            // serde_json's exact text: a value here, not an entry.
             self.count += 1;
             let md = Md {
                 out: &mut *self.md.out,
@@ -1240,12 +1017,7 @@ impl ser::SerializeStruct for Compound<'_> {
                 indent: self.md.indent,
                 slot: std::mem::replace(&mut self.md.slot, Slot::Root),
             };
-            if self.raw {
-                let mut text = String::new();
-                value.serialize(TextInto(&mut text))?;
-                return raw_value(md, &text);
-            }
-            return md.scalar_with(|out| value.serialize(TextInto(out)));
+            return raw_value(md, &plain_text(value)?);
         }
         self.entry(key, value)
     }
@@ -1269,7 +1041,7 @@ impl ser::SerializeStructVariant for Compound<'_> {
     }
 }
 
-/// A `RawValue`'s text: a number as written, anything else walked level by level.
+/// A number's or `RawValue`'s text: a number as written, anything else walked level by level.
 fn raw_value(md: Md<'_>, text: &str) -> Result<(), MarkdownError> {
     match text.trim_start().as_bytes().first() {
         Some(b'-' | b'0'..=b'9') => md.scalar(text.trim()),
@@ -1277,163 +1049,28 @@ fn raw_value(md: Md<'_>, text: &str) -> Result<(), MarkdownError> {
     }
 }
 
-/// Appends a map key (or serde_json's number text) as plain text.
-struct TextInto<'b>(&'b mut String);
-
-impl TextInto<'_> {
-    fn display(self, value: impl fmt::Display) -> Result<(), MarkdownError> {
-        write!(self.0, "{value}").map_err(ser::Error::custom)
+/// A map key, or serde_json's text of a number or raw value, as plain text.
+fn plain_text<T: Serialize + ?Sized>(value: &T) -> Result<String, MarkdownError> {
+    match serde_json::to_value(value).map_err(ser::Error::custom)? {
+        serde_json::Value::String(text) => Ok(text),
+        serde_json::Value::Number(n) => Ok(n.to_string()),
+        serde_json::Value::Bool(b) => Ok(b.to_string()),
+        _ => Err(MarkdownError(
+            "a map key must be a string, number, boolean or unit variant".into(),
+        )),
     }
-}
-
-impl ser::Serializer for TextInto<'_> {
-    type Ok = ();
-    type Error = MarkdownError;
-    type SerializeSeq = ser::Impossible<(), MarkdownError>;
-    type SerializeTuple = ser::Impossible<(), MarkdownError>;
-    type SerializeTupleStruct = ser::Impossible<(), MarkdownError>;
-    type SerializeTupleVariant = ser::Impossible<(), MarkdownError>;
-    type SerializeMap = ser::Impossible<(), MarkdownError>;
-    type SerializeStruct = ser::Impossible<(), MarkdownError>;
-    type SerializeStructVariant = ser::Impossible<(), MarkdownError>;
-
-    fn serialize_str(self, v: &str) -> Result<(), MarkdownError> {
-        self.0.push_str(v);
-        Ok(())
-    }
-    fn serialize_char(self, v: char) -> Result<(), MarkdownError> {
-        self.0.push(v);
-        Ok(())
-    }
-    fn serialize_bool(self, v: bool) -> Result<(), MarkdownError> {
-        self.display(v)
-    }
-    fn serialize_i64(self, v: i64) -> Result<(), MarkdownError> {
-        self.display(v)
-    }
-    fn serialize_u64(self, v: u64) -> Result<(), MarkdownError> {
-        self.display(v)
-    }
-    fn serialize_i128(self, v: i128) -> Result<(), MarkdownError> {
-        self.display(v)
-    }
-    fn serialize_u128(self, v: u128) -> Result<(), MarkdownError> {
-        self.display(v)
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), MarkdownError> {
-        self.display(v)
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), MarkdownError> {
-        self.display(v)
-    }
-    fn serialize_i8(self, v: i8) -> Result<(), MarkdownError> {
-        self.display(v)
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), MarkdownError> {
-        self.display(v)
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), MarkdownError> {
-        self.display(v)
-    }
-    fn serialize_u8(self, v: u8) -> Result<(), MarkdownError> {
-        self.display(v)
-    }
-    fn serialize_f64(self, v: f64) -> Result<(), MarkdownError> {
-        self.display(v)
-    }
-    fn serialize_f32(self, v: f32) -> Result<(), MarkdownError> {
-        self.display(v)
-    }
-    fn serialize_unit_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        variant: &'static str,
-    ) -> Result<(), MarkdownError> {
-        self.0.push_str(variant);
-        Ok(())
-    }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<(), MarkdownError> {
-        value.serialize(self)
-    }
-    fn serialize_bytes(self, _: &[u8]) -> Result<(), MarkdownError> {
-        Err(key_error())
-    }
-    fn serialize_none(self) -> Result<(), MarkdownError> {
-        Err(key_error())
-    }
-    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), MarkdownError> {
-        value.serialize(self)
-    }
-    fn serialize_unit(self) -> Result<(), MarkdownError> {
-        Err(key_error())
-    }
-    fn serialize_unit_struct(self, _: &'static str) -> Result<(), MarkdownError> {
-        Err(key_error())
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<(), MarkdownError> {
-        Err(key_error())
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, MarkdownError> {
-        Err(key_error())
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, MarkdownError> {
-        Err(key_error())
-    }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, MarkdownError> {
-        Err(key_error())
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, MarkdownError> {
-        Err(key_error())
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, MarkdownError> {
-        Err(key_error())
-    }
-    fn serialize_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStruct, MarkdownError> {
-        Err(key_error())
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, MarkdownError> {
-        Err(key_error())
-    }
-}
-
-fn key_error() -> MarkdownError {
-    MarkdownError("a map key must be a string, number, boolean or unit variant".into())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{block_opening, line_end, write_markdown};
+    use super::{ToMarkdown, block_opening, line_end, write_markdown};
+
+    /// The markdown of `value` as `|markdown` writes it (a captured value from its tape).
+    fn md(value: &impl ToMarkdown) -> String {
+        let mut out = String::new();
+        value.markdown_into(&mut out).unwrap();
+        out
+    }
 
     /// A captured value written from its tape (keys as one-line slots, blank and empty
     /// strings, nested and empty containers, array items) gives the text route's markdown.
@@ -1444,8 +1081,9 @@ mod tests {
             "f": " y", "g": "", "h": true, "i": [{"j": false}], "k": "# no heading", "l": " "}"##;
         let raw: RawJson = serde_json::from_str(text).unwrap();
         assert!(raw.value().is_some(), "the value has a tape");
-        let written = crate::to_markdown(&raw).unwrap();
+        let written = md(&raw);
         assert_eq!(written, crate::to_markdown(&Walk(text)).unwrap());
+        assert_eq!(written, crate::to_markdown(&raw).unwrap(), "serde's route");
         assert_eq!(
             written,
             "- **a**: x\n- **b**:\n  - **c**:\n    - 1\n    - \"\"\n    - \" \"\n    - \tq\n    - [4]:\n      \
@@ -1507,7 +1145,7 @@ mod tests {
         ] {
             let raw: RawJson = serde_json::from_str(text).unwrap();
             let mut out = String::from(before);
-            write_markdown(&mut out, &raw).unwrap();
+            raw.markdown_into(&mut out).unwrap();
             assert_eq!(out, format!("{before}{expected}"), "{text}");
             let mut walked = String::from(before);
             write_markdown(&mut walked, &crate::json::Walk(text)).unwrap();
@@ -1541,7 +1179,7 @@ mod tests {
         use crate::json::Captured as _;
         let raw: crate::json::RawJson = serde_json::from_value(value).unwrap();
         assert!(raw.value().is_some(), "the value has a tape");
-        assert_eq!(super::to_markdown(&raw).unwrap(), expected.join("\n"));
+        assert_eq!(md(&raw), expected.join("\n"));
     }
 
     #[test]
@@ -1554,8 +1192,9 @@ mod tests {
         use crate::json::{RawJson, Walk};
         let text = r##"{"a": ["x", "é", "1", "-", "x y", " x", "x\ty"], "b": [["z"]]}"##;
         let raw: RawJson = serde_json::from_str(text).unwrap();
-        let written = crate::to_markdown(&raw).unwrap();
+        let written = md(&raw);
         assert_eq!(written, crate::to_markdown(&Walk(text)).unwrap());
+        assert_eq!(written, crate::to_markdown(&raw).unwrap(), "serde's route");
         assert_eq!(
             written,
             "- **a**:\n  - x\n  - é\n  - 1\n  - \\-\n  - x y\n  -  x\n  - x\ty\n- **b**:\n  - [0]:\n    - z"

@@ -239,12 +239,13 @@ fn backtick_run(text: &str, json: bool) -> usize {
 pub mod filters {
     use askama::Values;
 
-    /// `{{ value|markdown }}`: any `Serialize` value in the nested-list markdown format.
+    /// `{{ value|markdown }}`: any [`ToMarkdown`](crate::ToMarkdown) value in the nested-list
+    /// markdown format.
     ///
     /// The markdown is written where the template writes (see [`Markdown`]), not returned as a
     /// `String` of its own.
     #[askama::filter_fn]
-    pub fn markdown<T: serde::Serialize>(
+    pub fn markdown<T: crate::ToMarkdown>(
         value: T,
         _: &dyn Values,
     ) -> askama::Result<super::Markdown<T>> {
@@ -256,7 +257,7 @@ pub mod filters {
     ///
     /// Like `markdown`, it is written where the template writes (see [`Inline`]).
     #[askama::filter_fn]
-    pub fn inline<T: serde::Serialize>(
+    pub fn inline<T: crate::ToMarkdown>(
         value: T,
         _: &dyn Values,
     ) -> askama::Result<super::Inline<T>> {
@@ -280,7 +281,7 @@ thread_local! {
     static SCRATCH: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
 }
 
-impl<T: serde::Serialize> Markdown<T> {
+impl<T: crate::ToMarkdown> Markdown<T> {
     fn with_text<R>(
         &self,
         use_text: impl FnOnce(&str) -> R,
@@ -289,8 +290,10 @@ impl<T: serde::Serialize> Markdown<T> {
         // starts its own buffer.
         let mut buffer = SCRATCH.take();
         buffer.clear();
-        let result =
-            crate::markdown::write_markdown(&mut buffer, &self.0).map(|()| use_text(&buffer));
+        let result = self
+            .0
+            .markdown_into(&mut buffer)
+            .map(|()| use_text(&buffer));
         if buffer.capacity() <= SCRATCH_KEPT {
             SCRATCH.set(buffer);
         }
@@ -298,7 +301,7 @@ impl<T: serde::Serialize> Markdown<T> {
     }
 }
 
-impl<T: serde::Serialize> askama::FastWritable for Markdown<T> {
+impl<T: crate::ToMarkdown> askama::FastWritable for Markdown<T> {
     fn write_into(&self, dest: &mut dyn fmt::Write, _: &dyn askama::Values) -> askama::Result<()> {
         match self.with_text(|text| dest.write_str(text)) {
             Ok(written) => Ok(written?),
@@ -307,7 +310,7 @@ impl<T: serde::Serialize> askama::FastWritable for Markdown<T> {
     }
 }
 
-impl<T: serde::Serialize> fmt::Display for Markdown<T> {
+impl<T: crate::ToMarkdown> fmt::Display for Markdown<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.with_text(|text| f.write_str(text))
             .map_err(|_| fmt::Error)?
@@ -320,7 +323,7 @@ impl<T: serde::Serialize> fmt::Display for Markdown<T> {
 #[doc(hidden)]
 pub struct Inline<T>(Markdown<T>);
 
-impl<T: serde::Serialize> askama::FastWritable for Inline<T> {
+impl<T: crate::ToMarkdown> askama::FastWritable for Inline<T> {
     fn write_into(&self, dest: &mut dyn fmt::Write, _: &dyn askama::Values) -> askama::Result<()> {
         match self
             .0
@@ -332,7 +335,7 @@ impl<T: serde::Serialize> askama::FastWritable for Inline<T> {
     }
 }
 
-impl<T: serde::Serialize> fmt::Display for Inline<T> {
+impl<T: crate::ToMarkdown> fmt::Display for Inline<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0
             .with_text(|text| crate::markdown::write_on_one_line(text, f))

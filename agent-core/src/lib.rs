@@ -94,7 +94,9 @@ pub mod prompt {
     };
     pub use crate::rerun::PreviousAttempt;
     pub use crate::upstream::{Upstream, UpstreamContext, UpstreamError};
-    pub use agent_contracts_contract::{MarkdownError, PromptError, filters, to_markdown};
+    pub use agent_contracts_contract::{
+        MarkdownError, PromptError, ToMarkdown, filters, to_markdown,
+    };
 }
 
 /// Streaming: how a call delivers its output ([`Delivery`](stream::Delivery)), the events a

@@ -34,6 +34,7 @@ pub(crate) fn fix_up(file: &mut syn::File, runtime: &syn::Path) -> Result<(), St
     raw_json::keep_raw_json(file, runtime);
     reroute::reroute(file, runtime);
     string_display::display_string_newtypes(file);
+    string_display::markdown_types(file, runtime);
     variant_names::camel_case_variants(file);
     lenient_integers::lenient_integers(file, runtime);
     prelude::absolute_prelude_paths(file);

@@ -1,5 +1,6 @@
-//! Constrained strings print as strings: typify types a string with a `minLength` or
-//! `pattern` as a newtype, which a prompt template could not print without `Display`.
+//! What a prompt template needs of the generated types: constrained strings print as strings
+//! (typify types a string with a `minLength` or `pattern` as a newtype, which a template could
+//! not print without `Display`), and every type renders through `|markdown`.
 
 use crate::typify::syntax::type_ident;
 
@@ -46,5 +47,23 @@ pub(crate) fn display_string_newtypes(file: &mut syn::File) {
                 }
             }
         });
+    }
+}
+
+/// Adds the runtime's `ToMarkdown` to every generated type, so `{{ value|markdown }}` renders
+/// it (through serde; a `RawJson` or `RawObject` given to the filter writes from its tape).
+pub(crate) fn markdown_types(file: &mut syn::File, runtime: &syn::Path) {
+    let types: Vec<syn::Ident> = file
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Struct(s) => Some(s.ident.clone()),
+            syn::Item::Enum(e) => Some(e.ident.clone()),
+            _ => None,
+        })
+        .collect();
+    for ident in types {
+        file.items
+            .push(syn::parse_quote! { impl #runtime::__private::ToMarkdown for #ident {} });
     }
 }

@@ -362,6 +362,12 @@ impl ::std::fmt::Display for StepSelector {
         ::std::fmt::Display::fmt(&self.0, f)
     }
 }
+impl ::agent_contracts::__private::ToMarkdown for KitchenSink {}
+impl ::agent_contracts::__private::ToMarkdown for KitchenSinkRunId {}
+impl ::agent_contracts::__private::ToMarkdown for KitchenSinkType {}
+impl ::agent_contracts::__private::ToMarkdown for Mode {}
+impl ::agent_contracts::__private::ToMarkdown for Step {}
+impl ::agent_contracts::__private::ToMarkdown for StepSelector {}
 #[automatically_derived]
 impl ::agent_contracts::__private::ContractChecks for KitchenSink {
     #[allow(unused_variables, unused_comparisons, clippy::all)]

@@ -273,6 +273,11 @@ impl ::std::fmt::Display for PlanGeneratorAgentInputTaskName {
         ::std::fmt::Display::fmt(&self.0, f)
     }
 }
+impl ::agent_contracts::__private::ToMarkdown for AgentOutput {}
+impl ::agent_contracts::__private::ToMarkdown for AgentOutputAgentName {}
+impl ::agent_contracts::__private::ToMarkdown for PlanGeneratorAgentInput {}
+impl ::agent_contracts::__private::ToMarkdown for PlanGeneratorAgentInputTargetUrl {}
+impl ::agent_contracts::__private::ToMarkdown for PlanGeneratorAgentInputTaskName {}
 #[automatically_derived]
 impl ::agent_contracts::__private::ContractChecks for PlanGeneratorAgentInput {
     #[allow(unused_variables, unused_comparisons, clippy::all)]

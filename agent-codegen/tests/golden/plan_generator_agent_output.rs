@@ -182,6 +182,9 @@ impl ::std::fmt::Display for PlanGeneratorAgentOutputPlanFilePath {
         ::std::fmt::Display::fmt(&self.0, f)
     }
 }
+impl ::agent_contracts::__private::ToMarkdown for PlanGeneratorAgentOutput {}
+impl ::agent_contracts::__private::ToMarkdown for PlanGeneratorAgentOutputPlanFilePath {}
+impl ::agent_contracts::__private::ToMarkdown for PlanGeneratorAgentOutputStatus {}
 #[automatically_derived]
 impl ::agent_contracts::__private::ContractChecks for PlanGeneratorAgentOutput {
     #[allow(unused_variables, unused_comparisons, clippy::all)]

@@ -129,7 +129,11 @@ fn an_untyped_part_stands_on_the_calls_tape() {
         r#"[true,[null,0.60]]"#
     );
     assert_eq!(
-        crate::to_markdown(&extra).unwrap(),
+        {
+            let mut out = String::new();
+            crate::ToMarkdown::markdown_into(&extra, &mut out).unwrap();
+            out
+        },
         crate::to_markdown(&Walk(extra.get())).unwrap()
     );
 }

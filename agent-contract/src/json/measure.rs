@@ -96,7 +96,7 @@ fn count_values(text: &str, max_values: usize, max_depth: usize) -> Result<usize
     Ok(values)
 }
 
-/// What [`scan_value`] found wrong with a value's text.
+/// What [`Scanned::flaw`] finds wrong with a value's text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Flaw {
     /// Nested deeper than the room it had.
@@ -105,64 +105,8 @@ pub(crate) enum Flaw {
     OutOfRange,
 }
 
-/// Checks the text of one JSON value that serde_json already read (so it is valid JSON) in one
-/// pass that builds nothing: arrays and objects nest at most `room` deep, and every number is
-/// a finite double. Strings are skipped with `memchr`, so the pass costs little more than
-/// finding the quotes. A number out of range is reported before depth, as parsing would.
-pub(crate) fn scan_value(text: &str, room: usize) -> Result<(), Flaw> {
-    let bytes = text.as_bytes();
-    let (mut depth, mut too_deep) = (0usize, false);
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        match b {
-            b'"' => {
-                i += 1;
-                // To the closing quote, stepping over escapes.
-                loop {
-                    match memchr::memchr2(b'"', b'\\', &bytes[i.min(bytes.len())..]) {
-                        Some(at) if bytes[i + at] == b'\\' => i += at + 2,
-                        Some(at) => {
-                            i += at + 1;
-                            break;
-                        }
-                        None => return Ok(()),
-                    }
-                }
-                continue;
-            }
-            b'[' | b'{' => {
-                depth += 1;
-                too_deep |= depth > room;
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            b'-' | b'0'..=b'9' => {
-                let start = i;
-                let mut exponent = false;
-                while let Some(&c) = bytes.get(i) {
-                    match c {
-                        b'0'..=b'9' | b'-' | b'+' | b'.' => {}
-                        b'e' | b'E' => exponent = true,
-                        _ => break,
-                    }
-                    i += 1;
-                }
-                // Only an exponent or more than 300 digits can leave a double's range.
-                if (exponent || i - start > 300)
-                    && serde_json::from_str::<f64>(&text[start..i]).is_err()
-                {
-                    return Err(Flaw::OutOfRange);
-                }
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    if too_deep { Err(Flaw::TooDeep) } else { Ok(()) }
-}
-
 /// What one pass over a call's text found about one top-level entry's value: its nesting and
-/// whether it holds a number no `f64` holds. [`Scanned::flaw`] decides as [`scan_value`] does.
+/// whether it holds a number no `f64` holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Scanned {
     /// How deep its arrays and objects nest (0 for a scalar).
@@ -172,7 +116,8 @@ pub(crate) struct Scanned {
 }
 
 impl Scanned {
-    /// What [`scan_value`] would say of the same text with `room` levels.
+    /// Whether the value fits in `room` levels with every number a finite double (a number out
+    /// of range reported first, as parsing would).
     pub(crate) fn flaw(self, room: usize) -> Result<(), Flaw> {
         if self.out_of_range {
             Err(Flaw::OutOfRange)

@@ -1,7 +1,10 @@
 //! Untyped values kept as their text: `RawJson`, `RawObject`, and what reads an object's
 //! entries in order.
 
-use super::tape::{RAW_TOKEN, SHARED_TOKEN, Shared, Tape, TapeValue, Text, dedupe, shared_part};
+use super::read::Walk;
+use super::tape::{
+    Kind, RAW_TOKEN, SHARED_TOKEN, Shared, Tape, TapeValue, TapeWalk, Text, dedupe, shared_part,
+};
 use crate::retry::PathSegment;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
@@ -88,13 +91,6 @@ impl From<&Value> for RawJson {
     }
 }
 
-impl RawJson {
-    /// The text as written.
-    pub fn get(&self) -> &str {
-        self.0.text()
-    }
-}
-
 /// JSON text, if it is an object; other JSON is given back.
 impl TryFrom<Box<RawValue>> for RawObject {
     type Error = Box<RawValue>;
@@ -115,11 +111,6 @@ impl RawObject {
             Captive::Own(_, tape) => tape.get().is_some(),
             Captive::Call(..) => true,
         }
-    }
-
-    /// The text as written.
-    pub fn get(&self) -> &str {
-        self.0.text()
     }
 
     /// Whether the object has no entries.
@@ -190,18 +181,6 @@ impl fmt::Debug for Captive {
     }
 }
 
-impl fmt::Debug for RawJson {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("RawJson").field(&self.0).finish()
-    }
-}
-
-impl fmt::Debug for RawObject {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("RawObject").field(&self.0).finish()
-    }
-}
-
 /// Equal when the JSON is: the same text, or text that parses to the same value.
 fn same_json(a: &str, b: &str) -> bool {
     a == b
@@ -213,21 +192,6 @@ fn same_json(a: &str, b: &str) -> bool {
             (Ok(a), Ok(b)) if a == b
         )
 }
-
-impl PartialEq for RawJson {
-    fn eq(&self, other: &Self) -> bool {
-        same_json(self.get(), other.get())
-    }
-}
-
-impl PartialEq for RawObject {
-    fn eq(&self, other: &Self) -> bool {
-        same_json(self.get(), other.get())
-    }
-}
-
-// `RawJson` and `RawObject` serialize in `markdown`, which takes their tape over when it is
-// the serializer (see `markdown::Handover`).
 
 /// An untyped value's text, with its tape read once, when first asked for, and kept: the
 /// checks that read the value as a producer's type and the render that writes it both walk
@@ -243,25 +207,51 @@ pub trait Captured {
     fn value(&self) -> Option<TapeValue<'_>>;
 }
 
-impl Captured for RawJson {
-    fn text(&self) -> &str {
-        self.0.text()
-    }
+/// What `RawJson` and `RawObject` share, each over its [`Captive`]: its text, its tape, its
+/// JSON as written (serialized from the tape), equality as JSON and serde_json's `Debug`.
+macro_rules! captive {
+    ($($ty:ident),*) => {$(
+        impl $ty {
+            /// The text as written.
+            pub fn get(&self) -> &str {
+                self.0.text()
+            }
+        }
 
-    fn value(&self) -> Option<TapeValue<'_>> {
-        self.0.value()
-    }
+        impl Captured for $ty {
+            fn text(&self) -> &str {
+                self.0.text()
+            }
+
+            fn value(&self) -> Option<TapeValue<'_>> {
+                self.0.value()
+            }
+        }
+
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                match self.0.value() {
+                    Some(value) => TapeWalk(value).serialize(serializer),
+                    None => Walk(self.0.text()).serialize(serializer),
+                }
+            }
+        }
+
+        /// Equal when the JSON is: the same text, or text that parses to the same value.
+        impl PartialEq for $ty {
+            fn eq(&self, other: &Self) -> bool {
+                same_json(self.get(), other.get())
+            }
+        }
+
+        impl fmt::Debug for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_tuple(stringify!($ty)).field(&self.0).finish()
+            }
+        }
+    )*};
 }
-
-impl Captured for RawObject {
-    fn text(&self) -> &str {
-        self.0.text()
-    }
-
-    fn value(&self) -> Option<TapeValue<'_>> {
-        self.0.value()
-    }
-}
+captive!(RawJson, RawObject);
 
 impl<C: Captured + ?Sized> Captured for &C {
     fn text(&self) -> &str {
@@ -297,6 +287,15 @@ impl<'de> Deserialize<'de> for RawObject {
         }
         Ok(Self(captive))
     }
+}
+
+/// Visitor methods that keep a scalar as its JSON.
+macro_rules! visit_as_json {
+    ($($method:ident($ty:ty)),*) => {$(
+        fn $method<E: de::Error>(self, v: $ty) -> Result<Captive, E> {
+            Ok(Captive::own(raw_of(&v)))
+        }
+    )*};
 }
 
 /// Takes the text serde_json hands over for a `RawValue`. Any other deserializer (serde's own
@@ -371,24 +370,15 @@ impl<'de> Visitor<'de> for RawVisitor {
             .map(|v| Captive::own(raw_of(&v)))
     }
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
-        Ok(Captive::own(raw_of(&v)))
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        Ok(Captive::own(raw_of(&v)))
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(Captive::own(raw_of(&v)))
-    }
+    visit_as_json!(
+        visit_bool(bool),
+        visit_i64(i64),
+        visit_u64(u64),
+        visit_str(&str)
+    );
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
         Ok(Captive::own(raw_of(&Value::from(v))))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Captive::own(raw_of(v)))
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
@@ -396,7 +386,7 @@ impl<'de> Visitor<'de> for RawVisitor {
     }
 
     fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Captive::own(raw_of(&Value::Null)))
+        self.visit_unit()
     }
 
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
@@ -490,42 +480,24 @@ impl<'de> Deserialize<'de> for Ordered<'de> {
 
 /// The path of the first number in `text` (a JSON value, possibly followed by other text)
 /// that no `f64` holds (`1e400`), in document order. Called on the error path only, after
-/// a parse into `Value` failed; nesting is bounded by serde_json's recursion limit.
+/// a parse into `Value` failed.
 pub(crate) fn out_of_range(text: &str) -> Option<Vec<PathSegment>> {
     let mut de = serde_json::Deserializer::from_str(text);
     let raw = <&RawValue>::deserialize(&mut de).ok()?;
+    let tape = Tape::read(raw.get())?;
     let mut path = Vec::new();
-    find_out_of_range(raw, &mut path).then_some(path)
+    find_out_of_range(TapeValue::on(raw.get(), &tape, 0), &mut path).then_some(path)
 }
 
-fn find_out_of_range(raw: &RawValue, path: &mut Vec<PathSegment>) -> bool {
-    let text = raw.get();
-    match text.as_bytes().first() {
-        Some(b'{') => {
-            let Ok(entries) = entries(text) else {
-                return false;
-            };
-            entries.into_iter().any(|(key, value)| {
-                path.push(PathSegment::Key(key.into_owned()));
-                find_out_of_range(value, path) || {
-                    path.pop();
-                    false
-                }
-            })
-        }
-        Some(b'[') => {
-            let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(text) else {
-                return false;
-            };
-            items.into_iter().enumerate().any(|(i, item)| {
-                path.push(PathSegment::Index(i));
-                find_out_of_range(item, path) || {
-                    path.pop();
-                    false
-                }
-            })
-        }
-        Some(b'-' | b'0'..=b'9') => !text.parse::<f64>().is_ok_and(f64::is_finite),
-        _ => false,
+fn find_out_of_range(value: TapeValue<'_>, path: &mut Vec<PathSegment>) -> bool {
+    if value.kind() == Kind::Number {
+        return !value.text().parse::<f64>().is_ok_and(f64::is_finite);
     }
+    value.parts().enumerate().any(|(i, (key, part))| {
+        path.push(key.map_or(PathSegment::Index(i), |key| PathSegment::Key(key.into())));
+        find_out_of_range(part, path) || {
+            path.pop();
+            false
+        }
+    })
 }

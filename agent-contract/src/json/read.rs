@@ -3,7 +3,7 @@
 //! stepped over eight bytes at a time, strings sixteen, in branch-free code the compiler turns
 //! into vector compares; escaped and repeated keys resolved as serde_json's map resolves them.
 
-use super::measure::Scanned;
+use super::measure::{Flaw, Scanned};
 use super::tape::{Kind, TAPE_KEYS, Tape, TapeValue, TapeWalk, Text, Tok, dedupe};
 use serde::ser::{self, Serialize, Serializer};
 use std::borrow::Cow;
@@ -76,6 +76,17 @@ impl Tape {
         let mut pass = Pass::new(text, Vec::with_capacity(text.len() / 8));
         let (end, _) = pass.value(space(bytes, 0))?;
         (space(bytes, end) == bytes.len()).then(|| pass.tape())
+    }
+}
+
+/// What the one pass finds in the text of one JSON value that serde_json already read (so
+/// it nests at most [`SCAN_DEPTH`] levels): whether it fits in `room` levels, its numbers
+/// finite doubles.
+pub(crate) fn scan_value(text: &str, room: usize) -> Result<(), Flaw> {
+    let mut pass = Pass::new(text, Vec::new());
+    match pass.value(space(text.as_bytes(), 0)) {
+        Some((_, scanned)) if u32::try_from(text.len()).is_ok() => scanned.flaw(room),
+        _ => Err(Flaw::TooDeep),
     }
 }
 
@@ -514,7 +525,7 @@ impl<'a> Pass<'a> {
 mod tests {
     use super::*;
     use crate::json::TapeValue;
-    use crate::json::{Exceeded, Flaw, scan_value, text_depth, text_exceeds, value_depth_exceeds};
+    use crate::json::{Exceeded, Flaw, text_depth, text_exceeds, value_depth_exceeds};
     use proptest::prelude::*;
     use serde::Deserialize;
     use serde_json::Value;
@@ -522,15 +533,23 @@ mod tests {
     /// Each entry: key, value text, and the depth/number verdict with 0 to 3 levels of room.
     type Read = Option<Vec<(String, String, Vec<Result<(), Flaw>>)>>;
 
-    /// What serde_json reads of `text` as the call's entries, and what `scan_value` says of
-    /// each value with 0 to 3 levels of room.
+    /// What serde_json reads of `text` as the call's entries, and of each value with 0 to 3
+    /// levels of room: a number no `f64` holds first, then nesting past the room.
     fn by_serde_json(text: &str) -> Read {
         let entries = crate::json::entries(text).ok()?;
         Some(
             entries
                 .into_iter()
                 .map(|(key, raw)| {
-                    let flaws = (0..4).map(|room| scan_value(raw.get(), room)).collect();
+                    let out = crate::json::out_of_range(raw.get()).is_some();
+                    let value = serde_json::from_str::<Value>(raw.get()).ok();
+                    let flaws = (0..4)
+                        .map(|room| match &value {
+                            _ if out => Err(Flaw::OutOfRange),
+                            Some(v) if value_depth_exceeds(v, room) => Err(Flaw::TooDeep),
+                            _ => Ok(()),
+                        })
+                        .collect();
                     (key.into_owned(), raw.get().to_owned(), flaws)
                 })
                 .collect(),

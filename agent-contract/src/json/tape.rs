@@ -275,25 +275,6 @@ impl<'t> TapeValue<'t> {
         }
     }
 
-    /// This value's part of the tape, its offsets counted from its own text.
-    #[cfg(test)]
-    pub(crate) fn part(&self) -> Tape {
-        let tok = self.tok();
-        let (first, base) = (self.at as u32, tok.start);
-        Tape {
-            toks: self.tape.toks[self.at..tok.next as usize]
-                .iter()
-                .map(|t| Tok {
-                    start: t.start - base,
-                    end: t.end - base,
-                    next: t.next - first,
-                    ..*t
-                })
-                .collect(),
-            keys: self.tape.keys.clone(),
-        }
-    }
-
     /// The value at `at` on the same tape.
     pub(crate) fn at(&self, at: usize) -> Self {
         Self { at, ..*self }
@@ -368,27 +349,15 @@ impl<'t> TapeValue<'t> {
         &self.text[tok.start as usize + 1..tok.end as usize - 1]
     }
 
-    /// An object's entries in document order, each key a plain string (see [`Tape`]); none
-    /// for anything else.
+    /// An object's entries in document order (see [`Tape`]); none for anything else.
     pub(crate) fn entries(self) -> impl Iterator<Item = (&'t str, TapeValue<'t>)> {
-        let len = self.container_len(Kind::Object);
-        let mut at = self.at + 1;
-        (0..len).map(move |_| {
-            let entry = (self.key(at), self.at(at + 1));
-            at = self.tape.toks[at + 1].next as usize;
-            entry
-        })
+        self.parts().filter_map(|(key, value)| Some((key?, value)))
     }
 
     /// An array's items; none for anything else.
     pub(crate) fn items(self) -> impl Iterator<Item = TapeValue<'t>> {
-        let len = self.container_len(Kind::Array);
-        let mut at = self.at + 1;
-        (0..len).map(move |_| {
-            let item = self.at(at);
-            at = self.tape.toks[at].next as usize;
-            item
-        })
+        self.parts()
+            .filter_map(|(key, value)| key.is_none().then_some(value))
     }
 
     /// The `Value` serde_json builds from this value's text, built from the tape: keys and
@@ -406,11 +375,7 @@ impl<'t> TapeValue<'t> {
                 Value::Object(map)
             }
             Kind::Array => {
-                let mut items = Vec::with_capacity(self.container_len(Kind::Array) as usize);
-                for item in self.items() {
-                    items.push(item.to_value()?);
-                }
-                Value::Array(items)
+                Value::Array(self.items().map(Self::to_value).collect::<Result<_, _>>()?)
             }
             Kind::Str => Value::String(self.unquoted().to_owned()),
             Kind::Escaped => Value::String(serde_json::from_str(self.text())?),
@@ -465,11 +430,6 @@ impl<'t> TapeValue<'t> {
             left: len,
         }
     }
-
-    fn container_len(&self, kind: Kind) -> u32 {
-        let tok = self.tok();
-        if tok.kind == kind { tok.len } else { 0 }
-    }
 }
 
 /// A JSON number's text as serde_json reads it. Up to 19 digits without a sign or fraction
@@ -501,19 +461,15 @@ impl Serialize for TapeWalk<'_> {
         match tok.kind {
             Kind::Object => {
                 let mut map = serializer.serialize_map(Some(tok.len as usize))?;
-                let mut at = value.at + 1;
-                for _ in 0..tok.len {
-                    map.serialize_entry(value.key(at), &TapeWalk(value.at(at + 1)))?;
-                    at = value.tape.toks[at + 1].next as usize;
+                for (key, part) in value.entries() {
+                    map.serialize_entry(key, &TapeWalk(part))?;
                 }
                 map.end()
             }
             Kind::Array => {
                 let mut seq = serializer.serialize_seq(Some(tok.len as usize))?;
-                let mut at = value.at + 1;
-                for _ in 0..tok.len {
-                    seq.serialize_element(&TapeWalk(value.at(at)))?;
-                    at = value.tape.toks[at].next as usize;
+                for part in value.items() {
+                    seq.serialize_element(&TapeWalk(part))?;
                 }
                 seq.end()
             }
@@ -679,28 +635,19 @@ impl<'t> Deserializer<'t> for TapeValue<'t> {
     );
 }
 
-/// A container's parts on a tape: an object's entries or an array's items.
+/// A container's parts on a tape, for serde: an object's entries or an array's items.
 struct TapeParts<'t> {
-    value: TapeValue<'t>,
-    /// The next part's index (an entry's key).
-    at: usize,
-    left: u32,
+    parts: TapeIter<'t>,
+    /// The value of the entry whose key was just given.
+    value: Option<TapeValue<'t>>,
 }
 
 impl<'t> TapeParts<'t> {
     fn new(value: TapeValue<'t>) -> Self {
         Self {
-            value,
-            at: value.at + 1,
-            left: value.tok().len,
+            parts: value.parts(),
+            value: None,
         }
-    }
-
-    /// The value at `at`, and the next part after it.
-    fn take(&mut self, at: usize) -> TapeValue<'t> {
-        self.at = self.value.tape.toks[at].next as usize;
-        self.left -= 1;
-        self.value.at(at)
     }
 }
 
@@ -711,11 +658,12 @@ impl<'t> MapAccess<'t> for TapeParts<'t> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, serde_json::Error> {
-        if self.left == 0 {
+        let Some((key, value)) = self.parts.next() else {
             return Ok(None);
-        }
+        };
+        self.value = Some(value);
         seed.deserialize(de::value::BorrowedStrDeserializer::new(
-            self.value.key(self.at),
+            key.unwrap_or_default(),
         ))
         .map(Some)
     }
@@ -724,12 +672,12 @@ impl<'t> MapAccess<'t> for TapeParts<'t> {
         &mut self,
         seed: V,
     ) -> Result<V::Value, serde_json::Error> {
-        let value = self.take(self.at + 1);
-        seed.deserialize(value)
+        let value = self.value.take();
+        seed.deserialize(value.ok_or_else(|| de::Error::custom("a value before its key"))?)
     }
 
     fn size_hint(&self) -> Option<usize> {
-        Some(self.left as usize)
+        Some(self.parts.left as usize)
     }
 }
 
@@ -740,15 +688,14 @@ impl<'t> de::SeqAccess<'t> for TapeParts<'t> {
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, serde_json::Error> {
-        if self.left == 0 {
-            return Ok(None);
-        }
-        let value = self.take(self.at);
-        seed.deserialize(value).map(Some)
+        self.parts
+            .next()
+            .map(|(_, value)| seed.deserialize(value))
+            .transpose()
     }
 
     fn size_hint(&self) -> Option<usize> {
-        Some(self.left as usize)
+        Some(self.parts.left as usize)
     }
 }
 

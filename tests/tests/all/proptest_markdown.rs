@@ -288,10 +288,13 @@ proptest! {
     }
 }
 
-/// `value` at the root, as an array item, under a key and two arrays deep, through serde.
-fn in_every_slot<T: serde::Serialize>(value: &T, key: &str) -> String {
+/// `value` as `|markdown` writes it (`ToMarkdown`), and through serde at the root, as an array
+/// item, under a key and two arrays deep.
+fn in_every_slot<T: agent_contracts::prompt::ToMarkdown>(value: &T, key: &str) -> String {
     let keyed: std::collections::BTreeMap<&str, &T> = [(key, value)].into();
+    let mut own = String::new();
     let rendered = [
+        value.markdown_into(&mut own).map(|()| own),
         to_markdown(value),
         to_markdown(&[value]),
         to_markdown(&keyed),

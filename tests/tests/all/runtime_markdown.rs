@@ -13,7 +13,10 @@ fn md(value: &Value) -> String {
 /// Keeps JSON text as written (its key order, its numbers' text) and renders it.
 fn md_text(json: &str) -> String {
     let raw: agent_contracts::RawJson = serde_json::from_str(json).unwrap();
-    to_markdown(&raw).unwrap()
+    let mut out = String::new();
+    agent_contracts::prompt::ToMarkdown::markdown_into(&raw, &mut out).unwrap();
+    assert_eq!(out, to_markdown(&raw).unwrap(), "serde's route");
+    out
 }
 
 fn options() -> Options {
