@@ -596,22 +596,19 @@ impl A2aServer {
             .clone()
             .ok_or_else(|| RpcError::new(code::INTERNAL, "the paused run was not saved"))?;
         let permit = self.permit()?;
-        task.set_status(TaskState::Working, vec![]);
-        let server = self.clone();
-        let running = task.clone();
-        tokio::spawn(async move {
-            let _permit = permit;
+        let (server, running) = (self.clone(), task.clone());
+        let work = async move {
             server
                 .run_workflow(&served, &running, Start::Answer { paused, answer })
                 .await;
-            ended_without_outcome(&running);
-        });
-        Ok(Started {
+        };
+        Ok(go_on(
             task,
             events,
-            running: true,
-            return_immediately: incoming.return_immediately,
-        })
+            permit,
+            incoming.return_immediately,
+            work,
+        ))
     }
 
     async fn get_task(&self, client: Client, params: &Value) -> Result<Arc<Task>, RpcError> {
@@ -681,22 +678,19 @@ impl A2aServer {
         let events = streaming.then(|| task.subscribe());
         let permit = self.permit()?;
         *task.asking.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        task.set_status(TaskState::Working, vec![]);
-        let server = self.clone();
-        let running = task.clone();
-        tokio::spawn(async move {
-            let _permit = permit;
+        let (server, running) = (self.clone(), task.clone());
+        let work = async move {
             server
                 .run_agent(agent, &running, &merged, streaming, Some(&field))
                 .await;
-            ended_without_outcome(&running);
-        });
-        Ok(Started {
+        };
+        Ok(go_on(
             task,
             events,
-            running: true,
-            return_immediately: incoming.return_immediately,
-        })
+            permit,
+            incoming.return_immediately,
+            work,
+        ))
     }
 
     /// An agent's task: the contract path on the arguments, the agent's run, the checked
@@ -829,6 +823,30 @@ impl A2aServer {
             }
             Err(error) => failed(task, workflow.name(), error),
         }
+    }
+}
+
+/// A paused task answered: set working, and `work` run in the background holding `permit`;
+/// the message that answered it gets the task.
+fn go_on(
+    task: Arc<Task>,
+    events: Option<tokio::sync::broadcast::Receiver<Event>>,
+    permit: tokio::sync::OwnedSemaphorePermit,
+    return_immediately: bool,
+    work: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Started {
+    task.set_status(TaskState::Working, vec![]);
+    let running = task.clone();
+    tokio::spawn(async move {
+        let _permit = permit;
+        work.await;
+        ended_without_outcome(&running);
+    });
+    Started {
+        task,
+        events,
+        running: true,
+        return_immediately,
     }
 }
 
