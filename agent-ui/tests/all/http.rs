@@ -133,7 +133,7 @@ async fn runs_list_detail_and_answers() {
 async fn host_origin_and_token() {
     let fixture = Fixture::sqlite("access").await;
     let server = start(fixture.store.clone(), agent_contracts_ui::Access::default()).await;
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     let url = format!("{}/api/runs", server.base);
     let status = |r: reqwest::Response| r.status().as_u16();
     // A rebinding page's Host, a foreign page's Origin: refused before anything is read.
@@ -231,7 +231,7 @@ async fn host_origin_and_token() {
 async fn an_open_run_streams_its_changes() {
     let fixture = Fixture::sqlite("live").await;
     let server = start(fixture.store.clone(), agent_contracts_ui::Access::default()).await;
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     let mut response = client
         .get(format!(
             "{}/api/runs/{}/live?after=0",

@@ -168,7 +168,7 @@ pub async fn start(store: Arc<dyn CheckpointStore>, access: agent_contracts_ui::
     tokio::spawn(inspector.serve(listener));
     Server {
         base,
-        client: reqwest::Client::new(),
+        client: http_client(),
     }
 }
 
@@ -207,4 +207,12 @@ impl Server {
         let status = response.status().as_u16();
         (status, body(&response.text().await.unwrap()))
     }
+}
+
+/// An HTTP client for the tests. In a workspace build reqwest carries rustls with no crypto
+/// provider of its own (the workspace picks ring), so one is installed before any client is
+/// built, as the MCP and A2A clients do.
+pub fn http_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
 }

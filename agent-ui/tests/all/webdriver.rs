@@ -46,7 +46,7 @@ impl Browser {
             .kill_on_drop(true)
             .spawn()
             .expect("chromedriver starts");
-        let client = reqwest::Client::new();
+        let client = crate::support::http_client();
         let base = format!("http://127.0.0.1:{port}");
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
