@@ -35,6 +35,8 @@ pub struct Builder {
     root: PathBuf,
     /// The eval datasets folder as given to [`Builder::evals`], if any.
     evals: Option<PathBuf>,
+    /// The providers the agents are sent to ([`Builder::providers`]).
+    providers: Vec<agent_contracts_schema::strict::Dialect>,
 }
 
 /// Everything that kept the folder from generating, all of it at once. Its `Debug` is its
@@ -95,6 +97,7 @@ impl Builder {
             runtime: "::agent_contracts".into(),
             root,
             evals: None,
+            providers: Vec::new(),
         }
     }
 
@@ -215,6 +218,18 @@ impl Builder {
         self
     }
 
+    /// The providers the agents are sent to: a media field of an input contract that one of
+    /// them cannot take (Anthropic and audio, OpenAI and a PDF by URL) fails the build at the
+    /// field, instead of a provider's 400 at run time. By default no provider is assumed
+    /// (`agent-contract check --providers` still says which takes what).
+    pub fn providers(
+        mut self,
+        providers: impl IntoIterator<Item = agent_contracts_schema::strict::Dialect>,
+    ) -> Self {
+        self.providers = providers.into_iter().collect();
+        self
+    }
+
     /// Names the runtime crate by another path (for crates that re-export `agent_contracts`).
     pub fn runtime(mut self, path: syn::Path) -> Self {
         self.runtime = path.to_token_stream().to_string();
@@ -304,6 +319,33 @@ impl Builder {
         Ok(text)
     }
 
+    /// The media fields of `def`'s input that a provider of [`Builder::providers`] cannot
+    /// take, each an error at its `file:line:col`.
+    fn refused_media(&self, def: &AgentDef) -> Vec<String> {
+        if self.providers.is_empty() {
+            return Vec::new();
+        }
+        let text = &def.input.text;
+        crate::typify::media::verdicts(text)
+            .into_iter()
+            .filter(|(_, dialect, _)| self.providers.contains(dialect))
+            .filter_map(|(field, dialect, verdict)| {
+                let why = verdict.err()?;
+                let pointer = format!(
+                    "/properties/{}",
+                    field.replace('~', "~0").replace('/', "~1")
+                );
+                let message = format!(
+                    "the media field `{field}` cannot be sent to {}: it {why}",
+                    dialect.name()
+                );
+                let error = crate::error::SchemaError::new(&def.input.origin, &pointer, message)
+                    .at(crate::schema::locate::locate(text, &pointer));
+                Some(error.to_string())
+            })
+            .collect()
+    }
+
     /// Every agent's code (those the cache holds as they are left out), on the current thread.
     fn generate_here(&self, cache: &Cache) -> Result<Generated, BuildError> {
         let mut errors = Vec::new();
@@ -320,6 +362,12 @@ impl Builder {
         let mut parts = Vec::new();
         for def in defs.values() {
             read.extend(crate::emit::prompt::prompt_files(def, &self.root));
+            // Checked on every build, cached or not: the providers are no part of the cache key.
+            let refused = self.refused_media(def);
+            if !refused.is_empty() {
+                errors.extend(refused);
+                continue;
+            }
             let fingerprint = cache::fingerprint(def);
             let (entry, items) = match cache.fresh(&def.name, fingerprint) {
                 Some(entry) => (entry.clone(), None),

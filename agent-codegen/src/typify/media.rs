@@ -166,7 +166,7 @@ pub(crate) fn verdict(dialect: Dialect, accepts: &str, base64: bool) -> Result<(
     match taken {
         true => Ok(()),
         false if audio && dialect == Dialect::OpenAi => Err(format!(
-            "{accepts} {}: takes inline audio/wav and audio/mpeg only",
+            "takes only inline audio/wav and audio/mpeg, not {accepts} {}",
             form(base64)
         )),
         false => Err(format!("takes no {accepts} {}", form(base64))),

@@ -521,3 +521,30 @@ fn a_mistake_behind_a_ref_is_located_in_its_own_file() {
         "{error}"
     );
 }
+
+#[test]
+fn a_media_field_a_named_provider_cannot_take_fails_the_build_at_the_field() {
+    let root = scratch("builder_media", "{{ task }}\n");
+    write(
+        &root.join("schemas/greeter/input.schema.json"),
+        "{\"type\": \"object\",\n \"properties\": {\n  \"memo\": {\"type\": \"string\", \"contentEncoding\": \"base64\", \"contentMediaType\": \"audio/wav\"}}}",
+    );
+    // OpenAI takes inline WAV; without providers named nothing is assumed.
+    let openai = agent_contracts_codegen::Dialect::OpenAi;
+    let anthropic = agent_contracts_codegen::Dialect::Anthropic;
+    let builder = Builder::new("schemas").manifest_dir(&root);
+    assert!(builder.generate().is_ok());
+    assert!(builder.clone().providers([openai]).generate().is_ok());
+    // Anthropic takes no audio: refused even when the code is cached.
+    let error = builder
+        .providers([openai, anthropic])
+        .generate()
+        .unwrap_err();
+    assert_eq!(error.0.len(), 1, "{error}");
+    assert!(
+        error.0[0].ends_with(
+            "input.schema.json:3:3: the media field `memo` cannot be sent to anthropic: it takes no audio/wav inline"
+        ),
+        "{error}"
+    );
+}
