@@ -83,6 +83,7 @@ pub enum Part<'a> {
 /// One message of a conversation.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "StoredMessage")]
 pub struct Message {
     /// Who wrote it.
     pub role: Role,
@@ -103,6 +104,55 @@ pub struct Message {
     /// them) or after it; on a tool message, what the tool's result brought.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub media: Vec<Media>,
+}
+
+/// A message as it is read back: today's fields, and the `images` a message was stored with
+/// before images, documents and audio shared one list, read into `media` after the text, so a
+/// conversation stored by an earlier build keeps its images.
+#[derive(Deserialize)]
+struct StoredMessage {
+    role: Role,
+    #[serde(default)]
+    thinking: Vec<Thinking>,
+    content: String,
+    #[serde(default)]
+    tool_calls: Vec<ToolCallRequest>,
+    #[serde(default)]
+    tool_call_id: Option<String>,
+    #[serde(default)]
+    media: Vec<Media>,
+    #[serde(default)]
+    images: Vec<StoredImage>,
+}
+
+/// An image as messages stored it before `media`.
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum StoredImage {
+    Url(String),
+    Base64 { media_type: String, data: String },
+}
+
+impl From<StoredMessage> for Message {
+    fn from(stored: StoredMessage) -> Self {
+        let mut media = stored.media;
+        media.extend(stored.images.into_iter().map(|image| match image {
+            // The old form kept no type for an image at a URL: the provider reads it from
+            // the response, and `image/*` says only that it is an image.
+            StoredImage::Url(url) => Media::new(MediaKind::Image, "image/*", MediaData::Url(url)),
+            StoredImage::Base64 { media_type, data } => {
+                Media::new(MediaKind::Image, media_type, MediaData::Base64(data))
+            }
+        }));
+        Self {
+            role: stored.role,
+            thinking: stored.thinking,
+            content: stored.content,
+            tool_calls: stored.tool_calls,
+            tool_call_id: stored.tool_call_id,
+            media,
+        }
+    }
 }
 
 impl Message {
@@ -1034,6 +1084,42 @@ mod tests {
             retry_after: None,
             should_retry: None,
         }
+    }
+
+    #[test]
+    fn a_message_stored_with_images_reads_them_into_media_after_its_media() {
+        let stored = serde_json::json!({
+            "role": "user",
+            "content": "Does the hall fit 80 guests?",
+            "media": [{"kind": "document", "media_type": "application/pdf",
+                       "data": {"base64": "JVBERi0="}}],
+            "images": [
+                {"url": "https://example.com/floor-plan.png"},
+                {"base64": {"media_type": "image/png", "data": "iVBORw0KGgo="}}
+            ]
+        });
+        let message: Message = serde_json::from_value(stored).unwrap();
+        let media: Vec<_> = message
+            .media
+            .iter()
+            .map(|m| (m.kind, m.media_type.as_str(), &m.data))
+            .collect();
+        assert_eq!(
+            media,
+            [
+                (MediaKind::Document, "application/pdf", &MediaData::Base64("JVBERi0=".into())),
+                (
+                    MediaKind::Image,
+                    "image/*",
+                    &MediaData::Url("https://example.com/floor-plan.png".into())
+                ),
+                (MediaKind::Image, "image/png", &MediaData::Base64("iVBORw0KGgo=".into())),
+            ]
+        );
+        // Written back, the message has one list.
+        let written = serde_json::to_value(&message).unwrap();
+        assert!(written.get("images").is_none());
+        assert_eq!(serde_json::from_value::<Message>(written).unwrap(), message);
     }
 
     #[test]

@@ -46,7 +46,9 @@ impl Browser {
             .kill_on_drop(true)
             .spawn()
             .expect("chromedriver starts");
-        let client = crate::support::http_client();
+        // reqwest's rustls has no crypto provider of its own in a workspace build.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::new();
         let base = format!("http://127.0.0.1:{port}");
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
