@@ -1107,13 +1107,21 @@ mod tests {
         assert_eq!(
             media,
             [
-                (MediaKind::Document, "application/pdf", &MediaData::Base64("JVBERi0=".into())),
+                (
+                    MediaKind::Document,
+                    "application/pdf",
+                    &MediaData::Base64("JVBERi0=".into())
+                ),
                 (
                     MediaKind::Image,
                     "image/*",
                     &MediaData::Url("https://example.com/floor-plan.png".into())
                 ),
-                (MediaKind::Image, "image/png", &MediaData::Base64("iVBORw0KGgo=".into())),
+                (
+                    MediaKind::Image,
+                    "image/png",
+                    &MediaData::Base64("iVBORw0KGgo=".into())
+                ),
             ]
         );
         // Written back, the message has one list.
