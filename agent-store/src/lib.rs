@@ -308,10 +308,13 @@ impl Sql {
         // the statement (`now()` would be the transaction's, which a claim begun before an
         // enqueue committed would date before it), SQLite's own clock (its Julian day,
         // rounded: truncated, its float arithmetic could date a time a millisecond early).
+        // PostgreSQL's is exact to the microsecond and truncated, as `now_ms` truncates the
+        // system clock (a cast to BIGINT alone would round, and date a time up to half a
+        // millisecond after a `now_ms` read later).
         let now = if sqlite {
             "CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)"
         } else {
-            "(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT"
+            "FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT"
         };
         let fix = |s: String| {
             let s = s.replace("{now}", now);
