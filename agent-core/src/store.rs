@@ -633,10 +633,11 @@ pub trait CheckpointStore: Send + Sync {
     /// Deletes a run; [`StoreError::NotFound`] if there is none.
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
 
-    /// Claims a paused run at `sequence` for one resumer (or a running one at `sequence` whose
-    /// lease ended: its resumer died, a takeover): it becomes running at the next sequence,
-    /// held by `lease`, and is returned. A run already claimed is
-    /// [`StoreError::AlreadyClaimed`], a finished or failed one [`StoreError::NotPaused`].
+    /// Claims a paused or answered run at `sequence` for one resumer (or a running one at
+    /// `sequence` whose lease ended: its resumer died, a takeover): it becomes running at the
+    /// next sequence, held by `lease`, and is returned (an answered run with its answer). A
+    /// run already claimed is [`StoreError::AlreadyClaimed`], a queued, finished or failed one
+    /// [`StoreError::NotPaused`] ([`check_claim`]).
     fn claim<'a>(
         &'a self,
         run_id: &'a str,
@@ -872,11 +873,12 @@ pub fn renew_lease(stored: &mut RunRecord, lease: &Lease, now: u64) -> Result<()
     Ok(())
 }
 
-/// The claim rule ([`CheckpointStore::claim`]): `stored` must be paused at `sequence`, or
-/// running at it with its lease ended at `now` (its resumer died after its claim: the run is
-/// taken over). Otherwise a paused run at another sequence is [`StoreError::Conflict`], a
-/// running one still leased [`StoreError::AlreadyClaimed`], and any other
-/// [`StoreError::NotPaused`]. A store calls it on the stored run, then [`claim_record`], in
+/// The claim rule ([`CheckpointStore::claim`]): `stored` must be paused or answered at
+/// `sequence` (an answered run is claimed by whoever runs it with its recorded answer first:
+/// a worker or the runner asked to, `Runner::resume_answered`), or running at it with its
+/// lease ended at `now` (its resumer died after its claim: the run is taken over). Otherwise
+/// a paused or answered run at another sequence is [`StoreError::Conflict`], a running one
+/// still leased [`StoreError::AlreadyClaimed`], and any other [`StoreError::NotPaused`]. A store calls it on the stored run, then [`claim_record`], in
 /// one transaction (or under one lock), so that of two racing claims exactly one wins.
 ///
 /// ```
@@ -889,9 +891,9 @@ pub fn renew_lease(stored: &mut RunRecord, lease: &Lease, now: u64) -> Result<()
 pub fn check_claim(stored: &RunRecord, sequence: u64, now: u64) -> Result<(), StoreError> {
     let run_id = stored.run_id.clone();
     match stored.status {
-        RunStatus::Paused if stored.sequence == sequence => Ok(()),
+        RunStatus::Paused | RunStatus::Answered if stored.sequence == sequence => Ok(()),
         RunStatus::Running if stored.lease_until_ms <= now && stored.sequence == sequence => Ok(()),
-        RunStatus::Paused => Err(StoreError::Conflict {
+        RunStatus::Paused | RunStatus::Answered => Err(StoreError::Conflict {
             run_id,
             expected: sequence,
             found: stored.sequence,

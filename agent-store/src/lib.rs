@@ -349,7 +349,7 @@ impl Sql {
         let claim = format!(
             "UPDATE {t} SET status = 'running', sequence = sequence + 1, updated_ms = {{now}}, \
              owner = $3, lease_until_ms = {{now}} + $4, {claimed} \
-             WHERE run_id = $1 AND sequence = $2 AND (status = 'paused' OR \
+             WHERE run_id = $1 AND sequence = $2 AND (status IN ('paused', 'answered') OR \
              (status = 'running' AND lease_until_ms <= {{now}}))"
         );
         let claim_next = format!(

@@ -178,12 +178,22 @@ async fn claims(store: &dyn CheckpointStore) {
         ("claim-f", RunStatus::Finished),
         ("claim-x", RunStatus::Failed),
         ("claim-q", RunStatus::Queued),
-        ("claim-a", RunStatus::Answered),
     ] {
         store.save(&record(id, "w", status)).await.unwrap();
         not_paused(store.claim(id, 1, &worker).await, status);
         assert_eq!(store.load(id).await.unwrap().status, status);
     }
+    // An answered run is claimed at its sequence by whoever runs it first, its answer kept.
+    let mut answered = record("claim-a", "w", RunStatus::Answered);
+    answered.answer = Some("yes".into());
+    store.save(&answered).await.unwrap();
+    conflict(store.claim("claim-a", 2, &worker).await, "claim-a", 2, 1);
+    let claimed = store.claim("claim-a", 1, &worker).await.unwrap();
+    assert_eq!(
+        (claimed.status, claimed.sequence, claimed.answer.as_deref()),
+        (RunStatus::Running, 2, Some("yes"))
+    );
+    already(store.claim("claim-a", 2, &worker).await, "claim-a");
     not_found(store.claim("claim-none", 0, &worker).await);
 }
 
@@ -603,12 +613,16 @@ fn the_shared_rules_at_their_bounds() {
     already(check_claim(&running, 3, 1_000), "r");
     already(check_claim(&running, 5, 2_000), "r");
     assert!(running.is_runnable(1_000) && !running.is_runnable(999));
-    for status in [RunStatus::Queued, RunStatus::Answered] {
-        let mut r = paused.clone();
-        r.status = status;
-        not_paused(check_claim(&r, 4, 0), status);
-        assert!(r.is_runnable(0));
-    }
+    let mut queued = paused.clone();
+    queued.status = RunStatus::Queued;
+    not_paused(check_claim(&queued, 4, 0), RunStatus::Queued);
+    assert!(queued.is_runnable(0));
+    let mut answered = paused.clone();
+    answered.status = RunStatus::Answered;
+    assert!(check_claim(&answered, 4, 0).is_ok());
+    conflict(check_claim(&answered, 3, 0), "r", 3, 4);
+    conflict(check_claim(&answered, 5, 0), "r", 5, 4);
+    assert!(answered.is_runnable(0));
     for status in [RunStatus::Paused, RunStatus::Finished, RunStatus::Failed] {
         let mut r = paused.clone();
         r.status = status;

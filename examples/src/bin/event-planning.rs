@@ -8,7 +8,8 @@
 //!
 //! `--store sqlite:PATH` (or `postgres://...`) runs without the scripted human: the run pauses
 //! at the question, is saved, and `--resume RUN_ID --answer TEXT` continues it in a new
-//! process; `--list` shows the stored runs (`--json`: as a JSON array).
+//! process (`--resume RUN_ID` alone: a run already answered, with its recorded answer);
+//! `--list` shows the stored runs (`--json`: as a JSON array).
 //!
 //! Any number of processes drain one store: `--enqueue N` saves N queued runs and prints their
 //! IDs, `--worker [--concurrency C] [--lease-secs S] [--delay-ms D] [--max-attempts A]
@@ -48,8 +49,9 @@ struct Args {
     /// A checkpoint store, `sqlite:PATH` or `postgres://...`: the run stops at the question.
     #[arg(long)]
     store: Option<String>,
-    /// Resumes the stored paused run with this ID (with `--answer`).
-    #[arg(long, requires_all = ["store", "answer"])]
+    /// Resumes the stored paused run with this ID with `--answer`; without it, runs the
+    /// stored answered run (answered by `--submit-answer` or in `agent-contract ui`) now.
+    #[arg(long, requires = "store")]
     resume: Option<String>,
     /// The user's answer to the stored run's question.
     #[arg(long, requires = "answered")]
@@ -278,6 +280,7 @@ async fn durable(args: &Args, url: &str) -> Result<(), Failure> {
     let runner = workflow.runner(model).with_store(Arc::clone(&store));
     let outcome = match (&args.resume, &args.answer) {
         (Some(run_id), Some(answer)) => runner.resume_run(run_id, answer).await,
+        (Some(run_id), None) => runner.resume_answered(run_id).await,
         _ => runner.start(event_planning::REQUEST).await,
     };
     let events = runner.transcript().events();

@@ -125,6 +125,51 @@ async fn flow(url: &str) {
         "{message}"
     );
 
+    // An answered run (`--submit-answer`, or the inspector's form) runs now with `--resume`
+    // alone, with its recorded answer; a paused one wants `--answer`, and an answered one
+    // keeps its answer.
+    let run_id = start(url);
+    let paused = run(&["--store", url, "--resume", &run_id]);
+    assert_eq!(paused.status.code(), Some(1));
+    assert!(
+        text(&paused.stderr).contains(&format!(
+            "run `{run_id}` is paused: its question waits for an answer"
+        )),
+        "{}",
+        text(&paused.stderr)
+    );
+    let submitted = run(&[
+        "--store",
+        url,
+        "--submit-answer",
+        &run_id,
+        "--answer",
+        HUMAN_ANSWER,
+    ]);
+    assert!(submitted.status.success(), "{}", text(&submitted.stderr));
+    for again in [
+        run(&["--store", url, "--submit-answer", &run_id, "--answer", "x"]),
+        resume(url, &run_id),
+    ] {
+        assert_eq!(again.status.code(), Some(1));
+        assert_eq!(
+            text(&again.stderr),
+            format!("error: run `{run_id}` is answered, not paused: there is nothing to resume\n")
+        );
+    }
+    let out = run(&["--store", url, "--resume", &run_id]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.ends_with(&format!("=== plan ===\n{PLAN}\n")),
+        "{stdout}"
+    );
+    let list = text(&run(&["--store", url, "--list"]).stdout);
+    assert!(
+        list.contains(&format!("{run_id}  completed  event_planning\n")),
+        "{list}"
+    );
+
     // The run records the fingerprint of each of its 8 contracts; one recorded under a
     // version the store does not keep is refused by name, and stays paused.
     let run_id = start(url);

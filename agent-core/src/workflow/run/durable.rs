@@ -175,6 +175,8 @@ impl<'w> Runner<'w> {
         given: Given<'_>,
     ) -> Result<WorkflowOutcome, Error> {
         let durable = self.durable()?;
+        // Its answer is recorded: it runs with that one (`resume_answered`, or a worker).
+        answered_already(&record)?;
         let run_id = record.run_id.as_str();
         let state = self.stored_state(&record)?;
         let now = crate::store::now_ms();
@@ -307,6 +309,7 @@ impl<'w> Runner<'w> {
     pub async fn submit_answer(&self, run_id: &str, answer: &str) -> Result<(), Error> {
         let durable = self.durable()?;
         let record = durable.store.load(run_id).await?;
+        answered_already(&record)?;
         check_claim(&record, record.sequence, crate::store::now_ms())?;
         let state = self.stored_state(&record)?;
         if state.pending.is_none() {
@@ -327,6 +330,55 @@ impl<'w> Runner<'w> {
         };
         durable.store.save(&answered).await?;
         Ok(())
+    }
+
+    /// Runs a stored answered run now, with the answer recorded for it
+    /// ([`submit_answer`](Self::submit_answer), or a page's form), instead of leaving it to a
+    /// worker: claimed at its sequence (of this runner and a worker, whoever claims first runs
+    /// it; the other gets [`StoreError::AlreadyClaimed`]) and resumed. A paused run wants its
+    /// answer ([`resume_run`](Self::resume_run)); any other is [`StoreError::NotPaused`].
+    pub async fn resume_answered(&self, run_id: &str) -> Result<WorkflowOutcome, Error> {
+        let durable = self.durable()?;
+        let record = durable.store.load(run_id).await?;
+        let answer = match (record.status, &record.answer) {
+            (RunStatus::Answered, Some(answer)) => answer.clone(),
+            (RunStatus::Answered, None) => {
+                return Err(corrupt(&record, "the answered run holds no answer".into()));
+            }
+            (RunStatus::Paused, _) => {
+                return Err(self.workflow.bad_state(format!(
+                    "run `{run_id}` is paused: its question waits for an answer"
+                )));
+            }
+            (status, _) => {
+                return Err(StoreError::NotPaused {
+                    run_id: record.run_id,
+                    status,
+                }
+                .into());
+            }
+        };
+        let state = self.stored_state(&record)?;
+        if state.pending.is_none() {
+            return Err(corrupt(
+                &record,
+                "the answered run has no pending question".into(),
+            ));
+        }
+        self.check_versions(&record).await?;
+        let claimed = durable
+            .store
+            .claim(run_id, record.sequence, &durable.lease)
+            .await?;
+        durable.set(Cursor {
+            run_id: claimed.run_id,
+            sequence: claimed.sequence,
+            state: claimed.state,
+            created_ms: claimed.created_ms,
+            resting: RunStatus::Answered,
+            answer: Some(answer.clone()),
+        });
+        self.resume(state, &answer).await
     }
 
     /// Claims the next runnable run of this workflow (see [`CheckpointStore::claim_next`]) and
@@ -699,4 +751,16 @@ fn to_text(state: &WorkflowState) -> Result<String, Error> {
 enum Given<'a> {
     Feedback(&'a str),
     Decision(&'a Decision),
+}
+
+/// An answered run keeps the answer it was given: another is refused, as for any run that is
+/// not paused.
+fn answered_already(record: &RunRecord) -> Result<(), StoreError> {
+    if record.status == RunStatus::Answered {
+        return Err(StoreError::NotPaused {
+            run_id: record.run_id.clone(),
+            status: record.status,
+        });
+    }
+    Ok(())
 }
