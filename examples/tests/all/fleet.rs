@@ -282,10 +282,13 @@ async fn postgres_a_run_that_kills_its_workers_fails_after_the_limit() {
     // The first run enqueued is claimed first: it is the one that "kills" its workers.
     let victim = enqueue(&url, 1).remove(0);
     let others = enqueue(&url, 50);
-    // A worker that replaces a killed one drives one run at a time. With eight free slots it
-    // would claim the dead worker's runs together when their leases end, so the same runs would
-    // follow the victim to every kill, taken over three times with no step between, and fail
-    // beside it: the attempt limit working as it should, but not what this test is about.
+    // One worker drives eight runs at once; the two beside it, and each that replaces a killed
+    // one, drive one at a time. A worker with free slots claims the dead worker's runs together
+    // when their leases end, the victim among them, so with more than one such worker the same
+    // runs could follow the victim to a second and a third kill, taken over three times with no
+    // step between, and fail beside it: the attempt limit working as it should, but not what
+    // this test is about. With one, a run other than the victim is killed with it at most once
+    // (the test saw such a second failure under load when all three took eight).
     let flags = |concurrency: &'static str| {
         [
             "--concurrency",
@@ -304,7 +307,10 @@ async fn postgres_a_run_that_kills_its_workers_fails_after_the_limit() {
         let log = dir.join(format!("worker-{spawned}.log"));
         spawn_worker(url, &flags(concurrency), &[], &log)
     };
-    let mut fleet: Vec<Child> = (0..3).map(|_| next_worker(&url, "8")).collect();
+    let mut fleet: Vec<Child> = ["8", "1", "1"]
+        .into_iter()
+        .map(|concurrency| next_worker(&url, concurrency))
+        .collect();
     let store: Arc<dyn CheckpointStore> = Arc::new(store(&url).await);
     let mut kills = 0;
     // Another run whose worker dies once: it is taken over and completes.
