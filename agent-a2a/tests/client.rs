@@ -167,7 +167,7 @@ async fn a_workflow_skill_pauses_the_call_and_is_answered_on_its_task() {
     let planner = find("plan_generator_agent");
     assert_eq!(
         planner.definition().parameters["required"],
-        json!(["task", "target_url", "task_name", "collected_information"])
+        json!(["task", "task_name", "collected_information"])
     );
     let missing = planner
         .call(r#"{"task": "Plan", "target_url": "https://a.example", "task_name": "t"}"#)

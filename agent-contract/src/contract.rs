@@ -351,6 +351,50 @@ impl Contract {
             .collect()
     }
 
+    /// `error` (this contract's retry error) as a calling model should see it when the call
+    /// also has faults of its own: the fields only a person can give taken out of its
+    /// required, missing and violated fields, so the model fixes its part and invents none of
+    /// them (its next call, without them, is asked of a person). Unchanged when the contract
+    /// has no such field, when the error is not about a call's input, or when the omitted
+    /// person's fields are all it says ([`Contract::omitted_user_fields`] is for that case).
+    pub fn for_calling_model(&self, mut error: RetryError) -> RetryError {
+        let is_user = |name: &str| self.user_field(name).is_some();
+        if self.user_fields.is_empty()
+            || error.kind != ErrorKind::InputContract
+            || !error.missing_fields.iter().any(|f| is_user(f))
+        {
+            return error;
+        }
+        // A `required` miss at the root names its property as the validator writes it.
+        let says_missing = |v: &Violation| {
+            v.path.is_empty()
+                && error.missing_fields.iter().any(|f| {
+                    is_user(f)
+                        && v.message
+                            == format!("{} is a required property", Value::from(f.as_str()))
+                })
+        };
+        let errors: Vec<Violation> = error
+            .errors
+            .iter()
+            .filter(|v| !says_missing(v))
+            .cloned()
+            .collect();
+        let missing: Vec<String> = error
+            .missing_fields
+            .iter()
+            .filter(|f| !is_user(f))
+            .cloned()
+            .collect();
+        if errors.is_empty() && missing.is_empty() {
+            return error;
+        }
+        let mut stripped =
+            self.error_of(std::mem::take(&mut error.provided_fields), missing, errors);
+        stripped.required_fields.retain(|f| !is_user(f));
+        stripped
+    }
+
     /// Validates `instance`, building any retry error within `limits` (errors listed, bytes
     /// echoed, fields listed). The valid path is one `is_valid` pass; only an invalid instance
     /// pays for collecting errors, and at most `max_errors` of them, so building the retry

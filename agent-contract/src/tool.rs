@@ -11,10 +11,12 @@ use serde_json::{Map, Value, json};
 pub struct ToolDefinition {
     /// `run_<agent name>`.
     pub name: String,
-    /// The agent's description, then the list of required inputs.
+    /// The agent's description, then the list of required inputs, then the inputs only a
+    /// person can give (`"x-source": "user"`).
     pub description: String,
     /// `task` (required) and the contract's properties at the top level, because parents pass
-    /// them flat; `$defs` carried along so `$ref`s still resolve. The reserved keys a call may
+    /// them flat (those only a person can give are never required here: a call that omits
+    /// one asks a person); `$defs` carried along so `$ref`s still resolve. The reserved keys a call may
     /// also carry (`run_identifier`, `context`) are not declared: no contract reads them, and
     /// a schema a model or an MCP client sees names only what the agent takes.
     pub parameters: Value,
@@ -24,8 +26,21 @@ impl ToolDefinition {
     /// Builds the definition of the agent `name` from its input contract.
     pub fn for_contract(name: &str, description: &str, contract: &Contract) -> Self {
         let schema = contract.schema();
-        let required = contract.required_fields();
-        let description = crate::texts::tool_description(description.trim_end(), required);
+        // A field only a person can give is not the model's to fill: listed as required, it
+        // is the field a model invents. It stays a property (a model may pass what its user
+        // said) and is named apart; a call without it asks a person.
+        let user: Vec<String> = contract
+            .user_fields()
+            .iter()
+            .map(|f| f.name.clone())
+            .collect();
+        let required: Vec<String> = contract
+            .required_fields()
+            .iter()
+            .filter(|name| !user.contains(name))
+            .cloned()
+            .collect();
+        let description = crate::texts::tool_description(description.trim_end(), &required, &user);
         let mut properties = Map::new();
         properties.insert(
             "task".into(),

@@ -631,7 +631,20 @@ impl Runtime {
         };
         let result = call.instrument(span.clone()).await;
         telemetry::end(&span, &result);
-        result
+        // The caller is a model (a parent, an MCP or A2A peer): a call with faults of its own
+        // is sent back without the fields only a person can give, which it would invent.
+        result.map_err(|error| match error {
+            Error::Retry {
+                agent: name,
+                context_id,
+                error,
+            } => Error::Retry {
+                agent: name,
+                context_id,
+                error: agent.input_contract().for_calling_model(error),
+            },
+            other => other,
+        })
     }
 
     /// The input path of the call `id` of `agent` by `caller`, shared by the typed and the

@@ -2,7 +2,8 @@
 //! that a parent model's call omitted is asked of a person, not of the model: the loop
 //! pauses with the field's question, a refused answer is asked again with the reason, and
 //! the answer, merged into the call, runs the sub-agent. A call that also lacks fields the
-//! model can give keeps today's retry error; a direct call keeps its `Error::Retry`.
+//! model can give gets a retry error about those alone; a direct call keeps its
+//! `Error::Retry`, whole.
 
 use agent_contracts::model::tool_calls;
 use agent_contracts::runtime::{LoopOutcome, UserAsk};
@@ -63,6 +64,45 @@ fn the_contract_knows_its_user_fields_from_the_schema() {
             .user_fields()
             .is_empty()
     );
+}
+
+#[test]
+fn what_a_calling_model_is_told_leaves_out_only_the_persons_missing_fields() {
+    let contract = PlanGeneratorAgent.input_contract();
+    let limits = agent_contracts::Limits::default();
+    let error_of = |call: Value| contract.check(&call, &limits).unwrap_err();
+    // Missing the person's field and a model's: the model hears of its own alone.
+    let mixed = error_of(json!({"task_name": "login"}));
+    assert_eq!(
+        mixed.missing_fields,
+        ["target_url", "collected_information"]
+    );
+    let told = contract.for_calling_model(mixed.clone());
+    assert_eq!(told.missing_fields, ["collected_information"]);
+    assert_eq!(told.required_fields, ["task_name", "collected_information"]);
+    assert_eq!(told.errors.len(), mixed.errors.len() - 1);
+    assert_eq!(told.validation_message, told.errors[0].message);
+    assert!(!serde_json::to_string(&told).unwrap().contains("target_url"));
+    // A fault elsewhere with the person's field missing: that field is left out too.
+    let mut call = serde_json::from_str::<Value>(&kwargs_without_url()).unwrap();
+    call["task_name"] = json!(7);
+    let told = contract.for_calling_model(error_of(call));
+    assert!(told.missing_fields.is_empty());
+    assert_eq!(told.errors.len(), 1);
+    assert_eq!(told.hint, "Please fix the invalid fields: task_name");
+    // Only the person's field missing: unchanged (that call is asked of a person).
+    let only = error_of(serde_json::from_str(&kwargs_without_url()).unwrap());
+    assert_eq!(contract.for_calling_model(only.clone()), only);
+    // The person's field given, and broken: the model gave it, so it hears of it.
+    let mut call = serde_json::from_str::<Value>(&kwargs_without_url()).unwrap();
+    call["target_url"] = json!("");
+    call["task_name"] = json!(7);
+    let given = error_of(call);
+    assert_eq!(contract.for_calling_model(given.clone()), given);
+    // A contract without such fields, and an output contract's error: unchanged.
+    let output = <PlanGeneratorAgent as Agent>::output_contract().unwrap();
+    let answer = output.check(&json!({}), &limits).unwrap_err();
+    assert_eq!(output.for_calling_model(answer.clone()), answer);
 }
 
 #[tokio::test]
@@ -127,21 +167,57 @@ async fn an_omitted_user_field_pauses_the_loop_and_the_answer_runs_the_sub_agent
 }
 
 #[tokio::test]
-async fn a_call_that_also_lacks_model_fields_gets_todays_retry_error() {
+async fn a_call_that_also_lacks_model_fields_gets_a_retry_error_about_those_alone() {
     let kwargs = json!({"task": "Plan it", "task_name": "login"}).to_string();
     let call = tool_calls([("run_plan_generator_agent", kwargs.as_str())]);
-    let model =
-        Arc::new(ScriptedModel::default().script("main", [call, Message::assistant("Gave up.")]));
+    // Its second call gives what the retry error asked for, and still no `target_url`.
+    let again = tool_calls([("run_plan_generator_agent", kwargs_without_url().as_str())]);
+    let model = Arc::new(ScriptedModel::default().script("main", [call, again]));
     let runtime = Runtime::new(model.clone());
-    let outcome = runtime
-        .run_loop("main", "", "Plan it", &[&PlanGeneratorAgent])
+    let tools: [&dyn DynAgent; 1] = [&PlanGeneratorAgent];
+    let LoopOutcome::Paused(pause) = runtime
+        .run_loop_pausable("main", "", "Plan it", &tools)
         .await
-        .unwrap();
-    let results = tool_results(&outcome.messages);
-    assert_eq!(results[0]["success"], false);
+        .unwrap()
+    else {
+        panic!("the second call lacks only the person's field");
+    };
+    // The first call's retry error went back to the model about its own field alone: the
+    // person's field is neither missing nor required there, nor named anywhere in it.
+    let second = &model.requests_of("main")[1];
+    let results = tool_results(&second.messages);
+    assert_eq!(results.len(), 1);
+    let error = &results[0];
+    assert_eq!(error["success"], false);
+    assert_eq!(error["missing_fields"], json!(["collected_information"]));
     assert_eq!(
-        results[0]["missing_fields"],
-        json!(["target_url", "collected_information"])
+        error["required_fields"],
+        json!(["task_name", "collected_information"])
+    );
+    assert_eq!(
+        error["hint"],
+        "Please provide all required fields: collected_information"
+    );
+    assert_eq!(error["errors"].as_array().unwrap().len(), 1);
+    assert!(!error.to_string().contains("target_url"), "{error}");
+    // The second is asked of a person, and the sub-agent's model was never called.
+    assert_eq!(pause.question, QUESTION);
+    assert!(model.requests_of("plan_generator_agent").is_empty());
+}
+
+#[tokio::test]
+async fn a_direct_call_with_faults_of_its_own_still_names_the_persons_field() {
+    // The program holds the whole input: its retry error is the contract's, whole.
+    let runtime = Runtime::new(ScriptedModel::default());
+    let kwargs = json!({"task": "Plan it", "task_name": "login"}).to_string();
+    let error = runtime
+        .call::<PlanGeneratorAgent>(&kwargs)
+        .await
+        .unwrap_err();
+    let error = error.retry_error().unwrap();
+    assert_eq!(
+        error.missing_fields,
+        ["target_url", "collected_information"]
     );
 }
 

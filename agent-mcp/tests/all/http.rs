@@ -96,7 +96,7 @@ async fn tools_are_listed_with_both_schemas() {
     let plan = &tools[0];
     assert_eq!(
         plan.input_schema["required"],
-        json!(["task", "target_url", "task_name", "collected_information"])
+        json!(["task", "task_name", "collected_information"])
     );
     let output = <PlanGeneratorAgent as agent_contracts_runtime::Agent>::output_contract().unwrap();
     assert_eq!(
@@ -107,7 +107,7 @@ async fn tools_are_listed_with_both_schemas() {
         plan.description
             .as_deref()
             .unwrap()
-            .ends_with("Required inputs (pass them as top-level arguments): target_url, task_name, collected_information")
+            .ends_with("Required inputs (pass them as top-level arguments): task_name, collected_information\n\nOnly a person can give (pass them only as your user wrote them; left out, the user is asked): target_url")
     );
     client.cancel().await.unwrap();
 }

@@ -46,9 +46,10 @@ fn the_tool_definition_has_task_and_the_contract_fields_flat() {
     let def = PlanGeneratorAgent.tool_definition();
     assert_eq!(def.name, "run_plan_generator_agent");
     let params = &def.parameters;
+    // `target_url` only a person can give: a property, never required of the model.
     assert_eq!(
         params["required"],
-        serde_json::json!(["task", "target_url", "task_name", "collected_information"])
+        serde_json::json!(["task", "task_name", "collected_information"])
     );
     let keys: Vec<&String> = params["properties"].as_object().unwrap().keys().collect();
     // A `Value` holds the properties sorted.
@@ -59,7 +60,7 @@ fn the_tool_definition_has_task_and_the_contract_fields_flat() {
     assert!(params["$defs"]["agentOutput"].is_object());
     assert_eq!(
         def.description,
-        "Generates a crawl plan from the sub-agents' collected information\n\nRequired inputs (pass them as top-level arguments): target_url, task_name, collected_information"
+        "Generates a crawl plan from the sub-agents' collected information\n\nRequired inputs (pass them as top-level arguments): task_name, collected_information\n\nOnly a person can give (pass them only as your user wrote them; left out, the user is asked): target_url"
     );
 }
 
