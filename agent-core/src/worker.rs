@@ -12,6 +12,11 @@
 //!   that sends notices ([`CheckpointStore::listen`]: PostgreSQL's `NOTIFY`) it asks when
 //!   told that a run was enqueued, answered or released, and every `fallback_poll` (5 s)
 //!   otherwise; with any other store every `poll` (100 ms).
+//! - **Transcripts**: each run's transcript part (what this worker's runner did with it) is
+//!   appended to the run's events in the store when the runner stops with it, paused, ended,
+//!   failed or given back, within [`RecordLimits`] and with secrets taken out by a
+//!   [`Redactor`], so `agent-contract ui` shows runs that workers drove. A store that keeps no
+//!   events (files) is not asked again.
 //! - **Shutdown**: when its token is cancelled it claims nothing more, lets the runs it drives
 //!   go on for up to `grace` (30 s), then stops them and gives them back
 //!   ([`CheckpointStore::release`]): each is runnable at once, as it was before the claim.
@@ -52,6 +57,8 @@
 
 use crate::chat::ChatModel;
 use crate::config::CancellationToken;
+use crate::recorder::{RecordLimits, Redactor, append_transcript};
+use crate::store::StoreError;
 use crate::store::{CheckpointStore, Lease};
 use crate::workflow::WorkflowOutcome;
 use crate::workflow::definition::Workflow;
@@ -97,6 +104,10 @@ pub struct Worker {
     grace: Duration,
     poll: Duration,
     fallback_poll: Duration,
+    record: RecordLimits,
+    redactor: Redactor,
+    /// Cleared when the store says it keeps no events: not asked again.
+    keeps_events: AtomicBool,
 }
 
 impl std::fmt::Debug for Worker {
@@ -110,6 +121,7 @@ impl std::fmt::Debug for Worker {
             .field("grace", &self.grace)
             .field("poll", &self.poll)
             .field("fallback_poll", &self.fallback_poll)
+            .field("record", &self.record)
             .finish_non_exhaustive()
     }
 }
@@ -133,7 +145,24 @@ impl Worker {
             grace: Duration::from_secs(30),
             poll: Duration::from_millis(100),
             fallback_poll: Duration::from_secs(5),
+            record: RecordLimits::default(),
+            redactor: Redactor::default(),
+            keeps_events: AtomicBool::new(true),
         }
+    }
+
+    /// How much of each run's transcript it keeps in the store, counted over all of the
+    /// run's events ([`RecordLimits::default`] unless set; `max_events` 0 keeps none).
+    pub fn with_record_limits(mut self, limits: RecordLimits) -> Self {
+        self.record = limits;
+        self
+    }
+
+    /// What it takes out of the transcripts it keeps: the secrets of the model it drives
+    /// ([`Redactor::default`] unless set).
+    pub fn with_redactor(mut self, redactor: Redactor) -> Self {
+        self.redactor = redactor;
+        self
     }
 
     /// Drives up to `runs` runs at once (at least 1).
@@ -239,6 +268,7 @@ impl Worker {
                 result = runner.run_next() => Some(result),
                 () = abort.cancelled() => None,
             };
+            self.keep_transcript(&runner).await;
             let Some(result) = result else {
                 // The grace period ended mid-run: the run's future is dropped (its lease is
                 // no longer renewed) and the run goes back, runnable at once.
@@ -285,6 +315,32 @@ impl Worker {
             }
         }
         report
+    }
+
+    /// Appends what `runner` did with the run it last held to that run's events; a store
+    /// that cannot keep them is said once and not asked again, any other error is a warning:
+    /// the run itself is saved already.
+    async fn keep_transcript(&self, runner: &crate::Runner<'_>) {
+        let events = runner.transcript().events();
+        let Some(run_id) = runner.held_run() else {
+            return;
+        };
+        if events.is_empty()
+            || self.record.max_events == 0
+            || !self.keeps_events.load(Ordering::Acquire)
+        {
+            return;
+        }
+        let kept =
+            append_transcript(&*self.store, &run_id, &events, self.record, &self.redactor).await;
+        match kept {
+            Ok(_) => {}
+            Err(StoreError::Unsupported { .. }) => {
+                self.keeps_events.store(false, Ordering::Release);
+                tracing::info!(owner = self.owner, "the store keeps no transcripts");
+            }
+            Err(e) => tracing::warn!(run_id, error = %e, "a run's transcript was not kept"),
+        }
     }
 
     /// Wakes one idle slot at each notice of the store (and every `fallback_poll`), or every

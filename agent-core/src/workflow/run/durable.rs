@@ -381,6 +381,17 @@ impl<'w> Runner<'w> {
         self.resume(state, &answer).await
     }
 
+    /// The stored run this runner last claimed, started or saved (`None` before its first,
+    /// or without a store): the run its [`transcript`](Self::transcript) is about.
+    pub fn held_run(&self) -> Option<String> {
+        let durable = self.durable.as_ref()?;
+        let cursor = durable
+            .cursor
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cursor.as_ref().map(|c| c.run_id.clone())
+    }
+
     /// Claims the next runnable run of this workflow (see [`CheckpointStore::claim_next`]) and
     /// drives it until it pauses, ends or fails; `None` when no run is runnable. A queued run
     /// starts, an answered one resumes with its answer, and a run whose worker's lease ended
