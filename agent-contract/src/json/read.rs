@@ -741,6 +741,27 @@ mod tests {
         }
     }
 
+    /// A repeated key is found whatever follows its closing quote: the key compared is the
+    /// string's content alone, not the blank or `:` after it.
+    #[test]
+    fn a_repeated_key_is_found_whatever_follows_it() {
+        for text in [
+            r#"{"v": {"a": 1, "a" : 2}}"#,
+            "{\"v\": {\"a\":1,\"a\"\n:2}}",
+            r#"{"v": {"a" :1, "a": 2}}"#,
+            r#"{"v": {"a"  : 1, "a"	: 2}}"#,
+        ] {
+            let (entries, tape) = object_entries(text).unwrap();
+            let v = TapeValue::on(text, &tape, entries[0].3 as usize);
+            assert_eq!(v.len(), 1, "{text}");
+            assert_eq!(
+                crate::json::written(v).as_deref(),
+                Some(r#"{"a":2}"#),
+                "{text}"
+            );
+        }
+    }
+
     /// A repeated key is found whatever its length and wherever it stands, and keys that share
     /// their first eight bytes, or one that begins another, are not taken for one another: the
     /// tape's object holds each key once.

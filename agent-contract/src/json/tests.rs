@@ -428,3 +428,67 @@ fn untyped_parts_keep_their_tape_through_maps_and_any() {
         Deserialize::deserialize(TapeValue::shared(&call, 0)).unwrap();
     kept(&map.into_values().collect::<Vec<_>>());
 }
+
+/// A tape value counts what serde_json's `Value` holds (each container and scalar once,
+/// keys not), the count that decides whether a retry error lists every fault.
+#[test]
+fn a_tape_value_counts_what_a_value_holds() {
+    fn parsed(v: &Value) -> usize {
+        1 + match v {
+            Value::Array(a) => a.iter().map(parsed).sum(),
+            Value::Object(o) => o.values().map(parsed).sum(),
+            _ => 0,
+        }
+    }
+    for text in [
+        "1",
+        "[]",
+        "{}",
+        r#"{"a": 1}"#,
+        r#"[1, [2, 3], {"b": {"c": [null, true]}}]"#,
+        r#"{"a": {"b": 1, "c": [1, 2, {"d": "x"}]}, "e": false, "f": {}}"#,
+    ] {
+        let tape = Tape::read(text).unwrap();
+        let root = TapeValue::on(text, &tape, 0);
+        let value: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(root.count(), parsed(&value), "{text}");
+    }
+}
+
+/// Each value on a tape has an identity of its own: the validator's cycle guard and its
+/// cache of recursive references key on it, so a fault deep in a recursive schema is found
+/// on the tape as on a `Value`, wherever it stands.
+#[test]
+fn a_recursive_schema_finds_a_deep_fault_on_the_tape() {
+    use crate::contract::{Contract, ContractKind};
+    let schema = serde_json::json!({
+        "$defs": {"node": {"type": "object", "properties": {
+            "v": {"type": "integer"},
+            "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}
+        }}},
+        "$ref": "#/$defs/node"
+    });
+    let contract = Contract::new("tree", ContractKind::Input, schema).unwrap();
+    let limits = crate::limits::Limits::default();
+    for (text, valid) in [
+        (
+            r#"{"v": 1, "children": [{"v": 2, "children": [{"v": 3}]}]}"#,
+            true,
+        ),
+        (
+            r#"{"v": 1, "children": [{"v": 2, "children": [{"v": "x"}]}]}"#,
+            false,
+        ),
+        (r#"{"v": 1, "children": [{"v": 2}, {"v": "x"}]}"#, false),
+        (r#"{"v": 1, "children": [{"v": "x"}, {"v": 2}]}"#, false),
+        (
+            r#"{"v": 1, "children": [{"children": []}, {"children": [{"v": []}]}]}"#,
+            false,
+        ),
+    ] {
+        let value: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(contract.check(&value, &limits).is_ok(), valid, "{text}");
+        let on_tape = contract.check_text(text, &limits).unwrap();
+        assert_eq!(on_tape.is_ok(), valid, "{text}");
+    }
+}
