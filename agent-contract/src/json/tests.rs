@@ -492,3 +492,48 @@ fn a_recursive_schema_finds_a_deep_fault_on_the_tape() {
         assert_eq!(on_tape.is_ok(), valid, "{text}");
     }
 }
+
+/// A tape's objects and arrays tell serde how many parts are left, exactly, at each step:
+/// the hint serde's collections take their capacity from.
+#[test]
+fn a_tape_container_says_how_many_parts_are_left() {
+    struct Hints;
+    impl<'de> Visitor<'de> for Hints {
+        type Value = Vec<Option<usize>>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an object or an array")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut hints = vec![map.size_hint()];
+            while map
+                .next_entry::<de::IgnoredAny, de::IgnoredAny>()?
+                .is_some()
+            {
+                hints.push(map.size_hint());
+            }
+            Ok(hints)
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut hints = vec![seq.size_hint()];
+            while seq.next_element::<de::IgnoredAny>()?.is_some() {
+                hints.push(seq.size_hint());
+            }
+            Ok(hints)
+        }
+    }
+    for (text, hints) in [
+        (
+            r#"{"a": 1, "b": [2], "c": {}}"#,
+            vec![Some(3), Some(2), Some(1), Some(0)],
+        ),
+        ("[1, [2, 3]]", vec![Some(2), Some(1), Some(0)]),
+        ("{}", vec![Some(0)]),
+        ("[]", vec![Some(0)]),
+    ] {
+        let tape = Tape::read(text).unwrap();
+        let got = TapeValue::on(text, &tape, 0)
+            .deserialize_any(Hints)
+            .unwrap();
+        assert_eq!(got, hints, "{text}");
+    }
+}
