@@ -667,9 +667,31 @@ mod tests {
         assert_eq!(colon(b"\"k\"", 3), None);
     }
 
+    /// Checks the part of `toks` at `at` and what it holds, and returns where the part after
+    /// it starts: every part's `next` is that place (a scalar's and a key's the part after it,
+    /// a container's the part after its last), and a container holds `len` entries or items.
+    fn well_formed(toks: &[Tok], at: usize) -> usize {
+        let tok = toks[at];
+        let end = match tok.kind {
+            Kind::Object => (0..tok.len).fold(at + 1, |key, _| {
+                assert_eq!(toks[key].next as usize, key + 1, "the key at {key}");
+                well_formed(toks, key + 1)
+            }),
+            Kind::Array => (0..tok.len).fold(at + 1, |item, _| well_formed(toks, item)),
+            _ => at + 1,
+        };
+        assert_eq!(tok.next as usize, end, "the part at {at}");
+        end
+    }
+
     /// The same from [`object_entries`], repeated keys resolved as serde_json does.
     fn by_one_pass(text: &str) -> Read {
         let (entries, tape) = object_entries(text)?;
+        // The tape holds the entries' values one after the other, each well formed.
+        let ends = entries.iter().skip(1).map(|e| e.3 as usize);
+        for (entry, next) in entries.iter().zip(ends.chain([tape.toks.len()])) {
+            assert_eq!(well_formed(&tape.toks, entry.3 as usize), next, "{text}");
+        }
         // Each value the tape covers is written from it as from its own text.
         for &(_, value, _, at) in &entries {
             let on_tape = crate::json::TapeValue::on(text, &tape, at as usize);
@@ -829,6 +851,7 @@ mod tests {
         for value in values {
             let text = format!(r#"{{"v": {value}}}"#);
             let (entries, tape) = object_entries(&text).unwrap();
+            assert_eq!(well_formed(&tape.toks, 0), tape.toks.len(), "{value}");
             let on_call = TapeValue::on(&text, &tape, entries[0].3 as usize);
             let expected = serde_json::from_str::<Value>(&value).unwrap();
             assert_eq!(on_call.to_value().unwrap(), expected, "{value}");
