@@ -1072,6 +1072,19 @@ mod tests {
         out
     }
 
+    /// A box and an option write what they hold (a captured value still from its tape);
+    /// `None` writes what `null` writes.
+    #[test]
+    fn a_box_and_an_option_write_what_they_hold() {
+        let raw: crate::RawJson = serde_json::from_str(r#"{"a": [1, {"b": "c"}]}"#).unwrap();
+        let written = md(&raw);
+        assert_eq!(written, "- **a**:\n  - 1\n  - [1]:\n    - **b**: c");
+        assert_eq!(md(&Box::new(raw.clone())), written);
+        assert_eq!(md(&Some(raw)), written);
+        assert_eq!(md(&None::<crate::RawJson>), md(&serde_json::Value::Null));
+        assert!(!md(&serde_json::Value::Null).is_empty());
+    }
+
     /// A captured value written from its tape (keys as one-line slots, blank and empty
     /// strings, nested and empty containers, array items) gives the text route's markdown.
     #[test]
