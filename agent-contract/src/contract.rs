@@ -946,3 +946,45 @@ fn bounded_json(value: &Value, max: usize) -> (String, bool) {
     let complete = serde_json::to_writer(&mut out, value).is_ok() && out.buf.len() <= max;
     (String::from_utf8_lossy(&out.buf).into_owned(), complete)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each value on a tape has an identity of its own: the validator's cycle guard and its
+    /// cache of recursive references key on it, so a fault deep in a recursive schema is found
+    /// on the tape as on a `Value`, wherever it stands.
+    #[test]
+    fn a_recursive_schema_finds_a_deep_fault_on_the_tape() {
+        let schema = serde_json::json!({
+            "$defs": {"node": {"type": "object", "properties": {
+                "v": {"type": "integer"},
+                "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}
+            }}},
+            "$ref": "#/$defs/node"
+        });
+        let contract = Contract::new("tree", ContractKind::Input, schema).unwrap();
+        let limits = Limits::default();
+        for (text, valid) in [
+            (
+                r#"{"v": 1, "children": [{"v": 2, "children": [{"v": 3}]}]}"#,
+                true,
+            ),
+            (
+                r#"{"v": 1, "children": [{"v": 2, "children": [{"v": "x"}]}]}"#,
+                false,
+            ),
+            (r#"{"v": 1, "children": [{"v": 2}, {"v": "x"}]}"#, false),
+            (r#"{"v": 1, "children": [{"v": "x"}, {"v": 2}]}"#, false),
+            (
+                r#"{"v": 1, "children": [{"children": []}, {"children": [{"v": []}]}]}"#,
+                false,
+            ),
+        ] {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            assert_eq!(contract.check(&value, &limits).is_ok(), valid, "{text}");
+            let on_tape = contract.check_text(text, &limits).unwrap();
+            assert_eq!(on_tape.is_ok(), valid, "{text}");
+        }
+    }
+}

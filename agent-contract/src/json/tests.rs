@@ -455,44 +455,6 @@ fn a_tape_value_counts_what_a_value_holds() {
     }
 }
 
-/// Each value on a tape has an identity of its own: the validator's cycle guard and its
-/// cache of recursive references key on it, so a fault deep in a recursive schema is found
-/// on the tape as on a `Value`, wherever it stands.
-#[test]
-fn a_recursive_schema_finds_a_deep_fault_on_the_tape() {
-    use crate::contract::{Contract, ContractKind};
-    let schema = serde_json::json!({
-        "$defs": {"node": {"type": "object", "properties": {
-            "v": {"type": "integer"},
-            "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}
-        }}},
-        "$ref": "#/$defs/node"
-    });
-    let contract = Contract::new("tree", ContractKind::Input, schema).unwrap();
-    let limits = crate::limits::Limits::default();
-    for (text, valid) in [
-        (
-            r#"{"v": 1, "children": [{"v": 2, "children": [{"v": 3}]}]}"#,
-            true,
-        ),
-        (
-            r#"{"v": 1, "children": [{"v": 2, "children": [{"v": "x"}]}]}"#,
-            false,
-        ),
-        (r#"{"v": 1, "children": [{"v": 2}, {"v": "x"}]}"#, false),
-        (r#"{"v": 1, "children": [{"v": "x"}, {"v": 2}]}"#, false),
-        (
-            r#"{"v": 1, "children": [{"children": []}, {"children": [{"v": []}]}]}"#,
-            false,
-        ),
-    ] {
-        let value: Value = serde_json::from_str(text).unwrap();
-        assert_eq!(contract.check(&value, &limits).is_ok(), valid, "{text}");
-        let on_tape = contract.check_text(text, &limits).unwrap();
-        assert_eq!(on_tape.is_ok(), valid, "{text}");
-    }
-}
-
 /// A tape's objects and arrays tell serde how many parts are left, exactly, at each step:
 /// the hint serde's collections take their capacity from.
 #[test]
